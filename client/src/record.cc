@@ -1,0 +1,98 @@
+#include "tunedb/record.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+
+namespace tunedb {
+namespace {
+
+constexpr std::pair<MathType, absl::string_view> kMathNames[] = {
+    {MathType::kDefault, "default"},
+    {MathType::kTensorOp, "tensor_op"},
+    {MathType::kTensorOpAllowConversion, "tensor_op_allow_conversion"},
+    {MathType::kFma, "fma"}};
+constexpr std::pair<AlgoStatus, absl::string_view> kStatusNames[] = {
+    {AlgoStatus::kOk, "ok"},
+    {AlgoStatus::kNotSupported, "not_supported"},
+    {AlgoStatus::kFailed, "failed"}};
+
+template <typename E, size_t N>
+absl::string_view Name(const std::pair<E, absl::string_view> (&table)[N],
+                      E value) {
+  for (const auto& [v, name] : table) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+template <typename E, size_t N>
+absl::StatusOr<E> Parse(const std::pair<E, absl::string_view> (&table)[N],
+                        absl::string_view s, absl::string_view what) {
+  for (const auto& [v, name] : table) {
+    if (name == s) return v;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown ", what, " '", s, "'"));
+}
+
+}  // namespace
+
+absl::string_view MathTypeName(MathType m) { return Name(kMathNames, m); }
+absl::StatusOr<MathType> ParseMathType(absl::string_view s) {
+  return Parse(kMathNames, s, "math type");
+}
+absl::string_view AlgoStatusName(AlgoStatus s) { return Name(kStatusNames, s); }
+absl::StatusOr<AlgoStatus> ParseAlgoStatus(absl::string_view s) {
+  return Parse(kStatusNames, s, "algorithm status");
+}
+
+bool operator==(const AlgoResult& a, const AlgoResult& b) {
+  return std::tie(a.algo, a.math_type, a.status, a.median_ms, a.spread_ms,
+                  a.samples, a.workspace_bytes, a.deterministic, a.retimed,
+                  a.error) == std::tie(b.algo, b.math_type, b.status,
+                                       b.median_ms, b.spread_ms, b.samples,
+                                       b.workspace_bytes, b.deterministic,
+                                       b.retimed, b.error);
+}
+
+bool Record::supported() const {
+  return std::any_of(results.begin(), results.end(), [](const AlgoResult& r) {
+    return r.status == AlgoStatus::kOk;
+  });
+}
+
+void SortResults(std::vector<AlgoResult>& results) {
+  std::stable_sort(results.begin(), results.end(),
+                   [](const AlgoResult& a, const AlgoResult& b) {
+                     if (a.status != b.status) return a.status < b.status;
+                     if (a.status != AlgoStatus::kOk) {
+                       return std::tie(a.algo, a.math_type) <
+                              std::tie(b.algo, b.math_type);
+                     }
+                     return std::tie(a.median_ms, a.workspace_bytes, a.algo) <
+                            std::tie(b.median_ms, b.workspace_bytes, b.algo);
+                   });
+}
+
+std::optional<AlgoResult> Choose(const Record& record,
+                                 const Constraints& constraints) {
+  const AlgoResult* best = nullptr;
+  for (const AlgoResult& r : record.results) {
+    if (r.status != AlgoStatus::kOk) continue;
+    if (constraints.max_workspace_bytes &&
+        r.workspace_bytes > *constraints.max_workspace_bytes) {
+      continue;
+    }
+    if (constraints.deterministic_only && !r.deterministic) continue;
+    if (best == nullptr || r.median_ms < best->median_ms ||
+        (r.median_ms == best->median_ms &&
+         r.workspace_bytes < best->workspace_bytes)) {
+      best = &r;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return *best;
+}
+
+}  // namespace tunedb
