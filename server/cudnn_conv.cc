@@ -1,0 +1,583 @@
+#include "server/cudnn_conv.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/cudnn_status.h"
+#include "status_macros.h"
+
+namespace tunedb {
+namespace {
+
+absl::StatusOr<cudnnDataType_t> ToCudnnType(DataType t) {
+  switch (t) {
+    case DataType::kFloat:
+      return CUDNN_DATA_FLOAT;
+    case DataType::kHalf:
+      return CUDNN_DATA_HALF;
+    case DataType::kBFloat16:
+      return CUDNN_DATA_BFLOAT16;
+    case DataType::kDouble:
+      return CUDNN_DATA_DOUBLE;
+  }
+  return absl::InvalidArgumentError("unknown data type");
+}
+
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffffu;
+  if (exp <= 0) {  // subnormal or zero in half
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000u;
+    const int shift = 14 - exp;
+    uint32_t half = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1);
+    const uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  uint32_t half = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400u) == 0);
+      bits = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) |
+             ((mant & 0x3ffu) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t FloatToBf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>((x + rounding) >> 16);
+}
+
+float Bf16ToFloat(uint16_t b) {
+  const uint32_t x = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+// splitmix64: fast, seedable, good enough for test data.
+uint64_t NextRandom(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Dims and packed strides of an activation tensor in `layout`.
+void ActivationDims(int64_t n, int64_t c, const int64_t* spatial, int nsp,
+                    bool channels_last, std::vector<int>& dims,
+                    std::vector<int>& strides) {
+  const int nb = nsp + 2;
+  dims.assign(nb, 0);
+  strides.assign(nb, 0);
+  dims[0] = static_cast<int>(n);
+  dims[1] = static_cast<int>(c);
+  for (int i = 0; i < nsp; ++i) dims[2 + i] = static_cast<int>(spatial[i]);
+  if (!channels_last) {
+    strides[nb - 1] = 1;
+    for (int i = nb - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  } else {
+    strides[1] = 1;
+    int s = dims[1];
+    for (int i = nb - 1; i >= 2; --i) {
+      strides[i] = s;
+      s *= dims[i];
+    }
+    strides[0] = s;
+  }
+}
+
+}  // namespace
+
+cudnnMathType_t ToCudnnMathType(MathType m) {
+  switch (m) {
+    case MathType::kDefault:
+      return CUDNN_DEFAULT_MATH;
+    case MathType::kTensorOp:
+      return CUDNN_TENSOR_OP_MATH;
+    case MathType::kTensorOpAllowConversion:
+      return CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    case MathType::kFma:
+      return CUDNN_FMA_MATH;
+  }
+  return CUDNN_DEFAULT_MATH;
+}
+
+MathType FromCudnnMathType(cudnnMathType_t m) {
+  switch (m) {
+    case CUDNN_TENSOR_OP_MATH:
+      return MathType::kTensorOp;
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+      return MathType::kTensorOpAllowConversion;
+    case CUDNN_FMA_MATH:
+      return MathType::kFma;
+    default:
+      return MathType::kDefault;
+  }
+}
+
+std::vector<MathType> SearchMathTypes(const ConvProblem& p) {
+  switch (p.input_type) {
+    case DataType::kDouble:
+      return {MathType::kDefault};
+    case DataType::kFloat:
+      if (p.allow_tensor_cores && p.allow_tf32) {
+        return {MathType::kDefault, MathType::kFma};
+      }
+      return {MathType::kFma};
+    case DataType::kHalf:
+    case DataType::kBFloat16:
+      if (p.allow_tensor_cores) return {MathType::kTensorOp, MathType::kFma};
+      return {MathType::kFma};
+  }
+  return {MathType::kDefault};
+}
+
+double VerifyTolerance(const ConvProblem& p, MathType math) {
+  switch (p.input_type) {
+    case DataType::kDouble:
+      return 1e-9;
+    case DataType::kFloat:
+      // TF32 keeps 10 mantissa bits; FFT/Winograd in fp32 lose a little.
+      return math == MathType::kFma ? 1e-3 : 1e-2;
+    case DataType::kHalf:
+      return 1e-2;
+    case DataType::kBFloat16:
+      return 5e-2;
+  }
+  return 1e-2;
+}
+
+double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = static_cast<double>(a[i]) - b[i];
+    diff += d * d;
+    ref += static_cast<double>(b[i]) * b[i];
+  }
+  if (!std::isfinite(diff) || !std::isfinite(ref)) {
+    return std::numeric_limits<double>::infinity();
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(ref), 1e-30);
+}
+
+absl::StatusOr<std::unique_ptr<CudnnConv>> CudnnConv::Create(
+    const ConvProblem& problem, cudnnHandle_t handle, cudaStream_t stream,
+    uint64_t seed) {
+  RETURN_IF_ERROR(problem.Validate());
+  std::unique_ptr<CudnnConv> conv(new CudnnConv());
+  conv->problem_ = problem;
+  conv->handle_ = handle;
+  conv->stream_ = stream;
+  RETURN_IF_ERROR(conv->Init(seed));
+  return conv;
+}
+
+absl::Status CudnnConv::Init(uint64_t seed) {
+  const ConvProblem& p = problem_;
+  if (p.input_type != p.output_type) {
+    return absl::InvalidArgumentError(
+        "cuDNN convolutions need output_type == input_type");
+  }
+  ASSIGN_OR_RETURN(data_type_, ToCudnnType(p.input_type));
+  ASSIGN_OR_RETURN(cudnnDataType_t compute, ToCudnnType(p.compute_type));
+  const int nsp = p.spatial_dims;
+  const bool channels_last =
+      p.layout == Layout::kNHWC || p.layout == Layout::kNDHWC;
+  if (LayoutSpatialDims(p.layout) != nsp) {
+    return absl::InvalidArgumentError("layout does not match spatial_dims");
+  }
+
+  ASSIGN_OR_RETURN(x_desc_, CreateTensorDescriptor());
+  ASSIGN_OR_RETURN(y_desc_, CreateTensorDescriptor());
+  ASSIGN_OR_RETURN(w_desc_, CreateFilterDescriptor());
+  ASSIGN_OR_RETURN(conv_desc_, CreateConvolutionDescriptor());
+
+  std::vector<int> dims, strides;
+  ActivationDims(p.n, p.c, p.input.data(), nsp, channels_last, dims, strides);
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
+      cudnnSetTensorNdDescriptor(x_desc_.get(), data_type_, nsp + 2,
+                                 dims.data(), strides.data()),
+      "cudnnSetTensorNdDescriptor(x)"));
+
+  std::vector<int> wdims(nsp + 2);
+  wdims[0] = static_cast<int>(p.k);
+  wdims[1] = static_cast<int>(p.c / p.groups);
+  for (int i = 0; i < nsp; ++i) wdims[2 + i] = static_cast<int>(p.filter[i]);
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
+      cudnnSetFilterNdDescriptor(
+          w_desc_.get(), data_type_,
+          channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, nsp + 2,
+          wdims.data()),
+      "cudnnSetFilterNdDescriptor"));
+
+  std::vector<int> pad(nsp), stride(nsp), dil(nsp);
+  for (int i = 0; i < nsp; ++i) {
+    pad[i] = static_cast<int>(p.padding[i]);
+    stride[i] = static_cast<int>(p.stride[i]);
+    dil[i] = static_cast<int>(p.dilation[i]);
+  }
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
+      cudnnSetConvolutionNdDescriptor(
+          conv_desc_.get(), nsp, pad.data(), stride.data(), dil.data(),
+          p.mode == ConvMode::kConvolution ? CUDNN_CONVOLUTION
+                                           : CUDNN_CROSS_CORRELATION,
+          compute),
+      "cudnnSetConvolutionNdDescriptor"));
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
+      cudnnSetConvolutionGroupCount(conv_desc_.get(),
+                                    static_cast<int>(p.groups)),
+      "cudnnSetConvolutionGroupCount"));
+
+  std::vector<int> ydims(nsp + 2);
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
+      cudnnGetConvolutionNdForwardOutputDim(conv_desc_.get(), x_desc_.get(),
+                                            w_desc_.get(), nsp + 2,
+                                            ydims.data()),
+      "cudnnGetConvolutionNdForwardOutputDim"));
+  int64_t out_spatial[ConvProblem::kMaxSpatialDims] = {0, 0, 0};
+  for (int i = 0; i < nsp; ++i) {
+    out_spatial[i] = ydims[2 + i];
+    if (ydims[2 + i] != p.OutputSize(i)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cuDNN output size ", ydims[2 + i], " != expected ", p.OutputSize(i),
+          " in spatial dimension ", i));
+    }
+  }
+  ActivationDims(p.n, p.k, out_spatial, nsp, channels_last, dims, strides);
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
+      cudnnSetTensorNdDescriptor(y_desc_.get(), data_type_, nsp + 2,
+                                 dims.data(), strides.data()),
+      "cudnnSetTensorNdDescriptor(y)"));
+
+  x_elems_ = p.InputElements();
+  w_elems_ = p.FilterElements();
+  y_elems_ = p.OutputElements();
+  const int64_t elem = DataTypeBytes(p.input_type);
+  ASSIGN_OR_RETURN(x_, DeviceBuffer::Allocate(x_elems_ * elem));
+  ASSIGN_OR_RETURN(w_, DeviceBuffer::Allocate(w_elems_ * elem));
+  ASSIGN_OR_RETURN(y_, DeviceBuffer::Allocate(y_elems_ * elem));
+  RETURN_IF_ERROR(Fill(x_, x_elems_, seed));
+  RETURN_IF_ERROR(Fill(w_, w_elems_, seed + 1));
+  RETURN_IF_ERROR(Fill(y_, y_elems_, seed + 2));
+  return absl::OkStatus();
+}
+
+absl::Status CudnnConv::Fill(const DeviceBuffer& buffer, int64_t elements,
+                             uint64_t seed) {
+  uint64_t state = seed * 0x2545f4914f6cdd1dull + 1;
+  const int elem = DataTypeBytes(problem_.input_type);
+  std::vector<unsigned char> host(static_cast<size_t>(elements) * elem);
+  for (int64_t i = 0; i < elements; ++i) {
+    // Uniform in [-1, 1), never exactly zero for the whole tensor.
+    const float v =
+        static_cast<float>(static_cast<double>(NextRandom(state) >> 11) *
+                               (2.0 / 9007199254740992.0) -
+                           1.0);
+    unsigned char* dst = host.data() + i * elem;
+    switch (problem_.input_type) {
+      case DataType::kFloat:
+        std::memcpy(dst, &v, 4);
+        break;
+      case DataType::kDouble: {
+        const double d = v;
+        std::memcpy(dst, &d, 8);
+        break;
+      }
+      case DataType::kHalf: {
+        const uint16_t h = FloatToHalf(v);
+        std::memcpy(dst, &h, 2);
+        break;
+      }
+      case DataType::kBFloat16: {
+        const uint16_t b = FloatToBf16(v);
+        std::memcpy(dst, &b, 2);
+        break;
+      }
+    }
+  }
+  return CudaStatusToAbsl(
+      cudaMemcpy(buffer.get(), host.data(), host.size(), cudaMemcpyHostToDevice),
+      "cudaMemcpy(fill)");
+}
+
+int CudnnConv::AlgoCount() const {
+  switch (problem_.op) {
+    case ConvOp::kForward:
+      return CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+    case ConvOp::kBackwardData:
+      return CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+    case ConvOp::kBackwardFilter:
+      return CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+  }
+  return 0;
+}
+
+int64_t CudnnConv::BufferBytes() const {
+  return static_cast<int64_t>(x_.bytes() + w_.bytes() + y_.bytes());
+}
+
+absl::Status CudnnConv::SetMath(MathType math) {
+  return CudnnStatusToAbsl(
+      cudnnSetConvolutionMathType(conv_desc_.get(), ToCudnnMathType(math)),
+      "cudnnSetConvolutionMathType");
+}
+
+namespace {
+
+template <typename Perf>
+CudnnConv::Entry ToEntry(const Perf& perf, MathType math) {
+  CudnnConv::Entry e;
+  e.algo = static_cast<int>(perf.algo);
+  e.status = perf.status;
+  e.time_ms = perf.time;
+  e.memory = static_cast<int64_t>(perf.memory);
+  e.deterministic = perf.determinism == CUDNN_DETERMINISTIC;
+  e.math = math;
+  e.reported_math = FromCudnnMathType(perf.mathType);
+  return e;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<CudnnConv::Entry>> CudnnConv::Find(
+    MathType math, void* workspace, size_t workspace_bytes) {
+  RETURN_IF_ERROR(SetMath(math));
+  RETURN_IF_ERROR(CudnnStatusToAbsl(cudnnSetStream(handle_, stream_),
+                                    "cudnnSetStream"));
+  std::vector<Entry> out;
+  int returned = 0;
+  const int count = AlgoCount();
+  switch (problem_.op) {
+    case ConvOp::kForward: {
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(count);
+      RETURN_IF_ERROR(CudnnStatusToAbsl(
+          cudnnFindConvolutionForwardAlgorithmEx(
+              handle_, x_desc_.get(), x_.get(), w_desc_.get(), w_.get(),
+              conv_desc_.get(), y_desc_.get(), y_.get(), count, &returned,
+              perf.data(), workspace, workspace_bytes),
+          "cudnnFindConvolutionForwardAlgorithmEx"));
+      for (int i = 0; i < returned; ++i) out.push_back(ToEntry(perf[i], math));
+      break;
+    }
+    case ConvOp::kBackwardData: {
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(count);
+      RETURN_IF_ERROR(CudnnStatusToAbsl(
+          cudnnFindConvolutionBackwardDataAlgorithmEx(
+              handle_, w_desc_.get(), w_.get(), y_desc_.get(), y_.get(),
+              conv_desc_.get(), x_desc_.get(), x_.get(), count, &returned,
+              perf.data(), workspace, workspace_bytes),
+          "cudnnFindConvolutionBackwardDataAlgorithmEx"));
+      for (int i = 0; i < returned; ++i) out.push_back(ToEntry(perf[i], math));
+      break;
+    }
+    case ConvOp::kBackwardFilter: {
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(count);
+      RETURN_IF_ERROR(CudnnStatusToAbsl(
+          cudnnFindConvolutionBackwardFilterAlgorithmEx(
+              handle_, x_desc_.get(), x_.get(), y_desc_.get(), y_.get(),
+              conv_desc_.get(), w_desc_.get(), w_.get(), count, &returned,
+              perf.data(), workspace, workspace_bytes),
+          "cudnnFindConvolutionBackwardFilterAlgorithmEx"));
+      for (int i = 0; i < returned; ++i) out.push_back(ToEntry(perf[i], math));
+      break;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<CudnnConv::Entry>> CudnnConv::Heuristic(
+    MathType math) {
+  RETURN_IF_ERROR(SetMath(math));
+  std::vector<Entry> out;
+  int returned = 0;
+  const int count = AlgoCount();
+  switch (problem_.op) {
+    case ConvOp::kForward: {
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(count);
+      RETURN_IF_ERROR(CudnnStatusToAbsl(
+          cudnnGetConvolutionForwardAlgorithm_v7(
+              handle_, x_desc_.get(), w_desc_.get(), conv_desc_.get(),
+              y_desc_.get(), count, &returned, perf.data()),
+          "cudnnGetConvolutionForwardAlgorithm_v7"));
+      for (int i = 0; i < returned; ++i) out.push_back(ToEntry(perf[i], math));
+      break;
+    }
+    case ConvOp::kBackwardData: {
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(count);
+      RETURN_IF_ERROR(CudnnStatusToAbsl(
+          cudnnGetConvolutionBackwardDataAlgorithm_v7(
+              handle_, w_desc_.get(), y_desc_.get(), conv_desc_.get(),
+              x_desc_.get(), count, &returned, perf.data()),
+          "cudnnGetConvolutionBackwardDataAlgorithm_v7"));
+      for (int i = 0; i < returned; ++i) out.push_back(ToEntry(perf[i], math));
+      break;
+    }
+    case ConvOp::kBackwardFilter: {
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(count);
+      RETURN_IF_ERROR(CudnnStatusToAbsl(
+          cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+              handle_, x_desc_.get(), y_desc_.get(), conv_desc_.get(),
+              w_desc_.get(), count, &returned, perf.data()),
+          "cudnnGetConvolutionBackwardFilterAlgorithm_v7"));
+      for (int i = 0; i < returned; ++i) out.push_back(ToEntry(perf[i], math));
+      break;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> CudnnConv::WorkspaceSize(int algo, MathType math) {
+  RETURN_IF_ERROR(SetMath(math));
+  size_t bytes = 0;
+  switch (problem_.op) {
+    case ConvOp::kForward:
+      RETURN_IF_ERROR(CudnnStatusToAbsl(
+          cudnnGetConvolutionForwardWorkspaceSize(
+              handle_, x_desc_.get(), w_desc_.get(), conv_desc_.get(),
+              y_desc_.get(), static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+              &bytes),
+          "cudnnGetConvolutionForwardWorkspaceSize"));
+      break;
+    case ConvOp::kBackwardData:
+      RETURN_IF_ERROR(CudnnStatusToAbsl(
+          cudnnGetConvolutionBackwardDataWorkspaceSize(
+              handle_, w_desc_.get(), y_desc_.get(), conv_desc_.get(),
+              x_desc_.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(algo),
+              &bytes),
+          "cudnnGetConvolutionBackwardDataWorkspaceSize"));
+      break;
+    case ConvOp::kBackwardFilter:
+      RETURN_IF_ERROR(CudnnStatusToAbsl(
+          cudnnGetConvolutionBackwardFilterWorkspaceSize(
+              handle_, x_desc_.get(), y_desc_.get(), conv_desc_.get(),
+              w_desc_.get(),
+              static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), &bytes),
+          "cudnnGetConvolutionBackwardFilterWorkspaceSize"));
+      break;
+  }
+  return static_cast<int64_t>(bytes);
+}
+
+absl::Status CudnnConv::Run(int algo, MathType math, void* workspace,
+                            size_t workspace_bytes) {
+  RETURN_IF_ERROR(SetMath(math));
+  RETURN_IF_ERROR(CudnnStatusToAbsl(cudnnSetStream(handle_, stream_),
+                                    "cudnnSetStream"));
+  const float alpha_f = 1.0f, beta_f = 0.0f;
+  const double alpha_d = 1.0, beta_d = 0.0;
+  const bool dbl = problem_.input_type == DataType::kDouble;
+  const void* alpha = dbl ? static_cast<const void*>(&alpha_d) : &alpha_f;
+  const void* beta = dbl ? static_cast<const void*>(&beta_d) : &beta_f;
+  switch (problem_.op) {
+    case ConvOp::kForward:
+      return CudnnStatusToAbsl(
+          cudnnConvolutionForward(
+              handle_, alpha, x_desc_.get(), x_.get(), w_desc_.get(), w_.get(),
+              conv_desc_.get(), static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+              workspace, workspace_bytes, beta, y_desc_.get(), y_.get()),
+          "cudnnConvolutionForward");
+    case ConvOp::kBackwardData:
+      return CudnnStatusToAbsl(
+          cudnnConvolutionBackwardData(
+              handle_, alpha, w_desc_.get(), w_.get(), y_desc_.get(), y_.get(),
+              conv_desc_.get(),
+              static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), workspace,
+              workspace_bytes, beta, x_desc_.get(), x_.get()),
+          "cudnnConvolutionBackwardData");
+    case ConvOp::kBackwardFilter:
+      return CudnnStatusToAbsl(
+          cudnnConvolutionBackwardFilter(
+              handle_, alpha, x_desc_.get(), x_.get(), y_desc_.get(), y_.get(),
+              conv_desc_.get(),
+              static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), workspace,
+              workspace_bytes, beta, w_desc_.get(), w_.get()),
+          "cudnnConvolutionBackwardFilter");
+  }
+  return absl::InvalidArgumentError("unknown op");
+}
+
+absl::StatusOr<std::vector<float>> CudnnConv::ReadOutput() {
+  RETURN_IF_ERROR(
+      CudaStatusToAbsl(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
+  const DeviceBuffer* buf = &y_;
+  int64_t elems = y_elems_;
+  if (problem_.op == ConvOp::kBackwardData) {
+    buf = &x_;
+    elems = x_elems_;
+  } else if (problem_.op == ConvOp::kBackwardFilter) {
+    buf = &w_;
+    elems = w_elems_;
+  }
+  const int elem = DataTypeBytes(problem_.input_type);
+  std::vector<unsigned char> raw(static_cast<size_t>(elems) * elem);
+  RETURN_IF_ERROR(CudaStatusToAbsl(
+      cudaMemcpy(raw.data(), buf->get(), raw.size(), cudaMemcpyDeviceToHost),
+      "cudaMemcpy(output)"));
+  std::vector<float> out(static_cast<size_t>(elems));
+  for (int64_t i = 0; i < elems; ++i) {
+    const unsigned char* src = raw.data() + i * elem;
+    switch (problem_.input_type) {
+      case DataType::kFloat:
+        std::memcpy(&out[i], src, 4);
+        break;
+      case DataType::kDouble: {
+        double d;
+        std::memcpy(&d, src, 8);
+        out[i] = static_cast<float>(d);
+        break;
+      }
+      case DataType::kHalf: {
+        uint16_t h;
+        std::memcpy(&h, src, 2);
+        out[i] = HalfToFloat(h);
+        break;
+      }
+      case DataType::kBFloat16: {
+        uint16_t b;
+        std::memcpy(&b, src, 2);
+        out[i] = Bf16ToFloat(b);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tunedb
