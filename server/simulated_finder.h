@@ -26,7 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -47,7 +47,7 @@ class SimulatedFinder final : public Finder {
 
     // Parses "devices=2;slow_ms=50;fail_n=13" (';' or ',' separated);
     // INVALID_ARGUMENT naming an unknown or malformed entry.
-    static absl::StatusOr<Options> Parse(std::string_view text);
+    static absl::StatusOr<Options> Parse(absl::string_view text);
   };
 
   explicit SimulatedFinder(Options options);

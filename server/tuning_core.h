@@ -105,7 +105,10 @@ class TuningCore {
 
   TuningCore(const Options& options, Store* store, Finder* finder,
              std::vector<DeviceInfo> devices);
+  // A device serving `device` (nullopt: the first), or FAILED_PRECONDITION.
   absl::StatusOr<int> PickDevice(const std::optional<DeviceKey>& device);
+  // The least busy device with this key, or -1.
+  int LeastBusy(const DeviceKey& key);
   void WorkerLoop(int index);
   void RunSearch(int index, const std::shared_ptr<Pending>& pending);
   void NoteServed(int64_t id);
