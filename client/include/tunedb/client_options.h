@@ -1,0 +1,97 @@
+// ClientOptions: how a tunedb::Client reaches the daemon, what it does on a
+// cache miss, and how big its in-process cache is.
+//
+// Every field has a default that suits a training job talking to the local
+// tunedbd over its Unix socket; the default miss policy never makes a launch
+// wait for a search.
+//
+// Thread safety: a plain value. A Client copies it at creation.
+#ifndef TUNEDB_CLIENT_OPTIONS_H_
+#define TUNEDB_CLIENT_OPTIONS_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+// What Client::Get does when the in-process cache has no answer.
+enum class MissPolicy {
+  // Answer from the cache only: a miss is Source::kNone at once, no RPC.
+  // The cache is filled by Client::Prefetch or by another policy.
+  kCacheOnly = 1,
+  // Ask the daemon to Tune (search if nothing is stored) and wait at most
+  // `tune_deadline`; past it, answer with the heuristic and keep waiting
+  // for the search in the background.
+  kTuneAndWait = 2,
+  // Look the key up in the daemon (bounded by `lookup_deadline`); if nothing
+  // is stored, answer with the heuristic now and ask the daemon to Tune in
+  // the background. Later calls get the tuned answer once it has arrived.
+  kBackground = 3,
+};
+
+// A heuristic choice for a problem the daemon cannot answer now (e.g. one
+// cudnnGetConvolution*Algorithm_v7 call; see tunedb/cudnn_helpers.h). Return
+// nullopt when there is none. Called on the launching thread, from Get, at
+// most once per key per `negative_ttl`; it must be thread-safe.
+using HeuristicFn = std::function<std::optional<AlgoResult>(
+    const ProblemKey& key, const Constraints& constraints)>;
+
+struct ClientOptions {
+  // gRPC target of the daemon. Default: "unix:/run/tunedb/tunedb.sock".
+  std::string address = "unix:/run/tunedb/tunedb.sock";
+
+  // Deadline of a Lookup made on the launching thread (kBackground misses).
+  // Zero skips that Lookup: every miss goes to the heuristic and the
+  // background worker. Default: 20 ms.
+  absl::Duration lookup_deadline = absl::Milliseconds(20);
+
+  // Deadline of a Tune made on the launching thread (kTuneAndWait).
+  // Default: 10 s.
+  absl::Duration tune_deadline = absl::Seconds(10);
+
+  // Deadline of a Tune made by the background worker. Default: 10 minutes.
+  absl::Duration background_tune_deadline = absl::Minutes(10);
+
+  // What a miss does. Default: kBackground.
+  MissPolicy miss_policy = MissPolicy::kBackground;
+
+  // Heuristic answers for misses; empty means none (a miss the daemon
+  // cannot answer is then Source::kNone). Default: empty.
+  HeuristicFn heuristic;
+
+  // Entries held in the in-process cache; the least recently used of a
+  // cache set is evicted past it. 0 disables the cache (every Get takes
+  // the miss path). Default: 4096.
+  int64_t cache_capacity = 4096;
+
+  // How long an answer that is not a tuned one (the daemon had nothing, or
+  // was unreachable, so the heuristic or "none" was cached) is kept before
+  // the daemon is asked again. Default: 5 s.
+  absl::Duration negative_ttl = absl::Seconds(5);
+
+  // A tuned entry used after this age is re-checked with the daemon in the
+  // background, and replaced if the stored record changed (a new search or
+  // an import). Zero disables re-checks. Default: 60 s.
+  absl::Duration refresh_interval = absl::Seconds(60);
+
+  // After a failed RPC the daemon is not called again for a backoff that
+  // starts at `reconnect_backoff_min` and doubles per consecutive failure
+  // up to `reconnect_backoff_max`; misses meanwhile go to the heuristic.
+  // Defaults: 100 ms and 10 s.
+  absl::Duration reconnect_backoff_min = absl::Milliseconds(100);
+  absl::Duration reconnect_backoff_max = absl::Seconds(10);
+
+  // Background requests (Tunes and re-checks) waiting for the worker; more
+  // are dropped (counted in ClientStats::background_dropped). Default: 256.
+  int background_queue_capacity = 256;
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_CLIENT_OPTIONS_H_

@@ -1,0 +1,200 @@
+/* tunedb C API: the tunedb::Client (tunedb/client.h) behind opaque handles
+ * and plain C structs, for C programs and foreign-function interfaces.
+ *
+ *   tunedb_options_t opt;
+ *   tunedb_options_init(&opt);            // every field at its default
+ *   tunedb_client_t* client = NULL;
+ *   if (tunedb_client_create(&opt, &client) != TUNEDB_OK) ...
+ *   tunedb_problem_t p;  tunedb_problem_init(&p);  ... fill p ...
+ *   tunedb_answer_t a;
+ *   tunedb_get(client, &p, NULL, &a);     // a.source != TUNEDB_SOURCE_NONE
+ *   tunedb_client_destroy(client);
+ *
+ * ABI stability: the structs passed in begin with `struct_size`, set by the
+ * _init functions; later versions only append fields and read no further
+ * than the caller's struct_size. Enum values never change.
+ *
+ * Thread safety: tunedb_get and tunedb_client_stats may be called
+ * concurrently on one client; tunedb_client_destroy must not race with them.
+ */
+#ifndef TUNEDB_TUNEDB_C_H_
+#define TUNEDB_TUNEDB_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define TUNEDB_C_EXPORT
+#else
+#define TUNEDB_C_EXPORT __attribute__((visibility("default")))
+#endif
+
+typedef enum tunedb_error {
+  TUNEDB_OK = 0,
+  TUNEDB_ERROR_INVALID_ARGUMENT = 1, /* a bad option, problem or pointer */
+  TUNEDB_ERROR_INTERNAL = 2          /* anything else (out of memory...) */
+} tunedb_error_t;
+
+/* Values of tunedb::MissPolicy. */
+typedef enum tunedb_miss_policy {
+  TUNEDB_MISS_CACHE_ONLY = 1,
+  TUNEDB_MISS_TUNE_AND_WAIT = 2,
+  TUNEDB_MISS_BACKGROUND = 3
+} tunedb_miss_policy_t;
+
+/* Values of tunedb::Source. */
+typedef enum tunedb_source {
+  TUNEDB_SOURCE_NONE = 0,
+  TUNEDB_SOURCE_CACHE = 1,
+  TUNEDB_SOURCE_DAEMON = 2,
+  TUNEDB_SOURCE_HEURISTIC = 3
+} tunedb_source_t;
+
+/* Values of tunedb::ConvOp, DataType, Layout, ConvMode and MathType. */
+enum {
+  TUNEDB_OP_FORWARD = 1,
+  TUNEDB_OP_BACKWARD_DATA = 2,
+  TUNEDB_OP_BACKWARD_FILTER = 3
+};
+enum {
+  TUNEDB_TYPE_FLOAT = 1,
+  TUNEDB_TYPE_HALF = 2,
+  TUNEDB_TYPE_BFLOAT16 = 3,
+  TUNEDB_TYPE_DOUBLE = 4
+};
+enum {
+  TUNEDB_LAYOUT_NCHW = 1,
+  TUNEDB_LAYOUT_NHWC = 2,
+  TUNEDB_LAYOUT_NCDHW = 3,
+  TUNEDB_LAYOUT_NDHWC = 4
+};
+enum { TUNEDB_MODE_CROSS_CORRELATION = 1, TUNEDB_MODE_CONVOLUTION = 2 };
+enum {
+  TUNEDB_MATH_DEFAULT = 1,
+  TUNEDB_MATH_TENSOR_OP = 2,
+  TUNEDB_MATH_TENSOR_OP_ALLOW_CONVERSION = 3,
+  TUNEDB_MATH_FMA = 4
+};
+
+/* A heuristic for misses (see tunedb::HeuristicFn): fill *algo, *math_type
+ * and *workspace_bytes and return 1, or return 0 for "no answer". Called
+ * from the thread calling tunedb_get; must be thread-safe. */
+struct tunedb_problem;
+struct tunedb_constraints;
+typedef int (*tunedb_heuristic_fn)(void* user_data,
+                                   const struct tunedb_problem* problem,
+                                   const struct tunedb_constraints* c,
+                                   int32_t* algo, int32_t* math_type,
+                                   int64_t* workspace_bytes);
+
+typedef struct tunedb_options {
+  size_t struct_size;     /* set by tunedb_options_init */
+  const char* address;    /* default "unix:/run/tunedb/tunedb.sock"; copied */
+  int64_t lookup_deadline_us;          /* default 20000 */
+  int64_t tune_deadline_us;            /* default 10000000 */
+  int64_t background_tune_deadline_us; /* default 600000000 */
+  int32_t miss_policy;                 /* default TUNEDB_MISS_BACKGROUND */
+  int64_t cache_capacity;              /* default 4096; 0 disables */
+  int64_t negative_ttl_us;             /* default 5000000 */
+  int64_t refresh_interval_us;         /* default 60000000; 0 disables */
+  int64_t reconnect_backoff_min_us;    /* default 100000 */
+  int64_t reconnect_backoff_max_us;    /* default 10000000 */
+  int32_t background_queue_capacity;   /* default 256 */
+  tunedb_heuristic_fn heuristic;       /* default NULL */
+  void* heuristic_user_data;           /* default NULL */
+} tunedb_options_t;
+
+/* A whole key: device and convolution (tunedb::ProblemKey). Spatial arrays
+ * hold spatial_dims values (2: H, W; 3: D, H, W). */
+typedef struct tunedb_problem {
+  size_t struct_size; /* set by tunedb_problem_init */
+  /* Device. */
+  const char* gpu_model; /* e.g. "NVIDIA H200"; not retained */
+  int32_t cc_major;
+  int32_t cc_minor;
+  int32_t sm_count;
+  int32_t cudnn_version;        /* e.g. 91900 */
+  int32_t cuda_runtime_version; /* e.g. 13000 */
+  /* Convolution. */
+  int32_t op; /* TUNEDB_OP_* */
+  int32_t spatial_dims;
+  int64_t n, c, k;
+  int64_t input[3];
+  int64_t filter[3];
+  int64_t padding[3];
+  int64_t stride[3];
+  int64_t dilation[3];
+  int64_t groups;
+  int32_t mode;         /* TUNEDB_MODE_* */
+  int32_t input_type;   /* TUNEDB_TYPE_* */
+  int32_t output_type;
+  int32_t compute_type;
+  int32_t layout;       /* TUNEDB_LAYOUT_* */
+  int32_t allow_tensor_cores;
+  int32_t allow_tf32;
+} tunedb_problem_t;
+
+/* tunedb::Constraints. */
+typedef struct tunedb_constraints {
+  size_t struct_size;          /* set by tunedb_constraints_init */
+  int64_t max_workspace_bytes; /* < 0: unlimited (default -1) */
+  int32_t deterministic_only;  /* default 0 */
+} tunedb_constraints_t;
+
+typedef struct tunedb_answer {
+  int32_t source;    /* TUNEDB_SOURCE_* */
+  int32_t algo;      /* cudnnConvolution*Algo_t value; -1 for none */
+  int32_t math_type; /* TUNEDB_MATH_* */
+  int64_t workspace_bytes;
+} tunedb_answer_t;
+
+/* tunedb::ClientStats. */
+typedef struct tunedb_stats {
+  int64_t gets, hits, misses, daemon_calls, daemon_answers, daemon_errors,
+      daemon_skipped, fallbacks, none_answers, background_enqueued,
+      background_dropped, background_tunes, refreshes, evictions,
+      cache_entries;
+} tunedb_stats_t;
+
+typedef struct tunedb_client tunedb_client_t;
+
+TUNEDB_C_EXPORT void tunedb_options_init(tunedb_options_t* options);
+/* Zeroes the problem and sets: forward, 2 spatial dims, unit stride and
+ * dilation, groups 1, cross-correlation, fp32, NCHW, tensor cores and TF32
+ * allowed. */
+TUNEDB_C_EXPORT void tunedb_problem_init(tunedb_problem_t* problem);
+TUNEDB_C_EXPORT void tunedb_constraints_init(tunedb_constraints_t* c);
+
+/* Creates a client; the daemon need not be running. */
+TUNEDB_C_EXPORT tunedb_error_t tunedb_client_create(
+    const tunedb_options_t* options, tunedb_client_t** client);
+/* Stops the background worker and frees the client. NULL is a no-op. */
+TUNEDB_C_EXPORT void tunedb_client_destroy(tunedb_client_t* client);
+
+/* The algorithm for `problem` (constraints may be NULL: none). Returns
+ * TUNEDB_ERROR_INVALID_ARGUMENT for a NULL pointer or an invalid problem;
+ * otherwise TUNEDB_OK with *answer filled (source NONE if no answer). */
+TUNEDB_C_EXPORT tunedb_error_t tunedb_get(tunedb_client_t* client,
+                                          const tunedb_problem_t* problem,
+                                          const tunedb_constraints_t* c,
+                                          tunedb_answer_t* answer);
+
+TUNEDB_C_EXPORT tunedb_error_t tunedb_client_stats(tunedb_client_t* client,
+                                                   tunedb_stats_t* stats);
+
+/* Waits up to timeout_us for the background queue to drain; 1 if drained. */
+TUNEDB_C_EXPORT int tunedb_wait_for_background(tunedb_client_t* client,
+                                               int64_t timeout_us);
+
+/* The message of the last error on this thread ("" if none). */
+TUNEDB_C_EXPORT const char* tunedb_last_error(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TUNEDB_TUNEDB_C_H_ */

@@ -1,0 +1,482 @@
+#include "tunedb/client.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "answer_cache.h"
+#include "daemon_link.h"
+#include "packed_key.h"
+#include "striped_counters.h"
+
+namespace tunedb {
+
+std::string_view SourceName(Source s) {
+  switch (s) {
+    case Source::kNone:
+      return "none";
+    case Source::kCache:
+      return "cache";
+    case Source::kDaemon:
+      return "daemon";
+    case Source::kHeuristic:
+      return "heuristic";
+  }
+  return "unknown";
+}
+
+Client::~Client() = default;
+
+namespace {
+
+enum Counter {
+  kHits,
+  kMisses,
+  kDaemonCalls,
+  kDaemonAnswers,
+  kDaemonErrors,
+  kDaemonSkipped,
+  kFallbacks,
+  kNoneAnswers,
+  kBackgroundEnqueued,
+  kBackgroundDropped,
+  kBackgroundTunes,
+  kRefreshes,
+  kNumCounters
+};
+
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+// Background jobs retried after a connection failure at most this often.
+constexpr int kMaxAttempts = 5;
+
+int64_t DeadlineAfter(int64_t now_ms, absl::Duration d) {
+  if (d == absl::InfiniteDuration()) return kNever;
+  return now_ms + absl::ToInt64Milliseconds(d);
+}
+
+// Text naming a job, for de-duplicating background jobs.
+std::string JobName(bool refresh, const ProblemKey& key, const Constraints& c) {
+  return absl::StrCat(refresh ? "refresh " : "tune ", key.ToText(), " ws=",
+                      c.max_workspace_bytes ? *c.max_workspace_bytes : -1,
+                      " det=", c.deterministic_only ? 1 : 0);
+}
+
+Answer FromValue(const CacheValue& v) {
+  Answer a;
+  switch (v.kind) {
+    case CacheValue::kTuned:
+      a.source = Source::kCache;
+      break;
+    case CacheValue::kHeuristic:
+      a.source = Source::kHeuristic;
+      break;
+    default:
+      return Answer{};
+  }
+  a.algo = v.algo;
+  a.math_type = v.math_type;
+  a.workspace_bytes = v.workspace_bytes;
+  return a;
+}
+
+class ClientImpl final : public Client {
+ public:
+  explicit ClientImpl(const ClientOptions& options)
+      : options_(options), link_(options) {
+    if (options.cache_capacity > 0) {
+      cache_ = std::make_unique<AnswerCache>(options.cache_capacity);
+    }
+    worker_ = std::thread([this] { WorkerLoop(); });
+  }
+
+  ~ClientImpl() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    link_.Shutdown();
+    worker_.join();
+  }
+
+  Answer Get(const ProblemKey& key, const Constraints& constraints) override {
+    PackedKey packed;
+    uint64_t hash = 0;
+    bool packable = false;
+    if (cache_ != nullptr) {
+      const int device = devices_.Find(key.device);
+      if (device != 0 &&
+          PackKey(device, key.problem, constraints, &packed)) {
+        packable = true;
+        hash = packed.Hash();
+        CacheValue value;
+        bool refresh = false;
+        if (cache_->Lookup(packed, hash, CoarseNowMs(), &value, &refresh)) {
+          counters_.Add(kHits);
+          if (refresh) Enqueue(Job::kRefresh, key, constraints);
+          Answer answer = FromValue(value);
+          if (answer.source == Source::kHeuristic) counters_.Add(kFallbacks);
+          if (answer.source == Source::kNone) counters_.Add(kNoneAnswers);
+          return answer;
+        }
+      }
+    }
+    return Miss(key, constraints, packable, packed, hash);
+  }
+
+  bool Prefetch(const ProblemKey& key,
+                const Constraints& constraints) override {
+    return Enqueue(Job::kTune, key, constraints);
+  }
+
+  bool WaitForBackground(absl::Duration timeout) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    return idle_cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout), [&] {
+      return jobs_.empty() && !busy_;
+    });
+  }
+
+  void ClearCache() override {
+    if (cache_ != nullptr) cache_->Clear();
+  }
+
+  ClientStats Stats() const override {
+    ClientStats s;
+    s.hits = counters_.Sum(kHits);
+    s.misses = counters_.Sum(kMisses);
+    s.gets = s.hits + s.misses;
+    s.daemon_calls = counters_.Sum(kDaemonCalls);
+    s.daemon_answers = counters_.Sum(kDaemonAnswers);
+    s.daemon_errors = counters_.Sum(kDaemonErrors);
+    s.daemon_skipped = counters_.Sum(kDaemonSkipped);
+    s.fallbacks = counters_.Sum(kFallbacks);
+    s.none_answers = counters_.Sum(kNoneAnswers);
+    s.background_enqueued = counters_.Sum(kBackgroundEnqueued);
+    s.background_dropped = counters_.Sum(kBackgroundDropped);
+    s.background_tunes = counters_.Sum(kBackgroundTunes);
+    s.refreshes = counters_.Sum(kRefreshes);
+    if (cache_ != nullptr) {
+      s.evictions = cache_->evictions();
+      s.cache_entries = cache_->size();
+    }
+    return s;
+  }
+
+  bool DaemonReachable() const override {
+    return link_.failures() == 0 || link_.Ready();
+  }
+
+ private:
+  struct Job {
+    enum Kind { kTune, kRefresh };
+    Kind kind;
+    ProblemKey key;
+    Constraints constraints;
+    std::string name;
+    int attempts = 0;
+  };
+
+  // Where a miss caches its answer.
+  struct Slot {
+    bool packable = false;
+    PackedKey packed;
+    uint64_t hash = 0;
+  };
+
+  // The answer for a miss, by policy.
+  Answer Miss(const ProblemKey& key, const Constraints& constraints,
+              bool packable, const PackedKey& packed, uint64_t hash) {
+    counters_.Add(kMisses);
+    Slot slot{packable, packed, hash};
+    if (cache_ != nullptr && !packable) {
+      // First time this device is seen (or a key too wide to pack).
+      slot = MakeSlot(key, constraints);
+    }
+
+    switch (options_.miss_policy) {
+      case MissPolicy::kCacheOnly:
+        counters_.Add(kNoneAnswers);
+        return Answer{};
+      case MissPolicy::kTuneAndWait: {
+        if (!link_.Ready()) {
+          counters_.Add(kDaemonSkipped);
+          Enqueue(Job::kTune, key, constraints);
+          return Fallback(key, constraints, slot);
+        }
+        counters_.Add(kDaemonCalls);
+        DaemonLink::Reply reply =
+            link_.Tune(key, constraints, options_.tune_deadline);
+        if (reply.status.ok()) {
+          return FromDaemon(reply, key, constraints, slot);
+        }
+        counters_.Add(kDaemonErrors);
+        // Slow search or unreachable daemon: keep waiting in the background.
+        Enqueue(Job::kTune, key, constraints);
+        return Fallback(key, constraints, slot);
+      }
+      case MissPolicy::kBackground:
+        break;
+    }
+    // kBackground.
+    if (options_.lookup_deadline > absl::ZeroDuration()) {
+      if (link_.Ready()) {
+        counters_.Add(kDaemonCalls);
+        DaemonLink::Reply reply =
+            link_.Lookup(key, constraints, options_.lookup_deadline);
+        if (reply.status.ok()) {
+          return FromDaemon(reply, key, constraints, slot);
+        }
+        if (reply.status.code() != absl::StatusCode::kNotFound) {
+          counters_.Add(kDaemonErrors);
+        }
+      } else {
+        counters_.Add(kDaemonSkipped);
+      }
+    }
+    Enqueue(Job::kTune, key, constraints);
+    return Fallback(key, constraints, slot);
+  }
+
+  Slot MakeSlot(const ProblemKey& key, const Constraints& constraints) {
+    Slot slot;
+    if (cache_ == nullptr) return slot;
+    const int device = devices_.Intern(key.device);
+    if (device != 0 &&
+        PackKey(device, key.problem, constraints, &slot.packed)) {
+      slot.packable = true;
+      slot.hash = slot.packed.Hash();
+    }
+    return slot;
+  }
+
+  Answer FromDaemon(const DaemonLink::Reply& reply, const ProblemKey& key,
+                    const Constraints& constraints, const Slot& slot) {
+    if (!reply.choice.has_value()) {
+      // The record exists but nothing meets the constraints (or nothing
+      // supports the problem): a negative answer.
+      return Fallback(key, constraints, slot);
+    }
+    CacheTuned(slot, *reply.choice, reply.measured_at_us);
+    counters_.Add(kDaemonAnswers);
+    Answer a;
+    a.source = Source::kDaemon;
+    a.algo = reply.choice->algo;
+    a.math_type = reply.choice->math_type;
+    a.workspace_bytes = reply.choice->workspace_bytes;
+    return a;
+  }
+
+  void CacheTuned(const Slot& slot, const AlgoResult& choice,
+                  int64_t measured_at_us) {
+    if (cache_ == nullptr || !slot.packable) return;
+    CacheValue v;
+    v.kind = CacheValue::kTuned;
+    v.algo = choice.algo;
+    v.math_type = choice.math_type;
+    v.workspace_bytes = choice.workspace_bytes;
+    v.deadline_ms = options_.refresh_interval > absl::ZeroDuration()
+                        ? DeadlineAfter(CoarseNowMs(), options_.refresh_interval)
+                        : kNever;
+    cache_->Insert(slot.packed, slot.hash, v, measured_at_us);
+  }
+
+  // The heuristic's answer (or none), cached for negative_ttl.
+  Answer Fallback(const ProblemKey& key, const Constraints& constraints,
+                  const Slot& slot) {
+    std::optional<AlgoResult> guess;
+    if (options_.heuristic) guess = options_.heuristic(key, constraints);
+    CacheValue v;
+    Answer a;
+    if (guess.has_value()) {
+      v.kind = CacheValue::kHeuristic;
+      v.algo = guess->algo;
+      v.math_type = guess->math_type;
+      v.workspace_bytes = guess->workspace_bytes;
+      a = Answer{Source::kHeuristic, guess->algo, guess->math_type,
+                 guess->workspace_bytes};
+      counters_.Add(kFallbacks);
+    } else {
+      v.kind = CacheValue::kNone;
+      counters_.Add(kNoneAnswers);
+    }
+    if (cache_ != nullptr && slot.packable) {
+      v.deadline_ms = DeadlineAfter(CoarseNowMs(), options_.negative_ttl);
+      cache_->Insert(slot.packed, slot.hash, v, 0);
+    }
+    return a;
+  }
+
+  // Queues a background job unless the same one is queued; false if not
+  // queued.
+  bool Enqueue(Job::Kind kind, const ProblemKey& key,
+               const Constraints& constraints) {
+    std::string name = JobName(kind == Job::kRefresh, key, constraints);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_ || queued_.count(name) != 0) return false;
+      if (static_cast<int>(jobs_.size()) >=
+          options_.background_queue_capacity) {
+        counters_.Add(kBackgroundDropped);
+        return false;
+      }
+      queued_.insert(name);
+      jobs_.push_back(Job{kind, key, constraints, std::move(name), 0});
+    }
+    counters_.Add(kBackgroundEnqueued);
+    cv_.notify_one();
+    return true;
+  }
+
+  void WorkerLoop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) break;
+      // Respect the backoff: wait for it to end (or for shutdown).
+      const int64_t wait_ms = link_.retry_at_ms() - CoarseNowMs();
+      if (wait_ms > 0) {
+        cv_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                     [&] { return stopping_; });
+        continue;
+      }
+      Job job = std::move(jobs_.front());
+      jobs_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      const bool retry = Run(job);
+      lock.lock();
+      busy_ = false;
+      if (retry && !stopping_ && ++job.attempts < kMaxAttempts) {
+        jobs_.push_back(std::move(job));
+      } else {
+        queued_.erase(job.name);
+      }
+      if (jobs_.empty()) idle_cv_.notify_all();
+    }
+    jobs_.clear();
+    queued_.clear();
+    busy_ = false;
+    idle_cv_.notify_all();
+  }
+
+  // Runs one job; true if it should be retried (the daemon was unreachable).
+  bool Run(const Job& job) {
+    const Slot slot = MakeSlot(job.key, job.constraints);
+    counters_.Add(kDaemonCalls);
+    if (job.kind == Job::kRefresh) {
+      DaemonLink::Reply reply = link_.Lookup(job.key, job.constraints,
+                                             options_.lookup_deadline +
+                                                 absl::Seconds(1));
+      if (reply.status.ok() && reply.choice.has_value()) {
+        std::optional<int64_t> before =
+            slot.packable ? cache_->MeasuredAt(slot.packed, slot.hash)
+                          : std::nullopt;
+        if (before.has_value() && *before != reply.measured_at_us) {
+          counters_.Add(kRefreshes);
+        }
+        CacheTuned(slot, *reply.choice, reply.measured_at_us);
+        return false;
+      }
+      if (!reply.status.ok() &&
+          reply.status.code() != absl::StatusCode::kNotFound) {
+        counters_.Add(kDaemonErrors);
+      }
+      // Gone or unusable now: keep serving the cached answer until the next
+      // re-check, and ask for a new search if the record is gone.
+      RearmRefresh(slot);
+      if (reply.status.code() == absl::StatusCode::kNotFound) {
+        Enqueue(Job::kTune, job.key, job.constraints);
+      }
+      return false;
+    }
+    DaemonLink::Reply reply = link_.Tune(job.key, job.constraints,
+                                         options_.background_tune_deadline);
+    if (reply.status.ok()) {
+      if (reply.choice.has_value()) {
+        counters_.Add(kBackgroundTunes);
+        CacheTuned(slot, *reply.choice, reply.measured_at_us);
+      }
+      // No choice: the negative entry already cached stays until its TTL.
+      return false;
+    }
+    counters_.Add(kDaemonErrors);
+    const absl::StatusCode code = reply.status.code();
+    return code == absl::StatusCode::kUnavailable ||
+           code == absl::StatusCode::kDeadlineExceeded ||
+           code == absl::StatusCode::kResourceExhausted;
+  }
+
+  // Rewrites a tuned entry with a fresh re-check deadline.
+  void RearmRefresh(const Slot& slot) {
+    if (cache_ == nullptr || !slot.packable) return;
+    // Re-read the entry through the normal path and write it back.
+    CacheValue v;
+    bool unused = false;
+    if (!cache_->Lookup(slot.packed, slot.hash, CoarseNowMs(), &v, &unused) ||
+        v.kind != CacheValue::kTuned) {
+      return;
+    }
+    std::optional<int64_t> measured = cache_->MeasuredAt(slot.packed, slot.hash);
+    v.deadline_ms = DeadlineAfter(CoarseNowMs(), options_.refresh_interval);
+    cache_->Insert(slot.packed, slot.hash, v, measured.value_or(0));
+  }
+
+  const ClientOptions options_;
+  DaemonLink link_;
+  std::unique_ptr<AnswerCache> cache_;
+  DeviceTable devices_;
+  StripedCounters<kNumCounters> counters_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;       // jobs queued or stopping
+  std::condition_variable idle_cv_;  // queue drained
+  std::deque<Job> jobs_;
+  std::set<std::string> queued_;  // names of queued or running jobs
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Create(
+    const ClientOptions& options) {
+  if (options.address.empty()) {
+    return absl::InvalidArgumentError("ClientOptions.address is empty");
+  }
+  if (options.cache_capacity < 0) {
+    return absl::InvalidArgumentError("ClientOptions.cache_capacity < 0");
+  }
+  if (options.lookup_deadline < absl::ZeroDuration() ||
+      options.tune_deadline <= absl::ZeroDuration() ||
+      options.background_tune_deadline <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "ClientOptions deadlines must be positive (lookup_deadline may be 0)");
+  }
+  if (options.negative_ttl < absl::ZeroDuration() ||
+      options.refresh_interval < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "ClientOptions.negative_ttl and refresh_interval must be >= 0");
+  }
+  if (options.reconnect_backoff_min <= absl::ZeroDuration() ||
+      options.reconnect_backoff_max < options.reconnect_backoff_min) {
+    return absl::InvalidArgumentError(
+        "ClientOptions needs 0 < reconnect_backoff_min <= "
+        "reconnect_backoff_max");
+  }
+  if (options.background_queue_capacity < 1) {
+    return absl::InvalidArgumentError(
+        "ClientOptions.background_queue_capacity must be >= 1");
+  }
+  return std::unique_ptr<Client>(new ClientImpl(options));
+}
+
+}  // namespace tunedb
