@@ -76,6 +76,7 @@ void AnswerCache::Insert(const PackedKey& key, uint64_t hash,
   std::lock_guard<std::mutex> lock(StripeOf(set));
   std::atomic<uint64_t>* tags = tags_[set].tag;
   int way = FindWay(set, key, tag);
+  const bool fresh = way < 0;
   bool evicted = false;
   if (way < 0) {
     // An empty way, else an expired non-tuned one, else CLOCK.
@@ -116,7 +117,9 @@ void AnswerCache::Insert(const PackedKey& key, uint64_t hash,
   const int64_t index = set * kMaxWays + way;
   WriteSlot(index, key, value);
   measured_at_[index] = measured_at_us;
-  refs_[index].store(1, std::memory_order_relaxed);
+  // A new entry starts unreferenced: it is the first to go unless it is hit
+  // before the next sweep (so a scan of one-off keys cannot flush hot ones).
+  if (fresh) refs_[index].store(0, std::memory_order_relaxed);
   tags[way].store(tag, std::memory_order_release);
 }
 

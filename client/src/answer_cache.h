@@ -7,9 +7,9 @@
 // reads the slot's words and re-checks the sequence, retrying if a writer
 // intervened. Writers (inserts, which are rare: misses and background
 // answers) serialize on one of 64 striped mutexes. The total number of
-// entries never exceeds the capacity; a full set evicts its least recently
-// used way (CLOCK over per-way "referenced" flags that a hit sets only when
-// clear, so steady hits write nothing).
+// entries never exceeds the capacity; a full set evicts a way not used since
+// the last sweep (CLOCK over per-way "referenced" flags that a hit sets only
+// when clear, so steady hits write nothing; new entries start unreferenced).
 //
 // Entries carry a deadline on a coarse monotonic millisecond clock: for
 // heuristic and "none" entries it is when they expire (a negative answer

@@ -1,0 +1,162 @@
+// Miss path of tunedb::Client::Get through the real daemon, against an
+// empty unary gRPC call to the same daemon, in the same run.
+//
+// The daemon runs in process (simulated finder, in-memory store) on a Unix
+// socket, with the record already stored. The client's cache is disabled,
+// so every Get is one Lookup rpc (request built from the key, the daemon's
+// store read, the answer converted back). The reference is
+// grpc.health.v1.Health/Check on a channel with the client's channel
+// arguments (gRPC's global subchannel pool gives both the same connection).
+// Goal: Get's median latency <= 1.3x the Check's.
+#include <benchmark/benchmark.h>
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "bench_util.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "tunedb/client.h"
+
+namespace tunedb::bench {
+namespace {
+
+struct World {
+  std::unique_ptr<Server> server;
+  std::vector<ProblemKey> keys;
+  std::unique_ptr<Client> client;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health;
+};
+World* world = nullptr;
+
+using Clock = std::chrono::steady_clock;
+
+// Records per-iteration latency; sets p50/p90 counters in microseconds.
+class Latencies {
+ public:
+  explicit Latencies(benchmark::State& state) : state_(state) {
+    samples_.reserve(1 << 16);
+  }
+  void Add(Clock::duration d) {
+    samples_.push_back(std::chrono::duration<double, std::micro>(d).count());
+  }
+  ~Latencies() {
+    if (samples_.empty()) return;
+    std::sort(samples_.begin(), samples_.end());
+    state_.counters["p50_us"] = samples_[samples_.size() / 2];
+    state_.counters["p90_us"] = samples_[samples_.size() * 9 / 10];
+  }
+
+ private:
+  benchmark::State& state_;
+  std::vector<double> samples_;
+};
+
+void BM_ClientGetMiss(benchmark::State& state) {
+  Client& client = *world->client;
+  const std::vector<ProblemKey>& keys = world->keys;
+  size_t i = 0;
+  int64_t wrong = 0;
+  {
+    Latencies lat(state);
+    for (auto _ : state) {
+      const auto start = Clock::now();
+      Answer a = client.Get(keys[i++ % keys.size()]);
+      lat.Add(Clock::now() - start);
+      wrong += a.source != Source::kDaemon;
+    }
+  }
+  if (wrong != 0) state.SkipWithError("a Get was not answered by the daemon");
+}
+
+void BM_HealthCheck(benchmark::State& state) {
+  int64_t failed = 0;
+  {
+    Latencies lat(state);
+    for (auto _ : state) {
+      const auto start = Clock::now();
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() +
+                           std::chrono::seconds(1));
+      grpc::health::v1::HealthCheckRequest request;
+      grpc::health::v1::HealthCheckResponse response;
+      grpc::Status s = world->health->Check(&context, request, &response);
+      lat.Add(Clock::now() - start);
+      failed += !s.ok();
+    }
+  }
+  if (failed != 0) state.SkipWithError("a health check failed");
+}
+
+// Five repetitions each, randomly interleaved (see main) so that drift
+// affects both alike.
+BENCHMARK(BM_ClientGetMiss)->Repetitions(5)->UseRealTime()->MinTime(0.5);
+BENCHMARK(BM_HealthCheck)->Repetitions(5)->UseRealTime()->MinTime(0.5);
+
+void SetUp() {
+  world = new World();
+  const std::string dir = MakeTempDir();
+  world->server = StartDaemon(dir + "/miss.sock");
+  world->keys = ResNetKeys(world->server->core().devices().at(0).key);
+  ClientOptions options;
+  options.address = world->server->address();
+  options.miss_policy = MissPolicy::kTuneAndWait;
+  options.tune_deadline = absl::Seconds(60);
+  // Store every record first (Tune), then measure with the cache off.
+  {
+    std::unique_ptr<Client> tuner = Client::Create(options).value();
+    for (const ProblemKey& key : world->keys) {
+      if (tuner->Get(key).source != Source::kDaemon) {
+        fprintf(stderr, "could not tune %s\n", key.ToText().c_str());
+        exit(1);
+      }
+    }
+  }
+  options.miss_policy = MissPolicy::kBackground;
+  options.cache_capacity = 0;
+  options.lookup_deadline = absl::Seconds(1);
+  world->client = Client::Create(options).value();
+  // The client's channel arguments (see client/src/daemon_link.cc).
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 10000);
+  world->health = grpc::health::v1::Health::NewStub(grpc::CreateCustomChannel(
+      options.address, grpc::InsecureChannelCredentials(), args));
+}
+
+}  // namespace
+}  // namespace tunedb::bench
+
+int main(int argc, char** argv) {
+  using tunedb::bench::KeepingReporter;
+  std::vector<char*> args(argv, argv + argc);
+  char interleave[] = "--benchmark_enable_random_interleaving=true";
+  args.insert(args.begin() + 1, interleave);
+  int count = static_cast<int>(args.size());
+  benchmark::Initialize(&count, args.data());
+  tunedb::bench::SetUp();
+  KeepingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+
+  // Median over repetitions of each repetition's median latency.
+  const double get_p50 =
+      reporter.Counter(reporter.NameLike("BM_ClientGetMiss", "_median"), "p50_us");
+  const double check_p50 =
+      reporter.Counter(reporter.NameLike("BM_HealthCheck", "_median"), "p50_us");
+  if (get_p50 <= 0 || check_p50 <= 0) {
+    fprintf(stderr, "missing runs; nothing to compare\n");
+    return 1;
+  }
+  printf("\nSummary (same run):\n");
+  printf("  miss Get via daemon Lookup p50 %.1f us, empty Health/Check p50 "
+         "%.1f us -> %.2fx (goal <= 1.3x: %s)\n",
+         get_p50, check_p50, get_p50 / check_p50,
+         get_p50 / check_p50 <= 1.3 ? "met" : "NOT met");
+  tunedb::bench::world->client.reset();
+  tunedb::bench::world->server->Shutdown(absl::Seconds(1));
+  benchmark::Shutdown();
+  return 0;
+}

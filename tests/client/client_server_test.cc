@@ -1,0 +1,155 @@
+// tunedb::Client against the real in-process daemon (simulated finder):
+// background tuning, a daemon that restarts on the same socket, and a slow
+// search under a tune-and-wait deadline.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "client_test_util.h"
+#include "server/server.h"
+#include "server/simulated_finder.h"
+#include "tunedb/client.h"
+
+namespace tunedb {
+namespace {
+
+using client_test::TempDir;
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+std::unique_ptr<Server> StartServer(const std::string& socket,
+                                    const std::string& simulated = "") {
+  ServerOptions options;
+  options.unix_socket = socket;
+  options.store.path = ":memory:";
+  options.finder = "simulated";
+  options.simulated_options = simulated;
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::BuildAndStart(options);
+  EXPECT_TRUE(server.ok()) << server.status();
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+ProblemKey Key(const Server& server, int64_t n) {
+  return client_test::MakeKey(
+      n, 64, 64, const_cast<Server&>(server).core().devices().at(0).key);
+}
+
+HeuristicFn Heuristic() {
+  return [](const ProblemKey&, const Constraints&) {
+    return std::optional<AlgoResult>(client_test::Algo(0));
+  };
+}
+
+// The fastest algorithm the simulated finder models for a problem.
+int ModelBest(const ConvProblem& p) {
+  return SimulatedFinder::Model(p).at(0).algo;
+}
+
+TEST(ClientServerTest, BackgroundTuneThenCachedAnswer) {
+  TempDir dir;
+  auto server = StartServer(dir.File("d.sock"));
+  ASSERT_NE(server, nullptr);
+  ClientOptions o;
+  o.address = server->address();
+  o.heuristic = Heuristic();
+  o.lookup_deadline = absl::Seconds(2);
+  auto client = Client::Create(o).value();
+  const ProblemKey key = Key(*server, 32);
+
+  EXPECT_EQ(client->Get(key).source, Source::kHeuristic);
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  Answer a = client->Get(key);
+  EXPECT_EQ(a.source, Source::kCache);
+  EXPECT_EQ(a.algo, ModelBest(key.problem));
+
+  // A second client finds the stored record with one Lookup.
+  auto other = Client::Create(o).value();
+  a = other->Get(key);
+  EXPECT_EQ(a.source, Source::kDaemon);
+  EXPECT_EQ(a.algo, ModelBest(key.problem));
+  server->Shutdown(absl::Seconds(1));
+}
+
+TEST(ClientServerTest, RecoversWhenTheDaemonRestarts) {
+  TempDir dir;
+  const std::string socket = dir.File("r.sock");
+  auto server = StartServer(socket);
+  ASSERT_NE(server, nullptr);
+  ClientOptions o;
+  o.address = server->address();
+  o.heuristic = Heuristic();
+  o.miss_policy = MissPolicy::kTuneAndWait;
+  o.tune_deadline = absl::Seconds(5);
+  o.lookup_deadline = absl::Milliseconds(200);
+  o.reconnect_backoff_min = absl::Milliseconds(50);
+  o.reconnect_backoff_max = absl::Milliseconds(400);
+  o.negative_ttl = absl::Milliseconds(100);
+  auto client = Client::Create(o).value();
+  EXPECT_EQ(client->Get(Key(*server, 1)).source, Source::kDaemon);
+  const DeviceKey device = server->core().devices().at(0).key;
+
+  // Down: answers come from the heuristic, fast.
+  server->Shutdown(absl::Milliseconds(100));
+  server.reset();
+  for (int n = 2; n < 12; ++n) {
+    auto start = Clock::now();
+    Answer a = client->Get(client_test::MakeKey(n, 64, 64, device));
+    EXPECT_EQ(a.source, Source::kHeuristic);
+    EXPECT_LT(MsSince(start), 1000);
+  }
+  EXPECT_GE(client->Stats().daemon_errors, 1);
+  // The cached answer survives the outage.
+  EXPECT_EQ(client->Get(client_test::MakeKey(1, 64, 64, device)).source,
+            Source::kCache);
+
+  // Back on the same socket: the client reconnects on its own.
+  server = StartServer(socket);
+  ASSERT_NE(server, nullptr);
+  auto start = Clock::now();
+  Answer a;
+  int n = 100;
+  while (MsSince(start) < 10000) {
+    a = client->Get(client_test::MakeKey(++n, 64, 64, device));
+    if (a.source == Source::kDaemon) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(a.source, Source::kDaemon)
+      << "not recovered after " << MsSince(start) << " ms";
+  EXPECT_TRUE(client->DaemonReachable());
+  server->Shutdown(absl::Seconds(1));
+}
+
+TEST(ClientServerTest, SlowSearchFallsBackWithinTheTuneDeadline) {
+  TempDir dir;
+  auto server = StartServer(dir.File("s.sock"), "slow_ms=1500");
+  ASSERT_NE(server, nullptr);
+  ClientOptions o;
+  o.address = server->address();
+  o.heuristic = Heuristic();
+  o.miss_policy = MissPolicy::kTuneAndWait;
+  o.tune_deadline = absl::Milliseconds(150);
+  auto client = Client::Create(o).value();
+  const ProblemKey key = Key(*server, 7);
+
+  auto start = Clock::now();
+  Answer a = client->Get(key);
+  const double ms = MsSince(start);
+  EXPECT_EQ(a.source, Source::kHeuristic);
+  EXPECT_GE(ms, 140);
+  EXPECT_LT(ms, 600) << "Get overran its 150 ms deadline";
+
+  // The search finishes in the daemon; the background Tune brings it in.
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  a = client->Get(key);
+  EXPECT_EQ(a.source, Source::kCache);
+  EXPECT_EQ(a.algo, ModelBest(key.problem));
+  server->Shutdown(absl::Seconds(1));
+}
+
+}  // namespace
+}  // namespace tunedb

@@ -1,0 +1,245 @@
+// Helpers for the client suites: temporary folders, keys, and FakeTuneDb, a
+// small in-test tunedb.v1.TuneDb service whose answers and delays the test
+// controls and whose calls it counts.
+#ifndef TUNEDB_TESTS_CLIENT_CLIENT_TEST_UTIL_H_
+#define TUNEDB_TESTS_CLIENT_CLIENT_TEST_UTIL_H_
+
+#include <grpcpp/grpcpp.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "convert.h"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+#include "tunedb/v1/tunedb.grpc.pb.h"
+
+namespace tunedb::client_test {
+
+// A fresh folder directly under /tmp (Unix socket paths stay short).
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = "/tmp/tunedb-client-XXXXXX";
+    char* made = mkdtemp(pattern.data());
+    path_ = made ? made : "/tmp";
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string File(const std::string& name) const {
+    return path_ + "/" + name;
+  }
+
+ private:
+  std::string path_;
+};
+
+inline DeviceKey TestDevice() {
+  DeviceKey d;
+  d.gpu_model = "Simulated GPU";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.cudnn_version = 91900;
+  d.cuda_runtime_version = 13000;
+  return d;
+}
+
+inline ProblemKey MakeKey(int64_t n, int64_t c = 64, int64_t k = 64,
+                          const DeviceKey& device = TestDevice()) {
+  ProblemKey key;
+  key.device = device;
+  ConvProblem& p = key.problem;
+  p.n = n;
+  p.c = c;
+  p.k = k;
+  p.input = {28, 28, 0};
+  p.filter = {3, 3, 0};
+  p.padding = {1, 1, 0};
+  p.stride = {1, 1, 0};
+  p.dilation = {1, 1, 0};
+  return key;
+}
+
+inline AlgoResult Algo(int algo, int64_t workspace = 0,
+                       MathType math = MathType::kDefault) {
+  AlgoResult r;
+  r.algo = algo;
+  r.math_type = math;
+  r.status = AlgoStatus::kOk;
+  r.median_ms = 1.0;
+  r.samples = 3;
+  r.workspace_bytes = workspace;
+  r.deterministic = true;
+  return r;
+}
+
+// The fake daemon. Records are keyed by ProblemKey::ToText(); the choice is
+// Choose(record, constraints). Tune stores `tune_result(key)` (after
+// sleeping `tune_delay`) unless a record exists.
+class FakeTuneDb final : public v1::TuneDb::Service {
+ public:
+  void Put(const ProblemKey& key, std::vector<AlgoResult> results,
+           int64_t measured_at_us = 1000) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Record& r = records_[key.ToText()];
+    r.key = key;
+    r.results = std::move(results);
+    r.measured_at_us = measured_at_us;
+    r.finder = "fake";
+  }
+  void set_tune_delay(std::chrono::milliseconds d) { tune_delay_ = d; }
+  void set_lookup_delay(std::chrono::milliseconds d) { lookup_delay_ = d; }
+  // What Tune stores for a key without a record; nullopt: FAILED_PRECONDITION.
+  void set_tune_result(
+      std::function<std::optional<std::vector<AlgoResult>>(const ProblemKey&)>
+          f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    tune_result_ = std::move(f);
+  }
+
+  int lookups() const { return lookups_.load(); }
+  int tunes() const { return tunes_.load(); }
+
+  grpc::Status Lookup(grpc::ServerContext* context,
+                      const v1::LookupRequest* request,
+                      v1::LookupResponse* response) override {
+    ++lookups_;
+    Sleep(context, lookup_delay_);
+    absl::StatusOr<ProblemKey> key = KeyOf(request->problem(), request->device());
+    if (!key.ok()) return Invalid(key.status());
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = records_.find(key->ToText());
+    if (it == records_.end()) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no record");
+    }
+    Answer(it->second, request->constraints(), response);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Tune(grpc::ServerContext* context,
+                    const v1::TuneRequest* request,
+                    v1::TuneResponse* response) override {
+    ++tunes_;
+    absl::StatusOr<ProblemKey> key = KeyOf(request->problem(), request->device());
+    if (!key.ok()) return Invalid(key.status());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = records_.find(key->ToText());
+      if (it != records_.end()) {
+        Answer(it->second, request->constraints(), response);
+        return grpc::Status::OK;
+      }
+    }
+    if (!Sleep(context, tune_delay_)) {
+      return grpc::Status(grpc::StatusCode::CANCELLED, "caller went away");
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    std::optional<std::vector<AlgoResult>> results =
+        tune_result_ ? tune_result_(*key) : std::vector<AlgoResult>{Algo(1)};
+    if (!results.has_value()) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "no such GPU here");
+    }
+    Record& r = records_[key->ToText()];
+    r.key = *key;
+    r.results = *results;
+    r.measured_at_us = 1000;
+    Answer(r, request->constraints(), response);
+    response->set_searched(true);
+    return grpc::Status::OK;
+  }
+
+  // Answer every other rpc as unimplemented (the default).
+
+ private:
+  template <typename Response>
+  static void Answer(const Record& r, const v1::Constraints& pc,
+                     Response* response) {
+    ToProto(r, response->mutable_record());
+    absl::StatusOr<Constraints> c = FromProto(pc);
+    std::optional<AlgoResult> choice = Choose(r, c.ok() ? *c : Constraints{});
+    if (choice.has_value()) {
+      ToProto(*choice, response->mutable_choice()->mutable_algo());
+    }
+  }
+  static absl::StatusOr<ProblemKey> KeyOf(const v1::ConvProblem& p,
+                                          const v1::DeviceKey& d) {
+    ProblemKey key;
+    absl::StatusOr<ConvProblem> problem = FromProto(p);
+    if (!problem.ok()) return problem.status();
+    absl::StatusOr<DeviceKey> device = FromProto(d);
+    if (!device.ok()) return device.status();
+    key.problem = *problem;
+    key.device = *device;
+    return key;
+  }
+  static grpc::Status Invalid(const absl::Status& s) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        std::string(s.message()));
+  }
+  // Sleeps, or returns false early if the call is cancelled.
+  static bool Sleep(grpc::ServerContext* context,
+                    std::chrono::milliseconds d) {
+    auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) {
+      if (context->IsCancelled()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
+  }
+
+  std::mutex mu_;
+  std::map<std::string, Record> records_;
+  std::function<std::optional<std::vector<AlgoResult>>(const ProblemKey&)>
+      tune_result_;
+  std::atomic<std::chrono::milliseconds> tune_delay_{
+      std::chrono::milliseconds(0)};
+  std::atomic<std::chrono::milliseconds> lookup_delay_{
+      std::chrono::milliseconds(0)};
+  std::atomic<int> lookups_{0};
+  std::atomic<int> tunes_{0};
+};
+
+// FakeTuneDb served on a Unix socket.
+class FakeDaemon {
+ public:
+  explicit FakeDaemon(const std::string& socket_path)
+      : address_("unix:" + socket_path) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(address_, grpc::InsecureServerCredentials());
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+  }
+  ~FakeDaemon() { Stop(); }
+  void Stop() {
+    if (server_) {
+      server_->Shutdown(std::chrono::system_clock::now() +
+                        std::chrono::milliseconds(200));
+      server_.reset();
+    }
+  }
+  bool ok() const { return server_ != nullptr; }
+  const std::string& address() const { return address_; }
+  FakeTuneDb& service() { return service_; }
+
+ private:
+  std::string address_;
+  FakeTuneDb service_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace tunedb::client_test
+
+#endif  // TUNEDB_TESTS_CLIENT_CLIENT_TEST_UTIL_H_
