@@ -16,6 +16,7 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
       ->capture_default_str();
   app.add_option("--listen", s.tcp_address,
                  "Also listen on TCP host:port (off unless given)");
+  s.store.path = "/var/lib/tunedb/tunedb.db";
   app.add_option("--db", s.store.path, "SQLite database file")
       ->capture_default_str();
   app.add_option("--synchronous", s.store.synchronous,

@@ -70,6 +70,28 @@ absl::Status PrepareSocketPath(const std::string& path) {
   return absl::OkStatus();
 }
 
+// Stands in for the GPU finder on a host where no GPU can be used (no
+// driver, no device): the daemon still serves stored records, and Tune
+// fails with FAILED_PRECONDITION giving the reason.
+class NoDeviceFinder final : public Finder {
+ public:
+  NoDeviceFinder(std::string name, std::string reason)
+      : name_(std::move(name)), reason_(std::move(reason)) {}
+  std::string Name() const override { return name_; }
+  absl::StatusOr<std::vector<DeviceInfo>> Devices() override {
+    return std::vector<DeviceInfo>();
+  }
+  absl::StatusOr<SearchResult> Search(int, const ConvProblem&,
+                                      const SearchOptions&) override {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no GPU to search on: ", reason_));
+  }
+
+ private:
+  std::string name_;
+  std::string reason_;
+};
+
 absl::StatusOr<std::unique_ptr<Finder>> MakeFinder(
     const ServerOptions& options) {
   if (options.finder == "simulated") {
@@ -85,9 +107,18 @@ absl::StatusOr<std::unique_ptr<Finder>> MakeFinder(
     o.library_dirs = options.cudnn_library_dirs;
     o.worker_finder = options.finder == "cudnn" ? "cudnn" : "simulated";
     o.simulated_options = options.simulated_options;
-    ASSIGN_OR_RETURN(std::unique_ptr<WorkerFinder> finder,
-                     WorkerFinder::Create(o));
-    return std::unique_ptr<Finder>(std::move(finder));
+    absl::StatusOr<std::unique_ptr<WorkerFinder>> finder =
+        WorkerFinder::Create(o);
+    if (!finder.ok()) {
+      if (finder.status().code() == absl::StatusCode::kInvalidArgument) {
+        return finder.status();
+      }
+      spdlog::warn("no GPU search workers: {}; serving stored records only",
+                   finder.status().ToString());
+      return std::unique_ptr<Finder>(new NoDeviceFinder(
+          o.worker_finder, std::string(finder.status().message())));
+    }
+    return std::unique_ptr<Finder>(std::move(*finder));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown finder '", options.finder,
@@ -111,6 +142,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
   std::unique_ptr<Server> server(new Server());
   server->options_ = options;
   server->finder_ = std::move(finder);
+  if (options.store.path != ":memory:") {
+    std::filesystem::path parent =
+        std::filesystem::path(options.store.path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  }
   ASSIGN_OR_RETURN(server->store_, Store::Open(options.store));
   ASSIGN_OR_RETURN(server->core_,
                    TuningCore::Create(options.core, server->store_.get(),
