@@ -179,7 +179,8 @@ absl::StatusOr<ConvProblem> ProblemFromDescriptors(
   cudnnConvolutionMode_t mode;
   cudnnDataType_t compute;
   RETURN_IF_ERROR(Check(
-      cudnnGetConvolutionNdDescriptor(conv, kMaxDims, &array_length, pads,
+      cudnnGetConvolutionNdDescriptor(conv, CUDNN_DIM_MAX - 2, &array_length,
+                                      pads,
                                       strides, dilations, &mode, &compute),
       "conv"));
   if (array_length != spatial) {
