@@ -1,0 +1,47 @@
+// RecordFilter (declared in server/store.h): which records a Query, Delete or
+// Export selects.
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/store.h"
+
+namespace tunedb {
+
+absl::Status RecordFilter::Validate() const {
+  const auto& names = KeyFieldNames();
+  for (const auto& [name, value] : fields) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown filter field \"", name,
+                       "\"; key fields are: ", absl::StrJoin(names, ", ")));
+    }
+  }
+  if (since_us < 0 || until_us < 0) {
+    return absl::InvalidArgumentError(
+        "filter time bounds must not be negative (0 means no bound)");
+  }
+  if (since_us != 0 && until_us != 0 && since_us >= until_us) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("filter since_us (", since_us,
+                     ") must be before until_us (", until_us, ")"));
+  }
+  return absl::OkStatus();
+}
+
+bool RecordFilter::Matches(const Record& record) const {
+  if (since_us != 0 && record.measured_at_us < since_us) return false;
+  if (until_us != 0 && record.measured_at_us >= until_us) return false;
+  if (fields.empty()) return true;
+  absl::StatusOr<std::map<std::string, std::string>> key_fields =
+      KeyFields(record.key.ToText());
+  if (!key_fields.ok()) return false;
+  for (const auto& [name, value] : fields) {
+    auto it = key_fields->find(name);
+    if (it == key_fields->end() || it->second != value) return false;
+  }
+  return true;
+}
+
+}  // namespace tunedb

@@ -1,0 +1,157 @@
+// The export format: round trips and table-driven bad lines, each naming
+// the offending member.
+#include "server/record_json.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/store/store_test_util.h"
+
+namespace tunedb::store_test {
+namespace {
+
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+TEST(RecordJsonTest, RoundTripsEveryField) {
+  Record record = TestRecord(12);
+  record.served_count = 17;
+  record.results[0].median_ms = 0.1 + 0.2;  // not exactly representable
+  record.host = "h\xc3\xa9te \"quoted\"\n";
+  const std::string line = RecordToJson(record);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+
+  absl::StatusOr<Record> back = RecordFromJson(line);
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << line;
+  ExpectSameRecord(*back, record);
+  EXPECT_EQ(back->served_count, 17);
+  EXPECT_EQ(back->id, 0);
+  EXPECT_EQ(RecordToJson(*back), line);
+}
+
+TEST(RecordJsonTest, RoundTripsANegativeRecord) {
+  const Record record = NegativeRecord(3);
+  absl::StatusOr<Record> back = RecordFromJson(RecordToJson(record));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->supported());
+  ExpectSameRecord(*back, record);
+}
+
+TEST(RecordJsonTest, WritesTheDocumentedLayout) {
+  const Json line = Json::parse(RecordToJson(TestRecord(1)));
+  EXPECT_EQ(line["format"], "tunedb-record");
+  EXPECT_EQ(line["version"], 1);
+  EXPECT_EQ(line["key"], TestKey(1).ToText());
+  EXPECT_EQ(line["results"][0]["math_type"], "tensor_op");
+  EXPECT_EQ(line["results"][2]["status"], "not_supported");
+  EXPECT_EQ(line["results"][3]["error"],
+            "CUDNN_STATUS_EXECUTION_FAILED: \"launch\" failed");
+  EXPECT_FALSE(line.contains("id"));
+  EXPECT_TRUE(RecordToJson(TestRecord(1)).rfind("{\"format\":", 0) == 0);
+}
+
+struct BadLine {
+  const char* name;
+  // Edits a valid line.
+  void (*edit)(Json& line);
+  // The member the error must name.
+  const char* field;
+};
+
+const BadLine kBadLines[] = {
+    {"NoFormat", [](Json& j) { j.erase("format"); }, "format"},
+    {"WrongFormat", [](Json& j) { j["format"] = "csv"; }, "format"},
+    {"NewerVersion", [](Json& j) { j["version"] = 2; }, "version"},
+    {"VersionAsText", [](Json& j) { j["version"] = "1"; }, "version"},
+    {"NoKey", [](Json& j) { j.erase("key"); }, "key"},
+    {"BadKey", [](Json& j) { j["key"] = "kv=1 gpu=x"; }, "key"},
+    {"KeyNotText", [](Json& j) { j["key"] = 5; }, "key"},
+    {"NegativeTime", [](Json& j) { j["measured_at_us"] = -1; },
+     "measured_at_us"},
+    {"FractionalTime", [](Json& j) { j["measured_at_us"] = 1.5; },
+     "measured_at_us"},
+    {"HostNotText", [](Json& j) { j["host"] = 1; }, "host"},
+    {"NoGpuUuid", [](Json& j) { j.erase("gpu_uuid"); }, "gpu_uuid"},
+    {"NoDriver", [](Json& j) { j.erase("driver_version"); }, "driver_version"},
+    {"FinderNull", [](Json& j) { j["finder"] = nullptr; }, "finder"},
+    {"RepeatsTooLarge", [](Json& j) { j["repeats"] = 1LL << 40; }, "repeats"},
+    {"NegativeCap", [](Json& j) { j["workspace_cap_bytes"] = -5; },
+     "workspace_cap_bytes"},
+    {"NegativeSearch", [](Json& j) { j["search_ms"] = -0.5; }, "search_ms"},
+    {"VerifiedAsNumber", [](Json& j) { j["verified"] = 1; }, "verified"},
+    {"NegativeServed", [](Json& j) { j["served_count"] = -2; }, "served_count"},
+    {"HugeServed", [](Json& j) { j["served_count"] = 18446744073709551615ULL; },
+     "served_count"},
+    {"ResultsNotArray", [](Json& j) { j["results"] = Json::object(); },
+     "results"},
+    {"NoResults", [](Json& j) { j.erase("results"); }, "results"},
+    {"ResultNotObject", [](Json& j) { j["results"][1] = 3; }, "results[1]"},
+    {"NoAlgo", [](Json& j) { j["results"][0].erase("algo"); },
+     "results[0].algo"},
+    {"NegativeAlgo", [](Json& j) { j["results"][0]["algo"] = -1; },
+     "results[0].algo"},
+    {"UnknownMath", [](Json& j) { j["results"][1]["math_type"] = "fast"; },
+     "results[1].math_type"},
+    {"UnknownStatus", [](Json& j) { j["results"][2]["status"] = "meh"; },
+     "results[2].status"},
+    {"NegativeMedian", [](Json& j) { j["results"][0]["median_ms"] = -1.0; },
+     "results[0].median_ms"},
+    {"MedianAsText", [](Json& j) { j["results"][0]["median_ms"] = "1"; },
+     "results[0].median_ms"},
+    {"NoSpread", [](Json& j) { j["results"][3].erase("spread_ms"); },
+     "results[3].spread_ms"},
+    {"NegativeSamples", [](Json& j) { j["results"][0]["samples"] = -3; },
+     "results[0].samples"},
+    {"NegativeWorkspace",
+     [](Json& j) { j["results"][1]["workspace_bytes"] = -1; },
+     "results[1].workspace_bytes"},
+    {"DeterministicAsText",
+     [](Json& j) { j["results"][1]["deterministic"] = "yes"; },
+     "results[1].deterministic"},
+    {"NoRetimed", [](Json& j) { j["results"][0].erase("retimed"); },
+     "results[0].retimed"},
+    {"ErrorNotText", [](Json& j) { j["results"][3]["error"] = Json::array(); },
+     "results[3].error"},
+    {"UnknownTopMember", [](Json& j) { j["colour"] = "red"; }, "colour"},
+    {"UnknownResultMember", [](Json& j) { j["results"][0]["speed"] = 1; },
+     "results[0].speed"},
+};
+
+class BadLineTest : public ::testing::TestWithParam<BadLine> {};
+
+TEST_P(BadLineTest, IsRefusedNamingTheField) {
+  Json line = Json::parse(RecordToJson(TestRecord(4)));
+  GetParam().edit(line);
+  absl::StatusOr<Record> record = RecordFromJson(line.dump());
+  ASSERT_FALSE(record.ok()) << line.dump();
+  EXPECT_EQ(record.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(record.status().message(),
+              HasSubstr(std::string(GetParam().field) + ":"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, BadLineTest, ::testing::ValuesIn(kBadLines),
+                         [](const ::testing::TestParamInfo<BadLine>& info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(RecordJsonTest, RefusesTextThatIsNotAJsonObject) {
+  for (const char* text : {"", "not json", "[1,2]", "{\"format\":", "null"}) {
+    absl::StatusOr<Record> record = RecordFromJson(text);
+    EXPECT_EQ(record.status().code(), absl::StatusCode::kInvalidArgument)
+        << text;
+    EXPECT_THAT(record.status().message(), HasSubstr("line:")) << text;
+  }
+}
+
+TEST(RecordJsonTest, AcceptsIntegralDurations) {
+  Json line = Json::parse(RecordToJson(TestRecord(4)));
+  line["results"][1]["median_ms"] = 3;
+  absl::StatusOr<Record> record = RecordFromJson(line.dump());
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->results[1].median_ms, 3.0);
+}
+
+}  // namespace
+}  // namespace tunedb::store_test
