@@ -1,0 +1,94 @@
+// CliContext: what every subcommand shares — the I/O streams, the global
+// flags (--address, --timeout, --json), the connection to the daemon, and
+// the mapping from errors to exit codes and messages.
+//
+// Streams are injected so tests run subcommands in-process with captured
+// output; the `tunedb` binary passes std::cin/cout/cerr.
+//
+// Thread safety: not thread-safe, except Stub(), which returns a stub that
+// may be used from several threads once created.
+#ifndef TUNEDB_TUNER_CLI_CONTEXT_H_
+#define TUNEDB_TUNER_CLI_CONTEXT_H_
+
+#include <chrono>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "grpcpp/grpcpp.h"
+#include "tunedb/problem.h"
+#include "tunedb/v1/tunedb.grpc.pb.h"
+
+namespace tunedb::cli {
+
+// The process's streams and what they are connected to.
+struct CliIo {
+  std::istream* in = nullptr;
+  std::ostream* out = nullptr;
+  std::ostream* err = nullptr;
+  bool stdin_is_tty = false;
+  bool stderr_is_tty = false;
+  // Install a SIGINT handler during long work (the binary; not tests).
+  bool handle_signals = false;
+};
+
+struct GlobalOptions {
+  std::string address = "unix:/run/tunedb/tunedb.sock";
+  double timeout_s = 30;  // per rpc (streams: per message gap, see docs)
+  bool json = false;
+};
+
+class CliContext {
+ public:
+  explicit CliContext(CliIo io) : io_(io) {}
+
+  std::istream& in() { return *io_.in; }
+  std::ostream& out() { return *io_.out; }
+  std::ostream& err() { return *io_.err; }
+  const CliIo& io() const { return io_; }
+  GlobalOptions& options() { return options_; }
+  bool json() const { return options_.json; }
+
+  // Connects (waiting at most --timeout) and returns the stub; UNAVAILABLE
+  // naming the address if the daemon cannot be reached.
+  absl::StatusOr<v1::TuneDb::Stub*> Stub();
+
+  // A client context with the --timeout deadline.
+  std::unique_ptr<grpc::ClientContext> NewContext() const;
+  // One without a deadline (long streams; cancelled explicitly).
+  std::unique_ptr<grpc::ClientContext> NewStreamContext() const;
+
+  // Prints "tunedb: error: <message>" on stderr and returns the exit code
+  // for `status` (see exit_codes.h).
+  int Fail(const absl::Status& status);
+
+  // The device a KEY or --gpu names: "" = the daemon's first GPU, digits =
+  // a CUDA ordinal, otherwise a case-insensitive substring of the model.
+  absl::StatusOr<DeviceKey> ResolveDevice(const std::string& gpu);
+
+  // A KEY argument: a whole canonical key ("kv=1 gpu=... op=..."), or a
+  // problem's text ("op=fwd n=...") for the GPU that `gpu` names (see
+  // ResolveDevice). INVALID_ARGUMENT naming the bad field otherwise.
+  absl::StatusOr<ProblemKey> ResolveKey(const std::string& text,
+                                        const std::string& gpu);
+
+ private:
+  CliIo io_;
+  GlobalOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::TuneDb::Stub> stub_;
+};
+
+// Converts a gRPC status, keeping code and message.
+absl::Status FromGrpc(const grpc::Status& status);
+
+// The exit code for an error status: UNAVAILABLE -> 3, INVALID_ARGUMENT ->
+// 2, NOT_FOUND -> 6, DATA_LOSS (bad input file) -> 4, others -> 1.
+int ExitCodeFor(const absl::Status& status);
+
+}  // namespace tunedb::cli
+
+#endif  // TUNEDB_TUNER_CLI_CONTEXT_H_

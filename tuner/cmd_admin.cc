@@ -1,0 +1,215 @@
+// `tunedb stats`, `tunedb devices` and `tunedb invalidate FILTER`.
+#include <memory>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "nlohmann/json.hpp"
+#include "tuner/commands.h"
+#include "tuner/exit_codes.h"
+#include "tuner/filter_flags.h"
+#include "tuner/format.h"
+#include "tuner/progress_bar.h"
+#include "tuner/record_stream.h"
+#include "tuner/table.h"
+
+namespace tunedb::cli {
+namespace {
+
+int RunStats(CliContext& ctx) {
+  auto stub = ctx.Stub();
+  if (!stub.ok()) return ctx.Fail(stub.status());
+  v1::StatsResponse s;
+  auto context = ctx.NewContext();
+  absl::Status status =
+      FromGrpc((*stub)->Stats(context.get(), v1::StatsRequest(), &s));
+  if (!status.ok()) return ctx.Fail(status);
+  const int64_t answered = s.hits() + s.misses();
+  if (ctx.json()) {
+    nlohmann::json queues = nlohmann::json::object();
+    for (const auto& [ordinal, depth] : s.queue_depths()) {
+      queues[absl::StrCat(ordinal)] = depth;
+    }
+    ctx.out() << nlohmann::json({{"version", s.version()},
+                                 {"uptime_s", s.uptime_s()},
+                                 {"finder", s.finder()},
+                                 {"records", s.records()},
+                                 {"hits", s.hits()},
+                                 {"misses", s.misses()},
+                                 {"searches", s.searches()},
+                                 {"search_failures", s.search_failures()},
+                                 {"coalesced", s.coalesced()},
+                                 {"rejected", s.rejected()},
+                                 {"search_ms_total", s.search_ms_total()},
+                                 {"queue_depths", queues},
+                                 {"database_path", s.database_path()},
+                                 {"database_bytes", s.database_bytes()}})
+                     .dump(2)
+              << "\n";
+    return kExitOk;
+  }
+  std::string queues;
+  for (const auto& [ordinal, depth] : s.queue_depths()) {
+    absl::StrAppend(&queues, queues.empty() ? "" : ", ", "gpu", ordinal, ": ",
+                    depth);
+  }
+  PrintKeyValues(
+      ctx.out(),
+      {{"daemon", absl::StrCat("tunedbd ", s.version(), ", up ",
+                               FormatSeconds(s.uptime_s()))},
+       {"finder", s.finder()},
+       {"records", absl::StrCat(s.records())},
+       {"hits", absl::StrCat(s.hits(), answered > 0
+                                           ? absl::StrFormat(" (%.1f%%)",
+                                                             100.0 * s.hits() / answered)
+                                           : "")},
+       {"misses", absl::StrCat(s.misses())},
+       {"searches", absl::StrCat(s.searches(), " (", s.search_failures(),
+                                 " failed, ", s.coalesced(), " coalesced)")},
+       {"rejected (queue full)", absl::StrCat(s.rejected())},
+       {"search time", FormatSeconds(s.search_ms_total() / 1000)},
+       {"queues", queues.empty() ? "-" : queues},
+       {"database", absl::StrCat(s.database_path(), " (",
+                                 FormatBytes(s.database_bytes()), ")")}});
+  return kExitOk;
+}
+
+int RunDevices(CliContext& ctx) {
+  auto stub = ctx.Stub();
+  if (!stub.ok()) return ctx.Fail(stub.status());
+  v1::DevicesResponse r;
+  auto context = ctx.NewContext();
+  absl::Status status =
+      FromGrpc((*stub)->Devices(context.get(), v1::DevicesRequest(), &r));
+  if (!status.ok()) return ctx.Fail(status);
+  if (ctx.json()) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (const v1::DeviceInfo& d : r.devices()) {
+      devices.push_back({{"ordinal", d.ordinal()},
+                         {"gpu", d.key().gpu_model()},
+                         {"cc", absl::StrCat(d.key().cc_major(), ".",
+                                             d.key().cc_minor())},
+                         {"sms", d.key().sm_count()},
+                         {"cudnn", CudnnVersionText(d.key().cudnn_version())},
+                         {"cuda", CudaVersionText(d.key().cuda_runtime_version())},
+                         {"uuid", d.uuid()},
+                         {"driver", d.driver_version()},
+                         {"memory_bytes", d.total_memory_bytes()},
+                         {"mig", d.mig()},
+                         {"queue_depth", d.queue_depth()},
+                         {"healthy", d.healthy()}});
+    }
+    ctx.out() << nlohmann::json({{"finder", r.finder()}, {"devices", devices}})
+                     .dump(2)
+              << "\n";
+    return kExitOk;
+  }
+  Table t({"ordinal>", "gpu", "cc", "sms>", "cudnn", "cuda", "memory>", "mig",
+           "queue>", "health", "uuid", "driver"});
+  for (const v1::DeviceInfo& d : r.devices()) {
+    t.AddRow({absl::StrCat(d.ordinal()), d.key().gpu_model(),
+              absl::StrCat(d.key().cc_major(), ".", d.key().cc_minor()),
+              absl::StrCat(d.key().sm_count()),
+              CudnnVersionText(d.key().cudnn_version()),
+              CudaVersionText(d.key().cuda_runtime_version()),
+              FormatBytes(d.total_memory_bytes()), d.mig() ? "yes" : "no",
+              absl::StrCat(d.queue_depth()), d.healthy() ? "ok" : "DOWN",
+              d.uuid(), d.driver_version()});
+  }
+  t.Print(ctx.out());
+  ctx.out() << "finder: " << r.finder() << "\n";
+  return kExitOk;
+}
+
+struct InvalidateFlags {
+  std::vector<std::string> terms;  // positional field=value
+  FilterFlags filter;
+  bool all = false;
+  bool yes = false;
+};
+
+int RunInvalidate(CliContext& ctx, const InvalidateFlags& f) {
+  auto filter = BuildFilter(f.filter, f.terms, absl::Now());
+  if (!filter.ok()) return ctx.Fail(filter.status());
+  const bool empty = filter->fields().empty() && filter->since_us() == 0 &&
+                     filter->until_us() == 0;
+  if (empty && !f.all) {
+    ctx.err() << "tunedb: error: no filter given; to delete every record "
+                 "pass --all\n";
+    return kExitUsage;
+  }
+  if (!empty && f.all) {
+    ctx.err() << "tunedb: error: --all deletes everything; it cannot be "
+                 "combined with a filter\n";
+    return kExitUsage;
+  }
+  int64_t matching = 0;
+  absl::Status status = ForEachRecord(ctx, *filter, 0, 0, [&](const v1::Record&) {
+    ++matching;
+    return true;
+  });
+  if (!status.ok()) return ctx.Fail(status);
+  const std::string what = DescribeFilter(*filter);
+  if (matching == 0) {
+    if (ctx.json()) {
+      ctx.out() << nlohmann::json({{"deleted", 0}}).dump() << "\n";
+    } else {
+      ctx.out() << "no records match " << what << "\n";
+    }
+    return kExitOk;
+  }
+  if (!f.yes) {
+    if (!ctx.io().stdin_is_tty) {
+      ctx.err() << "tunedb: error: " << matching << " record(s) match " << what
+                << "; stdin is not a terminal, so pass --yes to confirm\n";
+      return kExitUsage;
+    }
+    ctx.err() << "Delete " << matching << " record(s) matching " << what
+              << "? [y/N] " << std::flush;
+    std::string answer;
+    std::getline(ctx.in(), answer);
+    answer = absl::AsciiStrToLower(absl::StripAsciiWhitespace(answer));
+    if (answer != "y" && answer != "yes") {
+      ctx.err() << "not confirmed; nothing deleted\n";
+      return kExitUsage;
+    }
+  }
+  auto stub = ctx.Stub();
+  if (!stub.ok()) return ctx.Fail(stub.status());
+  v1::InvalidateRequest request;
+  *request.mutable_filter() = *filter;
+  request.set_all(f.all);
+  v1::InvalidateResponse response;
+  auto context = ctx.NewContext();
+  status = FromGrpc((*stub)->Invalidate(context.get(), request, &response));
+  if (!status.ok()) return ctx.Fail(status);
+  if (ctx.json()) {
+    ctx.out() << nlohmann::json({{"deleted", response.deleted()}}).dump() << "\n";
+  } else {
+    ctx.out() << "deleted " << response.deleted() << " record(s)\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddAdminCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
+  app.add_subcommand("stats", "Daemon counters, database size and queues")
+      ->callback([&ctx, exit_code] { *exit_code = RunStats(ctx); });
+  app.add_subcommand("devices", "The GPUs the daemon searches on")
+      ->callback([&ctx, exit_code] { *exit_code = RunDevices(ctx); });
+
+  auto f = std::make_shared<InvalidateFlags>();
+  CLI::App* inv = app.add_subcommand(
+      "invalidate",
+      "Delete records matching a filter (asks first; --yes when stdin is "
+      "not a terminal)");
+  inv->add_option("FILTER", f->terms, "field=value terms, e.g. op=fwd n=64");
+  AddFilterFlags(inv, &f->filter);
+  inv->add_flag("--all", f->all, "Delete every record");
+  inv->add_flag("-y,--yes", f->yes, "Do not ask for confirmation");
+  inv->callback([&ctx, f, exit_code] { *exit_code = RunInvalidate(ctx, *f); });
+}
+
+}  // namespace tunedb::cli

@@ -1,0 +1,377 @@
+// `tunedb prewarm`: tune every convolution of built-in models and/or shape
+// files, skipping what is stored; and `tunedb models`.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "tuner/commands.h"
+#include "tuner/exit_codes.h"
+#include "tuner/format.h"
+#include "tuner/interrupt.h"
+#include "tuner/models.h"
+#include "tuner/prewarm_runner.h"
+#include "tuner/progress_bar.h"
+#include "tuner/shape_file.h"
+#include "tuner/table.h"
+#include "tuner/training_problems.h"
+
+namespace tunedb::cli {
+namespace {
+
+struct PrewarmFlags {
+  std::vector<std::string> models;
+  std::vector<std::string> files;
+  std::string format = "auto";
+  std::vector<int64_t> batches = {32};
+  std::vector<std::string> dtypes = {"fp32"};
+  std::vector<std::string> layouts = {"nchw"};
+  std::string input;
+  std::string ops = "fwd,bwd_data,bwd_filter";
+  std::string gpu;
+  bool force = false;
+  int64_t limit = 0;
+  int window = 8;
+  double drain_s = 30;
+  bool no_progress = false;
+  bool dry_run = false;
+};
+
+struct Plan {
+  std::vector<PrewarmItem> items;
+  int64_t duplicates = 0;
+};
+
+// Every (batch, dtype, layout) combination asked for.
+absl::StatusOr<std::vector<ProblemOptions>> Combinations(const PrewarmFlags& f) {
+  auto ops = ParseOps(f.ops);
+  if (!ops.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--ops: ", ops.status().message()));
+  }
+  std::vector<ProblemOptions> out;
+  for (int64_t batch : f.batches) {
+    if (batch < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--batch ", batch, ": must be >= 1"));
+    }
+    for (const std::string& d : f.dtypes) {
+      auto dtype = ParseDtypePreset(d);
+      if (!dtype.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--dtype: ", dtype.status().message()));
+      }
+      for (const std::string& l : f.layouts) {
+        const std::string layout = absl::AsciiStrToLower(l);
+        if (layout != "nchw" && layout != "nhwc" && layout != "ncdhw" &&
+            layout != "ndhwc") {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--layout '", l, "' is not nchw or nhwc (ncdhw/ndhwc for 3-D)"));
+        }
+        ProblemOptions o;
+        o.batch = batch;
+        o.dtype = *dtype;
+        o.channels_last = layout == "nhwc" || layout == "ndhwc";
+        o.ops = *ops;
+        out.push_back(o);
+      }
+    }
+  }
+  return out;
+}
+
+// Builds the deduplicated list; returns kExitOk or an exit code after
+// printing the errors.
+int BuildPlan(CliContext& ctx, const PrewarmFlags& f,
+              const std::optional<DeviceKey>& device, Plan* plan) {
+  auto combos = Combinations(f);
+  if (!combos.ok()) return ctx.Fail(combos.status());
+  std::set<std::string> seen;
+  auto add = [&](const ConvProblem& p, const DeviceKey& d,
+                 const std::string& source) {
+    PrewarmItem item;
+    item.key.device = d;
+    item.key.problem = p;
+    item.source = source;
+    if (!seen.insert(item.key.ToText()).second) {
+      ++plan->duplicates;
+      return;
+    }
+    plan->items.push_back(std::move(item));
+  };
+  const DeviceKey default_device = device.value_or(DeviceKey());
+  for (const std::string& name : f.models) {
+    auto model = FindModel(name);
+    if (!model.ok()) return ctx.Fail(absl::InvalidArgumentError(
+        absl::StrCat("--model: ", model.status().message())));
+    std::vector<int64_t> input;
+    if (!f.input.empty()) {
+      auto parsed = ParseInputSize(f.input, (*model)->spatial_dims);
+      if (!parsed.ok()) return ctx.Fail(parsed.status());
+      input = *parsed;
+    }
+    auto built = BuildModel(**model, input);
+    if (!built.ok()) return ctx.Fail(built.status());
+    for (const ProblemOptions& o : *combos) {
+      for (const PlannedProblem& p :
+           LayerProblems(built->layers, (*model)->spatial_dims, o,
+                         (*model)->name)) {
+        add(p.problem, default_device, p.source);
+      }
+    }
+  }
+  auto format = ParseShapeFormat(f.format);
+  if (!format.ok()) return ctx.Fail(format.status());
+  bool bad_input = false;
+  for (const std::string& path : f.files) {
+    std::ifstream file;
+    std::istream* in = &ctx.in();
+    if (path != "-") {
+      file.open(path);
+      if (!file) {
+        ctx.err() << "tunedb: error: cannot open shape file '" << path << "'\n";
+        return kExitBadInput;
+      }
+      in = &file;
+    }
+    // One pass per combination would re-read stdin; read the text once.
+    std::string text((std::istreambuf_iterator<char>(*in)),
+                     std::istreambuf_iterator<char>());
+    for (size_t c = 0; c < combos->size(); ++c) {
+      std::istringstream copy(text);
+      ShapeFileResult r = ParseShapeFile(path == "-" ? "<stdin>" : path, copy,
+                                         *format, (*combos)[c]);
+      if (!r.errors.empty()) {
+        if (c == 0) {
+          for (const std::string& e : r.errors) ctx.err() << e << "\n";
+        }
+        bad_input = true;
+        break;
+      }
+      for (const ShapeEntry& e : r.entries) {
+        add(e.problem, e.device.value_or(default_device), e.source);
+      }
+    }
+  }
+  if (bad_input) {
+    ctx.err() << "tunedb: error: bad shape file; nothing was tuned\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+void PrintSummary(CliContext& ctx, const PrewarmSummary& s,
+                  int64_t duplicates) {
+  if (ctx.json()) {
+    nlohmann::json failures = nlohmann::json::array();
+    for (const PrewarmFailure& f : s.failures) {
+      failures.push_back({{"source", f.source}, {"key", f.key}, {"error", f.error}});
+    }
+    nlohmann::json j = {{"shapes", s.shapes},
+                        {"duplicates_dropped", duplicates},
+                        {"already_stored", s.already_stored},
+                        {"sent", s.sent},
+                        {"searched", s.searched},
+                        {"hits", s.hits},
+                        {"failed", s.failed},
+                        {"not_sent", s.not_sent},
+                        {"unanswered", s.unanswered},
+                        {"search_ms_spent", s.search_ms_spent},
+                        {"search_ms_saved_per_process", s.search_ms_saved},
+                        {"interrupted", s.interrupted},
+                        {"failures", failures}};
+    ctx.out() << j.dump(2) << "\n";
+    return;
+  }
+  ctx.out() << "prewarm summary\n";
+  PrintKeyValues(
+      ctx.out(),
+      {{"  shapes (unique)", absl::StrCat(s.shapes)},
+       {"  already stored (skipped)", absl::StrCat(s.already_stored)},
+       {"  searches run", absl::StrCat(s.searched)},
+       {"  hits (stored meanwhile)", absl::StrCat(s.hits)},
+       {"  failures", absl::StrCat(s.failed)},
+       {"  not sent (limit/interrupt)", absl::StrCat(s.not_sent)},
+       {"  sent but unanswered", absl::StrCat(s.unanswered)},
+       {"  search time spent", FormatSeconds(s.search_ms_spent / 1000)},
+       {"  search time saved per later process",
+        FormatSeconds(s.search_ms_saved / 1000)}});
+  for (size_t i = 0; i < s.failures.size() && i < 10; ++i) {
+    ctx.err() << "failed: " << s.failures[i].source << ": "
+              << s.failures[i].error << "\n";
+  }
+  if (s.failures.size() > 10) {
+    ctx.err() << "... and " << s.failures.size() - 10
+              << " more failures (use --json to see all)\n";
+  }
+}
+
+int RunDryRun(CliContext& ctx, const Plan& plan) {
+  if (ctx.json()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const PrewarmItem& item : plan.items) {
+      j.push_back({{"source", item.source},
+                   {"problem", item.key.problem.ToText()}});
+    }
+    ctx.out() << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  Table table({"source", "op", "shape", "type", "layout"});
+  for (const PrewarmItem& item : plan.items) {
+    const ConvProblem& p = item.key.problem;
+    table.AddRow({item.source, std::string(ConvOpName(p.op)), ShapeSummary(p),
+                  TypeSummary(p), std::string(LayoutName(p.layout))});
+  }
+  table.Print(ctx.out());
+  ctx.out() << plan.items.size() << " unique problems (" << plan.duplicates
+            << " duplicates dropped)\n";
+  return kExitOk;
+}
+
+int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
+  if (f.models.empty() && f.files.empty()) {
+    ctx.err() << "tunedb: error: give --model NAME and/or --file PATH "
+                 "(see `tunedb models`)\n";
+    return kExitUsage;
+  }
+  std::optional<DeviceKey> device;
+  if (!f.dry_run) {
+    auto resolved = ctx.ResolveDevice(f.gpu);
+    if (!resolved.ok()) return ctx.Fail(resolved.status());
+    device = *resolved;
+  }
+  Plan plan;
+  if (int code = BuildPlan(ctx, f, device, &plan); code != kExitOk) return code;
+  if (f.dry_run) return RunDryRun(ctx, plan);
+
+  ctx.err() << plan.items.size() << " unique problems (" << plan.duplicates
+            << " duplicates dropped) for " << device->gpu_model << "\n";
+  PrewarmOptions options;
+  options.force = f.force;
+  options.limit = f.limit;
+  options.window = f.window;
+  options.drain = absl::Milliseconds(static_cast<int64_t>(f.drain_s * 1000));
+  options.progress = !f.no_progress;
+  ScopedSigintHandler sigint(ctx.io().handle_signals);
+  auto summary = RunPrewarm(ctx, plan.items, options);
+  if (!summary.ok()) return ctx.Fail(summary.status());
+  PrintSummary(ctx, *summary, plan.duplicates);
+  if (!summary->stream_status.ok()) return ctx.Fail(summary->stream_status);
+  if (summary->interrupted) {
+    ctx.err() << "interrupted: rerun the same command to resume (stored "
+                 "results are skipped)\n";
+    return kExitInterrupted;
+  }
+  return summary->failed > 0 ? kExitPartial : kExitOk;
+}
+
+}  // namespace
+
+void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
+  auto flags = std::make_shared<PrewarmFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "prewarm",
+      "Tune every convolution of models and/or shape files (skips stored "
+      "ones; rerun to resume)");
+  cmd->add_option("-m,--model", flags->models,
+                  "Built-in model (repeatable; see `tunedb models`)");
+  cmd->add_option("--file", flags->files,
+                  "Shape file: JSON lines, CSV or key text; '-' = stdin "
+                  "(repeatable; see docs/shape-files.md)");
+  cmd->add_option("--format", flags->format, "Shape file format: auto, jsonl, csv, text")
+      ->capture_default_str();
+  cmd->add_option("-b,--batch", flags->batches, "Batch size(s), e.g. 32,64")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--dtype", flags->dtypes,
+                  "fp32, fp32-no-tf32, fp16, bf16 (comma list allowed)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--layout", flags->layouts,
+                  "nchw or nhwc (3-D models use ncdhw/ndhwc); comma list allowed")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--input", flags->input,
+                  "Input size for models: 224, 256x320, 16x112x112 (default: "
+                  "the model's)");
+  cmd->add_option("--ops", flags->ops,
+                  "Passes: fwd,bwd_data,bwd_filter (the first conv of a model "
+                  "gets no bwd_data)")
+      ->capture_default_str();
+  cmd->add_option("--gpu", flags->gpu,
+                  "GPU to tune on: CUDA ordinal or model substring (default: "
+                  "the daemon's first)");
+  cmd->add_flag("--force", flags->force, "Search again even if stored");
+  cmd->add_option("--limit", flags->limit,
+                  "Send at most N problems this run (rerun for the rest)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--window", flags->window, "Problems in flight at once")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--drain", flags->drain_s,
+                  "On Ctrl-C, seconds to wait for answers already in flight")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_flag("--no-progress", flags->no_progress, "No progress output");
+  cmd->add_flag("--dry-run", flags->dry_run,
+                "List the problems that would be tuned; contact no daemon");
+  cmd->callback([&ctx, flags, exit_code] {
+    *exit_code = RunPrewarmCommand(ctx, *flags);
+  });
+}
+
+void AddModelsCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
+  auto input = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "models", "List the built-in model shape sets with their layer counts");
+  cmd->add_option("--input", *input, "Build at this input size instead");
+  cmd->callback([&ctx, input, exit_code] {
+    nlohmann::json rows = nlohmann::json::array();
+    Table table({"model", "input", "convs>", "depthwise>", "transposed>",
+                 "output", "description"});
+    for (const ModelInfo& m : Models()) {
+      std::vector<int64_t> size;
+      if (!input->empty()) {
+        auto parsed = ParseInputSize(*input, m.spatial_dims);
+        if (!parsed.ok()) continue;  // e.g. a 2-D size for a 3-D model
+        size = *parsed;
+      }
+      auto built = BuildModel(m, size);
+      if (!built.ok()) {
+        table.AddRow({m.name, *input, "-", "-", "-", "-",
+                      std::string(built.status().message())});
+        continue;
+      }
+      int depthwise = 0, transposed = 0;
+      for (const ConvLayer& l : built->layers) {
+        depthwise += l.depthwise() ? 1 : 0;
+        transposed += l.transposed ? 1 : 0;
+      }
+      const std::string output =
+          absl::StrCat(built->output.channels, "x",
+                       DimsToText(built->output.spatial, m.spatial_dims));
+      table.AddRow({m.name, DimsToText(built->input, m.spatial_dims),
+                    absl::StrCat(built->layers.size()), absl::StrCat(depthwise),
+                    absl::StrCat(transposed), output, m.description});
+      rows.push_back({{"name", m.name},
+                      {"input", DimsToText(built->input, m.spatial_dims)},
+                      {"spatial_dims", m.spatial_dims},
+                      {"convs", built->layers.size()},
+                      {"depthwise", depthwise},
+                      {"transposed", transposed},
+                      {"output", output},
+                      {"description", m.description}});
+    }
+    if (ctx.json()) {
+      ctx.out() << rows.dump(2) << "\n";
+    } else {
+      table.Print(ctx.out());
+    }
+    *exit_code = kExitOk;
+  });
+}
+
+}  // namespace tunedb::cli

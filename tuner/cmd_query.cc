@@ -1,0 +1,192 @@
+// `tunedb query` (list records matching filters) and `tunedb show KEY`
+// (one record with its whole ranking and choices under common constraints).
+#include <memory>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "nlohmann/json.hpp"
+#include "proto/convert.h"
+#include "tuner/commands.h"
+#include "tuner/exit_codes.h"
+#include "tuner/filter_flags.h"
+#include "tuner/format.h"
+#include "tuner/net_builder.h"
+#include "tuner/record_stream.h"
+#include "tuner/table.h"
+
+namespace tunedb::cli {
+namespace {
+
+struct QueryFlags {
+  FilterFlags filter;
+  int64_t limit = 0;
+  bool csv = false;
+};
+
+int RunQuery(CliContext& ctx, const QueryFlags& f) {
+  auto filter = BuildFilter(f.filter, {}, absl::Now());
+  if (!filter.ok()) return ctx.Fail(filter.status());
+  std::vector<Record> records;
+  absl::Status bad;
+  absl::Status status = ForEachRecord(
+      ctx, *filter, 0, f.limit, [&](const v1::Record& wire) {
+        auto r = FromProto(wire);
+        if (!r.ok()) {
+          bad = absl::InternalError(absl::StrCat(
+              "record ", wire.id(), " from the daemon is malformed: ",
+              r.status().message()));
+          return false;
+        }
+        records.push_back(*std::move(r));
+        return true;
+      });
+  if (!status.ok()) return ctx.Fail(status);
+  if (!bad.ok()) return ctx.Fail(bad);
+
+  if (ctx.json()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const Record& r : records) j.push_back(RecordToJson(r));
+    ctx.out() << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (f.csv) {
+    Table t({"id", "key_hash", "gpu", "cudnn", "op", "n", "c", "k", "in",
+             "filt", "pad", "stride", "dil", "groups", "in_type", "compute",
+             "layout", "tc", "tf32", "best_algo", "best_math", "best_ms",
+             "best_workspace_bytes", "search_ms", "measured_at", "key"});
+    for (const Record& r : records) {
+      const ConvProblem& p = r.key.problem;
+      const int d = p.spatial_dims;
+      std::optional<AlgoResult> best = Choose(r, Constraints());
+      t.AddRow({absl::StrCat(r.id), r.key.HashText(), r.key.device.gpu_model,
+                CudnnVersionText(r.key.device.cudnn_version),
+                std::string(ConvOpName(p.op)), absl::StrCat(p.n),
+                absl::StrCat(p.c), absl::StrCat(p.k), DimsToText(p.input, d),
+                DimsToText(p.filter, d), DimsToText(p.padding, d),
+                DimsToText(p.stride, d), DimsToText(p.dilation, d),
+                absl::StrCat(p.groups), std::string(DataTypeName(p.input_type)),
+                std::string(DataTypeName(p.compute_type)),
+                std::string(LayoutName(p.layout)), p.allow_tensor_cores ? "1" : "0",
+                p.allow_tf32 ? "1" : "0", best ? absl::StrCat(best->algo) : "",
+                best ? std::string(MathTypeName(best->math_type)) : "",
+                best ? FormatMs(best->median_ms) : "",
+                best ? absl::StrCat(best->workspace_bytes) : "",
+                FormatMs(r.search_ms), FormatTime(r.measured_at_us),
+                r.key.ToText()});
+    }
+    t.PrintCsv(ctx.out());
+    return kExitOk;
+  }
+  Table t({"id>", "hash", "gpu", "op", "shape", "type", "layout", "best",
+           "best ms>", "search ms>", "measured"});
+  for (const Record& r : records) {
+    const ConvProblem& p = r.key.problem;
+    std::optional<AlgoResult> best = Choose(r, Constraints());
+    t.AddRow({absl::StrCat(r.id), r.key.HashText(), r.key.device.gpu_model,
+              std::string(ConvOpName(p.op)), ShapeSummary(p), TypeSummary(p),
+              std::string(LayoutName(p.layout)),
+              best ? AlgoLabel(*best) : "unsupported",
+              best ? FormatMs(best->median_ms) : "-", FormatMs(r.search_ms),
+              FormatTime(r.measured_at_us)});
+  }
+  t.Print(ctx.out());
+  ctx.out() << records.size() << " record(s) matching "
+            << DescribeFilter(*filter) << "\n";
+  return kExitOk;
+}
+
+// The record a `show` argument names.
+absl::StatusOr<Record> FindRecord(CliContext& ctx, const std::string& arg,
+                                  const std::string& gpu) {
+  const std::string text(absl::StripAsciiWhitespace(arg));
+  std::optional<v1::Record> found;
+  int64_t id = 0;
+  const bool is_hash =
+      text.size() == 16 &&
+      text.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+  if (is_hash || (absl::SimpleAtoi(text, &id) && id > 0)) {
+    const std::string hash = absl::AsciiStrToLower(text);
+    absl::Status status = ForEachRecord(
+        ctx, v1::Filter(), is_hash ? 0 : id - 1, is_hash ? 0 : 1,
+        [&](const v1::Record& r) {
+          if ((is_hash && r.key_hash() == hash) || (!is_hash && r.id() == id)) {
+            found = r;
+            return false;
+          }
+          return is_hash;
+        });
+    if (!status.ok()) return status;
+    if (!found) {
+      return absl::NotFoundError(absl::StrCat(
+          "no record with ", is_hash ? "key hash " : "id ", text));
+    }
+  } else {
+    auto key = ctx.ResolveKey(text, gpu);
+    if (!key.ok()) return key.status();
+    auto stub = ctx.Stub();
+    if (!stub.ok()) return stub.status();
+    v1::LookupRequest request;
+    ToProto(key->problem, request.mutable_problem());
+    ToProto(key->device, request.mutable_device());
+    v1::LookupResponse response;
+    auto context = ctx.NewContext();
+    absl::Status status =
+        FromGrpc((*stub)->Lookup(context.get(), request, &response));
+    if (status.code() == absl::StatusCode::kNotFound) {
+      return absl::NotFoundError(
+          absl::StrCat("nothing stored for ", key->ToText()));
+    }
+    if (!status.ok()) return status;
+    found = response.record();
+  }
+  auto record = FromProto(*found);
+  if (!record.ok()) {
+    return absl::InternalError(absl::StrCat("the daemon's record is malformed: ",
+                                            record.status().message()));
+  }
+  return *record;
+}
+
+}  // namespace
+
+void AddQueryCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
+  auto qf = std::make_shared<QueryFlags>();
+  CLI::App* query = app.add_subcommand(
+      "query", "List stored records matching filters (table, --json, --csv)");
+  AddFilterFlags(query, &qf->filter);
+  query->add_option("--limit", qf->limit, "At most N records (0 = all)")
+      ->check(CLI::NonNegativeNumber);
+  query->add_flag("--csv", qf->csv, "CSV with a header row on stdout");
+  query->callback([&ctx, qf, exit_code] { *exit_code = RunQuery(ctx, *qf); });
+
+  auto key = std::make_shared<std::string>();
+  auto gpu = std::make_shared<std::string>();
+  CLI::App* show = app.add_subcommand(
+      "show",
+      "Show one record: its whole ranking and the choice under common "
+      "constraints");
+  show->add_option("KEY", *key,
+                   "Canonical key text, a problem's text (with --gpu), a "
+                   "record id or a 16-digit key hash")
+      ->required();
+  show->add_option("--gpu", *gpu,
+                   "For a problem's text: CUDA ordinal or model substring");
+  show->callback([&ctx, key, gpu, exit_code] {
+    auto record = FindRecord(ctx, *key, *gpu);
+    if (!record.ok()) {
+      *exit_code = ctx.Fail(record.status());
+      return;
+    }
+    if (ctx.json()) {
+      ctx.out() << RecordWithChoicesToJson(*record).dump(2) << "\n";
+    } else {
+      PrintRecordDetails(ctx.out(), *record);
+    }
+    *exit_code = kExitOk;
+  });
+}
+
+}  // namespace tunedb::cli

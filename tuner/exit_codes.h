@@ -1,0 +1,35 @@
+// Exit codes of the tunedb CLI (documented in docs/cli.md and `tunedb --help`).
+//
+// Thread safety: constants only.
+#ifndef TUNEDB_TUNER_EXIT_CODES_H_
+#define TUNEDB_TUNER_EXIT_CODES_H_
+
+namespace tunedb::cli {
+
+enum ExitCode : int {
+  kExitOk = 0,           // success
+  kExitError = 1,        // the daemon or the database reported an error;
+                         // doctor: a check failed
+  kExitUsage = 2,        // bad flags or arguments; confirmation refused
+  kExitUnreachable = 3,  // the daemon could not be reached
+  kExitBadInput = 4,     // a shape file or import file has bad lines
+  kExitPartial = 5,      // prewarm: some problems failed, the rest are stored
+  kExitNotFound = 6,     // lookup/show: nothing stored for the key
+  kExitInterrupted = 130,  // interrupted (SIGINT); rerun to resume
+};
+
+// The text block of `tunedb --help` describing the codes.
+inline constexpr const char* kExitCodeHelp =
+    "Exit codes:\n"
+    "  0    success\n"
+    "  1    error reported by the daemon or database (doctor: a check failed)\n"
+    "  2    usage error (bad flag or argument; confirmation refused)\n"
+    "  3    daemon unreachable\n"
+    "  4    bad input file (shape file or import rejects; nothing imported)\n"
+    "  5    partial failure (prewarm: some problems failed)\n"
+    "  6    not found (lookup, show)\n"
+    "  130  interrupted (prewarm: rerun to resume)\n";
+
+}  // namespace tunedb::cli
+
+#endif  // TUNEDB_TUNER_EXIT_CODES_H_

@@ -1,0 +1,166 @@
+#include "tuner/filter_flags.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tuner/format.h"
+#include "tuner/training_problems.h"
+#include "tunedb/problem.h"
+
+namespace tunedb::cli {
+
+void AddFilterFlags(CLI::App* cmd, FilterFlags* flags) {
+  cmd->add_option("-f,--filter", flags->filters,
+                  "Key field=value to match (repeatable); fields: kv gpu cc "
+                  "sms cudnn cuda op n c k in filt pad stride dil groups mode "
+                  "in_type out_type compute layout tc tf32");
+  cmd->add_option("--gpu", flags->gpu, "Same as --filter gpu=MODEL");
+  cmd->add_option("--op", flags->op,
+                  "Same as --filter op=OP (fwd, bwd_data, bwd_filter)");
+  cmd->add_option("--dtype", flags->dtype,
+                  "Data type: fp32, fp32-no-tf32, fp16, bf16 (sets in_type, "
+                  "and tf32 for the fp32 variants)");
+  cmd->add_option("--layout", flags->layout,
+                  "Same as --filter layout=L (nchw, nhwc, ncdhw, ndhwc)");
+  cmd->add_option("--since", flags->since,
+                  "Measured at or after: RFC 3339 time, date, or age (24h, 7d)");
+  cmd->add_option("--until", flags->until,
+                  "Measured before: RFC 3339 time, date, or age (24h, 7d)");
+}
+
+absl::StatusOr<absl::Time> ParseTimeBound(const std::string& text,
+                                          absl::Time now) {
+  absl::Time t;
+  std::string err;
+  if (absl::ParseTime(absl::RFC3339_full, text, &t, &err)) return t;
+  if (absl::ParseTime("%Y-%m-%d", text, absl::UTCTimeZone(), &t, &err)) return t;
+  if (text.size() >= 2) {
+    int64_t count = 0;
+    const char unit = text.back();
+    if (absl::SimpleAtoi(text.substr(0, text.size() - 1), &count) && count >= 0) {
+      switch (unit) {
+        case 's':
+          return now - absl::Seconds(count);
+        case 'm':
+          return now - absl::Minutes(count);
+        case 'h':
+          return now - absl::Hours(count);
+        case 'd':
+          return now - absl::Hours(24 * count);
+        case 'w':
+          return now - absl::Hours(24 * 7 * count);
+        default:
+          break;
+      }
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "'", text, "' is not a time: use RFC 3339 (2026-11-29T12:00:00Z), a "
+      "date (2026-11-29) or an age (90m, 24h, 7d, 2w)"));
+}
+
+absl::StatusOr<v1::Filter> BuildFilter(const FilterFlags& flags,
+                                       const std::vector<std::string>& extra,
+                                       absl::Time now) {
+  v1::Filter filter;
+  auto& fields = *filter.mutable_fields();
+  const auto& names = KeyFieldNames();
+  auto add = [&](const std::string& flag, const std::string& field,
+                 const std::string& value) -> absl::Status {
+    if (std::find(names.begin(), names.end(), field) == names.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, ": unknown key field '", field, "'; fields: ",
+          absl::StrJoin(names.begin(), names.end(), " ")));
+    }
+    auto it = fields.find(field);
+    if (it != fields.end() && it->second != value) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, ": field '", field, "' given twice ('", it->second, "' and '",
+          value, "')"));
+    }
+    fields[field] = value;
+    return absl::OkStatus();
+  };
+  std::vector<std::string> terms = flags.filters;
+  terms.insert(terms.end(), extra.begin(), extra.end());
+  for (const std::string& term : terms) {
+    const size_t eq = term.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--filter '", term, "': expected field=value, e.g. op=fwd"));
+    }
+    absl::Status s = add("--filter", term.substr(0, eq), term.substr(eq + 1));
+    if (!s.ok()) return s;
+  }
+  if (!flags.gpu.empty()) {
+    absl::Status s = add("--gpu", "gpu", flags.gpu);
+    if (!s.ok()) return s;
+  }
+  if (!flags.op.empty()) {
+    auto op = ParseConvOp(flags.op);
+    if (!op.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--op '", flags.op, "' is not one of fwd, bwd_data, bwd_filter"));
+    }
+    absl::Status s = add("--op", "op", flags.op);
+    if (!s.ok()) return s;
+  }
+  if (!flags.dtype.empty()) {
+    auto preset = ParseDtypePreset(flags.dtype);
+    if (!preset.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dtype: ", preset.status().message()));
+    }
+    ConvProblem p;
+    ApplyDtypePreset(*preset, p);
+    absl::Status s = add("--dtype", "in_type", std::string(DataTypeName(p.input_type)));
+    if (s.ok() && (*preset == DtypePreset::kFp32 ||
+                   *preset == DtypePreset::kFp32NoTf32)) {
+      s = add("--dtype", "tf32", p.allow_tf32 ? "1" : "0");
+    }
+    if (!s.ok()) return s;
+  }
+  if (!flags.layout.empty()) {
+    auto layout = ParseLayout(absl::AsciiStrToLower(flags.layout));
+    if (!layout.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--layout '", flags.layout, "' is not nchw, nhwc, ncdhw or ndhwc"));
+    }
+    absl::Status s = add("--layout", "layout", std::string(LayoutName(*layout)));
+    if (!s.ok()) return s;
+  }
+  if (!flags.since.empty()) {
+    auto t = ParseTimeBound(flags.since, now);
+    if (!t.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--since: ", t.status().message()));
+    }
+    filter.set_since_us(absl::ToUnixMicros(*t));
+  }
+  if (!flags.until.empty()) {
+    auto t = ParseTimeBound(flags.until, now);
+    if (!t.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--until: ", t.status().message()));
+    }
+    filter.set_until_us(absl::ToUnixMicros(*t));
+  }
+  return filter;
+}
+
+std::string DescribeFilter(const v1::Filter& filter) {
+  std::vector<std::string> parts;
+  std::map<std::string, std::string> sorted(filter.fields().begin(),
+                                            filter.fields().end());
+  for (const auto& [k, v] : sorted) parts.push_back(absl::StrCat(k, "=", v));
+  if (filter.since_us() != 0) {
+    parts.push_back(absl::StrCat("since ", FormatTime(filter.since_us())));
+  }
+  if (filter.until_us() != 0) {
+    parts.push_back(absl::StrCat("until ", FormatTime(filter.until_us())));
+  }
+  return parts.empty() ? "(everything)" : absl::StrJoin(parts, ", ");
+}
+
+}  // namespace tunedb::cli

@@ -1,0 +1,230 @@
+#include "tuner/format.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "tuner/net_builder.h"
+#include "tuner/table.h"
+
+namespace tunedb::cli {
+
+std::string FormatBytes(int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0) return absl::StrCat(bytes, " B");
+  if (v == static_cast<int64_t>(v)) {
+    return absl::StrFormat("%d %s", static_cast<int64_t>(v), units[u]);
+  }
+  return absl::StrFormat("%.1f %s", v, units[u]);
+}
+
+std::string FormatMs(double ms) { return absl::StrFormat("%.3f", ms); }
+
+std::string FormatTime(int64_t micros) {
+  if (micros == 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%SZ", absl::FromUnixMicros(micros),
+                          absl::UTCTimeZone());
+}
+
+std::string ShapeSummary(const ConvProblem& p) {
+  const int d = p.spatial_dims;
+  std::string s = absl::StrCat("n", p.n, " c", p.c, " k", p.k, " in",
+                               DimsToText(p.input, d), " f",
+                               DimsToText(p.filter, d), " s",
+                               DimsToText(p.stride, d), " p",
+                               DimsToText(p.padding, d));
+  bool dilated = false;
+  for (int i = 0; i < d; ++i) dilated |= p.dilation[i] != 1;
+  if (dilated) absl::StrAppend(&s, " d", DimsToText(p.dilation, d));
+  if (p.groups != 1) absl::StrAppend(&s, " g", p.groups);
+  return s;
+}
+
+std::string TypeSummary(const ConvProblem& p) {
+  std::string s(DataTypeName(p.input_type));
+  if (p.compute_type != p.input_type) {
+    absl::StrAppend(&s, "/", std::string(DataTypeName(p.compute_type)), "acc");
+  }
+  if (p.allow_tf32) absl::StrAppend(&s, "+tf32");
+  if (!p.allow_tensor_cores) absl::StrAppend(&s, " no-tc");
+  return s;
+}
+
+std::string AlgoLabel(const AlgoResult& r) {
+  return absl::StrCat(r.algo, " ", std::string(MathTypeName(r.math_type)));
+}
+
+const std::vector<NamedConstraints>& CommonConstraintSets() {
+  static const auto* sets = [] {
+    auto* v = new std::vector<NamedConstraints>();
+    Constraints c;
+    v->push_back({"unlimited workspace", c});
+    c.max_workspace_bytes = 0;
+    v->push_back({"workspace <= 0 B", c});
+    c.max_workspace_bytes = int64_t{64} << 20;
+    v->push_back({"workspace <= 64 MiB", c});
+    c.max_workspace_bytes = int64_t{1} << 30;
+    v->push_back({"workspace <= 1 GiB", c});
+    Constraints det;
+    det.deterministic_only = true;
+    v->push_back({"deterministic only", det});
+    return v;
+  }();
+  return *sets;
+}
+
+nlohmann::json AlgoToJson(const AlgoResult& r) {
+  nlohmann::json j = {
+      {"algo", r.algo},
+      {"math", std::string(MathTypeName(r.math_type))},
+      {"status", std::string(AlgoStatusName(r.status))},
+      {"median_ms", r.median_ms},
+      {"spread_ms", r.spread_ms},
+      {"samples", r.samples},
+      {"workspace_bytes", r.workspace_bytes},
+      {"deterministic", r.deterministic},
+      {"retimed", r.retimed},
+  };
+  if (!r.error.empty()) j["error"] = r.error;
+  return j;
+}
+
+nlohmann::json DeviceToJson(const DeviceKey& d) {
+  return {{"gpu", d.gpu_model},
+          {"cc", absl::StrCat(d.cc_major, ".", d.cc_minor)},
+          {"sms", d.sm_count},
+          {"cudnn", CudnnVersionText(d.cudnn_version)},
+          {"cuda", CudaVersionText(d.cuda_runtime_version)}};
+}
+
+nlohmann::json ProblemToJson(const ConvProblem& p) {
+  auto dims = [&p](const Dims& d) {
+    return std::vector<int64_t>(d.begin(), d.begin() + p.spatial_dims);
+  };
+  return {{"op", std::string(ConvOpName(p.op))},
+          {"n", p.n},
+          {"c", p.c},
+          {"k", p.k},
+          {"in", dims(p.input)},
+          {"filt", dims(p.filter)},
+          {"pad", dims(p.padding)},
+          {"stride", dims(p.stride)},
+          {"dil", dims(p.dilation)},
+          {"groups", p.groups},
+          {"mode", std::string(ConvModeName(p.mode))},
+          {"in_type", std::string(DataTypeName(p.input_type))},
+          {"out_type", std::string(DataTypeName(p.output_type))},
+          {"compute", std::string(DataTypeName(p.compute_type))},
+          {"layout", std::string(LayoutName(p.layout))},
+          {"tc", p.allow_tensor_cores},
+          {"tf32", p.allow_tf32}};
+}
+
+nlohmann::json RecordToJson(const Record& r) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const AlgoResult& a : r.results) results.push_back(AlgoToJson(a));
+  nlohmann::json j = {
+      {"id", r.id},
+      {"key", r.key.ToText()},
+      {"key_hash", r.key.HashText()},
+      {"device", DeviceToJson(r.key.device)},
+      {"problem", ProblemToJson(r.key.problem)},
+      {"results", results},
+      {"measured_at_us", r.measured_at_us},
+      {"measured_at", FormatTime(r.measured_at_us)},
+      {"host", r.host},
+      {"gpu_uuid", r.gpu_uuid},
+      {"driver_version", r.driver_version},
+      {"finder", r.finder},
+      {"repeats", r.repeats},
+      {"workspace_cap_bytes", r.workspace_cap_bytes},
+      {"search_ms", r.search_ms},
+      {"verified", r.verified},
+      {"served_count", r.served_count},
+  };
+  std::optional<AlgoResult> best = Choose(r, Constraints());
+  j["best"] = best ? AlgoToJson(*best) : nlohmann::json(nullptr);
+  return j;
+}
+
+nlohmann::json RecordWithChoicesToJson(const Record& r) {
+  nlohmann::json j = RecordToJson(r);
+  nlohmann::json choices = nlohmann::json::array();
+  for (const NamedConstraints& c : CommonConstraintSets()) {
+    std::optional<AlgoResult> choice = Choose(r, c.constraints);
+    choices.push_back(
+        {{"constraints", c.name},
+         {"max_workspace_bytes",
+          c.constraints.max_workspace_bytes
+              ? nlohmann::json(*c.constraints.max_workspace_bytes)
+              : nlohmann::json(nullptr)},
+         {"deterministic_only", c.constraints.deterministic_only},
+         {"choice", choice ? AlgoToJson(*choice) : nlohmann::json(nullptr)}});
+  }
+  j["choices"] = choices;
+  return j;
+}
+
+void PrintRecordDetails(std::ostream& out, const Record& r) {
+  out << "key       " << r.key.ToText() << "\n";
+  PrintKeyValues(
+      out,
+      {{"id", absl::StrCat(r.id)},
+       {"key hash", r.key.HashText()},
+       {"gpu", absl::StrCat(r.key.device.gpu_model, " (cc ",
+                            r.key.device.cc_major, ".", r.key.device.cc_minor,
+                            ", ", r.key.device.sm_count, " SMs), cuDNN ",
+                            CudnnVersionText(r.key.device.cudnn_version),
+                            ", CUDA ",
+                            CudaVersionText(r.key.device.cuda_runtime_version))},
+       {"problem", absl::StrCat(std::string(ConvOpName(r.key.problem.op)), " ",
+                                ShapeSummary(r.key.problem), " ",
+                                TypeSummary(r.key.problem), " ",
+                                std::string(LayoutName(r.key.problem.layout)))},
+       {"measured", absl::StrCat(FormatTime(r.measured_at_us), " on ", r.host,
+                                 " (", r.gpu_uuid, ", driver ",
+                                 r.driver_version, ")")},
+       {"finder", absl::StrCat(r.finder, ", ", r.repeats,
+                               " repeats, workspace cap ",
+                               FormatBytes(r.workspace_cap_bytes))},
+       {"search", absl::StrCat(FormatMs(r.search_ms), " ms",
+                               r.verified ? ", verified" : "")},
+       {"served", absl::StrCat(r.served_count, " times")}});
+  out << "\nranking\n";
+  Table ranking({"#>", "algo>", "math", "status", "median ms>", "spread ms>",
+                 "samples>", "workspace>", "deterministic", "error"});
+  int rank = 0;
+  for (const AlgoResult& a : r.results) {
+    const bool ok = a.status == AlgoStatus::kOk;
+    ranking.AddRow({ok ? absl::StrCat(++rank) : "-", absl::StrCat(a.algo),
+                    std::string(MathTypeName(a.math_type)),
+                    std::string(AlgoStatusName(a.status)),
+                    ok ? FormatMs(a.median_ms) : "-",
+                    ok ? FormatMs(a.spread_ms) : "-",
+                    ok ? absl::StrCat(a.samples) : "-",
+                    FormatBytes(a.workspace_bytes),
+                    a.deterministic ? "yes" : "no", a.error});
+  }
+  ranking.Print(out);
+  out << "\nchosen under constraints\n";
+  Table chosen({"constraints", "algo>", "math", "median ms>", "workspace>"});
+  for (const NamedConstraints& c : CommonConstraintSets()) {
+    std::optional<AlgoResult> choice = Choose(r, c.constraints);
+    if (choice) {
+      chosen.AddRow({c.name, absl::StrCat(choice->algo),
+                     std::string(MathTypeName(choice->math_type)),
+                     FormatMs(choice->median_ms),
+                     FormatBytes(choice->workspace_bytes)});
+    } else {
+      chosen.AddRow({c.name, "-", "none meets these constraints", "-", "-"});
+    }
+  }
+  chosen.Print(out);
+}
+
+}  // namespace tunedb::cli

@@ -1,0 +1,58 @@
+// Formatting of records and values for the CLI's tables and JSON output.
+//
+// The JSON shapes written here are the CLI's --json output (documented in
+// docs/cli.md); the export file format is the daemon's, not this.
+//
+// Thread safety: pure functions.
+#ifndef TUNEDB_TUNER_FORMAT_H_
+#define TUNEDB_TUNER_FORMAT_H_
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+
+namespace tunedb::cli {
+
+// "64 MiB", "0 B", "1.5 GiB".
+std::string FormatBytes(int64_t bytes);
+// "0.123 ms" with 3 significant decimals.
+std::string FormatMs(double ms);
+// "2026-11-29 16:04:05Z" (UTC) for µs since the epoch.
+std::string FormatTime(int64_t micros);
+// Compact shape: "n64 c3 k64 in224x224 f7x7 s2x2 p3x3" (+ " d2x2" if
+// dilated, " g32" if grouped).
+std::string ShapeSummary(const ConvProblem& p);
+// "f32", "f32/tf32", "f16", "bf16" (data type and TF32 policy).
+std::string TypeSummary(const ConvProblem& p);
+// "#1 tensor_op" style algorithm label.
+std::string AlgoLabel(const AlgoResult& r);
+
+// Named constraint sets `show` evaluates: unlimited, <= 0 B, <= 64 MiB,
+// <= 1 GiB, deterministic only.
+struct NamedConstraints {
+  std::string name;
+  Constraints constraints;
+};
+const std::vector<NamedConstraints>& CommonConstraintSets();
+
+nlohmann::json AlgoToJson(const AlgoResult& r);
+nlohmann::json DeviceToJson(const DeviceKey& d);
+nlohmann::json ProblemToJson(const ConvProblem& p);
+// The whole record, with key text and hash, and the best algorithm.
+nlohmann::json RecordToJson(const Record& r);
+// RecordToJson plus "choices": the choice under each CommonConstraintSets().
+nlohmann::json RecordWithChoicesToJson(const Record& r);
+
+// For people: the key, provenance, the whole ranking as a table, and the
+// algorithm chosen under each of CommonConstraintSets().
+void PrintRecordDetails(std::ostream& out, const Record& r);
+
+}  // namespace tunedb::cli
+
+#endif  // TUNEDB_TUNER_FORMAT_H_

@@ -1,0 +1,71 @@
+// PrewarmRunner: tunes a list of problems through the daemon — asks Lookup
+// first and skips what is stored (unless forced), then streams the rest
+// through one TuneBatch call with a bounded number in flight, drawing
+// progress, and stops cleanly on interrupt: it stops sending, waits up to
+// `drain` for the answers still outstanding, cancels the rest, and reports.
+// Because every finished search is stored by the daemon, re-running the
+// same prewarm resumes where it stopped.
+//
+// Thread safety: Run() is called once, from one thread; it uses a sender
+// thread and a watchdog thread internally.
+#ifndef TUNEDB_TUNER_PREWARM_RUNNER_H_
+#define TUNEDB_TUNER_PREWARM_RUNNER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "tuner/cli_context.h"
+#include "tunedb/problem.h"
+
+namespace tunedb::cli {
+
+struct PrewarmItem {
+  ProblemKey key;      // device and problem
+  std::string source;  // where it came from ("resnet50/conv1 fwd")
+};
+
+struct PrewarmOptions {
+  bool force = false;  // search again even if stored
+  int64_t limit = 0;   // send at most this many (0 = all)
+  int window = 8;      // requests in flight
+  absl::Duration drain = absl::Seconds(30);  // wait for answers on interrupt
+  bool progress = true;
+  int max_retries = 5;  // per item, for RESOURCE_EXHAUSTED (queue full)
+};
+
+struct PrewarmFailure {
+  std::string source;
+  std::string key;
+  std::string error;
+};
+
+struct PrewarmSummary {
+  int64_t shapes = 0;          // unique problems planned
+  int64_t already_stored = 0;  // skipped after Lookup
+  int64_t sent = 0;            // sent through TuneBatch
+  int64_t searched = 0;        // answers that ran a search
+  int64_t hits = 0;            // answers served from the database
+  int64_t failed = 0;
+  int64_t not_sent = 0;        // left for later (limit or interrupt)
+  int64_t unanswered = 0;      // sent but cancelled before answering
+  double search_ms_spent = 0;  // search_ms of the searches this run
+  double search_ms_saved = 0;  // sum of search_ms over all stored records
+                               // of the planned problems
+  bool interrupted = false;
+  // Why the TuneBatch stream ended early, if it did (e.g. the daemon went
+  // away); OK otherwise.
+  absl::Status stream_status;
+  std::vector<PrewarmFailure> failures;
+};
+
+// Runs the prewarm; an error status only when the daemon cannot be used at
+// all (per-problem failures are in the summary).
+absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
+                                          const std::vector<PrewarmItem>& items,
+                                          const PrewarmOptions& options);
+
+}  // namespace tunedb::cli
+
+#endif  // TUNEDB_TUNER_PREWARM_RUNNER_H_
