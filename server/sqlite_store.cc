@@ -364,6 +364,13 @@ absl::StatusOr<std::unique_ptr<sql::Database>> OpenReader(
   return db;
 }
 
+// Keeps the code, says which operation failed.
+absl::Status OpenError(const absl::Status& status) {
+  return absl::Status(
+      status.code(),
+      absl::StrCat("cannot open the tunedb database: ", status.message()));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const Options& options) {
@@ -382,7 +389,10 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   }
   std::unique_ptr<sql::Database> writer;
   if (!options.read_only) {
-    ASSIGN_OR_RETURN(writer, OpenWriter(options, in_memory));
+    absl::StatusOr<std::unique_ptr<sql::Database>> opened =
+        OpenWriter(options, in_memory);
+    if (!opened.ok()) return OpenError(opened.status());
+    writer = *std::move(opened);
   }
   std::unique_ptr<sql::ConnectionPool> readers;
   int reader_count = in_memory ? 0 : options.read_connections;
@@ -392,9 +402,10 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
     for (int i = 0; i < reader_count; ++i) {
       // The writer already checked the file; a read-only store checks it on
       // its first connection.
-      ASSIGN_OR_RETURN(std::unique_ptr<sql::Database> db,
-                       OpenReader(options, options.read_only && i == 0));
-      connections.push_back(std::move(db));
+      absl::StatusOr<std::unique_ptr<sql::Database>> db =
+          OpenReader(options, options.read_only && i == 0);
+      if (!db.ok()) return OpenError(db.status());
+      connections.push_back(*std::move(db));
     }
     readers = std::make_unique<sql::ConnectionPool>(std::move(connections));
   }

@@ -111,5 +111,28 @@ TEST(StoreConcurrencyTest, ReadersDoNotWaitForAnotherWritersTransaction) {
   EXPECT_TRUE((*second)->Put(TestRecord(2)).ok());
 }
 
+TEST(StoreConcurrencyTest, StoresOpeningANewFileAtOnceCreateItOnce) {
+  TempDir dir;
+  Store::Options options;
+  options.path = dir.File("race.db");
+  constexpr int kOpeners = 4;
+  std::vector<absl::StatusOr<std::unique_ptr<Store>>> stores(kOpeners);
+  std::vector<absl::Status> puts(kOpeners);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kOpeners; ++i) {
+    threads.emplace_back([&, i] {
+      stores[i] = Store::Open(options);
+      if (stores[i].ok())
+        puts[i] = (*stores[i])->Put(TestRecord(i + 1)).status();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int i = 0; i < kOpeners; ++i) {
+    ASSERT_TRUE(stores[i].ok()) << stores[i].status();
+    EXPECT_TRUE(puts[i].ok()) << puts[i];
+    EXPECT_EQ((*stores[i])->Count().value_or(-1), kOpeners);
+  }
+}
+
 }  // namespace
 }  // namespace tunedb::store_test
