@@ -133,7 +133,7 @@ std::optional<int64_t> AnswerCache::MeasuredAt(const PackedKey& key,
 }
 
 void AnswerCache::Clear() {
-  const PackedKey zero;
+  const PackedKey zero{};
   for (int64_t set = 0; set < sets_; ++set) {
     std::lock_guard<std::mutex> lock(StripeOf(set));
     for (int way = 0; way < ways_; ++way) {

@@ -60,8 +60,9 @@ class AnswerCache {
   // On a live entry for `key` fills `*value` and returns true. An expired
   // non-tuned entry is a miss. For a tuned entry past its deadline, sets
   // `*refresh` for exactly one caller per entry version.
-  bool Lookup(const PackedKey& key, uint64_t hash, int64_t now_ms,
-              CacheValue* value, bool* refresh) const {
+  TUNEDB_ALWAYS_INLINE bool Lookup(const PackedKey& key, uint64_t hash,
+                                   int64_t now_ms, CacheValue* value,
+                                   bool* refresh) const {
     const uint64_t tag = hash | 1;
     const int64_t set = SetOf(hash);
     const std::atomic<uint64_t>* tags = tags_[set].tag;
@@ -73,6 +74,7 @@ class AnswerCache {
         const uint64_t s1 = slot.seq.load(std::memory_order_acquire);
         if (s1 & 1) continue;
         uint64_t diff = 0;
+#pragma GCC unroll 12
         for (int i = 0; i < PackedKey::kWords; ++i) {
           diff |= slot.key[i].load(std::memory_order_relaxed) ^ key.w[i];
         }

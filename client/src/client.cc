@@ -108,15 +108,12 @@ class ClientImpl final : public Client {
   }
 
   Answer Get(const ProblemKey& key, const Constraints& constraints) override {
-    PackedKey packed;
-    uint64_t hash = 0;
-    bool packable = false;
     if (cache_ != nullptr) {
       const int device = devices_.Find(key.device);
+      PackedKey packed;
       if (device != 0 &&
           PackKey(device, key.problem, constraints, &packed)) {
-        packable = true;
-        hash = packed.Hash();
+        const uint64_t hash = packed.Hash();
         CacheValue value;
         bool refresh = false;
         if (cache_->Lookup(packed, hash, CoarseNowMs(), &value, &refresh)) {
@@ -127,9 +124,10 @@ class ClientImpl final : public Client {
           if (answer.source == Source::kNone) counters_.Add(kNoneAnswers);
           return answer;
         }
+        return Miss(key, constraints, Slot{true, packed, hash});
       }
     }
-    return Miss(key, constraints, packable, packed, hash);
+    return Miss(key, constraints, MakeSlot(key, constraints));
   }
 
   bool Prefetch(const ProblemKey& key,
@@ -175,6 +173,13 @@ class ClientImpl final : public Client {
   }
 
  private:
+  // Where a miss caches its answer.
+  struct Slot {
+    bool packable = false;
+    PackedKey packed{};
+    uint64_t hash = 0;
+  };
+
   struct Job {
     enum Kind { kTune, kRefresh };
     Kind kind;
@@ -184,22 +189,10 @@ class ClientImpl final : public Client {
     int attempts = 0;
   };
 
-  // Where a miss caches its answer.
-  struct Slot {
-    bool packable = false;
-    PackedKey packed;
-    uint64_t hash = 0;
-  };
-
-  // The answer for a miss, by policy.
+  // The answer for a miss, by policy; `slot` says where to cache it.
   Answer Miss(const ProblemKey& key, const Constraints& constraints,
-              bool packable, const PackedKey& packed, uint64_t hash) {
+              const Slot& slot) {
     counters_.Add(kMisses);
-    Slot slot{packable, packed, hash};
-    if (cache_ != nullptr && !packable) {
-      // First time this device is seen (or a key too wide to pack).
-      slot = MakeSlot(key, constraints);
-    }
 
     switch (options_.miss_policy) {
       case MissPolicy::kCacheOnly:
@@ -245,6 +238,7 @@ class ClientImpl final : public Client {
     return Fallback(key, constraints, slot);
   }
 
+  // The slot of a key on the slow path: interns its device first.
   Slot MakeSlot(const ProblemKey& key, const Constraints& constraints) {
     Slot slot;
     if (cache_ == nullptr) return slot;
