@@ -1,0 +1,92 @@
+#include "tests/tuner/cli_test_fixture.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tuner/cli.h"
+#include "tuner/interrupt.h"
+
+namespace tunedb::cli {
+
+nlohmann::json CliResult::Json() const {
+  nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
+  return j.is_discarded() ? nlohmann::json(nullptr) : j;
+}
+
+void CliTest::SetUp() {
+  char tmpl[] = "/tmp/tunedb_cli_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  dir_ = tmpl;
+  db_path_ = dir_ + "/tunedb.db";
+  ClearInterrupt();
+  StartServer();
+}
+
+void CliTest::TearDown() {
+  StopServer();
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+  ClearInterrupt();
+}
+
+void CliTest::StartServer(const std::string& simulated_options) {
+  StopServer();
+  ServerOptions options;
+  options.unix_socket = dir_ + "/d.sock";
+  options.store.path = db_path_;
+  options.finder = "simulated";
+  options.simulated_options = simulated_options;
+  auto server = Server::BuildAndStart(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  server_ = std::move(*server);
+}
+
+void CliTest::StopServer() {
+  if (server_ == nullptr) return;
+  server_->Shutdown(absl::Seconds(5));
+  server_.reset();
+}
+
+CliResult CliTest::RunRaw(const std::vector<std::string>& args,
+                          const std::string& stdin_text, bool stdin_tty) {
+  std::istringstream in(stdin_text);
+  std::ostringstream out, err;
+  CliIo io;
+  io.in = &in;
+  io.out = &out;
+  io.err = &err;
+  io.stdin_is_tty = stdin_tty;
+  CliResult r;
+  r.code = RunCli(args, io);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+CliResult CliTest::Run(const std::vector<std::string>& args,
+                       const std::string& stdin_text, bool stdin_tty) {
+  std::vector<std::string> full = {"--address", server_->address(),
+                                   "--timeout", "20"};
+  full.insert(full.end(), args.begin(), args.end());
+  return RunRaw(full, stdin_text, stdin_tty);
+}
+
+std::string CliTest::WriteFile(const std::string& name,
+                               const std::string& text) {
+  const std::string path = dir_ + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+int64_t CliTest::StoredRecords() {
+  auto count = server_->core().store().Count();
+  EXPECT_TRUE(count.ok());
+  return count.ok() ? *count : -1;
+}
+
+int64_t CliTest::SearchesRun() { return server_->core().Stats().searches; }
+
+}  // namespace tunedb::cli
