@@ -9,6 +9,8 @@
 #
 # Left out on purpose: glibc and the compiler runtime (libc, libm, libdl,
 # libpthread, librt, ld-linux, libstdc++, libgcc_s: the host's are used),
+# zlib and OpenSSL 3 (libz.so.1, libssl.so.3, libcrypto.so.3: on every
+# current distribution, and security updates should come from the host),
 # the NVIDIA driver (libcuda, libnvidia-*) and cuDNN (libcudnn*: chosen per
 # worker with --cudnn-lib-dir / LD_LIBRARY_PATH). The CUDA runtime
 # (libcudart) IS carried: the worker and tests need it and it is small.
@@ -39,7 +41,7 @@ mkdir -p "$out/bin" "$out/lib"
 [[ ${#tests[@]} -eq 0 ]] || mkdir -p "$out/tests"
 [[ ${#shares[@]} -eq 0 ]] || mkdir -p "$out/share"
 
-skip_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libutil\.so|libstdc\+\+\.so|libgcc_s\.so|libcudnn|libcuda\.so|libnvidia|libnvrtc|libcublas)'
+skip_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libutil\.so|libstdc\+\+\.so|libgcc_s\.so|libz\.so|libssl\.so|libcrypto\.so|libcudnn|libcuda\.so|libnvidia|libnvrtc|libcublas)'
 
 copy_deps() {  # copies the non-system libraries `$1` needs into lib/
   ldd "$1" | awk '/=>/ {print $1, $3}' | while read -r name path; do
@@ -62,10 +64,20 @@ place() {  # place FILE SUBDIR RPATH
 }
 
 for b in "${bins[@]}"; do place "$b" bin '$ORIGIN/../lib'; done
-for l in "${libs[@]}"; do place "$l" lib '$ORIGIN'; done
+for l in "${libs[@]}"; do
+  place "$l" lib '$ORIGIN'
+  # Install shared libraries under their SONAME, with the dev symlink.
+  soname=$(patchelf --print-soname "$l" 2>/dev/null || true)
+  base=$(basename "$l")
+  if [[ -n "$soname" && "$soname" != "$base" ]]; then
+    mv "$out/lib/$base" "$out/lib/$soname"
+    ln -sf "$soname" "$out/lib/${soname%%.so*}.so"
+  fi
+done
 for t in "${tests[@]}"; do place "$t" tests '$ORIGIN/../lib'; done
 for s in "${shares[@]}"; do cp "$s" "$out/share/"; done
 for l in "$out"/lib/*; do
+  [[ -L "$l" ]] && continue
   patchelf --set-rpath '$ORIGIN' "$l"
 done
 
