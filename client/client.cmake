@@ -100,6 +100,10 @@ install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/tunedbConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/tunedbConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tunedb)
+# The .pc file finds the prefix relative to itself (relocatable installs).
+file(RELATIVE_PATH TUNEDB_PC_TO_PREFIX
+     "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" TUNEDB_PC_TO_PREFIX "${TUNEDB_PC_TO_PREFIX}")
 configure_file(${CMAKE_CURRENT_SOURCE_DIR}/tunedb.pc.in
                ${CMAKE_CURRENT_BINARY_DIR}/tunedb.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tunedb.pc
