@@ -21,6 +21,9 @@ namespace tunedb::bench {
 // Console output as usual, plus every run kept by name.
 class KeepingReporter : public benchmark::ConsoleReporter {
  public:
+  // Plain text (no colours), counters as table columns.
+  KeepingReporter() : ConsoleReporter(OO_Tabular) {}
+
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) runs_[r.benchmark_name()] = r;
     ConsoleReporter::ReportRuns(runs);
