@@ -1,5 +1,6 @@
 #include "server/cudnn_conv.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -533,23 +534,15 @@ absl::Status CudnnConv::Run(int algo, MathType math, void* workspace,
   return absl::InvalidArgumentError("unknown op");
 }
 
-absl::StatusOr<std::vector<float>> CudnnConv::ReadOutput() {
+absl::StatusOr<std::vector<float>> CudnnConv::ReadBuffer(
+    const DeviceBuffer& buffer, int64_t elems) {
   RETURN_IF_ERROR(
       CudaStatusToAbsl(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
-  const DeviceBuffer* buf = &y_;
-  int64_t elems = y_elems_;
-  if (problem_.op == ConvOp::kBackwardData) {
-    buf = &x_;
-    elems = x_elems_;
-  } else if (problem_.op == ConvOp::kBackwardFilter) {
-    buf = &w_;
-    elems = w_elems_;
-  }
   const int elem = DataTypeBytes(problem_.input_type);
   std::vector<unsigned char> raw(static_cast<size_t>(elems) * elem);
   RETURN_IF_ERROR(CudaStatusToAbsl(
-      cudaMemcpy(raw.data(), buf->get(), raw.size(), cudaMemcpyDeviceToHost),
-      "cudaMemcpy(output)"));
+      cudaMemcpy(raw.data(), buffer.get(), raw.size(), cudaMemcpyDeviceToHost),
+      "cudaMemcpy(read)"));
   std::vector<float> out(static_cast<size_t>(elems));
   for (int64_t i = 0; i < elems; ++i) {
     const unsigned char* src = raw.data() + i * elem;
@@ -578,6 +571,138 @@ absl::StatusOr<std::vector<float>> CudnnConv::ReadOutput() {
     }
   }
   return out;
+}
+
+absl::StatusOr<std::vector<float>> CudnnConv::ReadOutput() {
+  switch (problem_.op) {
+    case ConvOp::kForward:
+      return ReadBuffer(y_, y_elems_);
+    case ConvOp::kBackwardData:
+      return ReadBuffer(x_, x_elems_);
+    case ConvOp::kBackwardFilter:
+      return ReadBuffer(w_, w_elems_);
+  }
+  return absl::InvalidArgumentError("unknown op");
+}
+
+int64_t CudnnConv::MultiplyAccumulates() const {
+  const ConvProblem& p = problem_;
+  int64_t macs = p.n * p.k * (p.c / p.groups);
+  for (int i = 0; i < p.spatial_dims; ++i) {
+    macs *= p.OutputSize(i) * p.filter[i];
+  }
+  return macs;
+}
+
+absl::StatusOr<std::vector<float>> CudnnConv::CpuReference(int64_t max_macs) {
+  const ConvProblem& p = problem_;
+  if (MultiplyAccumulates() > max_macs) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("problem too large for the CPU reference (",
+                     MultiplyAccumulates(), " > ", max_macs, " MACs)"));
+  }
+  // Inputs of the pass, as floats in memory order (never overwritten by it).
+  std::vector<float> x, w, y;
+  if (p.op != ConvOp::kBackwardData) {
+    ASSIGN_OR_RETURN(x, ReadBuffer(x_, x_elems_));
+  }
+  if (p.op != ConvOp::kBackwardFilter) {
+    ASSIGN_OR_RETURN(w, ReadBuffer(w_, w_elems_));
+  }
+  if (p.op != ConvOp::kForward) {
+    ASSIGN_OR_RETURN(y, ReadBuffer(y_, y_elems_));
+  }
+  const int nsp = p.spatial_dims;
+  const bool channels_last =
+      p.layout == Layout::kNHWC || p.layout == Layout::kNDHWC;
+  // Spatial extents padded to 3 dimensions (leading unused ones of size 1).
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, flt[3] = {1, 1, 1};
+  int64_t st[3] = {1, 1, 1}, pd[3] = {0, 0, 0}, dl[3] = {1, 1, 1};
+  int64_t out_sp[3] = {0, 0, 0};
+  for (int i = 0; i < nsp; ++i) {
+    const int j = 3 - nsp + i;
+    in[j] = p.input[i];
+    out[j] = p.OutputSize(i);
+    out_sp[i] = out[j];
+    flt[j] = p.filter[i];
+    st[j] = p.stride[i];
+    pd[j] = p.padding[i];
+    dl[j] = p.dilation[i];
+  }
+  std::vector<int> dims, xs, ys;
+  ActivationDims(p.n, p.c, p.input.data(), nsp, channels_last, dims, xs);
+  ActivationDims(p.n, p.k, out_sp, nsp, channels_last, dims, ys);
+  // Strides padded the same way: [n, c, s0, s1, s2].
+  auto pad_strides = [&](const std::vector<int>& s) {
+    std::array<int64_t, 5> r = {s[0], s[1], 0, 0, 0};
+    for (int i = 0; i < nsp; ++i) r[2 + 3 - nsp + i] = s[2 + i];
+    return r;
+  };
+  const std::array<int64_t, 5> xst = pad_strides(xs), yst = pad_strides(ys);
+  const int64_t cg = p.c / p.groups, kg = p.k / p.groups;
+  // Filter [k, c/g, f0, f1, f2] packed in KCRS or KRSC order.
+  std::array<int64_t, 5> wst{};
+  if (!channels_last) {
+    wst = {cg * flt[0] * flt[1] * flt[2], flt[0] * flt[1] * flt[2],
+           flt[1] * flt[2], flt[2], 1};
+  } else {
+    wst = {cg * flt[0] * flt[1] * flt[2], 1, flt[1] * flt[2] * cg,
+           flt[2] * cg, cg};
+  }
+  const bool flip = p.mode == ConvMode::kConvolution;
+  std::vector<double> acc(p.op == ConvOp::kForward        ? y_elems_
+                          : p.op == ConvOp::kBackwardData ? x_elems_
+                                                          : w_elems_,
+                          0.0);
+  for (int64_t n = 0; n < p.n; ++n) {
+    for (int64_t k = 0; k < p.k; ++k) {
+      const int64_t g = k / kg;
+      for (int64_t o0 = 0; o0 < out[0]; ++o0) {
+        for (int64_t o1 = 0; o1 < out[1]; ++o1) {
+          for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+            const int64_t yi = n * yst[0] + k * yst[1] + o0 * yst[2] +
+                               o1 * yst[3] + o2 * yst[4];
+            double sum = 0;
+            for (int64_t ci = 0; ci < cg; ++ci) {
+              const int64_t c = g * cg + ci;
+              for (int64_t f0 = 0; f0 < flt[0]; ++f0) {
+                const int64_t i0 = o0 * st[0] - pd[0] + f0 * dl[0];
+                if (i0 < 0 || i0 >= in[0]) continue;
+                for (int64_t f1 = 0; f1 < flt[1]; ++f1) {
+                  const int64_t i1 = o1 * st[1] - pd[1] + f1 * dl[1];
+                  if (i1 < 0 || i1 >= in[1]) continue;
+                  for (int64_t f2 = 0; f2 < flt[2]; ++f2) {
+                    const int64_t i2 = o2 * st[2] - pd[2] + f2 * dl[2];
+                    if (i2 < 0 || i2 >= in[2]) continue;
+                    const int64_t xi = n * xst[0] + c * xst[1] + i0 * xst[2] +
+                                       i1 * xst[3] + i2 * xst[4];
+                    const int64_t g0 = flip ? flt[0] - 1 - f0 : f0;
+                    const int64_t g1 = flip ? flt[1] - 1 - f1 : f1;
+                    const int64_t g2 = flip ? flt[2] - 1 - f2 : f2;
+                    const int64_t wi = k * wst[0] + ci * wst[1] + g0 * wst[2] +
+                                       g1 * wst[3] + g2 * wst[4];
+                    switch (p.op) {
+                      case ConvOp::kForward:
+                        sum += static_cast<double>(x[xi]) * w[wi];
+                        break;
+                      case ConvOp::kBackwardData:
+                        acc[xi] += static_cast<double>(y[yi]) * w[wi];
+                        break;
+                      case ConvOp::kBackwardFilter:
+                        acc[wi] += static_cast<double>(x[xi]) * y[yi];
+                        break;
+                    }
+                  }
+                }
+              }
+            }
+            if (p.op == ConvOp::kForward) acc[yi] = sum;
+          }
+        }
+      }
+    }
+  }
+  return std::vector<float>(acc.begin(), acc.end());
 }
 
 }  // namespace tunedb

@@ -86,13 +86,22 @@ class CudnnConv {
   // Runs the pass once on the stream (asynchronously): output = op(inputs).
   absl::Status Run(int algo, MathType math, void* workspace,
                    size_t workspace_bytes);
-  // Waits for the stream and copies the pass's output tensor to the host.
+  // Waits for the stream and copies the pass's output tensor to the host
+  // (as floats, in memory order).
   absl::StatusOr<std::vector<float>> ReadOutput();
+  // The pass's output computed on the CPU in double precision from the same
+  // device inputs, in the same order as ReadOutput(). FAILED_PRECONDITION if
+  // the problem needs more than `max_macs` multiply-accumulates.
+  absl::StatusOr<std::vector<float>> CpuReference(int64_t max_macs);
+  // Multiply-accumulates of the pass.
+  int64_t MultiplyAccumulates() const;
 
  private:
   CudnnConv() = default;
   absl::Status Init(uint64_t seed);
   absl::Status SetMath(MathType math);
+  absl::StatusOr<std::vector<float>> ReadBuffer(const DeviceBuffer& buffer,
+                                               int64_t elems);
   absl::Status Fill(const DeviceBuffer& buffer, int64_t elements,
                     uint64_t seed);
 

@@ -133,7 +133,10 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
         r.status = AlgoStatus::kOk;
         r.median_ms = e.time_ms;
         r.samples = 1;
-        r.workspace_bytes = e.memory;
+        // Find's perf.memory can be less than what the algorithm asks for
+        // when run on its own: store the larger of the two.
+        absl::StatusOr<int64_t> need = conv->WorkspaceSize(e.algo, math);
+        r.workspace_bytes = need.ok() ? std::max(e.memory, *need) : e.memory;
       } else {
         absl::StatusOr<int64_t> need = conv->WorkspaceSize(e.algo, math);
         if (need.ok() && *need > cap) {
@@ -159,7 +162,54 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   for (auto& [key, r] : by_key) out.results.push_back(r);
   SortResults(out.results);
 
-  // 2. Re-time the leading candidates.
+  ASSIGN_OR_RETURN(CudaEvent ev_start, CudaEvent::Create());
+  ASSIGN_OR_RETURN(CudaEvent ev_stop, CudaEvent::Create());
+  auto run = [&](size_t idx) {
+    const AlgoResult& r = out.results[idx];
+    return conv->Run(r.algo, r.math_type, workspace.get(), workspace.bytes());
+  };
+  // One timed run of results[idx] on the stream, in ms.
+  auto time_once = [&](size_t idx) -> absl::StatusOr<double> {
+    RETURN_IF_ERROR(CudaStatusToAbsl(
+        cudaEventRecord(ev_start.get(), stream_.get()), "cudaEventRecord"));
+    RETURN_IF_ERROR(run(idx));
+    RETURN_IF_ERROR(CudaStatusToAbsl(
+        cudaEventRecord(ev_stop.get(), stream_.get()), "cudaEventRecord"));
+    RETURN_IF_ERROR(CudaStatusToAbsl(cudaEventSynchronize(ev_stop.get()),
+                                     "cudaEventSynchronize"));
+    float ms = 0;
+    RETURN_IF_ERROR(CudaStatusToAbsl(
+        cudaEventElapsedTime(&ms, ev_start.get(), ev_stop.get()),
+        "cudaEventElapsedTime"));
+    return static_cast<double>(ms);
+  };
+  const absl::Duration budget = std::min(options_.retime_budget, timeout / 4);
+  const absl::Time screen_start = absl::Now();
+
+  // 2. Screen every OK result: one untimed run (CUDA loads kernels lazily, so
+  // Find's single sample may include loading them) and one timed run. The
+  // candidates for re-timing are chosen from these times.
+  for (size_t i = 0; i < out.results.size(); ++i) {
+    AlgoResult& r = out.results[i];
+    if (r.status != AlgoStatus::kOk) continue;
+    if (absl::Now() - screen_start >= budget) break;
+    absl::Status s = run(i);
+    absl::StatusOr<double> ms =
+        s.ok() ? time_once(i) : absl::StatusOr<double>(s);
+    if (!ms.ok()) {
+      RETURN_IF_ERROR(CheckSticky());
+      r.status = AlgoStatus::kFailed;
+      r.error = std::string(ms.status().message());
+      continue;
+    }
+    r.median_ms = *ms;
+    r.spread_ms = 0;
+    r.samples = 1;
+    r.retimed = true;
+  }
+  SortResults(out.results);
+
+  // 3. Re-time the leading candidates.
   std::vector<size_t> cand;  // indices into out.results
   for (size_t i = 0; i < out.results.size(); ++i) {
     const AlgoResult& r = out.results[i];
@@ -179,10 +229,6 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     r.status = AlgoStatus::kFailed;
     r.error = std::string(s.message());
     cand.erase(std::find(cand.begin(), cand.end(), idx));
-  };
-  auto run = [&](size_t idx) {
-    const AlgoResult& r = out.results[idx];
-    return conv->Run(r.algo, r.math_type, workspace.get(), workspace.bytes());
   };
 
   // Warm-up: every candidate at least twice and the GPU busy for a while, so
@@ -206,10 +252,7 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     }
   }
 
-  ASSIGN_OR_RETURN(CudaEvent ev_start, CudaEvent::Create());
-  ASSIGN_OR_RETURN(CudaEvent ev_stop, CudaEvent::Create());
   std::map<size_t, std::vector<double>> samples;
-  const absl::Duration budget = std::min(options_.retime_budget, timeout / 4);
   const absl::Time retime_start = absl::Now();
   int rounds = 0;
   int stable = 0;
@@ -219,24 +262,14 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     std::rotate(order.begin(), order.begin() + (rounds % order.size()),
                 order.end());
     for (size_t idx : order) {
-      RETURN_IF_ERROR(CudaStatusToAbsl(
-          cudaEventRecord(ev_start.get(), stream_.get()), "cudaEventRecord"));
-      absl::Status s = run(idx);
-      if (!s.ok()) {
+      absl::StatusOr<double> ms = time_once(idx);
+      if (!ms.ok()) {
         RETURN_IF_ERROR(CheckSticky());
-        mark_failed(idx, s);
+        mark_failed(idx, ms.status());
         samples.erase(idx);
         continue;
       }
-      RETURN_IF_ERROR(CudaStatusToAbsl(
-          cudaEventRecord(ev_stop.get(), stream_.get()), "cudaEventRecord"));
-      RETURN_IF_ERROR(CudaStatusToAbsl(cudaEventSynchronize(ev_stop.get()),
-                                       "cudaEventSynchronize"));
-      float ms = 0;
-      RETURN_IF_ERROR(CudaStatusToAbsl(
-          cudaEventElapsedTime(&ms, ev_start.get(), ev_stop.get()),
-          "cudaEventElapsedTime"));
-      samples[idx].push_back(ms);
+      samples[idx].push_back(*ms);
     }
     ++rounds;
     if (cand.empty()) break;
@@ -296,7 +329,8 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     ASSIGN_OR_RETURN(std::vector<float> output, conv->ReadOutput());
     refs.push_back({algo, math, std::move(output)});
   }
-  for (int attempt = 0; attempt < 3 && !refs.empty(); ++attempt) {
+  bool cpu_tried = false;
+  for (int attempt = 0; attempt < 3; ++attempt) {
     if (out.results.empty() || out.results[0].status != AlgoStatus::kOk) break;
     AlgoResult& chosen = out.results[0];
     absl::Status s =
@@ -308,6 +342,17 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     if (s.ok()) {
       ASSIGN_OR_RETURN(std::vector<float> output, conv->ReadOutput());
       const double tol = VerifyTolerance(problem, chosen.math_type);
+      bool other = false;
+      for (const Reference& ref : refs) {
+        other |= ref.algo != chosen.algo || ref.math != chosen.math_type;
+      }
+      if (!other && !cpu_tried) {
+        // No other algorithm ran: compare with a CPU computation instead.
+        cpu_tried = true;
+        absl::StatusOr<std::vector<float>> cpu =
+            conv->CpuReference(options_.cpu_reference_max_macs);
+        if (cpu.ok()) refs.push_back({-1, MathType::kFma, std::move(*cpu)});
+      }
       for (const Reference& ref : refs) {
         if (ref.algo == chosen.algo && ref.math == chosen.math_type) continue;
         compared = true;
@@ -316,9 +361,15 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
           match = true;
           break;
         }
-        why = absl::StrFormat(
-            "output differs from algo %d (%s): relative L2 %.3g > %.3g",
-            ref.algo, MathTypeName(ref.math), err, tol);
+        why = ref.algo < 0
+                  ? absl::StrFormat(
+                        "output differs from the CPU reference: relative L2 "
+                        "%.3g > %.3g",
+                        err, tol)
+                  : absl::StrFormat(
+                        "output differs from algo %d (%s): relative L2 %.3g "
+                        "> %.3g",
+                        ref.algo, MathTypeName(ref.math), err, tol);
       }
     } else {
       RETURN_IF_ERROR(CheckSticky());

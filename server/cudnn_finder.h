@@ -10,15 +10,19 @@
 //      allows (SearchMathTypes) and keeps results per (algo, math type);
 //      algorithms needing more workspace than the cap are kFailed with their
 //      need, "not supported" ones kNotSupported;
-//   3. re-times the leading candidates (within 15 % of the best, at least the
-//      best two, at most six) with CUDA events after a warm-up, interleaving
-//      them round by round, until the leader has held for five rounds after
-//      at least ten, or fifty rounds, or the time budget; stores median,
-//      spread (max - min), samples and retimed = true;
+//   3. screens every OK result (one untimed run, since CUDA loads kernels
+//      lazily and Find's single sample may include that, then one timed
+//      run), then re-times the leading candidates (within 15 % of the best,
+//      at least the best two, at most six) with CUDA events after a warm-up,
+//      interleaving them round by round, until the leader has held for five
+//      rounds after at least ten, or fifty rounds, or the time budget;
+//      stores median, spread (max - min), samples and retimed = true;
 //   4. verifies: runs the fastest and a reference algorithm (implicit GEMM
-//      with FMA math first) on the same inputs and compares the outputs'
-//      relative L2 difference against a tolerance for the type. A fastest
-//      algorithm that mismatches is marked kFailed and the next is checked.
+//      with FMA math first; a double-precision CPU computation when no other
+//      algorithm runs and the problem is small) on the same inputs and
+//      compares the outputs' relative L2 difference against a tolerance for
+//      the type. A fastest algorithm that mismatches is marked kFailed and
+//      the next is checked.
 //
 // Thread safety: thread-safe; searches run one at a time (a mutex).
 #ifndef TUNEDB_SERVER_CUDNN_FINDER_H_
@@ -50,6 +54,9 @@ class CudnnFinder final : public Finder {
     // Re-timing budget: min(this, search timeout / 4).
     absl::Duration retime_budget = absl::Seconds(3);
     uint64_t seed = 20260101;        // input data seed
+    // Verification falls back to a CPU computation when no other algorithm
+    // runs, for problems of at most this many multiply-accumulates.
+    int64_t cpu_reference_max_macs = int64_t{1} << 29;
   };
 
   // Selects the device, creates the cuDNN handle and a stream. UNAVAILABLE if

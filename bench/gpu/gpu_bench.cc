@@ -270,6 +270,18 @@ int Main(int argc, char** argv) {
                         {"median_ms", timed->second.median_ms},
                         {"spread_ms", timed->second.spread_ms}};
     row["heuristic_over_tunedb"] = ratio;
+    nlohmann::json ranking = nlohmann::json::array();
+    for (const AlgoResult& r : result->results) {
+      ranking.push_back({{"algo", r.algo},
+                         {"math", MathTypeName(r.math_type)},
+                         {"status", AlgoStatusName(r.status)},
+                         {"median_ms", r.median_ms},
+                         {"spread_ms", r.spread_ms},
+                         {"samples", r.samples},
+                         {"workspace_bytes", r.workspace_bytes},
+                         {"error", r.error}});
+    }
+    row["ranking"] = ranking;
     row["search_ms"] = search_ms;
     row["search_repeats"] = result->repeats;
     row["workspace_cap_bytes"] = result->workspace_cap_bytes;

@@ -165,7 +165,8 @@ TEST_P(CudnnFinderGpuTest, SearchRetimeVerifyAndRunTheChoice) {
     EXPECT_LE(result->results[i - 1].median_ms, r.median_ms);
   }
 
-  // Run the choice independently and compare it with another algorithm.
+  // Run the choice independently, with exactly the workspace the record says
+  // it needs, and compare it with another algorithm.
   absl::StatusOr<CudnnHandle> handle = CreateCudnnHandle();
   ASSERT_TRUE(handle.ok()) << handle.status();
   absl::StatusOr<CudaStream> stream = CudaStream::Create();
@@ -183,7 +184,7 @@ TEST_P(CudnnFinderGpuTest, SearchRetimeVerifyAndRunTheChoice) {
   ASSERT_TRUE(chosen.ok()) << chosen.status();
 
   // Reference: implicit GEMM without tensor cores if it runs, else the next
-  // OK result.
+  // OK result, else a CPU computation.
   std::vector<std::pair<int, MathType>> refs = {{0, MathType::kFma},
                                                 {1, MathType::kFma}};
   for (const AlgoResult& r : result->results) {
@@ -208,7 +209,54 @@ TEST_P(CudnnFinderGpuTest, SearchRetimeVerifyAndRunTheChoice) {
     compared = true;
     break;
   }
-  EXPECT_TRUE(compared) << "no reference algorithm ran";
+  if (!compared) {
+    // Only one algorithm supports the problem: compare with the CPU.
+    absl::StatusOr<std::vector<float>> cpu =
+        (*conv)->CpuReference(int64_t{1} << 29);
+    ASSERT_TRUE(cpu.ok()) << cpu.status();
+    const double err = RelativeL2(*chosen, *cpu);
+    EXPECT_LE(err, VerifyTolerance(problem, best.math_type))
+        << "chosen algo " << best.algo << " vs the CPU reference";
+  }
+}
+
+TEST(CudnnConvGpuTest, CpuReferenceAgreesWithImplicitGemm) {
+  TUNEDB_SKIP_WITHOUT_GPU();
+  absl::StatusOr<CudnnHandle> handle = CreateCudnnHandle();
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  absl::StatusOr<CudaStream> stream = CudaStream::Create();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  int compared = 0;
+  for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData,
+                    ConvOp::kBackwardFilter}) {
+    for (Layout layout : {Layout::kNCHW, Layout::kNHWC, Layout::kNCDHW}) {
+      for (ConvMode mode :
+           {ConvMode::kCrossCorrelation, ConvMode::kConvolution}) {
+        ConvProblem p = MakeProblem(op, layout, DataType::kFloat, false, 2, 8,
+                                    12, 9, 3, 1, 2, 1, 2);
+        p.mode = mode;
+        absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
+            CudnnConv::Create(p, handle->get(), stream->get(), 7);
+        ASSERT_TRUE(conv.ok()) << conv.status();
+        absl::StatusOr<int64_t> need =
+            (*conv)->WorkspaceSize(0, MathType::kFma);
+        if (!need.ok()) continue;
+        absl::StatusOr<DeviceBuffer> ws =
+            DeviceBuffer::Allocate(static_cast<size_t>(*need));
+        ASSERT_TRUE(ws.ok());
+        if (!(*conv)->Run(0, MathType::kFma, ws->get(), ws->bytes()).ok()) {
+          continue;
+        }
+        absl::StatusOr<std::vector<float>> gpu = (*conv)->ReadOutput();
+        ASSERT_TRUE(gpu.ok()) << gpu.status();
+        absl::StatusOr<std::vector<float>> cpu = (*conv)->CpuReference(1 << 26);
+        ASSERT_TRUE(cpu.ok()) << cpu.status();
+        EXPECT_LE(RelativeL2(*gpu, *cpu), 1e-5) << p.ToText();
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(compared, 12);
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, CudnnFinderGpuTest,
