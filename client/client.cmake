@@ -4,8 +4,9 @@
 #   tunedb_client         static library (libtunedb_client.a)
 #   tunedb_client_shared  shared library (libtunedb.so)
 #
-# Both are self-contained: they carry the key/record code and the generated
-# wire code, so an installed copy needs only gRPC, protobuf and abseil.
+# Both are self-contained: they carry the key/record code, the generated wire
+# code and the read side of the daemon's SQLite store (the db_path fallback),
+# so an installed copy needs only gRPC, protobuf, abseil and SQLite.
 # Installed, `find_package(tunedb)` gives tunedb::client (shared) and
 # tunedb::client_static; pkg-config gives tunedb.pc.
 
@@ -35,8 +36,8 @@ target_include_directories(tunedb_client_objs
   PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 target_link_libraries(tunedb_client_objs
   PUBLIC absl::status absl::statusor absl::time
-  PRIVATE tunedb_key tunedb_proto_convert tunedb_internal gRPC::grpc++
-          absl::strings)
+  PRIVATE tunedb_key tunedb_proto_convert tunedb_store tunedb_internal
+          gRPC::grpc++ absl::strings)
 if(TUNEDB_HAVE_CUDNN)
   target_link_libraries(tunedb_client_objs PUBLIC tunedb_cudnn)
   target_compile_definitions(tunedb_client_objs PUBLIC TUNEDB_HAVE_CUDNN=1)
@@ -47,7 +48,8 @@ set(_client_objects
   $<TARGET_OBJECTS:tunedb_client_objs>
   $<TARGET_OBJECTS:tunedb_key>
   $<TARGET_OBJECTS:tunedb_proto>
-  $<TARGET_OBJECTS:tunedb_proto_convert>)
+  $<TARGET_OBJECTS:tunedb_proto_convert>
+  $<TARGET_OBJECTS:tunedb_store>)
 
 foreach(_lib tunedb_client tunedb_client_shared)
   if(_lib STREQUAL "tunedb_client")
@@ -60,13 +62,13 @@ foreach(_lib tunedb_client tunedb_client_shared)
       SOVERSION ${PROJECT_VERSION_MAJOR})
   endif()
   add_dependencies(${_lib} tunedb_client_objs tunedb_key tunedb_proto
-                   tunedb_proto_convert)
+                   tunedb_proto_convert tunedb_store)
   target_include_directories(${_lib} PUBLIC
     $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${_lib}
     PUBLIC absl::status absl::statusor absl::time
-    PRIVATE gRPC::grpc++ protobuf::libprotobuf absl::strings
+    PRIVATE gRPC::grpc++ protobuf::libprotobuf SQLite::SQLite3 absl::strings
             absl::str_format Threads::Threads)
   if(TUNEDB_HAVE_CUDNN)
     target_link_libraries(${_lib} PUBLIC $<BUILD_INTERFACE:tunedb_cudnn>)

@@ -69,14 +69,20 @@ void AnswerCache::WriteSlot(int64_t index, const PackedKey& key,
   slot.seq.store(s + 2, std::memory_order_release);
 }
 
-void AnswerCache::Insert(const PackedKey& key, uint64_t hash,
-                         const CacheValue& value, int64_t measured_at_us) {
+bool AnswerCache::Insert(const PackedKey& key, uint64_t hash,
+                         const CacheValue& value, int64_t measured_at_us,
+                         bool keep_tuned) {
   const uint64_t tag = hash | 1;
   const int64_t set = SetOf(hash);
   std::lock_guard<std::mutex> lock(StripeOf(set));
   std::atomic<uint64_t>* tags = tags_[set].tag;
   int way = FindWay(set, key, tag);
   const bool fresh = way < 0;
+  if (!fresh && keep_tuned &&
+      (slots_[set * kMaxWays + way].value[0].load(std::memory_order_relaxed) &
+       0xff) == CacheValue::kTuned) {
+    return false;
+  }
   bool evicted = false;
   if (way < 0) {
     // An empty way, else an expired non-tuned one, else CLOCK.
@@ -121,6 +127,7 @@ void AnswerCache::Insert(const PackedKey& key, uint64_t hash,
   // before the next sweep (so a scan of one-off keys cannot flush hot ones).
   if (fresh) refs_[index].store(0, std::memory_order_relaxed);
   tags[way].store(tag, std::memory_order_release);
+  return true;
 }
 
 std::optional<int64_t> AnswerCache::MeasuredAt(const PackedKey& key,

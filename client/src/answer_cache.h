@@ -109,9 +109,11 @@ class AnswerCache {
   }
 
   // Adds or replaces the entry for `key`. `measured_at_us` is remembered
-  // for MeasuredAt (0 for non-tuned entries).
-  void Insert(const PackedKey& key, uint64_t hash, const CacheValue& value,
-              int64_t measured_at_us);
+  // for MeasuredAt (0 for non-tuned entries). With `keep_tuned`, a tuned
+  // entry already there stays (a provisional answer computed before a
+  // background answer arrived must not replace it); returns false then.
+  bool Insert(const PackedKey& key, uint64_t hash, const CacheValue& value,
+              int64_t measured_at_us, bool keep_tuned = false);
 
   // measured_at_us of the entry for `key`, if present.
   std::optional<int64_t> MeasuredAt(const PackedKey& key, uint64_t hash);

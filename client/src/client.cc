@@ -1,5 +1,7 @@
 #include "tunedb/client.h"
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -15,6 +17,7 @@
 #include "answer_cache.h"
 #include "daemon_link.h"
 #include "packed_key.h"
+#include "server/store.h"
 #include "striped_counters.h"
 
 namespace tunedb {
@@ -29,6 +32,8 @@ std::string_view SourceName(Source s) {
       return "daemon";
     case Source::kHeuristic:
       return "heuristic";
+    case Source::kDatabase:
+      return "database";
   }
   return "unknown";
 }
@@ -50,12 +55,15 @@ enum Counter {
   kBackgroundDropped,
   kBackgroundTunes,
   kRefreshes,
+  kDatabaseAnswers,
   kNumCounters
 };
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 // Background jobs retried after a connection failure at most this often.
 constexpr int kMaxAttempts = 5;
+// How often the worker retries opening ClientOptions::db_path.
+constexpr int64_t kDatabaseRetryMs = 5000;
 
 int64_t DeadlineAfter(int64_t now_ms, absl::Duration d) {
   if (d == absl::InfiniteDuration()) return kNever;
@@ -161,6 +169,8 @@ class ClientImpl final : public Client {
     s.background_dropped = counters_.Sum(kBackgroundDropped);
     s.background_tunes = counters_.Sum(kBackgroundTunes);
     s.refreshes = counters_.Sum(kRefreshes);
+    s.database_answers = counters_.Sum(kDatabaseAnswers);
+    s.database_open = database_.load(std::memory_order_acquire) != nullptr;
     if (cache_ != nullptr) {
       s.evictions = cache_->evictions();
       s.cache_entries = cache_->size();
@@ -201,8 +211,9 @@ class ClientImpl final : public Client {
       case MissPolicy::kTuneAndWait: {
         if (!link_.Ready()) {
           counters_.Add(kDaemonSkipped);
+          const Answer a = DatabaseOrFallback(key, constraints, slot);
           Enqueue(Job::kTune, key, constraints);
-          return Fallback(key, constraints, slot);
+          return a;
         }
         counters_.Add(kDaemonCalls);
         DaemonLink::Reply reply =
@@ -212,30 +223,54 @@ class ClientImpl final : public Client {
         }
         counters_.Add(kDaemonErrors);
         // Slow search or unreachable daemon: keep waiting in the background.
+        const Answer a = DatabaseOrFallback(key, constraints, slot);
         Enqueue(Job::kTune, key, constraints);
-        return Fallback(key, constraints, slot);
+        return a;
       }
       case MissPolicy::kBackground:
         break;
     }
     // kBackground.
-    if (options_.lookup_deadline > absl::ZeroDuration()) {
-      if (link_.Ready()) {
-        counters_.Add(kDaemonCalls);
-        DaemonLink::Reply reply =
-            link_.Lookup(key, constraints, options_.lookup_deadline);
-        if (reply.status.ok()) {
-          return FromDaemon(reply, key, constraints, slot);
-        }
-        if (reply.status.code() != absl::StatusCode::kNotFound) {
-          counters_.Add(kDaemonErrors);
-        }
-      } else {
-        counters_.Add(kDaemonSkipped);
+    bool daemon_failed = false;
+    if (!link_.Ready()) {
+      counters_.Add(kDaemonSkipped);
+      daemon_failed = true;
+    } else if (options_.lookup_deadline > absl::ZeroDuration()) {
+      counters_.Add(kDaemonCalls);
+      DaemonLink::Reply reply =
+          link_.Lookup(key, constraints, options_.lookup_deadline);
+      if (reply.status.ok()) {
+        return FromDaemon(reply, key, constraints, slot);
+      }
+      if (reply.status.code() != absl::StatusCode::kNotFound) {
+        counters_.Add(kDaemonErrors);
+        daemon_failed = true;
       }
     }
+    // The provisional answer is cached before the job is queued, and never
+    // replaces a tuned one, so a fast background answer is not lost.
+    const Answer a = daemon_failed ? DatabaseOrFallback(key, constraints, slot)
+                                   : Fallback(key, constraints, slot);
     Enqueue(Job::kTune, key, constraints);
-    return Fallback(key, constraints, slot);
+    return a;
+  }
+
+  // For a daemon that could not answer: the record in the database file
+  // (ClientOptions::db_path) if it is open and has one, else Fallback.
+  Answer DatabaseOrFallback(const ProblemKey& key,
+                            const Constraints& constraints, const Slot& slot) {
+    Store* db = database_.load(std::memory_order_acquire);
+    if (db == nullptr) return Fallback(key, constraints, slot);
+    absl::StatusOr<std::optional<Record>> record = db->Get(key);
+    if (!record.ok() || !record->has_value()) {
+      return Fallback(key, constraints, slot);
+    }
+    std::optional<AlgoResult> choice = Choose(**record, constraints);
+    if (!choice.has_value()) return Fallback(key, constraints, slot);
+    CacheTuned(slot, *choice, (*record)->measured_at_us);
+    counters_.Add(kDatabaseAnswers);
+    return Answer{Source::kDatabase, choice->algo, choice->math_type,
+                  choice->workspace_bytes};
   }
 
   // The slot of a key on the slow path: interns its device first.
@@ -303,7 +338,7 @@ class ClientImpl final : public Client {
     }
     if (cache_ != nullptr && slot.packable) {
       v.deadline_ms = DeadlineAfter(CoarseNowMs(), options_.negative_ttl);
-      cache_->Insert(slot.packed, slot.hash, v, 0);
+      cache_->Insert(slot.packed, slot.hash, v, 0, /*keep_tuned=*/true);
     }
     return a;
   }
@@ -329,11 +364,36 @@ class ClientImpl final : public Client {
     return true;
   }
 
+  // Opens ClientOptions::db_path read-only if it is set and not open yet,
+  // at most every kDatabaseRetryMs. Called by the worker without mu_.
+  void MaybeOpenDatabase() {
+    if (options_.db_path.empty() || store_ != nullptr) return;
+    const int64_t now = CoarseNowMs();
+    if (now < database_retry_ms_) return;
+    database_retry_ms_ = now + kDatabaseRetryMs;
+    Store::Options o;
+    o.path = options_.db_path;
+    o.read_only = true;
+    o.read_connections = 2;
+    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(o);
+    if (!store.ok()) return;
+    store_ = *std::move(store);
+    database_.store(store_.get(), std::memory_order_release);
+  }
+
   void WorkerLoop() {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
-      cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (!options_.db_path.empty() && store_ == nullptr) {
+        lock.unlock();
+        MaybeOpenDatabase();
+        lock.lock();
+      }
+      cv_.wait_for(lock, std::chrono::milliseconds(kDatabaseRetryMs), [&] {
+        return stopping_ || !jobs_.empty();
+      });
       if (stopping_) break;
+      if (jobs_.empty()) continue;
       // Respect the backoff: wait for it to end (or for shutdown).
       const int64_t wait_ms = link_.retry_at_ms() - CoarseNowMs();
       if (wait_ms > 0) {
@@ -427,6 +487,11 @@ class ClientImpl final : public Client {
   DaemonLink link_;
   std::unique_ptr<AnswerCache> cache_;
   DeviceTable devices_;
+  // ClientOptions::db_path, opened by the worker; database_ is what readers
+  // load. store_ and database_retry_ms_ belong to the worker thread.
+  std::unique_ptr<Store> store_;
+  std::atomic<Store*> database_{nullptr};
+  int64_t database_retry_ms_ = 0;
   StripedCounters<kNumCounters> counters_;
 
   std::mutex mu_;

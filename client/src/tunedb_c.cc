@@ -173,6 +173,7 @@ tunedb_error_t tunedb_client_create(const tunedb_options_t* o,
     options.reconnect_backoff_min = Us(o->reconnect_backoff_min_us);
     options.reconnect_backoff_max = Us(o->reconnect_backoff_max_us);
     options.background_queue_capacity = o->background_queue_capacity;
+    if (o->db_path != nullptr) options.db_path = o->db_path;
     if (o->heuristic != nullptr) {
       tunedb_heuristic_fn fn = o->heuristic;
       void* user = o->heuristic_user_data;
@@ -276,6 +277,7 @@ tunedb_error_t tunedb_client_stats(tunedb_client_t* client,
   stats->refreshes = s.refreshes;
   stats->evictions = s.evictions;
   stats->cache_entries = s.cache_entries;
+  stats->database_answers = s.database_answers;
   return TUNEDB_OK;
 }
 

@@ -111,6 +111,23 @@ TEST(AnswerCacheTest, InsertLookupUpdate) {
   EXPECT_FALSE(cache.Lookup(Packed(2), Packed(2).Hash(), 0, &v, &refresh));
 }
 
+TEST(AnswerCacheTest, ProvisionalAnswerDoesNotReplaceATunedOne) {
+  AnswerCache cache(64);
+  const PackedKey k = Packed(1);
+  CacheValue guess;
+  guess.kind = CacheValue::kHeuristic;
+  guess.algo = 9;
+  guess.deadline_ms = 1000;
+  EXPECT_TRUE(cache.Insert(k, k.Hash(), guess, 0, /*keep_tuned=*/true));
+  EXPECT_TRUE(cache.Insert(k, k.Hash(), Tuned(3), 1));
+  EXPECT_FALSE(cache.Insert(k, k.Hash(), guess, 0, /*keep_tuned=*/true));
+  CacheValue v;
+  bool refresh = false;
+  ASSERT_TRUE(cache.Lookup(k, k.Hash(), 0, &v, &refresh));
+  EXPECT_EQ(v.kind, CacheValue::kTuned);
+  EXPECT_EQ(v.algo, 3);
+}
+
 TEST(AnswerCacheTest, NegativeEntriesExpire) {
   AnswerCache cache(64);
   const PackedKey k = Packed(1);

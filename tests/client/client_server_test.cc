@@ -126,7 +126,7 @@ TEST(ClientServerTest, RecoversWhenTheDaemonRestarts) {
 
 TEST(ClientServerTest, SlowSearchFallsBackWithinTheTuneDeadline) {
   TempDir dir;
-  auto server = StartServer(dir.File("s.sock"), "slow_ms=1500");
+  auto server = StartServer(dir.File("s.sock"), "slow_ms=3000");
   ASSERT_NE(server, nullptr);
   ClientOptions o;
   o.address = server->address();
@@ -141,7 +141,8 @@ TEST(ClientServerTest, SlowSearchFallsBackWithinTheTuneDeadline) {
   const double ms = MsSince(start);
   EXPECT_EQ(a.source, Source::kHeuristic);
   EXPECT_GE(ms, 140);
-  EXPECT_LT(ms, 600) << "Get overran its 150 ms deadline";
+  EXPECT_LT(ms, 1500) << "Get waited for the 3 s search, past its 150 ms "
+                          "deadline";
 
   // The search finishes in the daemon; the background Tune brings it in.
   ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "client_test_util.h"
+#include "server/store.h"
 
 namespace tunedb {
 namespace {
@@ -114,7 +115,7 @@ TEST_F(ClientTest, BackgroundStoredRecordComesFromDaemonThenCache) {
 }
 
 TEST_F(ClientTest, BackgroundMissAnswersHeuristicThenTunedAnswer) {
-  daemon_.service().set_tune_delay(milliseconds(100));
+  daemon_.service().set_tune_delay(milliseconds(1500));
   daemon_.service().set_tune_result([](const ProblemKey&) {
     return std::optional<std::vector<AlgoResult>>({Algo(6, 0)});
   });
@@ -123,7 +124,7 @@ TEST_F(ClientTest, BackgroundMissAnswersHeuristicThenTunedAnswer) {
 
   auto start = Clock::now();
   Answer a = client->Get(key);
-  EXPECT_LT(MsSince(start), 90) << "the launch must not wait for the search";
+  EXPECT_LT(MsSince(start), 750) << "the launch must not wait for the search";
   EXPECT_EQ(a.source, Source::kHeuristic);
   EXPECT_EQ(a.algo, 42);
   EXPECT_EQ(a.math_type, MathType::kFma);
@@ -157,11 +158,11 @@ TEST_F(ClientTest, BackgroundWithZeroLookupDeadlineMakesNoCallOnTheLaunch) {
   o.lookup_deadline = absl::ZeroDuration();
   const ProblemKey key = MakeKey(18);
   daemon_.service().Put(key, {Algo(2)});
-  daemon_.service().set_lookup_delay(milliseconds(300));
+  daemon_.service().set_lookup_delay(milliseconds(1500));
   auto client = Make(o);
   auto start = Clock::now();
   EXPECT_EQ(client->Get(key).source, Source::kHeuristic);
-  EXPECT_LT(MsSince(start), 100);
+  EXPECT_LT(MsSince(start), 750);
   ASSERT_TRUE(client->WaitForBackground(absl::Seconds(10)));
   EXPECT_EQ(client->Get(key).algo, 2);
   EXPECT_EQ(daemon_.service().lookups(), 0);
@@ -178,7 +179,7 @@ TEST_F(ClientTest, TuneAndWaitReturnsTheSearchedAnswer) {
 }
 
 TEST_F(ClientTest, TuneAndWaitPastItsDeadlineFallsBackThenGetsTheAnswer) {
-  daemon_.service().set_tune_delay(milliseconds(600));
+  daemon_.service().set_tune_delay(milliseconds(2500));
   ClientOptions o = Options(MissPolicy::kTuneAndWait);
   o.tune_deadline = absl::Milliseconds(100);
   auto client = Make(o);
@@ -189,7 +190,8 @@ TEST_F(ClientTest, TuneAndWaitPastItsDeadlineFallsBackThenGetsTheAnswer) {
   const double ms = MsSince(start);
   EXPECT_EQ(a.source, Source::kHeuristic);
   EXPECT_GE(ms, 90);
-  EXPECT_LT(ms, 400) << "Get must return near its 100 ms deadline";
+  EXPECT_LT(ms, 1200) << "Get must return near its 100 ms deadline, not "
+                          "after the 2.5 s search";
   EXPECT_EQ(client->Stats().daemon_errors, 1);
 
   ASSERT_TRUE(client->WaitForBackground(absl::Seconds(10)));
@@ -318,13 +320,13 @@ TEST_F(ClientTest, ClearCacheDropsEntries) {
 TEST_F(ClientTest, SlowLookupFallsBackWithinItsDeadline) {
   const ProblemKey key = MakeKey(20);
   daemon_.service().Put(key, {Algo(2)});
-  daemon_.service().set_lookup_delay(milliseconds(500));
+  daemon_.service().set_lookup_delay(milliseconds(2500));
   ClientOptions o = Options(MissPolicy::kBackground);
   o.lookup_deadline = absl::Milliseconds(30);
   auto client = Make(o);
   auto start = Clock::now();
   Answer a = client->Get(key);
-  EXPECT_LT(MsSince(start), 250);
+  EXPECT_LT(MsSince(start), 1200);
   EXPECT_EQ(a.source, Source::kHeuristic);
   EXPECT_EQ(client->Stats().daemon_errors, 1);
 }
@@ -341,7 +343,7 @@ TEST(ClientNoDaemonTest, AbsentDaemonFallsBackFastAndBacksOff) {
 
   auto start = Clock::now();
   Answer a = client->Get(MakeKey(1));
-  EXPECT_LT(MsSince(start), 100);
+  EXPECT_LT(MsSince(start), 500);
   EXPECT_EQ(a.source, Source::kHeuristic);
   EXPECT_EQ(a.algo, 42);
   EXPECT_FALSE(client->DaemonReachable());
@@ -361,6 +363,61 @@ TEST(ClientNoDaemonTest, AbsentDaemonFallsBackFastAndBacksOff) {
   EXPECT_GE(s.daemon_skipped, 900);
   EXPECT_GE(s.daemon_errors, 1);
   EXPECT_EQ(s.fallbacks, 1001);
+}
+
+TEST(ClientNoDaemonTest, DaemonDownAnswersFromItsDatabaseFile) {
+  TempDir dir;
+  const std::string db_path = dir.File("tunedb.db");
+  const ProblemKey stored = MakeKey(5);
+  {
+    Store::Options so;
+    so.path = db_path;
+    auto store = Store::Open(so);
+    ASSERT_TRUE(store.ok()) << store.status();
+    Record r;
+    r.key = stored;
+    r.results = {Algo(6, 512, MathType::kTensorOp)};
+    r.measured_at_us = 1234;
+    r.finder = "simulated";
+    ASSERT_TRUE((*store)->Put(r).ok());
+  }
+  ClientOptions o;
+  o.address = "unix:" + dir.File("down.sock");
+  o.heuristic = FixedHeuristic(42);
+  o.db_path = db_path;
+  auto client = *Client::Create(o);
+  // The worker opens the file in the background.
+  for (int i = 0; i < 200 && !client->Stats().database_open; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_TRUE(client->Stats().database_open);
+
+  Answer a = client->Get(stored);
+  EXPECT_EQ(a.source, Source::kDatabase);
+  EXPECT_TRUE(a.tuned());
+  EXPECT_EQ(a.algo, 6);
+  EXPECT_EQ(a.math_type, MathType::kTensorOp);
+  EXPECT_EQ(a.workspace_bytes, 512);
+  EXPECT_EQ(client->Get(stored).source, Source::kCache);
+  // Not in the file: the heuristic.
+  EXPECT_EQ(client->Get(MakeKey(6)).source, Source::kHeuristic);
+  // A workspace limit nothing stored meets: the heuristic too.
+  Constraints none_fit;
+  none_fit.max_workspace_bytes = 0;
+  EXPECT_EQ(client->Get(stored, none_fit).source, Source::kHeuristic);
+  EXPECT_EQ(client->Stats().database_answers, 1);
+}
+
+TEST(ClientNoDaemonTest, UnreadableDatabaseFileIsIgnored) {
+  TempDir dir;
+  ClientOptions o;
+  o.address = "unix:" + dir.File("down.sock");
+  o.heuristic = FixedHeuristic(42);
+  o.db_path = dir.File("missing/none.db");
+  auto client = *Client::Create(o);
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_FALSE(client->Stats().database_open);
+  EXPECT_EQ(client->Get(MakeKey(1)).source, Source::kHeuristic);
 }
 
 TEST(ClientNoDaemonTest, DestroyingWithQueuedWorkIsPrompt) {
@@ -426,6 +483,7 @@ TEST(SourceNameTest, Names) {
   EXPECT_EQ(SourceName(Source::kCache), "cache");
   EXPECT_EQ(SourceName(Source::kDaemon), "daemon");
   EXPECT_EQ(SourceName(Source::kHeuristic), "heuristic");
+  EXPECT_EQ(SourceName(Source::kDatabase), "database");
 }
 
 }  // namespace

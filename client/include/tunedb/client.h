@@ -38,6 +38,8 @@ enum class Source {
   kDaemon = 2,     // a tuned answer just fetched from the daemon
   kHeuristic = 3,  // the heuristic's choice (the daemon had nothing yet,
                    // or could not be reached in time)
+  kDatabase = 4,   // a tuned answer read from the daemon's database file
+                   // (ClientOptions::db_path) while the daemon was down
 };
 std::string_view SourceName(Source s);  // "none", "cache", ...
 
@@ -49,9 +51,11 @@ struct Answer {
   int64_t workspace_bytes = 0;
 
   bool ok() const { return source != Source::kNone; }
-  // True for kCache and kDaemon: the answer comes from a measured search.
+  // True for kCache, kDaemon and kDatabase: the answer comes from a
+  // measured search.
   bool tuned() const {
-    return source == Source::kCache || source == Source::kDaemon;
+    return source == Source::kCache || source == Source::kDaemon ||
+           source == Source::kDatabase;
   }
 };
 
@@ -69,6 +73,8 @@ struct ClientStats {
   int64_t background_enqueued = 0;  // background Tunes/re-checks queued
   int64_t background_dropped = 0;   // ... dropped, the queue being full
   int64_t background_tunes = 0;     // background Tunes that succeeded
+  int64_t database_answers = 0;  // Gets answered kDatabase
+  bool database_open = false;    // ClientOptions::db_path is open
   int64_t refreshes = 0;         // cached entries replaced by a newer record
   int64_t evictions = 0;         // entries evicted to stay within capacity
   int64_t cache_entries = 0;     // entries in the cache now

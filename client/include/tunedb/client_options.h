@@ -90,6 +90,13 @@ struct ClientOptions {
   // Background requests (Tunes and re-checks) waiting for the worker; more
   // are dropped (counted in ClientStats::background_dropped). Default: 256.
   int background_queue_capacity = 256;
+
+  // The daemon's SQLite database file, read directly (read-only) when the
+  // daemon cannot be reached: a miss then answers from a stored record
+  // (Source::kDatabase) before falling back to the heuristic. The file is
+  // opened by the background worker, never on the launching thread; ""
+  // disables it. Default: "".
+  std::string db_path;
 };
 
 }  // namespace tunedb

@@ -51,7 +51,8 @@ typedef enum tunedb_source {
   TUNEDB_SOURCE_NONE = 0,
   TUNEDB_SOURCE_CACHE = 1,
   TUNEDB_SOURCE_DAEMON = 2,
-  TUNEDB_SOURCE_HEURISTIC = 3
+  TUNEDB_SOURCE_HEURISTIC = 3,
+  TUNEDB_SOURCE_DATABASE = 4
 } tunedb_source_t;
 
 /* Values of tunedb::ConvOp, DataType, Layout, ConvMode and MathType. */
@@ -106,6 +107,8 @@ typedef struct tunedb_options {
   int32_t background_queue_capacity;   /* default 256 */
   tunedb_heuristic_fn heuristic;       /* default NULL */
   void* heuristic_user_data;           /* default NULL */
+  const char* db_path; /* daemon's database, read when it is down; copied;
+                          default NULL (none) */
 } tunedb_options_t;
 
 /* A whole key: device and convolution (tunedb::ProblemKey). Spatial arrays
@@ -157,7 +160,7 @@ typedef struct tunedb_stats {
   int64_t gets, hits, misses, daemon_calls, daemon_answers, daemon_errors,
       daemon_skipped, fallbacks, none_answers, background_enqueued,
       background_dropped, background_tunes, refreshes, evictions,
-      cache_entries;
+      cache_entries, database_answers;
 } tunedb_stats_t;
 
 typedef struct tunedb_client tunedb_client_t;
