@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # Configures and builds tunedb into ./build (Release with debug info).
-# Extra arguments are passed to CMake's configure step.
+# Arguments starting with -D go to CMake's configure step; `--target T...`
+# builds only those targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
-cmake --build build -j"$(nproc)"
+defs=() targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --target) shift; while [ $# -gt 0 ] && [[ "$1" != -* ]]; do targets+=(--target "$1"); shift; done ;;
+    *) defs+=("$1"); shift ;;
+  esac
+done
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${defs[@]}"
+cmake --build build -j"$(nproc)" "${targets[@]}"
