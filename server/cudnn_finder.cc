@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <utility>
 
@@ -164,15 +166,23 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
 
   ASSIGN_OR_RETURN(CudaEvent ev_start, CudaEvent::Create());
   ASSIGN_OR_RETURN(CudaEvent ev_stop, CudaEvent::Create());
-  auto run = [&](size_t idx) {
-    const AlgoResult& r = out.results[idx];
+  using Key = std::pair<int, MathType>;
+  auto find = [&](const Key& key) -> AlgoResult* {
+    for (AlgoResult& r : out.results) {
+      if (r.algo == key.first && r.math_type == key.second) return &r;
+    }
+    return nullptr;
+  };
+  auto run = [&](const AlgoResult& r) {
     return conv->Run(r.algo, r.math_type, workspace.get(), workspace.bytes());
   };
-  // One timed run of results[idx] on the stream, in ms.
-  auto time_once = [&](size_t idx) -> absl::StatusOr<double> {
+  // `batch` back-to-back runs between two events; the time of one, in ms.
+  // Batching keeps launch gaps and event overhead out of short kernels.
+  auto time_batch = [&](const AlgoResult& r,
+                        int batch) -> absl::StatusOr<double> {
     RETURN_IF_ERROR(CudaStatusToAbsl(
         cudaEventRecord(ev_start.get(), stream_.get()), "cudaEventRecord"));
-    RETURN_IF_ERROR(run(idx));
+    for (int i = 0; i < batch; ++i) RETURN_IF_ERROR(run(r));
     RETURN_IF_ERROR(CudaStatusToAbsl(
         cudaEventRecord(ev_stop.get(), stream_.get()), "cudaEventRecord"));
     RETURN_IF_ERROR(CudaStatusToAbsl(cudaEventSynchronize(ev_stop.get()),
@@ -181,122 +191,159 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     RETURN_IF_ERROR(CudaStatusToAbsl(
         cudaEventElapsedTime(&ms, ev_start.get(), ev_stop.get()),
         "cudaEventElapsedTime"));
-    return static_cast<double>(ms);
+    return static_cast<double>(ms) / batch;
+  };
+  auto fail = [&](AlgoResult& r, const absl::Status& s) -> absl::Status {
+    RETURN_IF_ERROR(CheckSticky());
+    r.status = AlgoStatus::kFailed;
+    r.error = std::string(s.message());
+    return absl::OkStatus();
   };
   const absl::Duration budget = std::min(options_.retime_budget, timeout / 4);
-  const absl::Time screen_start = absl::Now();
+  const absl::Time timing_start = absl::Now();
+  std::map<Key, int> batch_of;  // runs per timed sample
 
   // 2. Screen every OK result: one untimed run (CUDA loads kernels lazily, so
-  // Find's single sample may include loading them) and one timed run. The
-  // candidates for re-timing are chosen from these times.
-  for (size_t i = 0; i < out.results.size(); ++i) {
-    AlgoResult& r = out.results[i];
+  // Find's single sample may include loading them), one timed run to size
+  // the batch, then the best of two batched samples.
+  for (AlgoResult& r : out.results) {
     if (r.status != AlgoStatus::kOk) continue;
-    if (absl::Now() - screen_start >= budget) break;
-    absl::Status s = run(i);
-    absl::StatusOr<double> ms =
-        s.ok() ? time_once(i) : absl::StatusOr<double>(s);
-    if (!ms.ok()) {
-      RETURN_IF_ERROR(CheckSticky());
-      r.status = AlgoStatus::kFailed;
-      r.error = std::string(ms.status().message());
+    if (absl::Now() - timing_start >= budget) break;
+    const Key key{r.algo, r.math_type};
+    absl::Status s = run(r);
+    absl::StatusOr<double> one =
+        s.ok() ? time_batch(r, 1) : absl::StatusOr<double>(s);
+    if (!one.ok()) {
+      RETURN_IF_ERROR(fail(r, one.status()));
       continue;
     }
-    r.median_ms = *ms;
+    const int batch = static_cast<int>(std::clamp(
+        std::ceil(options_.sample_ms / std::max(*one, 1e-3)), 1.0,
+        static_cast<double>(options_.max_batch)));
+    batch_of[key] = batch;
+    double best = *one;
+    for (int i = 0; i < 2; ++i) {
+      absl::StatusOr<double> ms = time_batch(r, batch);
+      if (!ms.ok()) {
+        RETURN_IF_ERROR(fail(r, ms.status()));
+        break;
+      }
+      best = i == 0 ? *ms : std::min(best, *ms);
+    }
+    if (r.status != AlgoStatus::kOk) continue;
+    r.median_ms = best;
     r.spread_ms = 0;
     r.samples = 1;
     r.retimed = true;
   }
   SortResults(out.results);
 
-  // 3. Re-time the leading candidates.
-  std::vector<size_t> cand;  // indices into out.results
-  for (size_t i = 0; i < out.results.size(); ++i) {
-    const AlgoResult& r = out.results[i];
-    if (r.status != AlgoStatus::kOk) break;
-    const double best = out.results[0].median_ms;
-    if (static_cast<int>(cand.size()) >= options_.max_candidates) break;
-    if (static_cast<int>(cand.size()) >= options_.min_candidates &&
-        r.median_ms > best * (1 + options_.retime_margin)) {
-      break;
-    }
-    cand.push_back(i);
-  }
-  if (cand.empty()) return out;  // nothing supported: a negative answer
-
-  auto mark_failed = [&](size_t idx, const absl::Status& s) {
-    AlgoResult& r = out.results[idx];
-    r.status = AlgoStatus::kFailed;
-    r.error = std::string(s.message());
-    cand.erase(std::find(cand.begin(), cand.end(), idx));
-  };
-
-  // Warm-up: every candidate at least twice and the GPU busy for a while, so
-  // clocks have ramped up before anything is timed.
-  const Clock::time_point warm_start = Clock::now();
-  const auto warm_for = absl::ToChronoMilliseconds(options_.warmup);
-  for (int iter = 0;; ++iter) {
-    std::vector<size_t> snapshot = cand;
-    for (size_t idx : snapshot) {
-      absl::Status s = run(idx);
-      if (!s.ok()) {
-        RETURN_IF_ERROR(CheckSticky());
-        mark_failed(idx, s);
-      }
-    }
-    RETURN_IF_ERROR(CudaStatusToAbsl(cudaStreamSynchronize(stream_.get()),
-                                     "cudaStreamSynchronize(warm-up)"));
-    if (cand.empty()) break;
-    if (iter >= 1 && (Clock::now() - warm_start >= warm_for || iter >= 1000)) {
-      break;
-    }
-  }
-
-  std::map<size_t, std::vector<double>> samples;
-  const absl::Time retime_start = absl::Now();
+  // 3. Re-time the leading candidates together, interleaved, round by
+  // round. A result outside the pool that is within the margin of the pool's
+  // leader joins it and the rounds go on, so the fastest result always has
+  // the full number of samples.
+  std::map<Key, std::vector<double>> samples;
+  std::vector<Key> pool;
+  auto median_of = [&](const Key& k) { return Median(samples[k]); };
   int rounds = 0;
-  int stable = 0;
-  size_t leader = cand.empty() ? 0 : cand[0];
-  while (!cand.empty() && rounds < options_.max_rounds) {
-    std::vector<size_t> order = cand;
-    std::rotate(order.begin(), order.begin() + (rounds % order.size()),
-                order.end());
-    for (size_t idx : order) {
-      absl::StatusOr<double> ms = time_once(idx);
-      if (!ms.ok()) {
-        RETURN_IF_ERROR(CheckSticky());
-        mark_failed(idx, ms.status());
-        samples.erase(idx);
-        continue;
-      }
-      samples[idx].push_back(*ms);
+  for (int pass = 0; pass < 4; ++pass) {
+    // Extend the pool.
+    double leader_ms = -1;
+    for (const Key& k : pool) {
+      const double m = median_of(k);
+      if (leader_ms < 0 || m < leader_ms) leader_ms = m;
     }
-    ++rounds;
-    if (cand.empty()) break;
-    size_t best = cand[0];
-    double best_ms = Median(samples[best]);
-    for (size_t idx : cand) {
-      const double m = Median(samples[idx]);
-      if (m < best_ms) {
-        best = idx;
-        best_ms = m;
+    int added = 0;
+    for (const AlgoResult& r : out.results) {
+      if (r.status != AlgoStatus::kOk) break;
+      const Key key{r.algo, r.math_type};
+      if (std::find(pool.begin(), pool.end(), key) != pool.end()) continue;
+      const double ref = leader_ms < 0 ? out.results[0].median_ms : leader_ms;
+      const bool within = r.median_ms <= ref * (1 + options_.retime_margin);
+      const bool needed = static_cast<int>(pool.size()) <
+                          options_.min_candidates;
+      const bool room =
+          static_cast<int>(pool.size()) < options_.max_candidates ||
+          (leader_ms >= 0 && r.median_ms < leader_ms);
+      if ((within || needed) && room) {
+        pool.push_back(key);
+        ++added;
       }
     }
-    stable = best == leader ? stable + 1 : 1;
-    leader = best;
-    if (rounds >= options_.min_rounds && stable >= options_.stable_rounds) break;
-    if (rounds >= options_.min_rounds && absl::Now() - retime_start >= budget) {
-      break;
+    if (pool.empty() || (pass > 0 && added == 0)) break;
+
+    // Warm-up: the GPU busy for a while so clocks have ramped up.
+    if (pass == 0) {
+      const Clock::time_point warm_start = Clock::now();
+      const auto warm_for = absl::ToChronoMilliseconds(options_.warmup);
+      for (int iter = 0; iter < 1000; ++iter) {
+        for (const Key& k : pool) {
+          AlgoResult* r = find(k);
+          if (r->status != AlgoStatus::kOk) continue;
+          absl::Status s = run(*r);
+          if (!s.ok()) RETURN_IF_ERROR(fail(*r, s));
+        }
+        RETURN_IF_ERROR(CudaStatusToAbsl(cudaStreamSynchronize(stream_.get()),
+                                         "cudaStreamSynchronize(warm-up)"));
+        if (Clock::now() - warm_start >= warm_for) break;
+      }
     }
-  }
-  for (auto& [idx, v] : samples) {
-    if (v.empty()) continue;
-    AlgoResult& r = out.results[idx];
-    r.median_ms = Median(v);
-    r.spread_ms = *std::max_element(v.begin(), v.end()) -
-                  *std::min_element(v.begin(), v.end());
-    r.samples = static_cast<int>(v.size());
-    r.retimed = true;
+
+    // Rounds, until every member has min_rounds samples and the leader has
+    // held for stable_rounds, or max_rounds, or the budget.
+    int stable = 0;
+    Key leader{-1, MathType::kDefault};
+    for (int round = 0; round < options_.max_rounds; ++round) {
+      std::vector<Key> order;
+      for (const Key& k : pool) {
+        if (find(k)->status == AlgoStatus::kOk) order.push_back(k);
+      }
+      if (order.empty()) break;
+      std::rotate(order.begin(), order.begin() + (round % order.size()),
+                  order.end());
+      for (const Key& k : order) {
+        AlgoResult* r = find(k);
+        const int batch = batch_of.count(k) ? batch_of[k] : 1;
+        absl::StatusOr<double> ms = time_batch(*r, batch);
+        if (!ms.ok()) {
+          RETURN_IF_ERROR(fail(*r, ms.status()));
+          samples.erase(k);
+          continue;
+        }
+        samples[k].push_back(*ms);
+      }
+      rounds = std::max(rounds, round + 1);
+      Key best{-1, MathType::kDefault};
+      double best_ms = 0;
+      size_t fewest = SIZE_MAX;
+      for (const Key& k : order) {
+        if (!samples.count(k)) continue;
+        fewest = std::min(fewest, samples[k].size());
+        const double m = median_of(k);
+        if (best.first < 0 || m < best_ms) {
+          best = k;
+          best_ms = m;
+        }
+      }
+      stable = best == leader ? stable + 1 : 1;
+      leader = best;
+      const bool enough =
+          fewest != SIZE_MAX &&
+          static_cast<int>(fewest) >= options_.min_rounds;
+      if (enough && stable >= options_.stable_rounds) break;
+      if (enough && absl::Now() - timing_start >= budget) break;
+    }
+    for (const auto& [k, v] : samples) {
+      if (v.empty()) continue;
+      AlgoResult* r = find(k);
+      r->median_ms = Median(v);
+      r->spread_ms = *std::max_element(v.begin(), v.end()) -
+                     *std::min_element(v.begin(), v.end());
+      r->samples = static_cast<int>(v.size());
+      r->retimed = true;
+    }
+    SortResults(out.results);
+    if (absl::Now() - timing_start >= budget) break;
   }
   out.repeats = rounds;
   SortResults(out.results);

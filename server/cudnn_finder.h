@@ -11,12 +11,16 @@
 //      algorithms needing more workspace than the cap are kFailed with their
 //      need, "not supported" ones kNotSupported;
 //   3. screens every OK result (one untimed run, since CUDA loads kernels
-//      lazily and Find's single sample may include that, then one timed
-//      run), then re-times the leading candidates (within 15 % of the best,
-//      at least the best two, at most six) with CUDA events after a warm-up,
-//      interleaving them round by round, until the leader has held for five
-//      rounds after at least ten, or fifty rounds, or the time budget;
-//      stores median, spread (max - min), samples and retimed = true;
+//      lazily and Find's single sample may include that, then the best of
+//      two timed samples), then re-times the leading candidates (within
+//      15 % of the best, at least the best two, at most six) with CUDA
+//      events after a warm-up, interleaving them round by round, until each
+//      has ten samples and the leader has held for five rounds, or fifty
+//      rounds, or the time budget. A sample is a batch of back-to-back runs
+//      of about 0.5 ms, divided by its length. A result outside the pool
+//      that is within the margin of the re-timed leader joins the pool and
+//      the rounds go on. Stores median, spread (max - min), samples and
+//      retimed = true (screened-only results have samples = 1);
 //   4. verifies: runs the fastest and a reference algorithm (implicit GEMM
 //      with FMA math first; a double-precision CPU computation when no other
 //      algorithm runs and the problem is small) on the same inputs and
@@ -51,6 +55,11 @@ class CudnnFinder final : public Finder {
     int max_rounds = 50;
     int stable_rounds = 5;           // leader unchanged this many rounds
     absl::Duration warmup = absl::Milliseconds(50);
+    // A timed sample is a batch of back-to-back runs lasting about this long
+    // (at most max_batch runs), so short kernels are timed without launch
+    // gaps and event overhead.
+    double sample_ms = 0.5;
+    int max_batch = 64;
     // Re-timing budget: min(this, search timeout / 4).
     absl::Duration retime_budget = absl::Seconds(3);
     uint64_t seed = 20260101;        // input data seed
