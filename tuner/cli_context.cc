@@ -14,6 +14,8 @@
 namespace tunedb::cli {
 namespace {
 
+constexpr double kConnectTimeoutS = 5;
+
 std::chrono::system_clock::time_point DeadlineIn(double seconds) {
   return std::chrono::system_clock::now() +
          std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
@@ -55,11 +57,14 @@ absl::StatusOr<v1::TuneDb::Stub*> CliContext::Stub() {
   args.SetMaxReceiveMessageSize(64 << 20);
   channel_ = grpc::CreateCustomChannel(
       options_.address, grpc::InsecureChannelCredentials(), args);
-  if (!channel_->WaitForConnected(DeadlineIn(options_.timeout_s))) {
+  // Connecting waits at most kConnectTimeoutS (or --timeout if shorter), so
+  // a daemon that is not running is reported promptly.
+  if (!channel_->WaitForConnected(
+          DeadlineIn(std::min(options_.timeout_s, kConnectTimeoutS)))) {
     channel_.reset();
-    return absl::UnavailableError(absl::StrCat(
-        "cannot reach tunedbd at ", options_.address,
-        " (is it running? set --address or TUNEDB_ADDRESS)"));
+    return absl::UnavailableError(
+        absl::StrCat("cannot reach tunedbd at ", options_.address,
+                     " (is it running? set --address or TUNEDB_ADDRESS)"));
   }
   stub_ = v1::TuneDb::NewStub(channel_);
   return stub_.get();
@@ -91,8 +96,9 @@ absl::StatusOr<DeviceKey> CliContext::ResolveDevice(const std::string& gpu) {
   for (const v1::DeviceInfo& info : devices.devices()) {
     const bool match =
         gpu.empty() || (by_ordinal && info.ordinal() == ordinal) ||
-        (!by_ordinal && absl::StrContains(absl::AsciiStrToLower(info.key().gpu_model()),
-                                            absl::AsciiStrToLower(gpu)));
+        (!by_ordinal &&
+         absl::StrContains(absl::AsciiStrToLower(info.key().gpu_model()),
+                           absl::AsciiStrToLower(gpu)));
     if (match) return FromProto(info.key());
   }
   return absl::InvalidArgumentError(

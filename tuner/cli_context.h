@@ -52,8 +52,8 @@ class CliContext {
   GlobalOptions& options() { return options_; }
   bool json() const { return options_.json; }
 
-  // Connects (waiting at most --timeout) and returns the stub; UNAVAILABLE
-  // naming the address if the daemon cannot be reached.
+  // Connects (waiting at most 5 s, or --timeout if shorter) and returns the
+  // stub; UNAVAILABLE naming the address if the daemon cannot be reached.
   absl::StatusOr<v1::TuneDb::Stub*> Stub();
 
   // A client context with the --timeout deadline.

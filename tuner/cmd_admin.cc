@@ -60,10 +60,11 @@ int RunStats(CliContext& ctx) {
                                FormatSeconds(s.uptime_s()))},
        {"finder", s.finder()},
        {"records", absl::StrCat(s.records())},
-       {"hits", absl::StrCat(s.hits(), answered > 0
-                                           ? absl::StrFormat(" (%.1f%%)",
-                                                             100.0 * s.hits() / answered)
-                                           : "")},
+       {"hits",
+        absl::StrCat(s.hits(),
+                     answered > 0 ? absl::StrFormat(" (%.1f%%)",
+                                                    100.0 * s.hits() / answered)
+                                  : "")},
        {"misses", absl::StrCat(s.misses())},
        {"searches", absl::StrCat(s.searches(), " (", s.search_failures(),
                                  " failed, ", s.coalesced(), " coalesced)")},
@@ -86,19 +87,19 @@ int RunDevices(CliContext& ctx) {
   if (ctx.json()) {
     nlohmann::json devices = nlohmann::json::array();
     for (const v1::DeviceInfo& d : r.devices()) {
-      devices.push_back({{"ordinal", d.ordinal()},
-                         {"gpu", d.key().gpu_model()},
-                         {"cc", absl::StrCat(d.key().cc_major(), ".",
-                                             d.key().cc_minor())},
-                         {"sms", d.key().sm_count()},
-                         {"cudnn", CudnnVersionText(d.key().cudnn_version())},
-                         {"cuda", CudaVersionText(d.key().cuda_runtime_version())},
-                         {"uuid", d.uuid()},
-                         {"driver", d.driver_version()},
-                         {"memory_bytes", d.total_memory_bytes()},
-                         {"mig", d.mig()},
-                         {"queue_depth", d.queue_depth()},
-                         {"healthy", d.healthy()}});
+      devices.push_back(
+          {{"ordinal", d.ordinal()},
+           {"gpu", d.key().gpu_model()},
+           {"cc", absl::StrCat(d.key().cc_major(), ".", d.key().cc_minor())},
+           {"sms", d.key().sm_count()},
+           {"cudnn", CudnnVersionText(d.key().cudnn_version())},
+           {"cuda", CudaVersionText(d.key().cuda_runtime_version())},
+           {"uuid", d.uuid()},
+           {"driver", d.driver_version()},
+           {"memory_bytes", d.total_memory_bytes()},
+           {"mig", d.mig()},
+           {"queue_depth", d.queue_depth()},
+           {"healthy", d.healthy()}});
     }
     ctx.out() << nlohmann::json({{"finder", r.finder()}, {"devices", devices}})
                      .dump(2)
@@ -145,10 +146,11 @@ int RunInvalidate(CliContext& ctx, const InvalidateFlags& f) {
     return kExitUsage;
   }
   int64_t matching = 0;
-  absl::Status status = ForEachRecord(ctx, *filter, 0, 0, [&](const v1::Record&) {
-    ++matching;
-    return true;
-  });
+  absl::Status status =
+      ForEachRecord(ctx, *filter, 0, 0, [&](const v1::Record&) {
+        ++matching;
+        return true;
+      });
   if (!status.ok()) return ctx.Fail(status);
   const std::string what = DescribeFilter(*filter);
   if (matching == 0) {
@@ -185,7 +187,8 @@ int RunInvalidate(CliContext& ctx, const InvalidateFlags& f) {
   status = FromGrpc((*stub)->Invalidate(context.get(), request, &response));
   if (!status.ok()) return ctx.Fail(status);
   if (ctx.json()) {
-    ctx.out() << nlohmann::json({{"deleted", response.deleted()}}).dump() << "\n";
+    ctx.out() << nlohmann::json({{"deleted", response.deleted()}}).dump()
+              << "\n";
   } else {
     ctx.out() << "deleted " << response.deleted() << " record(s)\n";
   }

@@ -69,22 +69,24 @@ int RunDoctor(CliContext& ctx, const std::string& db_path) {
   if (stub.ok()) {
     v1::StatsResponse stats;
     auto c1 = ctx.NewContext();
-    absl::Status s = FromGrpc((*stub)->Stats(c1.get(), v1::StatsRequest(), &stats));
+    absl::Status s =
+        FromGrpc((*stub)->Stats(c1.get(), v1::StatsRequest(), &stats));
     const std::string cli_version = TUNEDB_VERSION;
     if (s.ok()) {
       const std::string daemon_major =
           stats.version().substr(0, stats.version().find('.'));
-      const std::string cli_major = cli_version.substr(0, cli_version.find('.'));
+      const std::string cli_major =
+          cli_version.substr(0, cli_version.find('.'));
       checks.push_back({"versions", daemon_major == cli_major,
                         absl::StrCat("tunedbd ", stats.version(), ", tunedb ",
                                      cli_version, ", finder ", stats.finder(),
                                      stats.finder() == "simulated"
                                          ? " (test double, not GPU timings)"
                                          : "")});
-      checks.push_back({"database (via daemon)", true,
-                        absl::StrCat(stats.database_path(), ": ",
-                                     stats.records(), " records, ",
-                                     FormatBytes(stats.database_bytes()))});
+      checks.push_back(
+          {"database (via daemon)", true,
+           absl::StrCat(stats.database_path(), ": ", stats.records(),
+                        " records, ", FormatBytes(stats.database_bytes()))});
     } else {
       checks.push_back({"versions", false, std::string(s.message())});
     }
@@ -101,9 +103,9 @@ int RunDoctor(CliContext& ctx, const std::string& db_path) {
       healthy = healthy && d.healthy();
     }
     checks.push_back({"GPUs visible", healthy,
-                      !s.ok()              ? std::string(s.message())
-                      : names.empty()      ? "the daemon serves no GPU"
-                                           : absl::StrJoin(names, "; ")});
+                      !s.ok()         ? std::string(s.message())
+                      : names.empty() ? "the daemon serves no GPU"
+                                      : absl::StrJoin(names, "; ")});
     if (devices.devices_size() > 0) {
       // A lookup of a tiny problem exercises the read path end to end;
       // NOT_FOUND is a correct answer.
@@ -120,8 +122,8 @@ int RunDoctor(CliContext& ctx, const std::string& db_path) {
       auto c3 = ctx.NewContext();
       grpc::Status g = (*stub)->Lookup(c3.get(), request, &response);
       const bool ok = g.ok() || g.error_code() == grpc::StatusCode::NOT_FOUND;
-      checks.push_back({"lookup round trip", ok,
-                        ok ? "answered" : g.error_message()});
+      checks.push_back(
+          {"lookup round trip", ok, ok ? "answered" : g.error_message()});
     }
   } else {
     unreachable = true;
@@ -135,10 +137,12 @@ int RunDoctor(CliContext& ctx, const std::string& db_path) {
     for (const Check& c : checks) {
       j.push_back({{"check", c.name}, {"ok", c.ok}, {"detail", c.detail}});
     }
-    ctx.out() << nlohmann::json({{"ok", all_ok}, {"checks", j}}).dump(2) << "\n";
+    ctx.out() << nlohmann::json({{"ok", all_ok}, {"checks", j}}).dump(2)
+              << "\n";
   } else {
     Table t({"check", "result", "detail"});
-    for (const Check& c : checks) t.AddRow({c.name, c.ok ? "ok" : "FAIL", c.detail});
+    for (const Check& c : checks)
+      t.AddRow({c.name, c.ok ? "ok" : "FAIL", c.detail});
     t.Print(ctx.out());
   }
   if (unreachable) return kExitUnreachable;

@@ -42,8 +42,9 @@ int PrintAnswer(CliContext& ctx, const KeyFlags& f, const v1::Record& wire,
     if (a.ok()) chosen = *a;
   }
   if (ctx.json()) {
-    nlohmann::json j = {{"choice", chosen ? AlgoToJson(*chosen) : nlohmann::json(nullptr)},
-                        {"record", RecordToJson(*record)}};
+    nlohmann::json j = {
+        {"choice", chosen ? AlgoToJson(*chosen) : nlohmann::json(nullptr)},
+        {"record", RecordToJson(*record)}};
     if (searched) j["searched"] = *searched;
     ctx.out() << j.dump(2) << "\n";
     return kExitOk;
@@ -56,13 +57,14 @@ int PrintAnswer(CliContext& ctx, const KeyFlags& f, const v1::Record& wire,
               << (chosen->deterministic ? ", deterministic" : "") << "\n";
   } else {
     ctx.out() << "choice    none: no algorithm meets the constraints"
-              << (record->supported() ? "" : " (no algorithm supports this problem)")
+              << (record->supported() ? ""
+                                      : " (no algorithm supports this problem)")
               << "\n";
   }
   if (searched) {
     ctx.out() << "source    "
-              << (*searched ? absl::StrCat("searched now (", FormatMs(record->search_ms),
-                                           " ms)")
+              << (*searched ? absl::StrCat("searched now (",
+                                           FormatMs(record->search_ms), " ms)")
                             : std::string("database"))
               << "\n";
   }
@@ -70,8 +72,9 @@ int PrintAnswer(CliContext& ctx, const KeyFlags& f, const v1::Record& wire,
     ctx.out() << "\n";
     PrintRecordDetails(ctx.out(), *record);
   } else {
-    ctx.out() << "record    id " << record->id << ", hash " << record->key.HashText()
-              << " (tunedb show " << record->id << " for the ranking)\n";
+    ctx.out() << "record    id " << record->id << ", hash "
+              << record->key.HashText() << " (tunedb show " << record->id
+              << " for the ranking)\n";
   }
   return kExitOk;
 }
@@ -87,7 +90,8 @@ int RunLookup(CliContext& ctx, const KeyFlags& f) {
   ToProto(ToConstraints(f), request.mutable_constraints());
   v1::LookupResponse response;
   auto context = ctx.NewContext();
-  absl::Status status = FromGrpc((*stub)->Lookup(context.get(), request, &response));
+  absl::Status status =
+      FromGrpc((*stub)->Lookup(context.get(), request, &response));
   if (status.code() == absl::StatusCode::kNotFound) {
     if (ctx.json()) ctx.out() << "null\n";
     ctx.err() << "not found: nothing stored for " << key->ToText()
@@ -113,7 +117,8 @@ int RunTune(CliContext& ctx, const KeyFlags& f) {
   v1::TuneResponse response;
   // A search can take long: no deadline beyond the daemon's own timeout.
   auto context = ctx.NewStreamContext();
-  absl::Status status = FromGrpc((*stub)->Tune(context.get(), request, &response));
+  absl::Status status =
+      FromGrpc((*stub)->Tune(context.get(), request, &response));
   if (!status.ok()) return ctx.Fail(status);
   return PrintAnswer(ctx, f, response.record(),
                      response.has_choice() ? &response.choice() : nullptr,

@@ -47,10 +47,12 @@ struct Plan {
 };
 
 // Every (batch, dtype, layout) combination asked for.
-absl::StatusOr<std::vector<ProblemOptions>> Combinations(const PrewarmFlags& f) {
+absl::StatusOr<std::vector<ProblemOptions>> Combinations(
+    const PrewarmFlags& f) {
   auto ops = ParseOps(f.ops);
   if (!ops.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--ops: ", ops.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ops: ", ops.status().message()));
   }
   std::vector<ProblemOptions> out;
   for (int64_t batch : f.batches) {
@@ -105,8 +107,9 @@ int BuildPlan(CliContext& ctx, const PrewarmFlags& f,
   const DeviceKey default_device = device.value_or(DeviceKey());
   for (const std::string& name : f.models) {
     auto model = FindModel(name);
-    if (!model.ok()) return ctx.Fail(absl::InvalidArgumentError(
-        absl::StrCat("--model: ", model.status().message())));
+    if (!model.ok())
+      return ctx.Fail(absl::InvalidArgumentError(
+          absl::StrCat("--model: ", model.status().message())));
     std::vector<int64_t> input;
     if (!f.input.empty()) {
       auto parsed = ParseInputSize(f.input, (*model)->spatial_dims);
@@ -116,9 +119,8 @@ int BuildPlan(CliContext& ctx, const PrewarmFlags& f,
     auto built = BuildModel(**model, input);
     if (!built.ok()) return ctx.Fail(built.status());
     for (const ProblemOptions& o : *combos) {
-      for (const PlannedProblem& p :
-           LayerProblems(built->layers, (*model)->spatial_dims, o,
-                         (*model)->name)) {
+      for (const PlannedProblem& p : LayerProblems(
+               built->layers, (*model)->spatial_dims, o, (*model)->name)) {
         add(p.problem, default_device, p.source);
       }
     }
@@ -168,7 +170,8 @@ void PrintSummary(CliContext& ctx, const PrewarmSummary& s,
   if (ctx.json()) {
     nlohmann::json failures = nlohmann::json::array();
     for (const PrewarmFailure& f : s.failures) {
-      failures.push_back({{"source", f.source}, {"key", f.key}, {"error", f.error}});
+      failures.push_back(
+          {{"source", f.source}, {"key", f.key}, {"error", f.error}});
     }
     nlohmann::json j = {{"shapes", s.shapes},
                         {"duplicates_dropped", duplicates},
@@ -213,8 +216,8 @@ int RunDryRun(CliContext& ctx, const Plan& plan) {
   if (ctx.json()) {
     nlohmann::json j = nlohmann::json::array();
     for (const PrewarmItem& item : plan.items) {
-      j.push_back({{"source", item.source},
-                   {"problem", item.key.problem.ToText()}});
+      j.push_back(
+          {{"source", item.source}, {"problem", item.key.problem.ToText()}});
     }
     ctx.out() << j.dump(2) << "\n";
     return kExitOk;
@@ -281,7 +284,8 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   cmd->add_option("--file", flags->files,
                   "Shape file: JSON lines, CSV or key text; '-' = stdin "
                   "(repeatable; see docs/shape-files.md)");
-  cmd->add_option("--format", flags->format, "Shape file format: auto, jsonl, csv, text")
+  cmd->add_option("--format", flags->format,
+                  "Shape file format: auto, jsonl, csv, text")
       ->capture_default_str();
   cmd->add_option("-b,--batch", flags->batches, "Batch size(s), e.g. 32,64")
       ->delimiter(',')
@@ -290,8 +294,9 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
                   "fp32, fp32-no-tf32, fp16, bf16 (comma list allowed)")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--layout", flags->layouts,
-                  "nchw or nhwc (3-D models use ncdhw/ndhwc); comma list allowed")
+  cmd->add_option(
+         "--layout", flags->layouts,
+         "nchw or nhwc (3-D models use ncdhw/ndhwc); comma list allowed")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--input", flags->input,

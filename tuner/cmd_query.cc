@@ -31,13 +31,13 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
   if (!filter.ok()) return ctx.Fail(filter.status());
   std::vector<Record> records;
   absl::Status bad;
-  absl::Status status = ForEachRecord(
-      ctx, *filter, 0, f.limit, [&](const v1::Record& wire) {
+  absl::Status status =
+      ForEachRecord(ctx, *filter, 0, f.limit, [&](const v1::Record& wire) {
         auto r = FromProto(wire);
         if (!r.ok()) {
           bad = absl::InternalError(absl::StrCat(
-              "record ", wire.id(), " from the daemon is malformed: ",
-              r.status().message()));
+              "record ", wire.id(),
+              " from the daemon is malformed: ", r.status().message()));
           return false;
         }
         records.push_back(*std::move(r));
@@ -53,28 +53,61 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
     return kExitOk;
   }
   if (f.csv) {
-    Table t({"id", "key_hash", "gpu", "cudnn", "op", "n", "c", "k", "in",
-             "filt", "pad", "stride", "dil", "groups", "in_type", "compute",
-             "layout", "tc", "tf32", "best_algo", "best_math", "best_ms",
-             "best_workspace_bytes", "search_ms", "measured_at", "key"});
+    Table t({"id",
+             "key_hash",
+             "gpu",
+             "cudnn",
+             "op",
+             "n",
+             "c",
+             "k",
+             "in",
+             "filt",
+             "pad",
+             "stride",
+             "dil",
+             "groups",
+             "in_type",
+             "compute",
+             "layout",
+             "tc",
+             "tf32",
+             "best_algo",
+             "best_math",
+             "best_ms",
+             "best_workspace_bytes",
+             "search_ms",
+             "measured_at",
+             "key"});
     for (const Record& r : records) {
       const ConvProblem& p = r.key.problem;
       const int d = p.spatial_dims;
       std::optional<AlgoResult> best = Choose(r, Constraints());
-      t.AddRow({absl::StrCat(r.id), r.key.HashText(), r.key.device.gpu_model,
+      t.AddRow({absl::StrCat(r.id),
+                r.key.HashText(),
+                r.key.device.gpu_model,
                 CudnnVersionText(r.key.device.cudnn_version),
-                std::string(ConvOpName(p.op)), absl::StrCat(p.n),
-                absl::StrCat(p.c), absl::StrCat(p.k), DimsToText(p.input, d),
-                DimsToText(p.filter, d), DimsToText(p.padding, d),
-                DimsToText(p.stride, d), DimsToText(p.dilation, d),
-                absl::StrCat(p.groups), std::string(DataTypeName(p.input_type)),
+                std::string(ConvOpName(p.op)),
+                absl::StrCat(p.n),
+                absl::StrCat(p.c),
+                absl::StrCat(p.k),
+                DimsToText(p.input, d),
+                DimsToText(p.filter, d),
+                DimsToText(p.padding, d),
+                DimsToText(p.stride, d),
+                DimsToText(p.dilation, d),
+                absl::StrCat(p.groups),
+                std::string(DataTypeName(p.input_type)),
                 std::string(DataTypeName(p.compute_type)),
-                std::string(LayoutName(p.layout)), p.allow_tensor_cores ? "1" : "0",
-                p.allow_tf32 ? "1" : "0", best ? absl::StrCat(best->algo) : "",
+                std::string(LayoutName(p.layout)),
+                p.allow_tensor_cores ? "1" : "0",
+                p.allow_tf32 ? "1" : "0",
+                best ? absl::StrCat(best->algo) : "",
                 best ? std::string(MathTypeName(best->math_type)) : "",
                 best ? FormatMs(best->median_ms) : "",
                 best ? absl::StrCat(best->workspace_bytes) : "",
-                FormatMs(r.search_ms), FormatTime(r.measured_at_us),
+                FormatMs(r.search_ms),
+                FormatTime(r.measured_at_us),
                 r.key.ToText()});
     }
     t.PrintCsv(ctx.out());
@@ -120,8 +153,8 @@ absl::StatusOr<Record> FindRecord(CliContext& ctx, const std::string& arg,
         });
     if (!status.ok()) return status;
     if (!found) {
-      return absl::NotFoundError(absl::StrCat(
-          "no record with ", is_hash ? "key hash " : "id ", text));
+      return absl::NotFoundError(
+          absl::StrCat("no record with ", is_hash ? "key hash " : "id ", text));
     }
   } else {
     auto key = ctx.ResolveKey(text, gpu);
@@ -144,8 +177,8 @@ absl::StatusOr<Record> FindRecord(CliContext& ctx, const std::string& arg,
   }
   auto record = FromProto(*found);
   if (!record.ok()) {
-    return absl::InternalError(absl::StrCat("the daemon's record is malformed: ",
-                                            record.status().message()));
+    return absl::InternalError(absl::StrCat(
+        "the daemon's record is malformed: ", record.status().message()));
   }
   return *record;
 }

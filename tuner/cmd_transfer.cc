@@ -54,18 +54,20 @@ int RunExport(CliContext& ctx, const ExportFlags& f) {
     file.close();
     if (!status.ok() || !file) {
       std::remove(tmp.c_str());
-      if (status.ok()) status = absl::InternalError("writing the export failed");
+      if (status.ok())
+        status = absl::InternalError("writing the export failed");
     } else if (std::rename(tmp.c_str(), f.output.c_str()) != 0) {
       std::remove(tmp.c_str());
-      status = absl::InternalError(absl::StrCat("cannot rename '", tmp,
-                                                "' to '", f.output, "'"));
+      status = absl::InternalError(
+          absl::StrCat("cannot rename '", tmp, "' to '", f.output, "'"));
     }
   }
   if (!status.ok()) return ctx.Fail(status);
   if (!to_stdout) {
     if (ctx.json()) {
-      ctx.out() << nlohmann::json({{"exported", count}, {"file", f.output}}).dump()
-                << "\n";
+      ctx.out()
+          << nlohmann::json({{"exported", count}, {"file", f.output}}).dump()
+          << "\n";
     } else {
       ctx.out() << "exported " << count << " record(s) to " << f.output << "\n";
     }
@@ -135,7 +137,8 @@ int RunImport(CliContext& ctx, const std::string& path) {
               << "\n";
   } else {
     for (const auto& r : response.rejects()) {
-      ctx.err() << name << ":" << line_of(r.line()) << ": " << r.reason() << "\n";
+      ctx.err() << name << ":" << line_of(r.line()) << ": " << r.reason()
+                << "\n";
     }
   }
   if (response.rejects_size() > 0) {
@@ -158,7 +161,8 @@ void AddTransferCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   CLI::App* exp = app.add_subcommand(
       "export", "Write stored records as JSON lines (to a file or stdout)");
   AddFilterFlags(exp, &ef->filter);
-  exp->add_option("-o,--output", ef->output, "Output file ('-' or none = stdout)");
+  exp->add_option("-o,--output", ef->output,
+                  "Output file ('-' or none = stdout)");
   exp->callback([&ctx, ef, exit_code] { *exit_code = RunExport(ctx, *ef); });
 
   auto path = std::make_shared<std::string>();
@@ -167,7 +171,8 @@ void AddTransferCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
       "Import JSON lines written by export: all or nothing; bad lines are "
       "listed with their line numbers");
   imp->add_option("FILE", *path, "File to import ('-' = stdin)")->required();
-  imp->callback([&ctx, path, exit_code] { *exit_code = RunImport(ctx, *path); });
+  imp->callback(
+      [&ctx, path, exit_code] { *exit_code = RunImport(ctx, *path); });
 }
 
 }  // namespace tunedb::cli

@@ -7,14 +7,14 @@
 namespace tunedb::cli {
 
 enum ExitCode : int {
-  kExitOk = 0,           // success
-  kExitError = 1,        // the daemon or the database reported an error;
-                         // doctor: a check failed
-  kExitUsage = 2,        // bad flags or arguments; confirmation refused
-  kExitUnreachable = 3,  // the daemon could not be reached
-  kExitBadInput = 4,     // a shape file or import file has bad lines
-  kExitPartial = 5,      // prewarm: some problems failed, the rest are stored
-  kExitNotFound = 6,     // lookup/show: nothing stored for the key
+  kExitOk = 0,             // success
+  kExitError = 1,          // the daemon or the database reported an error;
+                           // doctor: a check failed
+  kExitUsage = 2,          // bad flags or arguments; confirmation refused
+  kExitUnreachable = 3,    // the daemon could not be reached
+  kExitBadInput = 4,       // a shape file or import file has bad lines
+  kExitPartial = 5,        // prewarm: some problems failed, the rest are stored
+  kExitNotFound = 6,       // lookup/show: nothing stored for the key
   kExitInterrupted = 130,  // interrupted (SIGINT); rerun to resume
 };
 

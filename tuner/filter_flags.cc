@@ -6,9 +6,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tunedb/problem.h"
 #include "tuner/format.h"
 #include "tuner/training_problems.h"
-#include "tunedb/problem.h"
 
 namespace tunedb::cli {
 
@@ -25,8 +25,9 @@ void AddFilterFlags(CLI::App* cmd, FilterFlags* flags) {
                   "and tf32 for the fp32 variants)");
   cmd->add_option("--layout", flags->layout,
                   "Same as --filter layout=L (nchw, nhwc, ncdhw, ndhwc)");
-  cmd->add_option("--since", flags->since,
-                  "Measured at or after: RFC 3339 time, date, or age (24h, 7d)");
+  cmd->add_option(
+      "--since", flags->since,
+      "Measured at or after: RFC 3339 time, date, or age (24h, 7d)");
   cmd->add_option("--until", flags->until,
                   "Measured before: RFC 3339 time, date, or age (24h, 7d)");
 }
@@ -36,11 +37,13 @@ absl::StatusOr<absl::Time> ParseTimeBound(const std::string& text,
   absl::Time t;
   std::string err;
   if (absl::ParseTime(absl::RFC3339_full, text, &t, &err)) return t;
-  if (absl::ParseTime("%Y-%m-%d", text, absl::UTCTimeZone(), &t, &err)) return t;
+  if (absl::ParseTime("%Y-%m-%d", text, absl::UTCTimeZone(), &t, &err))
+    return t;
   if (text.size() >= 2) {
     int64_t count = 0;
     const char unit = text.back();
-    if (absl::SimpleAtoi(text.substr(0, text.size() - 1), &count) && count >= 0) {
+    if (absl::SimpleAtoi(text.substr(0, text.size() - 1), &count) &&
+        count >= 0) {
       switch (unit) {
         case 's':
           return now - absl::Seconds(count);
@@ -57,9 +60,10 @@ absl::StatusOr<absl::Time> ParseTimeBound(const std::string& text,
       }
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "'", text, "' is not a time: use RFC 3339 (2026-11-29T12:00:00Z), a "
-      "date (2026-11-29) or an age (90m, 24h, 7d, 2w)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", text,
+                   "' is not a time: use RFC 3339 (2026-11-29T12:00:00Z), a "
+                   "date (2026-11-29) or an age (90m, 24h, 7d, 2w)"));
 }
 
 absl::StatusOr<v1::Filter> BuildFilter(const FilterFlags& flags,
@@ -72,14 +76,14 @@ absl::StatusOr<v1::Filter> BuildFilter(const FilterFlags& flags,
                  const std::string& value) -> absl::Status {
     if (std::find(names.begin(), names.end(), field) == names.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          flag, ": unknown key field '", field, "'; fields: ",
-          absl::StrJoin(names.begin(), names.end(), " ")));
+          flag, ": unknown key field '", field,
+          "'; fields: ", absl::StrJoin(names.begin(), names.end(), " ")));
     }
     auto it = fields.find(field);
     if (it != fields.end() && it->second != value) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          flag, ": field '", field, "' given twice ('", it->second, "' and '",
-          value, "')"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": field '", field, "' given twice ('", it->second,
+                       "' and '", value, "')"));
     }
     fields[field] = value;
     return absl::OkStatus();
@@ -116,7 +120,8 @@ absl::StatusOr<v1::Filter> BuildFilter(const FilterFlags& flags,
     }
     ConvProblem p;
     ApplyDtypePreset(*preset, p);
-    absl::Status s = add("--dtype", "in_type", std::string(DataTypeName(p.input_type)));
+    absl::Status s =
+        add("--dtype", "in_type", std::string(DataTypeName(p.input_type)));
     if (s.ok() && (*preset == DtypePreset::kFp32 ||
                    *preset == DtypePreset::kFp32NoTf32)) {
       s = add("--dtype", "tf32", p.allow_tf32 ? "1" : "0");
@@ -129,20 +134,23 @@ absl::StatusOr<v1::Filter> BuildFilter(const FilterFlags& flags,
       return absl::InvalidArgumentError(absl::StrCat(
           "--layout '", flags.layout, "' is not nchw, nhwc, ncdhw or ndhwc"));
     }
-    absl::Status s = add("--layout", "layout", std::string(LayoutName(*layout)));
+    absl::Status s =
+        add("--layout", "layout", std::string(LayoutName(*layout)));
     if (!s.ok()) return s;
   }
   if (!flags.since.empty()) {
     auto t = ParseTimeBound(flags.since, now);
     if (!t.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--since: ", t.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--since: ", t.status().message()));
     }
     filter.set_since_us(absl::ToUnixMicros(*t));
   }
   if (!flags.until.empty()) {
     auto t = ParseTimeBound(flags.until, now);
     if (!t.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--until: ", t.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--until: ", t.status().message()));
     }
     filter.set_until_us(absl::ToUnixMicros(*t));
   }

@@ -33,11 +33,10 @@ std::string FormatTime(int64_t micros) {
 
 std::string ShapeSummary(const ConvProblem& p) {
   const int d = p.spatial_dims;
-  std::string s = absl::StrCat("n", p.n, " c", p.c, " k", p.k, " in",
-                               DimsToText(p.input, d), " f",
-                               DimsToText(p.filter, d), " s",
-                               DimsToText(p.stride, d), " p",
-                               DimsToText(p.padding, d));
+  std::string s =
+      absl::StrCat("n", p.n, " c", p.c, " k", p.k, " in",
+                   DimsToText(p.input, d), " f", DimsToText(p.filter, d), " s",
+                   DimsToText(p.stride, d), " p", DimsToText(p.padding, d));
   bool dilated = false;
   for (int i = 0; i < d; ++i) dilated |= p.dilation[i] != 1;
   if (dilated) absl::StrAppend(&s, " d", DimsToText(p.dilation, d));
@@ -176,22 +175,22 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
       out,
       {{"id", absl::StrCat(r.id)},
        {"key hash", r.key.HashText()},
-       {"gpu", absl::StrCat(r.key.device.gpu_model, " (cc ",
-                            r.key.device.cc_major, ".", r.key.device.cc_minor,
-                            ", ", r.key.device.sm_count, " SMs), cuDNN ",
-                            CudnnVersionText(r.key.device.cudnn_version),
-                            ", CUDA ",
-                            CudaVersionText(r.key.device.cuda_runtime_version))},
+       {"gpu",
+        absl::StrCat(r.key.device.gpu_model, " (cc ", r.key.device.cc_major,
+                     ".", r.key.device.cc_minor, ", ", r.key.device.sm_count,
+                     " SMs), cuDNN ",
+                     CudnnVersionText(r.key.device.cudnn_version), ", CUDA ",
+                     CudaVersionText(r.key.device.cuda_runtime_version))},
        {"problem", absl::StrCat(std::string(ConvOpName(r.key.problem.op)), " ",
                                 ShapeSummary(r.key.problem), " ",
                                 TypeSummary(r.key.problem), " ",
                                 std::string(LayoutName(r.key.problem.layout)))},
-       {"measured", absl::StrCat(FormatTime(r.measured_at_us), " on ", r.host,
-                                 " (", r.gpu_uuid, ", driver ",
-                                 r.driver_version, ")")},
-       {"finder", absl::StrCat(r.finder, ", ", r.repeats,
-                               " repeats, workspace cap ",
-                               FormatBytes(r.workspace_cap_bytes))},
+       {"measured",
+        absl::StrCat(FormatTime(r.measured_at_us), " on ", r.host, " (",
+                     r.gpu_uuid, ", driver ", r.driver_version, ")")},
+       {"finder",
+        absl::StrCat(r.finder, ", ", r.repeats, " repeats, workspace cap ",
+                     FormatBytes(r.workspace_cap_bytes))},
        {"search", absl::StrCat(FormatMs(r.search_ms), " ms",
                                r.verified ? ", verified" : "")},
        {"served", absl::StrCat(r.served_count, " times")}});
@@ -201,14 +200,13 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
   int rank = 0;
   for (const AlgoResult& a : r.results) {
     const bool ok = a.status == AlgoStatus::kOk;
-    ranking.AddRow({ok ? absl::StrCat(++rank) : "-", absl::StrCat(a.algo),
-                    std::string(MathTypeName(a.math_type)),
-                    std::string(AlgoStatusName(a.status)),
-                    ok ? FormatMs(a.median_ms) : "-",
-                    ok ? FormatMs(a.spread_ms) : "-",
-                    ok ? absl::StrCat(a.samples) : "-",
-                    FormatBytes(a.workspace_bytes),
-                    a.deterministic ? "yes" : "no", a.error});
+    ranking.AddRow(
+        {ok ? absl::StrCat(++rank) : "-", absl::StrCat(a.algo),
+         std::string(MathTypeName(a.math_type)),
+         std::string(AlgoStatusName(a.status)),
+         ok ? FormatMs(a.median_ms) : "-", ok ? FormatMs(a.spread_ms) : "-",
+         ok ? absl::StrCat(a.samples) : "-", FormatBytes(a.workspace_bytes),
+         a.deterministic ? "yes" : "no", a.error});
   }
   ranking.Print(out);
   out << "\nchosen under constraints\n";

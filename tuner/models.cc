@@ -18,7 +18,8 @@ std::string Normalize(absl::string_view name) {
   std::string out;
   for (char c : name) {
     if (c == '-' || c == '_' || c == ' ') continue;
-    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    out.push_back(
+        static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   return out;
 }
@@ -27,10 +28,10 @@ std::string Normalize(absl::string_view name) {
 
 const std::vector<ModelInfo>& Models() {
   static const auto* models = new std::vector<ModelInfo>{
-      {"resnet18", "ResNet-18 (torchvision, basic blocks)", 2, 3,
-       D2(224, 224), &BuildResNet18},
-      {"resnet34", "ResNet-34 (torchvision, basic blocks)", 2, 3,
-       D2(224, 224), &BuildResNet34},
+      {"resnet18", "ResNet-18 (torchvision, basic blocks)", 2, 3, D2(224, 224),
+       &BuildResNet18},
+      {"resnet34", "ResNet-34 (torchvision, basic blocks)", 2, 3, D2(224, 224),
+       &BuildResNet34},
       {"resnet50", "ResNet-50 v1.5 (torchvision, bottlenecks)", 2, 3,
        D2(224, 224), &BuildResNet50},
       {"resnet101", "ResNet-101 v1.5 (torchvision, bottlenecks)", 2, 3,
@@ -38,8 +39,9 @@ const std::vector<ModelInfo>& Models() {
       {"resnet152", "ResNet-152 v1.5 (torchvision, bottlenecks)", 2, 3,
        D2(224, 224), &BuildResNet152},
       {"vgg16", "VGG-16 (configuration D)", 2, 3, D2(224, 224), &BuildVgg16},
-      {"mobilenetv2", "MobileNetV2 1.0 (depthwise separable, inverted residuals)",
-       2, 3, D2(224, 224), &BuildMobileNetV2},
+      {"mobilenetv2",
+       "MobileNetV2 1.0 (depthwise separable, inverted residuals)", 2, 3,
+       D2(224, 224), &BuildMobileNetV2},
       {"efficientnetb0", "EfficientNet-B0 (MBConv + squeeze-excitation)", 2, 3,
        D2(224, 224), &BuildEfficientNetB0},
       {"unet", "U-Net, 2-D, unpadded convolutions as in the paper", 2, 1,
@@ -61,9 +63,9 @@ absl::StatusOr<const ModelInfo*> FindModel(absl::string_view name) {
     if (Normalize(m.name) == wanted) return &m;
     names.push_back(m.name);
   }
-  return absl::NotFoundError(absl::StrCat("unknown model '", name,
-                                          "'; built-in models: ",
-                                          absl::StrJoin(names, ", ")));
+  return absl::NotFoundError(
+      absl::StrCat("unknown model '", name,
+                   "'; built-in models: ", absl::StrJoin(names, ", ")));
 }
 
 absl::StatusOr<std::vector<int64_t>> ParseInputSize(absl::string_view text,
@@ -103,10 +105,9 @@ absl::StatusOr<BuiltModel> BuildModel(const ModelInfo& model,
   NetBuilder b(model.spatial_dims);
   built.output = model.build(b, b.Input(model.input_channels, built.input));
   if (!b.status().ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(model.name, " at input ",
-                     DimsToText(built.input, model.spatial_dims), ": ",
-                     b.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        model.name, " at input ", DimsToText(built.input, model.spatial_dims),
+        ": ", b.status().message()));
   }
   built.layers = b.layers();
   return built;

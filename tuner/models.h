@@ -1,4 +1,5 @@
-// The built-in model shape sets of `tunedb prewarm --model` and `tunedb models`.
+// The built-in model shape sets of `tunedb prewarm --model` and `tunedb
+// models`.
 //
 // Each model is a generator written from its architecture's definition (see
 // docs/models.md for the sources and conventions) on a NetBuilder; building
@@ -9,10 +10,10 @@
 #define TUNEDB_TUNER_MODELS_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "tuner/net_builder.h"
 
 namespace tunedb::cli {
@@ -22,7 +23,7 @@ struct ModelInfo {
   std::string description;  // one line
   int spatial_dims = 2;     // 2 or 3
   int64_t input_channels = 3;
-  Dims default_input{};     // e.g. 224x224; 3-D models: D, H, W
+  Dims default_input{};  // e.g. 224x224; 3-D models: D, H, W
   // Writes the network on `b` from input `x`; returns the network output.
   Tensor (*build)(NetBuilder& b, const Tensor& x) = nullptr;
 };

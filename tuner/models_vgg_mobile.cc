@@ -22,9 +22,9 @@ int64_t MakeDivisible(double v, int64_t divisor = 8) {
 
 Tensor BuildVgg16(NetBuilder& b, const Tensor& input) {
   // Configuration D: 0 marks a 2x2 max pooling.
-  const std::vector<int64_t> config = {64,  64,  0,   128, 128, 0,   256,
-                                       256, 256, 0,   512, 512, 512, 0,
-                                       512, 512, 512, 0};
+  const std::vector<int64_t> config = {64,  64,  0,   128, 128, 0,
+                                       256, 256, 256, 0,   512, 512,
+                                       512, 0,   512, 512, 512, 0};
   Tensor x = input;
   int index = 0;  // torchvision's features.<index>
   for (int64_t c : config) {
@@ -43,10 +43,9 @@ Tensor BuildMobileNetV2(NetBuilder& b, const Tensor& input) {
   struct Stage {
     int64_t expand, channels, repeats, stride;
   };
-  const std::vector<Stage> stages = {{1, 16, 1, 1},  {6, 24, 2, 2},
-                                     {6, 32, 3, 2},  {6, 64, 4, 2},
-                                     {6, 96, 3, 1},  {6, 160, 3, 2},
-                                     {6, 320, 1, 1}};
+  const std::vector<Stage> stages = {
+      {1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+      {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   Tensor x = b.Conv("features.0", input, MakeDivisible(32), 3, 2, 1);
   int block = 1;
   for (const Stage& s : stages) {
@@ -70,9 +69,8 @@ Tensor BuildEfficientNetB0(NetBuilder& b, const Tensor& input) {
     int64_t expand, kernel, stride, channels, repeats;
   };
   const std::vector<Stage> stages = {
-      {1, 3, 1, 16, 1}, {6, 3, 2, 24, 2},  {6, 5, 2, 40, 2},
-      {6, 3, 2, 80, 3}, {6, 5, 1, 112, 3}, {6, 5, 2, 192, 4},
-      {6, 3, 1, 320, 1}};
+      {1, 3, 1, 16, 1},  {6, 3, 2, 24, 2},  {6, 5, 2, 40, 2}, {6, 3, 2, 80, 3},
+      {6, 5, 1, 112, 3}, {6, 5, 2, 192, 4}, {6, 3, 1, 320, 1}};
   Tensor x = b.Conv("features.0", input, 32, 3, 2, 1);
   for (size_t st = 0; st < stages.size(); ++st) {
     const Stage& s = stages[st];

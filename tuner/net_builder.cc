@@ -30,8 +30,8 @@ Tensor NetBuilder::Input(int64_t channels, const Dims& spatial) {
   t.spatial = spatial;
   t.is_network_input = true;
   for (int i = 0; i < spatial_dims_; ++i) {
-    if (spatial[i] < 1) Fail(absl::StrCat("input size ", DimsText(spatial),
-                                          " must be positive"));
+    if (spatial[i] < 1)
+      Fail(absl::StrCat("input size ", DimsText(spatial), " must be positive"));
   }
   return t;
 }

@@ -40,7 +40,7 @@ struct ConvLayer {
   std::string name;  // e.g. "layer3.2.conv2"
   int64_t in_channels = 0;
   int64_t out_channels = 0;
-  Dims input{};  // spatial input size
+  Dims input{};   // spatial input size
   Dims output{};  // spatial output size
   Dims kernel{};
   Dims stride{};

@@ -87,7 +87,11 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
     s.not_sent += static_cast<int64_t>(todo.size()) - options.limit;
     todo.resize(options.limit);
   }
-  if (todo.empty() || s.interrupted) return s;
+  if (s.interrupted) {
+    s.not_sent += static_cast<int64_t>(todo.size());
+    return s;
+  }
+  if (todo.empty()) return s;
 
   ProgressBar bar(ctx.err(), ctx.io().stderr_is_tty, "tuning",
                   static_cast<int64_t>(todo.size()));
@@ -190,9 +194,10 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
       backoff_until =
           Clock::now() + std::chrono::milliseconds(250 * attempts[pos]);
     } else {
-      AddFailure(s, item, absl::StrCat(
-          response.message().empty() ? "error" : response.message(),
-          " (code ", response.code(), ")"));
+      AddFailure(s, item,
+                 absl::StrCat(
+                     response.message().empty() ? "error" : response.message(),
+                     " (code ", response.code(), ")"));
       ++answered;
     }
     cv.notify_all();
@@ -217,8 +222,8 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
   for (int a : attempts) s.sent += a > 0 ? 1 : 0;
   s.unanswered = static_cast<int64_t>(index_to_pos.size());
   s.not_sent += static_cast<int64_t>(queue.size());
-  if (!finish.ok() && !(s.interrupted &&
-                        finish.error_code() == grpc::StatusCode::CANCELLED)) {
+  if (!finish.ok() &&
+      !(s.interrupted && finish.error_code() == grpc::StatusCode::CANCELLED)) {
     s.stream_status = FromGrpc(finish);
   }
   return s;

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "tuner/cli_context.h"
 #include "tunedb/problem.h"
+#include "tuner/cli_context.h"
 
 namespace tunedb::cli {
 
@@ -27,9 +27,9 @@ struct PrewarmItem {
 };
 
 struct PrewarmOptions {
-  bool force = false;  // search again even if stored
-  int64_t limit = 0;   // send at most this many (0 = all)
-  int window = 8;      // requests in flight
+  bool force = false;                        // search again even if stored
+  int64_t limit = 0;                         // send at most this many (0 = all)
+  int window = 8;                            // requests in flight
   absl::Duration drain = absl::Seconds(30);  // wait for answers on interrupt
   bool progress = true;
   int max_retries = 5;  // per item, for RESOURCE_EXHAUSTED (queue full)

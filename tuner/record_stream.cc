@@ -4,16 +4,17 @@
 
 namespace tunedb::cli {
 
-absl::Status ForEachRecord(CliContext& ctx, const v1::Filter& filter,
-                           int64_t after_id, int64_t limit,
-                           const std::function<bool(const v1::Record&)>& visit) {
+absl::Status ForEachRecord(
+    CliContext& ctx, const v1::Filter& filter, int64_t after_id, int64_t limit,
+    const std::function<bool(const v1::Record&)>& visit) {
   auto stub = ctx.Stub();
   if (!stub.ok()) return stub.status();
   int64_t seen = 0;
   while (true) {
     v1::QueryRequest request;
     *request.mutable_filter() = filter;
-    const int64_t want = limit > 0 ? std::min<int64_t>(1000, limit - seen) : 1000;
+    const int64_t want =
+        limit > 0 ? std::min<int64_t>(1000, limit - seen) : 1000;
     request.set_page_size(static_cast<int32_t>(want));
     request.set_after_id(after_id);
     auto context = ctx.NewContext();

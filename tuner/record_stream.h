@@ -9,8 +9,8 @@
 #include <functional>
 
 #include "absl/status/status.h"
-#include "tuner/cli_context.h"
 #include "tunedb/v1/tunedb.pb.h"
+#include "tuner/cli_context.h"
 
 namespace tunedb::cli {
 

@@ -21,7 +21,7 @@ using Row = std::map<std::string, std::string>;  // field -> text value
 
 const std::set<std::string>& KnownFields() {
   static const auto* fields = new std::set<std::string>{
-      "name", "n",  "c",     "k",     "in",     "filt",   "pad", "stride",
+      "name", "n",      "c",  "k",   "in",    "filt",   "pad", "stride",
       "dil",  "groups", "op", "ops", "dtype", "layout", "mode"};
   return *fields;
 }
@@ -39,8 +39,8 @@ absl::StatusOr<int64_t> ParseInt(const Row& row, const std::string& field,
   }
   int64_t v = 0;
   if (!absl::SimpleAtoi(it->second, &v)) {
-    return FieldError(field, absl::StrCat("expected an integer, got '",
-                                          it->second, "'"));
+    return FieldError(
+        field, absl::StrCat("expected an integer, got '", it->second, "'"));
   }
   if (v < min) {
     return FieldError(field, absl::StrCat("must be >= ", min, ", got ", v));
@@ -57,8 +57,9 @@ absl::StatusOr<std::vector<int64_t>> ParseSizes(const std::string& field,
        absl::StrSplit(stripped, absl::ByAnyChar("x,[] "), absl::SkipEmpty())) {
     int64_t x = 0;
     if (!absl::SimpleAtoi(part, &x)) {
-      return FieldError(field, absl::StrCat("expected sizes like 3 or 3x3, got '",
-                                            text, "'"));
+      return FieldError(
+          field,
+          absl::StrCat("expected sizes like 3 or 3x3, got '", text, "'"));
     }
     v.push_back(x);
   }
@@ -79,14 +80,14 @@ absl::StatusOr<Dims> ParseDims(const Row& row, const std::string& field,
   if (!sizes.ok()) return sizes.status();
   if (sizes->size() == 1) sizes->assign(dims, (*sizes)[0]);
   if (static_cast<int>(sizes->size()) != dims) {
-    return FieldError(field, absl::StrCat("expected 1 or ", dims,
-                                          " sizes (like 'in'), got ",
-                                          sizes->size()));
+    return FieldError(
+        field, absl::StrCat("expected 1 or ", dims, " sizes (like 'in'), got ",
+                            sizes->size()));
   }
   for (int i = 0; i < dims; ++i) {
     if ((*sizes)[i] < min) {
-      return FieldError(field, absl::StrCat("must be >= ", min, ", got ",
-                                            (*sizes)[i]));
+      return FieldError(
+          field, absl::StrCat("must be >= ", min, ", got ", (*sizes)[i]));
     }
     out[i] = (*sizes)[i];
   }
@@ -98,9 +99,10 @@ absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
                            std::vector<ConvProblem>* out) {
   for (const auto& [field, value] : row) {
     if (KnownFields().count(field) == 0) {
-      return FieldError(field, absl::StrCat(
-          "unknown field; known: ",
-          absl::StrJoin(KnownFields().begin(), KnownFields().end(), ", ")));
+      return FieldError(field,
+                        absl::StrCat("unknown field; known: ",
+                                     absl::StrJoin(KnownFields().begin(),
+                                                   KnownFields().end(), ", ")));
     }
   }
   if (row.count("op") && row.count("ops")) {
@@ -113,7 +115,8 @@ absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
   }
   auto in_sizes = ParseSizes("in", in_it->second);
   if (!in_sizes.ok()) return in_sizes.status();
-  const int dims = in_sizes->size() == 1 ? 2 : static_cast<int>(in_sizes->size());
+  const int dims =
+      in_sizes->size() == 1 ? 2 : static_cast<int>(in_sizes->size());
   if (dims != 2 && dims != 3) {
     return FieldError("in", absl::StrCat("expected 2 or 3 sizes, got ", dims));
   }
@@ -145,7 +148,8 @@ absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
   DtypePreset dtype = defaults.dtype;
   if (auto it = row.find("dtype"); it != row.end() && !it->second.empty()) {
     auto parsed = ParseDtypePreset(it->second);
-    if (!parsed.ok()) return FieldError("dtype", std::string(parsed.status().message()));
+    if (!parsed.ok())
+      return FieldError("dtype", std::string(parsed.status().message()));
     dtype = *parsed;
   }
   ApplyDtypePreset(dtype, p);
@@ -153,22 +157,23 @@ absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
   if (auto it = row.find("layout"); it != row.end() && !it->second.empty()) {
     auto parsed = ParseLayout(absl::AsciiStrToLower(it->second));
     if (!parsed.ok()) {
-      return FieldError("layout", absl::StrCat("'", it->second,
-                                               "' is not nchw, nhwc, ncdhw or ndhwc"));
+      return FieldError(
+          "layout",
+          absl::StrCat("'", it->second, "' is not nchw, nhwc, ncdhw or ndhwc"));
     }
     if (LayoutSpatialDims(*parsed) != dims) {
-      return FieldError("layout", absl::StrCat("'", it->second, "' is for ",
-                                               LayoutSpatialDims(*parsed),
-                                               "-D problems but 'in' has ",
-                                               dims, " sizes"));
+      return FieldError(
+          "layout",
+          absl::StrCat("'", it->second, "' is for ", LayoutSpatialDims(*parsed),
+                       "-D problems but 'in' has ", dims, " sizes"));
     }
     p.layout = *parsed;
   }
   if (auto it = row.find("mode"); it != row.end() && !it->second.empty()) {
     auto parsed = ParseConvMode(it->second);
     if (!parsed.ok()) {
-      return FieldError("mode", absl::StrCat("'", it->second,
-                                             "' is not xcorr or conv"));
+      return FieldError(
+          "mode", absl::StrCat("'", it->second, "' is not xcorr or conv"));
     }
     p.mode = *parsed;
   }
@@ -176,10 +181,10 @@ absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
   for (const char* field : {"op", "ops"}) {
     auto it = row.find(field);
     if (it == row.end() || it->second.empty()) continue;
-    auto parsed = ParseOps(absl::StrReplaceAll(it->second, {{";", ","},
-                                                            {"|", ","},
-                                                            {" ", ","}}));
-    if (!parsed.ok()) return FieldError(field, std::string(parsed.status().message()));
+    auto parsed = ParseOps(
+        absl::StrReplaceAll(it->second, {{";", ","}, {"|", ","}, {" ", ","}}));
+    if (!parsed.ok())
+      return FieldError(field, std::string(parsed.status().message()));
     ops = *parsed;
   }
   for (ConvOp op : ops) {
@@ -213,7 +218,8 @@ absl::StatusOr<Row> JsonToRow(const std::string& line) {
         } else if (e.is_string()) {
           parts.push_back(e.get<std::string>());
         } else {
-          return FieldError(it.key(), "list entries must be integers or strings");
+          return FieldError(it.key(),
+                            "list entries must be integers or strings");
         }
       }
       // Sizes join with 'x'; op names with ','.
@@ -269,7 +275,8 @@ ShapeFormat Sniff(const std::string& name, const std::string& first_line) {
     return ShapeFormat::kKeyText;
   }
   if (absl::StartsWith(first_line, "{")) return ShapeFormat::kJsonLines;
-  if (absl::StartsWith(first_line, "op=") || absl::StartsWith(first_line, "kv=")) {
+  if (absl::StartsWith(first_line, "op=") ||
+      absl::StartsWith(first_line, "kv=")) {
     return ShapeFormat::kKeyText;
   }
   return ShapeFormat::kCsv;
@@ -329,8 +336,8 @@ ShapeFileResult ParseShapeFile(const std::string& name, std::istream& in,
     switch (format) {
       case ShapeFormat::kJsonLines: {
         auto row = JsonToRow(line);
-        status = row.ok() ? RowToProblems(*row, defaults, &problems)
-                          : row.status();
+        status =
+            row.ok() ? RowToProblems(*row, defaults, &problems) : row.status();
         break;
       }
       case ShapeFormat::kCsv: {
@@ -345,9 +352,11 @@ ShapeFileResult ParseShapeFile(const std::string& name, std::istream& in,
           for (size_t i = 0; i < header.size(); ++i) {
             header[i] = absl::AsciiStrToLower(header[i]);
             if (KnownFields().count(header[i]) == 0) {
-              status = FieldError(header[i], absl::StrCat(
-                  "unknown column in the header row (column ", i + 1,
-                  "); the first line of a CSV file names the columns"));
+              status = FieldError(
+                  header[i],
+                  absl::StrCat(
+                      "unknown column in the header row (column ", i + 1,
+                      "); the first line of a CSV file names the columns"));
             }
           }
           if (status.ok() &&
@@ -363,9 +372,9 @@ ShapeFileResult ParseShapeFile(const std::string& name, std::istream& in,
           continue;
         }
         if (cells->size() != header.size()) {
-          status = absl::InvalidArgumentError(absl::StrCat(
-              "expected ", header.size(), " cells like the header, got ",
-              cells->size()));
+          status = absl::InvalidArgumentError(
+              absl::StrCat("expected ", header.size(),
+                           " cells like the header, got ", cells->size()));
           break;
         }
         Row row;

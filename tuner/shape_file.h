@@ -21,8 +21,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "tuner/training_problems.h"
 #include "tunedb/problem.h"
+#include "tuner/training_problems.h"
 
 namespace tunedb::cli {
 

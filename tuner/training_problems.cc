@@ -34,9 +34,8 @@ absl::StatusOr<DtypePreset> ParseDtypePreset(absl::string_view text) {
     return DtypePreset::kFp16;
   }
   if (t == "bf16" || t == "bfloat16") return DtypePreset::kBf16;
-  return absl::InvalidArgumentError(
-      absl::StrCat("dtype '", text,
-                   "' is not one of fp32, fp32-no-tf32, fp16, bf16"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "dtype '", text, "' is not one of fp32, fp32-no-tf32, fp16, bf16"));
 }
 
 std::string DtypePresetName(DtypePreset preset) {
@@ -81,7 +80,8 @@ absl::StatusOr<std::vector<ConvOp>> ParseOps(absl::string_view text) {
   auto add = [&ops](ConvOp op) {
     if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
   };
-  for (absl::string_view raw : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+  for (absl::string_view raw :
+       absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     const std::string part = Lower(absl::StripAsciiWhitespace(raw));
     if (part == "all" || part == "training") {
       add(ConvOp::kForward);
@@ -99,7 +99,8 @@ absl::StatusOr<std::vector<ConvOp>> ParseOps(absl::string_view text) {
     }
   }
   if (ops.empty()) {
-    return absl::InvalidArgumentError("no ops given (use fwd,bwd_data,bwd_filter)");
+    return absl::InvalidArgumentError(
+        "no ops given (use fwd,bwd_data,bwd_filter)");
   }
   return ops;
 }

@@ -14,12 +14,12 @@
 #define TUNEDB_TUNER_TRAINING_PROBLEMS_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "tuner/net_builder.h"
+#include "absl/strings/string_view.h"
 #include "tunedb/problem.h"
+#include "tuner/net_builder.h"
 
 namespace tunedb::cli {
 

@@ -25,8 +25,8 @@ class CommandsTest : public CliTest {
   // Stores a few records: VGG-16 at a small input, forward and
   // backward-filter, two batch sizes.
   int64_t Fill() {
-    CliResult r = Run({"--json", "prewarm", "--model", "vgg16", "--input",
-                       "32", "--batch", "1,2", "--ops", "fwd,bwd_filter"});
+    CliResult r = Run({"--json", "prewarm", "--model", "vgg16", "--input", "32",
+                       "--batch", "1,2", "--ops", "fwd,bwd_filter"});
     EXPECT_EQ(r.code, kExitOk) << r.err;
     return r.Json()["shapes"].get<int64_t>();
   }
@@ -93,7 +93,8 @@ TEST_F(CommandsTest, QueryTableJsonCsvAndFilters) {
   CliResult table = Run({"query"});
   ASSERT_EQ(table.code, kExitOk) << table.err;
   EXPECT_THAT(table.out, HasSubstr("best ms"));
-  EXPECT_THAT(table.out, HasSubstr(absl::StrCat(n, " record(s) matching (everything)")));
+  EXPECT_THAT(table.out,
+              HasSubstr(absl::StrCat(n, " record(s) matching (everything)")));
 
   CliResult all = Run({"--json", "query"});
   ASSERT_EQ(all.code, kExitOk);
@@ -132,17 +133,17 @@ TEST_F(CommandsTest, ShowByIdHashAndKey) {
   Fill();
   nlohmann::json first = Run({"--json", "query", "--limit", "1"}).Json()[0];
   const std::string id = std::to_string(first["id"].get<int64_t>());
-  for (const std::string& arg :
-       {id, first["key_hash"].get<std::string>(), first["key"].get<std::string>()}) {
+  for (const std::string& arg : {id, first["key_hash"].get<std::string>(),
+                                 first["key"].get<std::string>()}) {
     CliResult r = Run({"show", arg});
     ASSERT_EQ(r.code, kExitOk) << arg << ": " << r.err;
     EXPECT_THAT(r.out, HasSubstr(first["key"].get<std::string>()));
     EXPECT_THAT(r.out, HasSubstr("ranking"));
     EXPECT_THAT(r.out, HasSubstr("median ms"));
     EXPECT_THAT(r.out, HasSubstr("deterministic"));
-    for (const char* set : {"unlimited workspace", "workspace <= 0 B",
-                            "workspace <= 64 MiB", "workspace <= 1 GiB",
-                            "deterministic only"}) {
+    for (const char* set :
+         {"unlimited workspace", "workspace <= 0 B", "workspace <= 64 MiB",
+          "workspace <= 1 GiB", "deterministic only"}) {
       EXPECT_THAT(r.out, HasSubstr(set));
     }
   }
@@ -185,7 +186,8 @@ TEST_F(CommandsTest, ImportRejectsAreAllOrNothing) {
   all << std::ifstream(path).rdbuf();
   ASSERT_EQ(Run({"invalidate", "--all", "--yes"}).code, kExitOk);
   // A damaged copy: a blank line and a broken record after the good ones.
-  const std::string bad = WriteFile("bad.jsonl", all.str() + "\n{\"broken\": \n");
+  const std::string bad =
+      WriteFile("bad.jsonl", all.str() + "\n{\"broken\": \n");
   int total_lines = 0;
   {
     std::ifstream count(bad);
@@ -239,9 +241,8 @@ TEST_F(CommandsTest, Doctor) {
 }
 
 TEST_F(CommandsTest, UnreachableDaemon) {
-  const std::vector<std::string> base = {"--address",
-                                         "unix:" + dir_ + "/nobody.sock",
-                                         "--timeout", "1"};
+  const std::vector<std::string> base = {
+      "--address", "unix:" + dir_ + "/nobody.sock", "--timeout", "1"};
   for (const std::vector<std::string>& cmd :
        std::vector<std::vector<std::string>>{{"stats"},
                                              {"devices"},
@@ -259,9 +260,9 @@ TEST_F(CommandsTest, HelpAndUsage) {
   CliResult help = RunRaw({"--help"});
   EXPECT_EQ(help.code, kExitOk);
   EXPECT_THAT(help.out, HasSubstr("Exit codes:"));
-  for (const char* cmd : {"prewarm", "models", "query", "show", "export",
-                          "import", "stats", "devices", "invalidate", "doctor",
-                          "tune", "lookup"}) {
+  for (const char* cmd :
+       {"prewarm", "models", "query", "show", "export", "import", "stats",
+        "devices", "invalidate", "doctor", "tune", "lookup"}) {
     CliResult r = RunRaw({cmd, "--help"});
     EXPECT_EQ(r.code, kExitOk) << cmd;
     EXPECT_THAT(r.out, HasSubstr("Usage")) << cmd;

@@ -31,8 +31,8 @@ TEST_F(PrewarmTest, ModelThenRerunSkipsEverything) {
   EXPECT_EQ(StoredRecords(), shapes);
   EXPECT_GT(s["search_ms_saved_per_process"].get<double>(), 0);
 
-  CliResult second = Run({"--json", "prewarm", "--model", "resnet18",
-                          "--batch", "2", "--ops", "fwd"});
+  CliResult second = Run({"--json", "prewarm", "--model", "resnet18", "--batch",
+                          "2", "--ops", "fwd"});
   ASSERT_EQ(second.code, kExitOk) << second.err;
   EXPECT_EQ(second.Json()["searched"], 0);
   EXPECT_EQ(second.Json()["already_stored"], shapes);
@@ -41,8 +41,8 @@ TEST_F(PrewarmTest, ModelThenRerunSkipsEverything) {
   EXPECT_EQ(SearchesRun(), shapes);
 
   // --force searches again.
-  CliResult forced = Run({"--json", "prewarm", "--model", "resnet18",
-                          "--batch", "2", "--ops", "fwd", "--force"});
+  CliResult forced = Run({"--json", "prewarm", "--model", "resnet18", "--batch",
+                          "2", "--ops", "fwd", "--force"});
   ASSERT_EQ(forced.code, kExitOk) << forced.err;
   EXPECT_EQ(forced.Json()["searched"], shapes);
 }
@@ -61,7 +61,7 @@ TEST_F(PrewarmTest, HumanSummaryTable) {
 }
 
 TEST_F(PrewarmTest, LimitThenResume) {
-  const std::vector<std::string> args = {"--json", "prewarm", "--model",
+  const std::vector<std::string> args = {"--json",   "prewarm", "--model",
                                          "resnet18", "--batch", "4"};
   std::vector<std::string> limited = args;
   limited.insert(limited.end(), {"--limit", "7"});
@@ -81,7 +81,7 @@ TEST_F(PrewarmTest, LimitThenResume) {
 
 TEST_F(PrewarmTest, InterruptedRunResumesWithoutRedoingWork) {
   StartServer("slow_ms=20");
-  const std::vector<std::string> args = {"--json", "prewarm", "--model",
+  const std::vector<std::string> args = {"--json",   "prewarm", "--model",
                                          "resnet50", "--batch", "2",
                                          "--window", "2"};
   CliResult first;
@@ -146,12 +146,11 @@ TEST_F(PrewarmTest, ShapeFilesAllFormatsAndDedup) {
 }
 
 TEST_F(PrewarmTest, BadShapeFileTunesNothing) {
-  const std::string path = WriteFile(
-      "bad.csv",
-      "c,k,in,filt\n"
-      "16,32,28x28,3\n"
-      "16,32,28x28,0\n"
-      "16,x,28x28,3\n");
+  const std::string path = WriteFile("bad.csv",
+                                     "c,k,in,filt\n"
+                                     "16,32,28x28,3\n"
+                                     "16,32,28x28,0\n"
+                                     "16,x,28x28,3\n");
   CliResult r = Run({"prewarm", "--file", path});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("bad.csv:3: field 'filt'"));
@@ -162,9 +161,10 @@ TEST_F(PrewarmTest, BadShapeFileTunesNothing) {
 
 TEST_F(PrewarmTest, PartialFailure) {
   StartServer("fail_n=13");
-  const std::string path = WriteFile("f.jsonl",
-                                     "{\"n\": 13, \"c\": 8, \"k\": 8, \"in\": 8, \"filt\": 3}\n"
-                                     "{\"n\": 12, \"c\": 8, \"k\": 8, \"in\": 8, \"filt\": 3}\n");
+  const std::string path =
+      WriteFile("f.jsonl",
+                "{\"n\": 13, \"c\": 8, \"k\": 8, \"in\": 8, \"filt\": 3}\n"
+                "{\"n\": 12, \"c\": 8, \"k\": 8, \"in\": 8, \"filt\": 3}\n");
   CliResult r = Run({"--json", "prewarm", "--file", path, "--ops", "fwd"});
   EXPECT_EQ(r.code, kExitPartial) << r.err;
   EXPECT_EQ(r.Json()["failed"], 1);
@@ -194,6 +194,22 @@ TEST_F(PrewarmTest, UsageErrors) {
             kExitUsage);
   EXPECT_EQ(Run({"prewarm", "--model", "resnet18", "--dtype", "int8"}).code,
             kExitUsage);
+}
+
+TEST_F(PrewarmTest, EveryModelTunesOnTheDaemon) {
+  for (const char* model :
+       {"resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vgg16",
+        "mobilenetv2", "efficientnetb0", "unet", "unetsame", "unet3d",
+        "r3d18"}) {
+    CliResult r = Run({"--json", "prewarm", "--model", model, "--batch", "1",
+                       "--ops", "fwd", "--no-progress"});
+    ASSERT_EQ(r.code, kExitOk) << model << ": " << r.err;
+    EXPECT_EQ(r.Json()["failed"], 0) << model;
+    EXPECT_EQ(r.Json()["searched"].get<int64_t>() +
+                  r.Json()["already_stored"].get<int64_t>(),
+              r.Json()["shapes"].get<int64_t>())
+        << model;
+  }
 }
 
 TEST_F(PrewarmTest, ModelsCommand) {

@@ -68,8 +68,8 @@ CliResult CliTest::RunRaw(const std::vector<std::string>& args,
 
 CliResult CliTest::Run(const std::vector<std::string>& args,
                        const std::string& stdin_text, bool stdin_tty) {
-  std::vector<std::string> full = {"--address", server_->address(),
-                                   "--timeout", "20"};
+  std::vector<std::string> full = {"--address", server_->address(), "--timeout",
+                                   "20"};
   full.insert(full.end(), args.begin(), args.end());
   return RunRaw(full, stdin_text, stdin_tty);
 }

@@ -40,9 +40,11 @@ int64_t ConvWeights(const ConvLayer& l) {
 
 // Conv weights, plus a BatchNorm (scale and shift) after every convolution,
 // plus a final fully connected layer.
-int64_t ParamsWithBatchNorm(const BuiltModel& m, int64_t fc_in, int64_t fc_out) {
+int64_t ParamsWithBatchNorm(const BuiltModel& m, int64_t fc_in,
+                            int64_t fc_out) {
   int64_t total = fc_in * fc_out + fc_out;
-  for (const ConvLayer& l : m.layers) total += ConvWeights(l) + 2 * l.out_channels;
+  for (const ConvLayer& l : m.layers)
+    total += ConvWeights(l) + 2 * l.out_channels;
   return total;
 }
 
@@ -108,7 +110,8 @@ TEST(ModelsTest, Vgg16) {
   EXPECT_EQ(m.layers.size(), 13u);
   ExpectOutput(m, 512, {7, 7, 0});
   // Conv weights and biases, then three fully connected layers.
-  int64_t params = 25088 * 4096 + 4096 + 4096 * 4096 + 4096 + 4096 * 1000 + 1000;
+  int64_t params =
+      25088 * 4096 + 4096 + 4096 * 4096 + 4096 + 4096 * 1000 + 1000;
   for (const ConvLayer& l : m.layers) params += ConvWeights(l) + l.out_channels;
   EXPECT_EQ(params, 138357544);
 }

@@ -21,14 +21,15 @@ TEST(ShapeFileTest, JsonLinesWithDefaults) {
   ProblemOptions d;
   d.batch = 16;
   d.ops = {ConvOp::kForward};
-  ShapeFileResult r = Parse("s.jsonl",
-                            "# comment\n"
-                            "{\"c\": 64, \"k\": 128, \"in\": [56, 56], \"filt\": 3, \"pad\": 1}\n"
-                            "\n"
-                            "{\"n\": 8, \"c\": 32, \"k\": 32, \"in\": [16, 16, 16], "
-                            "\"filt\": [3, 3, 3], \"ops\": [\"fwd\", \"bwd_filter\"], "
-                            "\"dtype\": \"bf16\", \"layout\": \"ndhwc\"}\n",
-                            d);
+  ShapeFileResult r = Parse(
+      "s.jsonl",
+      "# comment\n"
+      "{\"c\": 64, \"k\": 128, \"in\": [56, 56], \"filt\": 3, \"pad\": 1}\n"
+      "\n"
+      "{\"n\": 8, \"c\": 32, \"k\": 32, \"in\": [16, 16, 16], "
+      "\"filt\": [3, 3, 3], \"ops\": [\"fwd\", \"bwd_filter\"], "
+      "\"dtype\": \"bf16\", \"layout\": \"ndhwc\"}\n",
+      d);
   ASSERT_TRUE(r.errors.empty()) << r.errors[0];
   ASSERT_EQ(r.entries.size(), 3u);
   const ConvProblem& a = r.entries[0].problem;
@@ -87,19 +88,23 @@ TEST(ShapeFileTest, KeyTextLines) {
 }
 
 TEST(ShapeFileTest, ErrorsNameLineAndField) {
-  ShapeFileResult r = Parse("bad.jsonl",
-                            "{\"c\": 64, \"k\": 64, \"in\": [56, 56], \"filt\": 3}\n"
-                            "{\"c\": 64, \"k\": 64, \"in\": [56, 56], \"filt\": 3, \"stride\": [1, 1, 1]}\n"
-                            "{\"c\": 64, \"k\": 64, \"in\": [56, 56]}\n"
-                            "{\"c\": 64, \"k\": 64, \"in\": [56, 56], \"filt\": 3, \"strde\": 2}\n"
-                            "{\"c\": \"many\", \"k\": 64, \"in\": [56, 56], \"filt\": 3}\n"
-                            "{\"c\": 64, \"k\": 64, \"in\": [56, 56], \"filt\": 3, \"dtype\": \"int8\"}\n"
-                            "{\"c\": 64, \"k\": 60, \"in\": [56, 56], \"filt\": 3, \"groups\": 8}\n"
-                            "{not json\n");
+  ShapeFileResult r = Parse(
+      "bad.jsonl",
+      "{\"c\": 64, \"k\": 64, \"in\": [56, 56], \"filt\": 3}\n"
+      "{\"c\": 64, \"k\": 64, \"in\": [56, 56], \"filt\": 3, \"stride\": [1, "
+      "1, 1]}\n"
+      "{\"c\": 64, \"k\": 64, \"in\": [56, 56]}\n"
+      "{\"c\": 64, \"k\": 64, \"in\": [56, 56], \"filt\": 3, \"strde\": 2}\n"
+      "{\"c\": \"many\", \"k\": 64, \"in\": [56, 56], \"filt\": 3}\n"
+      "{\"c\": 64, \"k\": 64, \"in\": [56, 56], \"filt\": 3, \"dtype\": "
+      "\"int8\"}\n"
+      "{\"c\": 64, \"k\": 60, \"in\": [56, 56], \"filt\": 3, \"groups\": 8}\n"
+      "{not json\n");
   ASSERT_EQ(r.errors.size(), 7u);
   EXPECT_THAT(r.errors[0], HasSubstr("bad.jsonl:2: field 'stride'"));
   EXPECT_THAT(r.errors[1], HasSubstr("bad.jsonl:3: field 'filt': is required"));
-  EXPECT_THAT(r.errors[2], HasSubstr("bad.jsonl:4: field 'strde': unknown field"));
+  EXPECT_THAT(r.errors[2],
+              HasSubstr("bad.jsonl:4: field 'strde': unknown field"));
   EXPECT_THAT(r.errors[3], HasSubstr("bad.jsonl:5: field 'c'"));
   EXPECT_THAT(r.errors[4], HasSubstr("bad.jsonl:6: field 'dtype'"));
   EXPECT_THAT(r.errors[5], HasSubstr("bad.jsonl:7: field 'groups'"));
@@ -119,7 +124,8 @@ TEST(ShapeFileTest, CsvErrors) {
 
   ShapeFileResult header = Parse("h.csv", "c,k,size,filt\n1,2,3,4\n");
   ASSERT_EQ(header.errors.size(), 1u);
-  EXPECT_THAT(header.errors[0], HasSubstr("h.csv:1: field 'size': unknown column"));
+  EXPECT_THAT(header.errors[0],
+              HasSubstr("h.csv:1: field 'size': unknown column"));
 }
 
 TEST(ShapeFileTest, KeyTextErrorsNameTheField) {

@@ -32,7 +32,8 @@ TEST(TableTest, Csv) {
 
 TEST(ProgressBarTest, PlainLinesWhenNotATerminal) {
   std::ostringstream out;
-  ProgressBar bar(out, /*tty=*/false, "tuning", 10, std::chrono::milliseconds(0));
+  ProgressBar bar(out, /*tty=*/false, "tuning", 10,
+                  std::chrono::milliseconds(0));
   bar.Update(5, "5 searched");
   bar.Finish("10 searched");
   const std::string text = out.str();

@@ -27,8 +27,8 @@ TEST(TrainingProblemsTest, TrainingSkipsBackwardDataOfTheFirstConv) {
     if (p.problem.c == 3) {
       EXPECT_NE(p.problem.op, ConvOp::kBackwardData) << p.source;
     }
-    EXPECT_TRUE(p.problem.Validate().ok()) << p.source << ": "
-                                           << p.problem.Validate();
+    EXPECT_TRUE(p.problem.Validate().ok())
+        << p.source << ": " << p.problem.Validate();
   }
   std::set<std::string> unique;
   for (const PlannedProblem& p : problems) unique.insert(p.problem.ToText());
@@ -78,6 +78,23 @@ TEST(TrainingProblemsTest, DtypesAndLayouts) {
     EXPECT_EQ(p.problem.layout, Layout::kNDHWC);
     EXPECT_EQ(p.problem.spatial_dims, 3);
     EXPECT_TRUE(p.problem.Validate().ok()) << p.problem.Validate();
+  }
+}
+
+TEST(TrainingProblemsTest, EveryModelYieldsValidProblems) {
+  for (const ModelInfo& m : Models()) {
+    for (DtypePreset dtype : {DtypePreset::kFp32, DtypePreset::kFp32NoTf32,
+                              DtypePreset::kFp16, DtypePreset::kBf16}) {
+      for (bool channels_last : {false, true}) {
+        ProblemOptions o;
+        o.dtype = dtype;
+        o.channels_last = channels_last;
+        for (const PlannedProblem& p : Expand(m.name, o)) {
+          ASSERT_TRUE(p.problem.Validate().ok())
+              << p.source << ": " << p.problem.Validate();
+        }
+      }
+    }
   }
 }
 
