@@ -1,5 +1,6 @@
 #include "server/cudnn_conv.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -703,6 +704,80 @@ absl::StatusOr<std::vector<float>> CudnnConv::CpuReference(int64_t max_macs) {
     }
   }
   return std::vector<float>(acc.begin(), acc.end());
+}
+
+absl::StatusOr<std::unique_ptr<RunTimer>> RunTimer::Create(
+    CudnnConv* conv, cudaStream_t stream, int algo, MathType math,
+    void* workspace, size_t workspace_bytes, int batch) {
+  std::unique_ptr<RunTimer> t(new RunTimer());
+  t->conv_ = conv;
+  t->stream_ = stream;
+  t->algo_ = algo;
+  t->math_ = math;
+  t->workspace_ = workspace;
+  t->workspace_bytes_ = workspace_bytes;
+  t->batch_ = std::max(batch, 1);
+  // Settle descriptor state (math type, stream) outside the capture.
+  RETURN_IF_ERROR(conv->Run(algo, math, workspace, workspace_bytes));
+  RETURN_IF_ERROR(CudaStatusToAbsl(cudaStreamSynchronize(stream),
+                                   "cudaStreamSynchronize"));
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) !=
+      cudaSuccess) {
+    cudaGetLastError();
+    return t;  // direct launches
+  }
+  absl::Status run_status;
+  for (int i = 0; i < t->batch_ && run_status.ok(); ++i) {
+    run_status = conv->Run(algo, math, workspace, workspace_bytes);
+  }
+  cudaGraph_t graph = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+  cudaGraphExec_t exec = nullptr;
+  if (run_status.ok() && end == cudaSuccess && graph != nullptr &&
+      cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+    t->exec_ = exec;
+  }
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  cudaGetLastError();  // a refused capture leaves a non-sticky error
+  if (t->exec_ != nullptr) {
+    // One replay to check it runs; otherwise fall back to direct launches.
+    if (cudaGraphLaunch(t->exec_, stream) != cudaSuccess ||
+        cudaStreamSynchronize(stream) != cudaSuccess) {
+      const cudaError_t err = cudaGetLastError();
+      if (IsCudaStickyError(err)) return CudaStatusToAbsl(err, "graph replay");
+      cudaGraphExecDestroy(t->exec_);
+      t->exec_ = nullptr;
+    }
+  }
+  return t;
+}
+
+RunTimer::~RunTimer() {
+  if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+}
+
+absl::Status RunTimer::Launch() {
+  if (exec_ != nullptr) {
+    return CudaStatusToAbsl(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch");
+  }
+  for (int i = 0; i < batch_; ++i) {
+    RETURN_IF_ERROR(conv_->Run(algo_, math_, workspace_, workspace_bytes_));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> RunTimer::Sample(cudaEvent_t start, cudaEvent_t stop) {
+  RETURN_IF_ERROR(
+      CudaStatusToAbsl(cudaEventRecord(start, stream_), "cudaEventRecord"));
+  RETURN_IF_ERROR(Launch());
+  RETURN_IF_ERROR(
+      CudaStatusToAbsl(cudaEventRecord(stop, stream_), "cudaEventRecord"));
+  RETURN_IF_ERROR(
+      CudaStatusToAbsl(cudaEventSynchronize(stop), "cudaEventSynchronize"));
+  float ms = 0;
+  RETURN_IF_ERROR(CudaStatusToAbsl(cudaEventElapsedTime(&ms, start, stop),
+                                   "cudaEventElapsedTime"));
+  return static_cast<double>(ms) / batch_;
 }
 
 }  // namespace tunedb

@@ -116,6 +116,43 @@ class CudnnConv {
   int64_t x_elems_ = 0, w_elems_ = 0, y_elems_ = 0;
 };
 
+// Times one (algorithm, math type) of a CudnnConv: each sample is `batch`
+// back-to-back runs between two CUDA events, divided by `batch`. The runs are
+// captured once into a CUDA graph and replayed, so the host-side cost of the
+// cuDNN call (tens of microseconds in cuDNN 9's legacy API) stays out of the
+// GPU time; when capture is not possible the runs are launched directly and
+// graphed() is false.
+//
+// Thread safety: none; it uses the conv's stream and must not outlive the
+// conv or the workspace.
+class RunTimer {
+ public:
+  static absl::StatusOr<std::unique_ptr<RunTimer>> Create(
+      CudnnConv* conv, cudaStream_t stream, int algo, MathType math,
+      void* workspace, size_t workspace_bytes, int batch);
+  ~RunTimer();
+  RunTimer(const RunTimer&) = delete;
+  RunTimer& operator=(const RunTimer&) = delete;
+
+  // One sample, in milliseconds per run.
+  absl::StatusOr<double> Sample(cudaEvent_t start, cudaEvent_t stop);
+  bool graphed() const { return exec_ != nullptr; }
+  int batch() const { return batch_; }
+
+ private:
+  RunTimer() = default;
+  absl::Status Launch();
+
+  CudnnConv* conv_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  int algo_ = 0;
+  MathType math_ = MathType::kDefault;
+  void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
+  int batch_ = 1;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 }  // namespace tunedb
 
 #endif  // TUNEDB_SERVER_CUDNN_CONV_H_

@@ -201,7 +201,17 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   };
   const absl::Duration budget = std::min(options_.retime_budget, timeout / 4);
   const absl::Time timing_start = absl::Now();
-  std::map<Key, int> batch_of;  // runs per timed sample
+  std::map<Key, std::unique_ptr<RunTimer>> timers;
+  // A timed sample of r through its RunTimer (made with `batch` on first use).
+  auto sample = [&](const AlgoResult& r, int batch) -> absl::StatusOr<double> {
+    std::unique_ptr<RunTimer>& t = timers[{r.algo, r.math_type}];
+    if (t == nullptr) {
+      ASSIGN_OR_RETURN(t, RunTimer::Create(conv.get(), stream_.get(), r.algo,
+                                           r.math_type, workspace.get(),
+                                           workspace.bytes(), batch));
+    }
+    return t->Sample(ev_start.get(), ev_stop.get());
+  };
 
   // 2. Screen every OK result: one untimed run (CUDA loads kernels lazily, so
   // Find's single sample may include loading them), one timed run to size
@@ -209,7 +219,6 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   for (AlgoResult& r : out.results) {
     if (r.status != AlgoStatus::kOk) continue;
     if (absl::Now() - timing_start >= budget) break;
-    const Key key{r.algo, r.math_type};
     absl::Status s = run(r);
     absl::StatusOr<double> one =
         s.ok() ? time_batch(r, 1) : absl::StatusOr<double>(s);
@@ -220,10 +229,9 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     const int batch = static_cast<int>(std::clamp(
         std::ceil(options_.sample_ms / std::max(*one, 1e-3)), 1.0,
         static_cast<double>(options_.max_batch)));
-    batch_of[key] = batch;
     double best = *one;
     for (int i = 0; i < 2; ++i) {
-      absl::StatusOr<double> ms = time_batch(r, batch);
+      absl::StatusOr<double> ms = sample(r, batch);
       if (!ms.ok()) {
         RETURN_IF_ERROR(fail(r, ms.status()));
         break;
@@ -303,8 +311,7 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
                   order.end());
       for (const Key& k : order) {
         AlgoResult* r = find(k);
-        const int batch = batch_of.count(k) ? batch_of[k] : 1;
-        absl::StatusOr<double> ms = time_batch(*r, batch);
+        absl::StatusOr<double> ms = sample(*r, 1);
         if (!ms.ok()) {
           RETURN_IF_ERROR(fail(*r, ms.status()));
           samples.erase(k);

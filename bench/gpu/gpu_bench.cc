@@ -3,7 +3,8 @@
 // re-timed median, cuDNN's heuristic choice (first OK entry of
 // cudnnGet*Algorithm_v7 that fits the workspace cap), both timed again here
 // in the same run, interleaved, with CUDA events after a warm-up (median of
-// --repeats samples, each a batch of back-to-back runs of about 0.5 ms),
+// --repeats samples, each a batch of back-to-back runs of about 0.5 ms
+// replayed as a CUDA graph, as the finder times),
 // their ratio, and what the search cost. Writes a table to stdout and
 // everything to --json.
 //
@@ -95,7 +96,8 @@ struct Timed {
 // Times a and b interleaved (order alternating each round) after warm-up.
 absl::StatusOr<std::pair<Timed, Timed>> TimePair(
     CudnnConv& conv, cudaStream_t stream, const AlgoResult& a,
-    const AlgoResult& b, void* ws, size_t ws_bytes, int repeats) {
+    const AlgoResult& b, void* ws, size_t ws_bytes, int repeats,
+    bool* graphed) {
   absl::StatusOr<CudaEvent> e0 = CudaEvent::Create();
   absl::StatusOr<CudaEvent> e1 = CudaEvent::Create();
   if (!e0.ok()) return e0.status();
@@ -130,22 +132,28 @@ absl::StatusOr<std::pair<Timed, Timed>> TimePair(
     cudaEventElapsedTime(&ms, e0->get(), e1->get());
     return static_cast<double>(ms) / batch;
   };
-  int batch[2];
+  std::unique_ptr<RunTimer> timer[2];
   for (int i = 0; i < 2; ++i) {
     absl::StatusOr<double> one = time_batch(both[i], 1);
     if (!one.ok()) return one.status();
-    batch[i] = static_cast<int>(
+    const int batch = static_cast<int>(
         std::clamp(std::ceil(0.5 / std::max(*one, 1e-3)), 1.0, 64.0));
+    absl::StatusOr<std::unique_ptr<RunTimer>> t =
+        RunTimer::Create(&conv, stream, both[i]->algo, both[i]->math_type, ws,
+                         ws_bytes, batch);
+    if (!t.ok()) return t.status();
+    timer[i] = std::move(*t);
   }
   std::vector<double> samples[2];
   for (int round = 0; round < repeats; ++round) {
     for (int j = 0; j < 2; ++j) {
       const int which = (round + j) % 2;
-      absl::StatusOr<double> ms = time_batch(both[which], batch[which]);
+      absl::StatusOr<double> ms = timer[which]->Sample(e0->get(), e1->get());
       if (!ms.ok()) return ms.status();
       samples[which].push_back(*ms);
     }
   }
+  *graphed = timer[0]->graphed() && timer[1]->graphed();
   std::pair<Timed, Timed> out;
   Timed* t[2] = {&out.first, &out.second};
   for (int i = 0; i < 2; ++i) {
@@ -251,9 +259,10 @@ int Main(int argc, char** argv) {
         std::max(chosen.workspace_bytes, h.workspace_bytes));
     absl::StatusOr<DeviceBuffer> ws = DeviceBuffer::Allocate(ws_bytes);
     if (!ws.ok()) return 1;
+    bool graphed = false;
     absl::StatusOr<std::pair<Timed, Timed>> timed =
         TimePair(**conv, stream->get(), chosen, h, ws->get(), ws->bytes(),
-                 repeats);
+                 repeats, &graphed);
     if (!timed.ok()) {
       row["error"] = timed.status().ToString();
       out["rows"].push_back(row);
@@ -271,7 +280,8 @@ int Main(int argc, char** argv) {
         std::string(DataTypeName(problem.input_type)).c_str(),
         std::string(LayoutName(problem.layout)).c_str(), t_name.c_str(),
         timed->first.median_ms, h_name.c_str(), timed->second.median_ms, ratio,
-        search_ms, result->verified ? "yes" : "NO");
+        search_ms, result->verified ? (graphed ? "yes" : "yes (no graph)")
+                                    : "NO");
     std::fflush(stdout);
     row["tunedb"] = {{"algo", chosen.algo},
                      {"math", MathTypeName(chosen.math_type)},
@@ -300,6 +310,7 @@ int Main(int argc, char** argv) {
     }
     row["ranking"] = ranking;
     row["search_ms"] = search_ms;
+    row["cuda_graph_timing"] = graphed;
     row["search_repeats"] = result->repeats;
     row["workspace_cap_bytes"] = result->workspace_cap_bytes;
     row["verified"] = result->verified;

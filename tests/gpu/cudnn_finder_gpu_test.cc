@@ -259,6 +259,47 @@ TEST(CudnnConvGpuTest, CpuReferenceAgreesWithImplicitGemm) {
   EXPECT_GE(compared, 12);
 }
 
+TEST(CudnnConvGpuTest, RunTimerReplaysACudaGraph) {
+  TUNEDB_SKIP_WITHOUT_GPU();
+  absl::StatusOr<CudnnHandle> handle = CreateCudnnHandle();
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  absl::StatusOr<CudaStream> stream = CudaStream::Create();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  const ConvProblem p = MakeProblem(ConvOp::kForward, Layout::kNHWC,
+                                    DataType::kHalf, false, 8, 64, 64, 28, 3,
+                                    1, 1, 1, 1);
+  absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
+      CudnnConv::Create(p, handle->get(), stream->get(), 3);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  absl::StatusOr<int64_t> need = (*conv)->WorkspaceSize(0, MathType::kTensorOp);
+  ASSERT_TRUE(need.ok()) << need.status();
+  absl::StatusOr<DeviceBuffer> ws =
+      DeviceBuffer::Allocate(static_cast<size_t>(*need));
+  ASSERT_TRUE(ws.ok());
+  absl::StatusOr<std::unique_ptr<RunTimer>> timer = RunTimer::Create(
+      conv->get(), stream->get(), 0, MathType::kTensorOp, ws->get(),
+      ws->bytes(), 8);
+  ASSERT_TRUE(timer.ok()) << timer.status();
+  EXPECT_TRUE((*timer)->graphed())
+      << "cuDNN's legacy convolution could not be captured in a CUDA graph";
+  absl::StatusOr<CudaEvent> e0 = CudaEvent::Create();
+  absl::StatusOr<CudaEvent> e1 = CudaEvent::Create();
+  ASSERT_TRUE(e0.ok() && e1.ok());
+  absl::StatusOr<double> ms = (*timer)->Sample(e0->get(), e1->get());
+  ASSERT_TRUE(ms.ok()) << ms.status();
+  EXPECT_GT(*ms, 0);
+  // The replayed runs compute the same output as a direct run.
+  absl::StatusOr<std::vector<float>> replayed = (*conv)->ReadOutput();
+  ASSERT_TRUE(replayed.ok());
+  ASSERT_TRUE((*conv)->Run(0, MathType::kFma, nullptr, 0).ok() ||
+              (*conv)->Run(0, MathType::kTensorOp, ws->get(), ws->bytes()).ok());
+  absl::StatusOr<std::vector<float>> direct = (*conv)->ReadOutput();
+  ASSERT_TRUE(direct.ok());
+  EXPECT_LE(RelativeL2(*replayed, *direct), 1e-2);
+  std::printf("[ timer    ] graphed=%d, %.4f ms per run (batch 8)\n",
+              (*timer)->graphed() ? 1 : 0, *ms);
+}
+
 INSTANTIATE_TEST_SUITE_P(Matrix, CudnnFinderGpuTest,
                          ::testing::ValuesIn(AllCases()), CaseName);
 
