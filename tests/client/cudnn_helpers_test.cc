@@ -6,10 +6,17 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <ostream>
+#include <string>
+
 #include "client_test_util.h"
 #include "tunedb/conv_shape.h"
 
 namespace tunedb {
+
+// gtest prints parameters with this (found by argument-dependent lookup).
+void PrintTo(const ConvProblem& p, std::ostream* os) { *os << p.ToText(); }
+
 namespace {
 
 bool HaveGpu() {
@@ -75,8 +82,15 @@ std::vector<ConvProblem> Problems() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, RoundTripTest,
-                         ::testing::ValuesIn(Problems()));
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, RoundTripTest, ::testing::ValuesIn(Problems()),
+    [](const ::testing::TestParamInfo<ConvProblem>& info) {
+      const ConvProblem& p = info.param;
+      return std::string(ConvOpName(p.op)) + "_" +
+             std::string(LayoutName(p.layout)) + "_" +
+             std::string(DataTypeName(p.input_type)) + "_" +
+             std::to_string(info.index);
+    });
 
 TEST(CudnnHelpersTest, MathTypeDecidesTensorCores) {
   const ConvProblem p = Problem(Base());
