@@ -80,7 +80,8 @@ std::unique_ptr<grpc::ClientContext> CliContext::NewStreamContext() const {
   return std::make_unique<grpc::ClientContext>();
 }
 
-absl::StatusOr<DeviceKey> CliContext::ResolveDevice(const std::string& gpu) {
+absl::StatusOr<DeviceKey> CliContext::ResolveDevice(const std::string& gpu,
+                                                    int* matching) {
   auto stub = Stub();
   if (!stub.ok()) return stub.status();
   v1::DevicesResponse devices;
@@ -99,7 +100,16 @@ absl::StatusOr<DeviceKey> CliContext::ResolveDevice(const std::string& gpu) {
         (!by_ordinal &&
          absl::StrContains(absl::AsciiStrToLower(info.key().gpu_model()),
                            absl::AsciiStrToLower(gpu)));
-    if (match) return FromProto(info.key());
+    if (!match) continue;
+    if (matching != nullptr) {
+      *matching = 0;
+      for (const v1::DeviceInfo& other : devices.devices()) {
+        if (other.key().SerializeAsString() == info.key().SerializeAsString()) {
+          ++*matching;
+        }
+      }
+    }
+    return FromProto(info.key());
   }
   return absl::InvalidArgumentError(
       absl::StrCat("--gpu '", gpu, "' matches none of the daemon's ",

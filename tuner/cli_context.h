@@ -67,7 +67,10 @@ class CliContext {
 
   // The device a KEY or --gpu names: "" = the daemon's first GPU, digits =
   // a CUDA ordinal, otherwise a case-insensitive substring of the model.
-  absl::StatusOr<DeviceKey> ResolveDevice(const std::string& gpu);
+  // If `matching` is set, it receives how many of the daemon's GPUs share
+  // that key (the daemon spreads searches over all of them).
+  absl::StatusOr<DeviceKey> ResolveDevice(const std::string& gpu,
+                                          int* matching = nullptr);
 
   // A KEY argument: a whole canonical key ("kv=1 gpu=... op=..."), or a
   // problem's text ("op=fwd n=...") for the GPU that `gpu` names (see

@@ -35,7 +35,7 @@ struct PrewarmFlags {
   std::string gpu;
   bool force = false;
   int64_t limit = 0;
-  int window = 8;
+  int window = 0;  // 0: two per GPU sharing the device key, at least 8
   double drain_s = 30;
   bool no_progress = false;
   bool dry_run = false;
@@ -241,8 +241,9 @@ int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
     return kExitUsage;
   }
   std::optional<DeviceKey> device;
+  int gpus = 1;
   if (!f.dry_run) {
-    auto resolved = ctx.ResolveDevice(f.gpu);
+    auto resolved = ctx.ResolveDevice(f.gpu, &gpus);
     if (!resolved.ok()) return ctx.Fail(resolved.status());
     device = *resolved;
   }
@@ -251,11 +252,12 @@ int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
   if (f.dry_run) return RunDryRun(ctx, plan);
 
   ctx.err() << plan.items.size() << " unique problems (" << plan.duplicates
-            << " duplicates dropped) for " << device->gpu_model << "\n";
+            << " duplicates dropped) for " << device->gpu_model << " (" << gpus
+            << " GPU" << (gpus == 1 ? "" : "s") << ")\n";
   PrewarmOptions options;
   options.force = f.force;
   options.limit = f.limit;
-  options.window = f.window;
+  options.window = f.window > 0 ? f.window : std::max(8, 2 * gpus);
   options.drain = absl::Milliseconds(static_cast<int64_t>(f.drain_s * 1000));
   options.progress = !f.no_progress;
   ScopedSigintHandler sigint(ctx.io().handle_signals);
@@ -313,9 +315,10 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   cmd->add_option("--limit", flags->limit,
                   "Send at most N problems this run (rerun for the rest)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--window", flags->window, "Problems in flight at once")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
+  cmd->add_option("--window", flags->window,
+                  "Problems in flight at once (default: 2 per GPU of the "
+                  "chosen kind, at least 8)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--drain", flags->drain_s,
                   "On Ctrl-C, seconds to wait for answers already in flight")
       ->check(CLI::NonNegativeNumber)

@@ -212,6 +212,19 @@ TEST_F(PrewarmTest, EveryModelTunesOnTheDaemon) {
   }
 }
 
+TEST_F(PrewarmTest, SpreadsOverGpusOfTheSameKind) {
+  StartServer("devices=2;slow_ms=5");
+  CliResult r = Run({"--json", "prewarm", "--model", "resnet18", "--batch", "2",
+                     "--ops", "fwd"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("(2 GPUs)"));
+  EXPECT_EQ(r.Json()["searched"], r.Json()["shapes"]);
+  CliResult one = Run({"--json", "prewarm", "--model", "resnet18", "--batch",
+                       "2", "--ops", "fwd", "--gpu", "1"});
+  ASSERT_EQ(one.code, kExitOk) << one.err;
+  EXPECT_EQ(one.Json()["already_stored"], r.Json()["shapes"]);
+}
+
 TEST_F(PrewarmTest, ModelsCommand) {
   CliResult r = Run({"--json", "models"});
   ASSERT_EQ(r.code, kExitOk);
