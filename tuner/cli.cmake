@@ -17,6 +17,7 @@ add_library(tunedb_cli_lib STATIC
   exit_codes.h
   prewarm_runner.cc prewarm_runner.h
   cmd_prewarm.cc
+  cmd_models.cc
   cmd_query.cc
   cmd_transfer.cc
   cmd_admin.cc

@@ -1,5 +1,6 @@
-// The architecture generators behind the model registry (models.h), one per
-// family: resnet.cc-style definitions written against NetBuilder.
+// The architecture generators behind the model registry (models.h): each
+// writes one network layer by layer on a NetBuilder (models_resnet.cc,
+// models_vgg_mobile.cc, models_unet.cc).
 //
 // Thread safety: pure functions of their arguments.
 #ifndef TUNEDB_TUNER_MODEL_GENERATORS_H_
