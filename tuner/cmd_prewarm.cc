@@ -156,6 +156,8 @@ int BuildPlan(CliContext& ctx, const PrewarmFlags& f,
       for (const ShapeEntry& e : r.entries) {
         add(e.problem, e.device.value_or(default_device), e.source);
       }
+      // Key text is complete: other combinations would only repeat it.
+      if (!r.uses_defaults) break;
     }
   }
   if (bad_input) {

@@ -405,6 +405,7 @@ ShapeFileResult ParseShapeFile(const std::string& name, std::istream& in,
       error(line_no, NameField(status.message()));
       continue;
     }
+    if (format != ShapeFormat::kKeyText) result.uses_defaults = true;
     for (const ConvProblem& p : problems) {
       result.entries.push_back({p, device, source});
     }

@@ -42,6 +42,9 @@ struct ShapeFileResult {
   // "name:line: field 'x': why", in line order (at most `max_errors`, then
   // one "... and N more" line).
   std::vector<std::string> errors;
+  // True if some line (JSON or CSV) took a default from the command line;
+  // key-text lines are complete and take none.
+  bool uses_defaults = false;
 };
 
 // Reads `in` (named `name` in messages). kAuto picks by extension (.jsonl,

@@ -137,10 +137,12 @@ TEST_F(PrewarmTest, ShapeFilesAllFormatsAndDedup) {
       "op=fwd n=1 c=4 k=4 in=8x8 filt=1x1 pad=0x0 stride=1x1 dil=1x1 "
       "groups=1 mode=xcorr in_type=f32 out_type=f32 compute=f32 layout=nchw "
       "tc=1 tf32=1";
-  CliResult t = Run({"--json", "prewarm", "--file", "-"},
+  // Key text takes nothing from --batch: a list of two changes nothing.
+  CliResult t = Run({"--json", "prewarm", "--file", "-", "--batch", "1,2"},
                     key + "\n# comment\n" + problem + "\n");
   ASSERT_EQ(t.code, kExitOk) << t.err;
   EXPECT_EQ(t.Json()["shapes"], 2);
+  EXPECT_EQ(t.Json()["duplicates_dropped"], 0);
   EXPECT_EQ(t.Json()["already_stored"], 1);
   EXPECT_EQ(t.Json()["searched"], 1);
 }
