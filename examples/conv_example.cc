@@ -69,21 +69,21 @@ Flags ParseFlags(int argc, char** argv) {
   return f;
 }
 
-#define CHECK_CUDA(expr)                                                  \
-  do {                                                                    \
-    cudaError_t e_ = (expr);                                              \
-    if (e_ != cudaSuccess) {                                              \
-      std::fprintf(stderr, "%s: %s\n", #expr, cudaGetErrorString(e_));    \
-      return 2;                                                           \
-    }                                                                     \
+#define CHECK_CUDA(expr)                                               \
+  do {                                                                 \
+    cudaError_t e_ = (expr);                                           \
+    if (e_ != cudaSuccess) {                                           \
+      std::fprintf(stderr, "%s: %s\n", #expr, cudaGetErrorString(e_)); \
+      return 2;                                                        \
+    }                                                                  \
   } while (0)
-#define CHECK_CUDNN(expr)                                                 \
-  do {                                                                    \
-    cudnnStatus_t s_ = (expr);                                            \
-    if (s_ != CUDNN_STATUS_SUCCESS) {                                     \
-      std::fprintf(stderr, "%s: %s\n", #expr, cudnnGetErrorString(s_));   \
-      return 2;                                                           \
-    }                                                                     \
+#define CHECK_CUDNN(expr)                                               \
+  do {                                                                  \
+    cudnnStatus_t s_ = (expr);                                          \
+    if (s_ != CUDNN_STATUS_SUCCESS) {                                   \
+      std::fprintf(stderr, "%s: %s\n", #expr, cudnnGetErrorString(s_)); \
+      return 2;                                                         \
+    }                                                                   \
   } while (0)
 
 // Device buffer freed at scope exit.
@@ -160,9 +160,9 @@ int Run(const Flags& flags) {
   std::printf("device : %s\n", device->ToText().c_str());
   std::printf("problem: %s\n", problem->ToText().c_str());
   const auto t0 = std::chrono::steady_clock::now();
-  absl::StatusOr<tunedb::CudnnAlgo> algo = tunedb::ChooseAlgo(
-      **client, handle, *device, tunedb::ConvOp::kForward, d.x(), d.w(),
-      d.conv(), d.y());
+  absl::StatusOr<tunedb::CudnnAlgo> algo =
+      tunedb::ChooseAlgo(**client, handle, *device, tunedb::ConvOp::kForward,
+                         d.x(), d.w(), d.conv(), d.y());
   const double choose_ms = std::chrono::duration<double, std::milli>(
                                std::chrono::steady_clock::now() - t0)
                                .count();
@@ -170,8 +170,7 @@ int Run(const Flags& flags) {
     std::fprintf(stderr, "%s\n", algo.status().ToString().c_str());
     return 2;
   }
-  tunedb::Answer again =
-      (*client)->Get(tunedb::ProblemKey{*device, *problem});
+  tunedb::Answer again = (*client)->Get(tunedb::ProblemKey{*device, *problem});
   std::printf(
       "choice : algo %d, math type %d, workspace %zu bytes, from %s "
       "(%.2f ms; the next Get: from %s)\n",
@@ -194,10 +193,10 @@ int Run(const Flags& flags) {
   CHECK_CUDA(cudaMalloc(&w.ptr, nw * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&y.ptr, ny * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&y_ref.ptr, ny * sizeof(float)));
-  CHECK_CUDA(cudaMemcpy(x.ptr, hx.data(), nx * sizeof(float),
-                        cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(w.ptr, hw.data(), nw * sizeof(float),
-                        cudaMemcpyHostToDevice));
+  CHECK_CUDA(
+      cudaMemcpy(x.ptr, hx.data(), nx * sizeof(float), cudaMemcpyHostToDevice));
+  CHECK_CUDA(
+      cudaMemcpy(w.ptr, hw.data(), nw * sizeof(float), cudaMemcpyHostToDevice));
   if (algo->workspace_bytes > 0) {
     CHECK_CUDA(cudaMalloc(&workspace.ptr, algo->workspace_bytes));
   }
@@ -207,10 +206,9 @@ int Run(const Flags& flags) {
   CHECK_CUDNN(cudnnSetConvolutionMathType(d.conv(), algo->math_type));
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
   auto run_choice = [&] {
-    status = cudnnConvolutionForward(handle, &one, d.x(), x.ptr, d.w(), w.ptr,
-                                     d.conv(), algo->fwd_algo, workspace.ptr,
-                                     algo->workspace_bytes, &zero, d.y(),
-                                     y.ptr);
+    status = cudnnConvolutionForward(
+        handle, &one, d.x(), x.ptr, d.w(), w.ptr, d.conv(), algo->fwd_algo,
+        workspace.ptr, algo->workspace_bytes, &zero, d.y(), y.ptr);
   };
   const double choice_ms = TimeMs(run_choice, 10);
   CHECK_CUDNN(status);
@@ -233,8 +231,8 @@ int Run(const Flags& flags) {
   CHECK_CUDA(cudaDeviceSynchronize());
 
   std::vector<float> hy(ny), hy_ref(ny);
-  CHECK_CUDA(cudaMemcpy(hy.data(), y.ptr, ny * sizeof(float),
-                        cudaMemcpyDeviceToHost));
+  CHECK_CUDA(
+      cudaMemcpy(hy.data(), y.ptr, ny * sizeof(float), cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(hy_ref.data(), y_ref.ptr, ny * sizeof(float),
                         cudaMemcpyDeviceToHost));
   double max_err = 0, max_ref = 0;
@@ -250,16 +248,18 @@ int Run(const Flags& flags) {
       "ran    : tunedb's choice %.3f ms, reference (IMPLICIT_GEMM, FMA) %.3f "
       "ms -> %.2fx\n",
       choice_ms, ref_ms, ref_ms / std::max(choice_ms, 1e-9));
-  std::printf("check  : max |y - y_ref| = %.3g (largest |y_ref| %.3g, "
-              "tolerance %.3g): %s\n",
-              max_err, max_ref, tolerance, match ? "MATCH" : "MISMATCH");
+  std::printf(
+      "check  : max |y - y_ref| = %.3g (largest |y_ref| %.3g, "
+      "tolerance %.3g): %s\n",
+      max_err, max_ref, tolerance, match ? "MATCH" : "MISMATCH");
   const tunedb::ClientStats s = (*client)->Stats();
-  std::printf("client : gets %lld, hits %lld, daemon answers %lld, daemon "
-              "errors %lld, fallbacks %lld\n",
-              static_cast<long long>(s.gets), static_cast<long long>(s.hits),
-              static_cast<long long>(s.daemon_answers),
-              static_cast<long long>(s.daemon_errors),
-              static_cast<long long>(s.fallbacks));
+  std::printf(
+      "client : gets %lld, hits %lld, daemon answers %lld, daemon "
+      "errors %lld, fallbacks %lld\n",
+      static_cast<long long>(s.gets), static_cast<long long>(s.hits),
+      static_cast<long long>(s.daemon_answers),
+      static_cast<long long>(s.daemon_errors),
+      static_cast<long long>(s.fallbacks));
   client->reset();
   cudnnDestroy(handle);
   return match ? 0 : 1;

@@ -93,10 +93,10 @@ inline std::vector<ProblemKey> ResNetKeys(const DeviceKey& device) {
   struct Layer {
     int64_t c, k, hw, r, stride, pad;
   };
-  const Layer layers[] = {{3, 64, 224, 7, 2, 3},    {64, 64, 56, 1, 1, 0},
-                          {64, 64, 56, 3, 1, 1},    {64, 256, 56, 1, 1, 0},
-                          {128, 128, 28, 3, 1, 1},  {256, 256, 14, 3, 1, 1},
-                          {512, 512, 7, 3, 1, 1},   {1024, 2048, 14, 1, 2, 0}};
+  const Layer layers[] = {{3, 64, 224, 7, 2, 3},   {64, 64, 56, 1, 1, 0},
+                          {64, 64, 56, 3, 1, 1},   {64, 256, 56, 1, 1, 0},
+                          {128, 128, 28, 3, 1, 1}, {256, 256, 14, 3, 1, 1},
+                          {512, 512, 7, 3, 1, 1},  {1024, 2048, 14, 1, 2, 0}};
   std::vector<ProblemKey> keys;
   for (int64_t n : {32, 64}) {
     for (ConvOp op :

@@ -231,13 +231,13 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
 
   auto t = [&](const char* name, int threads) {
-    return reporter.RealTimeNs(std::string(name) + "/real_time/threads:" +
-                               std::to_string(threads));
+    return reporter.RealTimeNs(std::string(name) +
+                               "/real_time/threads:" + std::to_string(threads));
   };
   auto rate = [&](const char* name, int threads) {
-    return reporter.Counter(std::string(name) + "/real_time/threads:" +
-                                std::to_string(threads),
-                            "items_per_second");
+    return reporter.Counter(
+        std::string(name) + "/real_time/threads:" + std::to_string(threads),
+        "items_per_second");
   };
   const double t1 = t("BM_TunedbClientGet", 1);
   const double r1 = t("BM_PyTorchStyleCache", 1);
@@ -250,19 +250,22 @@ int main(int argc, char** argv) {
     return 1;
   }
   printf("\nSummary (same run):\n");
-  printf("  1 thread : tunedb Get %.1f ns, PyTorch-style %.1f ns -> %.2fx its "
-         "time (goal <= 1.0x: %s)\n",
-         t1, r1, t1 / r1, t1 / r1 <= 1.0 ? "met" : "NOT met");
+  printf(
+      "  1 thread : tunedb Get %.1f ns, PyTorch-style %.1f ns -> %.2fx its "
+      "time (goal <= 1.0x: %s)\n",
+      t1, r1, t1 / r1, t1 / r1 <= 1.0 ? "met" : "NOT met");
   if (w1 > 0) {
     printf("             word-hash mutex map %.1f ns -> %.2fx its time\n", w1,
            t1 / w1);
   }
-  printf("  2 threads: tunedb %.1f M Get/s, PyTorch-style %.1f M/s -> %.2fx "
-         "its throughput (goal >= 1.5x: %s)\n",
-         q2 / 1e6, p2 / 1e6, q2 / p2, q2 / p2 >= 1.5 ? "met" : "NOT met");
+  printf(
+      "  2 threads: tunedb %.1f M Get/s, PyTorch-style %.1f M/s -> %.2fx "
+      "its throughput (goal >= 1.5x: %s)\n",
+      q2 / 1e6, p2 / 1e6, q2 / p2, q2 / p2 >= 1.5 ? "met" : "NOT met");
   if (v2 > 0) {
-    printf("             word-hash mutex map %.1f M/s -> %.2fx its throughput\n",
-           v2 / 1e6, q2 / v2);
+    printf(
+        "             word-hash mutex map %.1f M/s -> %.2fx its throughput\n",
+        v2 / 1e6, q2 / v2);
   }
   benchmark::Shutdown();
   return 0;

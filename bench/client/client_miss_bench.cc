@@ -24,8 +24,8 @@
 #include "bench_util.h"
 #include "convert.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "tunedb/v1/tunedb.grpc.pb.h"
 #include "tunedb/client.h"
+#include "tunedb/v1/tunedb.grpc.pb.h"
 
 namespace tunedb::bench {
 namespace {
@@ -182,26 +182,28 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
 
   // Median over repetitions of each repetition's median latency.
-  const double get_p50 =
-      reporter.Counter(reporter.NameLike("BM_ClientGetMiss", "_median"), "p50_us");
-  const double check_p50 =
-      reporter.Counter(reporter.NameLike("BM_HealthCheck", "_median"), "p50_us");
-  const double raw_p50 =
-      reporter.Counter(reporter.NameLike("BM_RawLookupStub", "_median"), "p50_us");
+  const double get_p50 = reporter.Counter(
+      reporter.NameLike("BM_ClientGetMiss", "_median"), "p50_us");
+  const double check_p50 = reporter.Counter(
+      reporter.NameLike("BM_HealthCheck", "_median"), "p50_us");
+  const double raw_p50 = reporter.Counter(
+      reporter.NameLike("BM_RawLookupStub", "_median"), "p50_us");
   if (get_p50 <= 0 || check_p50 <= 0) {
     fprintf(stderr, "missing runs; nothing to compare\n");
     return 1;
   }
   printf("\nSummary (same run):\n");
-  printf("  miss Get via daemon Lookup p50 %.1f us, empty Health/Check p50 "
-         "%.1f us -> %.2fx (goal <= 1.3x: %s)\n",
-         get_p50, check_p50, get_p50 / check_p50,
-         get_p50 / check_p50 <= 1.3 ? "met" : "NOT met");
+  printf(
+      "  miss Get via daemon Lookup p50 %.1f us, empty Health/Check p50 "
+      "%.1f us -> %.2fx (goal <= 1.3x: %s)\n",
+      get_p50, check_p50, get_p50 / check_p50,
+      get_p50 / check_p50 <= 1.3 ? "met" : "NOT met");
   if (raw_p50 > 0) {
-    printf("  breakdown: the same Lookup via the raw stub p50 %.1f us: client "
-           "overhead %.2fx (Get / raw), daemon Lookup work %.2fx (raw / "
-           "Check)\n",
-           raw_p50, get_p50 / raw_p50, raw_p50 / check_p50);
+    printf(
+        "  breakdown: the same Lookup via the raw stub p50 %.1f us: client "
+        "overhead %.2fx (Get / raw), daemon Lookup work %.2fx (raw / "
+        "Check)\n",
+        raw_p50, get_p50 / raw_p50, raw_p50 / check_p50);
   }
   tunedb::bench::world->client.reset();
   tunedb::bench::world->server->Shutdown(absl::Seconds(1));

@@ -20,7 +20,8 @@ int64_t CoarseNowMs() {
 }
 
 AnswerCache::AnswerCache(int64_t capacity) {
-  ways_ = static_cast<int>(std::min<int64_t>(kMaxWays, std::max<int64_t>(1, capacity)));
+  ways_ = static_cast<int>(
+      std::min<int64_t>(kMaxWays, std::max<int64_t>(1, capacity)));
   sets_ = std::max<int64_t>(1, capacity / ways_);
   const int64_t slots = sets_ * kMaxWays;
   tags_.reset(new TagLine[sets_]());
@@ -57,11 +58,10 @@ void AnswerCache::WriteSlot(int64_t index, const PackedKey& key,
   for (int i = 0; i < PackedKey::kWords; ++i) {
     slot.key[i].store(key.w[i], std::memory_order_relaxed);
   }
-  slot.value[0].store(static_cast<uint64_t>(v.kind) |
-                          static_cast<uint64_t>(v.math_type) << 8 |
-                          static_cast<uint64_t>(static_cast<uint32_t>(v.algo))
-                              << 32,
-                      std::memory_order_relaxed);
+  slot.value[0].store(
+      static_cast<uint64_t>(v.kind) | static_cast<uint64_t>(v.math_type) << 8 |
+          static_cast<uint64_t>(static_cast<uint32_t>(v.algo)) << 32,
+      std::memory_order_relaxed);
   slot.value[1].store(static_cast<uint64_t>(v.workspace_bytes),
                       std::memory_order_relaxed);
   slot.value[2].store(static_cast<uint64_t>(v.deadline_ms),

@@ -151,7 +151,7 @@ class AnswerCache {
   int64_t sets_ = 0;
   int ways_ = 0;
   std::unique_ptr<TagLine[]> tags_;  // sets_
-  std::unique_ptr<Slot[]> slots_;                  // sets_ * kMaxWays
+  std::unique_ptr<Slot[]> slots_;    // sets_ * kMaxWays
   mutable std::unique_ptr<std::atomic<uint8_t>[]> refs_;
   mutable std::unique_ptr<std::atomic<uint64_t>[]> claims_;
   // Guarded by the set's stripe.

@@ -119,8 +119,7 @@ class ClientImpl final : public Client {
     if (cache_ != nullptr) {
       const int device = devices_.Find(key.device);
       PackedKey packed;
-      if (device != 0 &&
-          PackKey(device, key.problem, constraints, &packed)) {
+      if (device != 0 && PackKey(device, key.problem, constraints, &packed)) {
         const uint64_t hash = packed.Hash();
         CacheValue value;
         bool refresh = false;
@@ -145,9 +144,8 @@ class ClientImpl final : public Client {
 
   bool WaitForBackground(absl::Duration timeout) override {
     std::unique_lock<std::mutex> lock(mu_);
-    return idle_cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout), [&] {
-      return jobs_.empty() && !busy_;
-    });
+    return idle_cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                             [&] { return jobs_.empty() && !busy_; });
   }
 
   void ClearCache() override {
@@ -311,9 +309,10 @@ class ClientImpl final : public Client {
     v.algo = choice.algo;
     v.math_type = choice.math_type;
     v.workspace_bytes = choice.workspace_bytes;
-    v.deadline_ms = options_.refresh_interval > absl::ZeroDuration()
-                        ? DeadlineAfter(CoarseNowMs(), options_.refresh_interval)
-                        : kNever;
+    v.deadline_ms =
+        options_.refresh_interval > absl::ZeroDuration()
+            ? DeadlineAfter(CoarseNowMs(), options_.refresh_interval)
+            : kNever;
     cache_->Insert(slot.packed, slot.hash, v, measured_at_us);
   }
 
@@ -389,9 +388,8 @@ class ClientImpl final : public Client {
         MaybeOpenDatabase();
         lock.lock();
       }
-      cv_.wait_for(lock, std::chrono::milliseconds(kDatabaseRetryMs), [&] {
-        return stopping_ || !jobs_.empty();
-      });
+      cv_.wait_for(lock, std::chrono::milliseconds(kDatabaseRetryMs),
+                   [&] { return stopping_ || !jobs_.empty(); });
       if (stopping_) break;
       if (jobs_.empty()) continue;
       // Respect the backoff: wait for it to end (or for shutdown).
@@ -426,9 +424,9 @@ class ClientImpl final : public Client {
     const Slot slot = MakeSlot(job.key, job.constraints);
     counters_.Add(kDaemonCalls);
     if (job.kind == Job::kRefresh) {
-      DaemonLink::Reply reply = link_.Lookup(job.key, job.constraints,
-                                             options_.lookup_deadline +
-                                                 absl::Seconds(1));
+      DaemonLink::Reply reply =
+          link_.Lookup(job.key, job.constraints,
+                       options_.lookup_deadline + absl::Seconds(1));
       if (reply.status.ok() && reply.choice.has_value()) {
         std::optional<int64_t> before =
             slot.packable ? cache_->MeasuredAt(slot.packed, slot.hash)
@@ -451,8 +449,8 @@ class ClientImpl final : public Client {
       }
       return false;
     }
-    DaemonLink::Reply reply = link_.Tune(job.key, job.constraints,
-                                         options_.background_tune_deadline);
+    DaemonLink::Reply reply =
+        link_.Tune(job.key, job.constraints, options_.background_tune_deadline);
     if (reply.status.ok()) {
       if (reply.choice.has_value()) {
         counters_.Add(kBackgroundTunes);
@@ -478,7 +476,8 @@ class ClientImpl final : public Client {
         v.kind != CacheValue::kTuned) {
       return;
     }
-    std::optional<int64_t> measured = cache_->MeasuredAt(slot.packed, slot.hash);
+    std::optional<int64_t> measured =
+        cache_->MeasuredAt(slot.packed, slot.hash);
     v.deadline_ms = DeadlineAfter(CoarseNowMs(), options_.refresh_interval);
     cache_->Insert(slot.packed, slot.hash, v, measured.value_or(0));
   }

@@ -26,8 +26,8 @@ absl::Status Fill(const std::vector<int64_t>& in, const char* field, int dims,
 absl::StatusOr<ConvProblem> MakeConvProblem(const ConvShape& s) {
   const int dims = static_cast<int>(s.input.size());
   if (dims != 2 && dims != 3) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input: has ", dims, " spatial sizes, expected 2 or 3"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input: has ", dims, " spatial sizes, expected 2 or 3"));
   }
   ConvProblem p;
   p.op = s.op;
@@ -49,8 +49,8 @@ absl::StatusOr<ConvProblem> MakeConvProblem(const ConvShape& s) {
   p.layout = dims == 2 ? (s.channels_last ? Layout::kNHWC : Layout::kNCHW)
                        : (s.channels_last ? Layout::kNDHWC : Layout::kNCDHW);
   p.allow_tensor_cores = s.allow_tensor_cores;
-  p.allow_tf32 = s.data_type == DataType::kFloat && s.allow_tensor_cores &&
-                 s.allow_tf32;
+  p.allow_tf32 =
+      s.data_type == DataType::kFloat && s.allow_tensor_cores && s.allow_tf32;
   RETURN_IF_ERROR(p.Validate());
   return p;
 }

@@ -32,9 +32,8 @@ absl::StatusOr<DataType> TypeFromCudnn(cudnnDataType_t t, const char* what) {
     case CUDNN_DATA_DOUBLE:
       return DataType::kDouble;
     default:
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": unsupported cudnnDataType_t ",
-                       static_cast<int>(t)));
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": unsupported cudnnDataType_t ", static_cast<int>(t)));
   }
 }
 
@@ -86,15 +85,14 @@ struct Tensor {
   bool channels_last;
 };
 
-absl::StatusOr<Tensor> ReadTensor(cudnnTensorDescriptor_t t,
-                                  const char* what) {
+absl::StatusOr<Tensor> ReadTensor(cudnnTensorDescriptor_t t, const char* what) {
   cudnnDataType_t type;
   int nb = 0;
   int dims[kMaxDims];
   int strides[kMaxDims];
-  RETURN_IF_ERROR(Check(
-      cudnnGetTensorNdDescriptor(t, kMaxDims, &type, &nb, dims, strides),
-      what));
+  RETURN_IF_ERROR(
+      Check(cudnnGetTensorNdDescriptor(t, kMaxDims, &type, &nb, dims, strides),
+            what));
   if (nb != 4 && nb != 5) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": has ", nb, " dimensions, expected 4 or 5"));
@@ -108,9 +106,10 @@ absl::StatusOr<Tensor> ReadTensor(cudnnTensorDescriptor_t t,
   } else if (got == PackedStrides(out.dims, true)) {
     out.channels_last = true;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": strides are neither packed channels-first nor "
-              "channels-last"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what,
+                     ": strides are neither packed channels-first nor "
+                     "channels-last"));
   }
   return out;
 }
@@ -160,8 +159,8 @@ absl::StatusOr<ConvProblem> ProblemFromDescriptors(
       cudnnGetFilterNdDescriptor(w, kMaxDims, &wtype, &wformat, &wnb, wdims),
       "w"));
   if (wnb != spatial + 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "w: has ", wnb, " dimensions, x has ", spatial + 2));
+    return absl::InvalidArgumentError(
+        absl::StrCat("w: has ", wnb, " dimensions, x has ", spatial + 2));
   }
   ASSIGN_OR_RETURN(DataType w_type, TypeFromCudnn(wtype, "w"));
   if (w_type != xt.type) {
@@ -178,11 +177,10 @@ absl::StatusOr<ConvProblem> ProblemFromDescriptors(
   int dilations[kMaxDims];
   cudnnConvolutionMode_t mode;
   cudnnDataType_t compute;
-  RETURN_IF_ERROR(Check(
-      cudnnGetConvolutionNdDescriptor(conv, CUDNN_DIM_MAX - 2, &array_length,
-                                      pads,
-                                      strides, dilations, &mode, &compute),
-      "conv"));
+  RETURN_IF_ERROR(Check(cudnnGetConvolutionNdDescriptor(
+                            conv, CUDNN_DIM_MAX - 2, &array_length, pads,
+                            strides, dilations, &mode, &compute),
+                        "conv"));
   if (array_length != spatial) {
     return absl::InvalidArgumentError(absl::StrCat(
         "conv: has ", array_length, " spatial dimensions, x has ", spatial));
@@ -212,9 +210,9 @@ absl::StatusOr<ConvProblem> ProblemFromDescriptors(
   }
   p.groups = groups;
   if (static_cast<int64_t>(wdims[1]) * groups != p.c) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "w: has ", wdims[1], " input channels per group; x has ", p.c,
-        " channels in ", groups, " groups"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("w: has ", wdims[1], " input channels per group; x has ",
+                     p.c, " channels in ", groups, " groups"));
   }
   p.mode = mode == CUDNN_CONVOLUTION ? ConvMode::kConvolution
                                      : ConvMode::kCrossCorrelation;
@@ -300,10 +298,10 @@ absl::StatusOr<std::unique_ptr<CudnnDescriptors>> CudnnDescriptors::Create(
     dilations.push_back(static_cast<int>(p.dilation[i]));
   }
   const int nb = spatial + 2;
-  RETURN_IF_ERROR(Check(
-      cudnnSetTensorNdDescriptor(d->x_, type, nb, xdims.data(),
-                                 PackedStrides(xdims, last).data()),
-      "set x"));
+  RETURN_IF_ERROR(
+      Check(cudnnSetTensorNdDescriptor(d->x_, type, nb, xdims.data(),
+                                       PackedStrides(xdims, last).data()),
+            "set x"));
   RETURN_IF_ERROR(Check(
       cudnnSetFilterNdDescriptor(d->w_, type,
                                  last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
@@ -316,20 +314,20 @@ absl::StatusOr<std::unique_ptr<CudnnDescriptors>> CudnnDescriptors::Create(
                                            : CUDNN_CROSS_CORRELATION,
           TypeToCudnn(p.compute_type)),
       "set conv"));
-  RETURN_IF_ERROR(Check(
-      cudnnSetConvolutionGroupCount(d->conv_, static_cast<int>(p.groups)),
-      "set groups"));
+  RETURN_IF_ERROR(
+      Check(cudnnSetConvolutionGroupCount(d->conv_, static_cast<int>(p.groups)),
+            "set groups"));
   // Without TF32 an fp32 problem may use no tensor cores at all.
   const bool fma = !p.allow_tensor_cores ||
                    (p.input_type == DataType::kFloat && !p.allow_tf32);
-  RETURN_IF_ERROR(Check(
-      cudnnSetConvolutionMathType(d->conv_,
-                                  fma ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH),
-      "set math"));
-  RETURN_IF_ERROR(Check(
-      cudnnSetTensorNdDescriptor(d->y_, type, nb, ydims.data(),
-                                 PackedStrides(ydims, last).data()),
-      "set y"));
+  RETURN_IF_ERROR(
+      Check(cudnnSetConvolutionMathType(
+                d->conv_, fma ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH),
+            "set math"));
+  RETURN_IF_ERROR(
+      Check(cudnnSetTensorNdDescriptor(d->y_, type, nb, ydims.data(),
+                                       PackedStrides(ydims, last).data()),
+            "set y"));
   return d;
 }
 
@@ -375,9 +373,8 @@ std::optional<AlgoResult> RunHeuristic(cudnnHandle_t handle, ConvOp op,
   switch (op) {
     case ConvOp::kForward: {
       cudnnConvolutionFwdAlgoPerf_t perf[kMax];
-      if (cudnnGetConvolutionForwardAlgorithm_v7(handle, d.x(), d.w(),
-                                                 d.conv(), d.y(), kMax,
-                                                 &count, perf) !=
+      if (cudnnGetConvolutionForwardAlgorithm_v7(handle, d.x(), d.w(), d.conv(),
+                                                 d.y(), kMax, &count, perf) !=
           CUDNN_STATUS_SUCCESS) {
         return std::nullopt;
       }
@@ -385,9 +382,8 @@ std::optional<AlgoResult> RunHeuristic(cudnnHandle_t handle, ConvOp op,
     }
     case ConvOp::kBackwardData: {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
-      if (cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, d.w(), d.y(),
-                                                      d.conv(), d.x(), kMax,
-                                                      &count, perf) !=
+      if (cudnnGetConvolutionBackwardDataAlgorithm_v7(
+              handle, d.w(), d.y(), d.conv(), d.x(), kMax, &count, perf) !=
           CUDNN_STATUS_SUCCESS) {
         return std::nullopt;
       }
@@ -395,9 +391,8 @@ std::optional<AlgoResult> RunHeuristic(cudnnHandle_t handle, ConvOp op,
     }
     case ConvOp::kBackwardFilter: {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
-      if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, d.x(), d.y(),
-                                                        d.conv(), d.w(), kMax,
-                                                        &count, perf) !=
+      if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+              handle, d.x(), d.y(), d.conv(), d.w(), kMax, &count, perf) !=
           CUDNN_STATUS_SUCCESS) {
         return std::nullopt;
       }
@@ -468,8 +463,7 @@ absl::StatusOr<CudnnAlgo> ChooseAlgo(Client& client, cudnnHandle_t handle,
   if (!a.ok()) {
     ASSIGN_OR_RETURN(std::unique_ptr<CudnnDescriptors> d,
                      CudnnDescriptors::Create(key.problem));
-    std::optional<AlgoResult> guess =
-        RunHeuristic(handle, op, *d, constraints);
+    std::optional<AlgoResult> guess = RunHeuristic(handle, op, *d, constraints);
     if (!guess.has_value()) {
       return absl::NotFoundError(
           "no cuDNN algorithm for this convolution meets the constraints");

@@ -39,8 +39,8 @@ DaemonLink::Reply ReplyFrom(const grpc::Status& status,
     if (algo.ok()) {
       reply.choice = *std::move(algo);
     } else {
-      reply.status = absl::InternalError(
-          "daemon sent a malformed choice: " + algo.status().ToString());
+      reply.status = absl::InternalError("daemon sent a malformed choice: " +
+                                         algo.status().ToString());
     }
   }
   return reply;
@@ -80,10 +80,12 @@ void DaemonLink::Note(const absl::Status& status, bool deadline_means_down) {
     return;
   }
   const int failures = failures_.fetch_add(1, std::memory_order_relaxed) + 1;
-  const double min_ms = absl::ToDoubleMilliseconds(options_.reconnect_backoff_min);
+  const double min_ms =
+      absl::ToDoubleMilliseconds(options_.reconnect_backoff_min);
   const double max_ms = std::max(
       min_ms, absl::ToDoubleMilliseconds(options_.reconnect_backoff_max));
-  double backoff = min_ms * static_cast<double>(1ull << std::min(failures - 1, 30));
+  double backoff =
+      min_ms * static_cast<double>(1ull << std::min(failures - 1, 30));
   backoff = std::min(backoff, max_ms);
   thread_local std::minstd_rand rng(std::random_device{}());
   backoff *= std::uniform_real_distribution<double>(0.8, 1.2)(rng);

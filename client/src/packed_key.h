@@ -139,10 +139,9 @@ TUNEDB_ALWAYS_INLINE bool PackKey(int device_id, const ConvProblem& p,
   const ConvProblem::Dims& st = p.stride;
   const ConvProblem::Dims& dil = p.dilation;
   const uint64_t wide =
-      (u(p.n) | u(p.c) | u(p.k) | u(p.groups) | u(in[0]) | u(in[1]) |
-       u(in[2]) | u(f[0]) | u(f[1]) | u(f[2]) | u(pad[0]) | u(pad[1]) |
-       u(pad[2]) | u(st[0]) | u(st[1]) | u(st[2]) | u(dil[0]) | u(dil[1]) |
-       u(dil[2])) >>
+      (u(p.n) | u(p.c) | u(p.k) | u(p.groups) | u(in[0]) | u(in[1]) | u(in[2]) |
+       u(f[0]) | u(f[1]) | u(f[2]) | u(pad[0]) | u(pad[1]) | u(pad[2]) |
+       u(st[0]) | u(st[1]) | u(st[2]) | u(dil[0]) | u(dil[1]) | u(dil[2])) >>
       32;
   uint64_t* w = out->w.data();
   w[0] = device | op << 16 | dims << 20 | mode << 24 | in_type << 28 |

@@ -189,7 +189,8 @@ tunedb_error_t tunedb_client_create(const tunedb_options_t* o,
         int32_t algo = -1;
         int32_t math = TUNEDB_MATH_DEFAULT;
         int64_t workspace = 0;
-        if (fn(user, &p, &c, &algo, &math, &workspace) == 0) return std::nullopt;
+        if (fn(user, &p, &c, &algo, &math, &workspace) == 0)
+          return std::nullopt;
         if (math < TUNEDB_MATH_DEFAULT || math > TUNEDB_MATH_FMA) {
           math = TUNEDB_MATH_DEFAULT;
         }
@@ -230,13 +231,11 @@ tunedb_error_t tunedb_get(tunedb_client_t* client,
   try {
     tunedb::ProblemKey key;
     if (!FromC(*problem, &key)) {
-      return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
-                  "spatial_dims must be 2 or 3");
+      return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "spatial_dims must be 2 or 3");
     }
     absl::Status valid = key.problem.Validate();
     if (!valid.ok()) {
-      return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
-                  std::string(valid.message()));
+      return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, std::string(valid.message()));
     }
     tunedb::Constraints constraints;
     if (c != nullptr) {

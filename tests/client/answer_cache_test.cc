@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "packed_key.h"
 #include "client_test_util.h"
+#include "packed_key.h"
 
 namespace tunedb {
 namespace {

@@ -142,7 +142,7 @@ TEST(ClientServerTest, SlowSearchFallsBackWithinTheTuneDeadline) {
   EXPECT_EQ(a.source, Source::kHeuristic);
   EXPECT_GE(ms, 140);
   EXPECT_LT(ms, 1500) << "Get waited for the 3 s search, past its 150 ms "
-                          "deadline";
+                         "deadline";
 
   // The search finishes in the daemon; the background Tune brings it in.
   ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));

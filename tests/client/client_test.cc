@@ -191,7 +191,7 @@ TEST_F(ClientTest, TuneAndWaitPastItsDeadlineFallsBackThenGetsTheAnswer) {
   EXPECT_EQ(a.source, Source::kHeuristic);
   EXPECT_GE(ms, 90);
   EXPECT_LT(ms, 1200) << "Get must return near its 100 ms deadline, not "
-                          "after the 2.5 s search";
+                         "after the 2.5 s search";
   EXPECT_EQ(client->Stats().daemon_errors, 1);
 
   ASSERT_TRUE(client->WaitForBackground(absl::Seconds(10)));
@@ -301,7 +301,8 @@ TEST_F(ClientTest, DisabledCacheGoesToTheDaemonEveryTime) {
   ClientOptions o = Options(MissPolicy::kBackground);
   o.cache_capacity = 0;
   auto client = Make(o);
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(client->Get(key).source, Source::kDaemon);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(client->Get(key).source, Source::kDaemon);
   EXPECT_EQ(daemon_.service().lookups(), 5);
   EXPECT_EQ(client->Stats().cache_entries, 0);
 }

@@ -37,9 +37,7 @@ class TempDir {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
-  std::string File(const std::string& name) const {
-    return path_ + "/" + name;
-  }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
 
  private:
   std::string path_;
@@ -117,7 +115,8 @@ class FakeTuneDb final : public v1::TuneDb::Service {
                       v1::LookupResponse* response) override {
     ++lookups_;
     Sleep(context, lookup_delay_);
-    absl::StatusOr<ProblemKey> key = KeyOf(request->problem(), request->device());
+    absl::StatusOr<ProblemKey> key =
+        KeyOf(request->problem(), request->device());
     if (!key.ok()) return Invalid(key.status());
     std::lock_guard<std::mutex> lock(mu_);
     auto it = records_.find(key->ToText());
@@ -132,7 +131,8 @@ class FakeTuneDb final : public v1::TuneDb::Service {
                     const v1::TuneRequest* request,
                     v1::TuneResponse* response) override {
     ++tunes_;
-    absl::StatusOr<ProblemKey> key = KeyOf(request->problem(), request->device());
+    absl::StatusOr<ProblemKey> key =
+        KeyOf(request->problem(), request->device());
     if (!key.ok()) return Invalid(key.status());
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -190,8 +190,7 @@ class FakeTuneDb final : public v1::TuneDb::Service {
                         std::string(s.message()));
   }
   // Sleeps, or returns false early if the call is cancelled.
-  static bool Sleep(grpc::ServerContext* context,
-                    std::chrono::milliseconds d) {
+  static bool Sleep(grpc::ServerContext* context, std::chrono::milliseconds d) {
     auto until = std::chrono::steady_clock::now() + d;
     while (std::chrono::steady_clock::now() < until) {
       if (context->IsCancelled()) return false;

@@ -82,15 +82,14 @@ std::vector<ConvProblem> Problems() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, RoundTripTest, ::testing::ValuesIn(Problems()),
-    [](const ::testing::TestParamInfo<ConvProblem>& info) {
-      const ConvProblem& p = info.param;
-      return std::string(ConvOpName(p.op)) + "_" +
-             std::string(LayoutName(p.layout)) + "_" +
-             std::string(DataTypeName(p.input_type)) + "_" +
-             std::to_string(info.index);
-    });
+INSTANTIATE_TEST_SUITE_P(Shapes, RoundTripTest, ::testing::ValuesIn(Problems()),
+                         [](const ::testing::TestParamInfo<ConvProblem>& info) {
+                           const ConvProblem& p = info.param;
+                           return std::string(ConvOpName(p.op)) + "_" +
+                                  std::string(LayoutName(p.layout)) + "_" +
+                                  std::string(DataTypeName(p.input_type)) +
+                                  "_" + std::to_string(info.index);
+                         });
 
 TEST(CudnnHelpersTest, MathTypeDecidesTensorCores) {
   const ConvProblem p = Problem(Base());

@@ -135,12 +135,10 @@ TEST(TunedbCTest, ErrorsAreReported) {
   FillProblem(&p, 1);
   p.spatial_dims = 7;
   tunedb_answer_t a;
-  EXPECT_EQ(tunedb_get(client, &p, nullptr, &a),
-            TUNEDB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(tunedb_get(client, &p, nullptr, &a), TUNEDB_ERROR_INVALID_ARGUMENT);
   FillProblem(&p, 1);
   p.groups = 5;  // 64 channels are not a multiple of 5 groups
-  EXPECT_EQ(tunedb_get(client, &p, nullptr, &a),
-            TUNEDB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(tunedb_get(client, &p, nullptr, &a), TUNEDB_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(tunedb_last_error()).find("group"), std::string::npos)
       << tunedb_last_error();
   EXPECT_EQ(tunedb_get(client, nullptr, nullptr, &a),

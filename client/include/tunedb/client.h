@@ -61,23 +61,23 @@ struct Answer {
 
 // Counters since creation (each read is a consistent-enough snapshot).
 struct ClientStats {
-  int64_t gets = 0;              // Get calls
-  int64_t hits = 0;              // answered by the cache (any kind of entry)
-  int64_t misses = 0;            // took the miss path
-  int64_t daemon_calls = 0;      // Lookup/Tune RPCs made (both threads)
-  int64_t daemon_answers = 0;    // Gets answered kDaemon
-  int64_t daemon_errors = 0;     // RPCs that failed (down, slow, refused)
-  int64_t daemon_skipped = 0;    // RPCs not made because of reconnect backoff
-  int64_t fallbacks = 0;         // Gets answered kHeuristic
-  int64_t none_answers = 0;      // Gets answered kNone
+  int64_t gets = 0;            // Get calls
+  int64_t hits = 0;            // answered by the cache (any kind of entry)
+  int64_t misses = 0;          // took the miss path
+  int64_t daemon_calls = 0;    // Lookup/Tune RPCs made (both threads)
+  int64_t daemon_answers = 0;  // Gets answered kDaemon
+  int64_t daemon_errors = 0;   // RPCs that failed (down, slow, refused)
+  int64_t daemon_skipped = 0;  // RPCs not made because of reconnect backoff
+  int64_t fallbacks = 0;       // Gets answered kHeuristic
+  int64_t none_answers = 0;    // Gets answered kNone
   int64_t background_enqueued = 0;  // background Tunes/re-checks queued
   int64_t background_dropped = 0;   // ... dropped, the queue being full
   int64_t background_tunes = 0;     // background Tunes that succeeded
-  int64_t database_answers = 0;  // Gets answered kDatabase
-  bool database_open = false;    // ClientOptions::db_path is open
-  int64_t refreshes = 0;         // cached entries replaced by a newer record
-  int64_t evictions = 0;         // entries evicted to stay within capacity
-  int64_t cache_entries = 0;     // entries in the cache now
+  int64_t database_answers = 0;     // Gets answered kDatabase
+  bool database_open = false;       // ClientOptions::db_path is open
+  int64_t refreshes = 0;            // cached entries replaced by a newer record
+  int64_t evictions = 0;            // entries evicted to stay within capacity
+  int64_t cache_entries = 0;        // entries in the cache now
 };
 
 class Client {

@@ -87,7 +87,8 @@ HeuristicFn CudnnHeuristic(cudnnHandle_t handle);
 struct CudnnAlgo {
   Source source = Source::kNone;
   cudnnConvolutionFwdAlgo_t fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  cudnnConvolutionBwdDataAlgo_t bwd_data_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+  cudnnConvolutionBwdDataAlgo_t bwd_data_algo =
+      CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
   cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo =
       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
   cudnnMathType_t math_type = CUDNN_DEFAULT_MATH;

@@ -93,8 +93,8 @@ typedef int (*tunedb_heuristic_fn)(void* user_data,
                                    int64_t* workspace_bytes);
 
 typedef struct tunedb_options {
-  size_t struct_size;     /* set by tunedb_options_init */
-  const char* address;    /* default "unix:/run/tunedb/tunedb.sock"; copied */
+  size_t struct_size;  /* set by tunedb_options_init */
+  const char* address; /* default "unix:/run/tunedb/tunedb.sock"; copied */
   int64_t lookup_deadline_us;          /* default 20000 */
   int64_t tune_deadline_us;            /* default 10000000 */
   int64_t background_tune_deadline_us; /* default 600000000 */
@@ -132,11 +132,11 @@ typedef struct tunedb_problem {
   int64_t stride[3];
   int64_t dilation[3];
   int64_t groups;
-  int32_t mode;         /* TUNEDB_MODE_* */
-  int32_t input_type;   /* TUNEDB_TYPE_* */
+  int32_t mode;       /* TUNEDB_MODE_* */
+  int32_t input_type; /* TUNEDB_TYPE_* */
   int32_t output_type;
   int32_t compute_type;
-  int32_t layout;       /* TUNEDB_LAYOUT_* */
+  int32_t layout; /* TUNEDB_LAYOUT_* */
   int32_t allow_tensor_cores;
   int32_t allow_tf32;
 } tunedb_problem_t;
@@ -159,8 +159,8 @@ typedef struct tunedb_answer {
 typedef struct tunedb_stats {
   int64_t gets, hits, misses, daemon_calls, daemon_answers, daemon_errors,
       daemon_skipped, fallbacks, none_answers, background_enqueued,
-      background_dropped, background_tunes, refreshes, evictions,
-      cache_entries, database_answers;
+      background_dropped, background_tunes, refreshes, evictions, cache_entries,
+      database_answers;
 } tunedb_stats_t;
 
 typedef struct tunedb_client tunedb_client_t;
@@ -173,8 +173,8 @@ TUNEDB_C_EXPORT void tunedb_problem_init(tunedb_problem_t* problem);
 TUNEDB_C_EXPORT void tunedb_constraints_init(tunedb_constraints_t* c);
 
 /* Creates a client; the daemon need not be running. */
-TUNEDB_C_EXPORT tunedb_error_t tunedb_client_create(
-    const tunedb_options_t* options, tunedb_client_t** client);
+TUNEDB_C_EXPORT tunedb_error_t
+tunedb_client_create(const tunedb_options_t* options, tunedb_client_t** client);
 /* Stops the background worker and frees the client. NULL is a no-op. */
 TUNEDB_C_EXPORT void tunedb_client_destroy(tunedb_client_t* client);
 
