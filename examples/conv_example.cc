@@ -2,11 +2,12 @@
 // checked against a reference algorithm.
 //
 //   conv_example [--address=unix:/run/tunedb/tunedb.sock] [--n=32 --c=64
-//                --k=128 --hw=56 --r=3] [--wait_ms=60000]
+//                --k=128 --hw=56 --r=3] [--wait_ms=60000] [--db=PATH]
 //
 // It asks the tunedb daemon for the algorithm (waiting up to --wait_ms for a
 // search if nothing is stored); if the daemon is not running it uses cuDNN's
-// heuristic instead, so it works either way. It then runs the convolution
+// heuristic instead (or, with --db, the daemon's database file read
+// directly), so it works either way. It then runs the convolution
 // with that algorithm and with IMPLICIT_GEMM in FMA math (the reference),
 // compares the outputs and prints what it did.
 //
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tunedb/client.h"
@@ -37,6 +39,7 @@ struct Flags {
   std::string address = "unix:/run/tunedb/tunedb.sock";
   int64_t n = 32, c = 64, k = 128, hw = 56, r = 3;
   int64_t wait_ms = 60000;
+  std::string db;
 };
 
 Flags ParseFlags(int argc, char** argv) {
@@ -61,6 +64,8 @@ Flags ParseFlags(int argc, char** argv) {
       f.r = std::atoll(v);
     } else if (const char* v = value("wait_ms")) {
       f.wait_ms = std::atoll(v);
+    } else if (const char* v = value("db")) {
+      f.db = v;
     } else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       std::exit(2);
@@ -151,10 +156,19 @@ int Run(const Flags& flags) {
   options.tune_deadline = absl::Milliseconds(flags.wait_ms);
   options.reconnect_backoff_min = absl::Milliseconds(100);
   options.heuristic = tunedb::CudnnHeuristic(handle);
+  options.db_path = flags.db;
   auto client = tunedb::Client::Create(options);
   if (!client.ok()) {
     std::fprintf(stderr, "%s\n", client.status().ToString().c_str());
     return 2;
+  }
+  if (!flags.db.empty()) {
+    // The client opens the file in the background; give it a moment.
+    for (int i = 0; i < 200 && !(*client)->Stats().database_open; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::printf("database: %s %s\n", flags.db.c_str(),
+                (*client)->Stats().database_open ? "open" : "not readable");
   }
 
   std::printf("device : %s\n", device->ToText().c_str());
