@@ -6,6 +6,7 @@
 // the record says it needs) and its output compared with another algorithm's.
 #include <cstdio>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -69,6 +70,12 @@ std::vector<Case> AllCases() {
     }
   }
   return cases;
+}
+
+// Short gtest/ctest display of a case (instead of its bytes).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << ConvOpName(c.op) << " " << c.type.name << " " << LayoutName(c.layout)
+      << " " << c.shape.name;
 }
 
 ConvProblem ToProblem(const Case& c) {
