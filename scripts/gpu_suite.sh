@@ -50,8 +50,8 @@ echo "pip cuDNN folder:    ${PIP_CUDNN:-none}"; ls -l "$PIP_CUDNN"/libcudnn.so* 
 echo "system cuDNN folder: ${SYS_CUDNN:-none}"; ls -l "$SYS_CUDNN"/libcudnn.so* 2>/dev/null
 for d in "$PIP_CUDNN" "$SYS_CUDNN"; do
   [[ -n "$d" ]] || continue
-  grep -h -E '#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ' "$d"/../include/cudnn_version*.h 2>/dev/null | tr '\n' ' '
-  echo " ($d)"
+  echo "$d: $(cd "$d" && ls libcudnn.so.9.* 2>/dev/null | head -1) \
+$(cat "$d"/../include/cudnn_version.h 2>/dev/null | awk '/#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) /{printf "%s ", $3}')"
 done
 # Other CUDA libraries cuDNN may load (cuBLAS(Lt), NVRTC) from the pip
 # packages; never another cuDNN.
@@ -77,7 +77,6 @@ DIRS=""
 echo "tests run with LD_LIBRARY_PATH=$FIRST:..."
 echo "TUNEDB_TEST_CUDNN_DIRS=$DIRS"
 export TUNEDB_WORKER_PATH="$B/bin/tunedb-worker"
-"$TUNEDB_WORKER_PATH" --finder=cudnn --device=-1 3>/dev/null || true
 
 step "warm-up (5 s of bf16 matrix products)"
 python3 - <<'PY' || echo "warm-up skipped (no torch)"
