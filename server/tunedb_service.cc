@@ -80,9 +80,14 @@ grpc::Status TuneDbService::Lookup(grpc::ServerContext* context,
     ASSIGN_OR_RETURN(Constraints constraints,
                      FromProto(request->constraints()));
     ASSIGN_OR_RETURN(TuneAnswer answer, core_->Lookup(key, constraints));
-    AnswerToProto(answer, response->mutable_choice(),
-                  response->mutable_record());
-    if (!answer.choice) response->clear_choice();
+    if (answer.choice) {
+      ToProto(*answer.choice, response->mutable_choice()->mutable_algo());
+    }
+    if (!request->choice_only()) {
+      ToProto(answer.record, response->mutable_record());
+    }
+    response->set_record_id(answer.record.id);
+    response->set_measured_at_us(answer.record.measured_at_us);
     return absl::OkStatus();
   };
   return ToGrpcStatus(run());
@@ -269,7 +274,7 @@ grpc::Status TuneDbService::Invalidate(grpc::ServerContext* context,
     if (!filter.empty() && request->all()) {
       return absl::InvalidArgumentError("filter: give a filter or 'all', not both");
     }
-    ASSIGN_OR_RETURN(int64_t deleted, core_->store().Delete(filter));
+    ASSIGN_OR_RETURN(int64_t deleted, core_->Invalidate(filter));
     spdlog::info("invalidated {} records", deleted);
     response->set_deleted(deleted);
     return absl::OkStatus();
@@ -323,7 +328,7 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
     response->set_imported(0);
     return grpc::Status::OK;
   }
-  absl::Status s = core_->store().PutAll(records);
+  absl::Status s = core_->Import(records);
   if (!s.ok()) return ToGrpcStatus(s);
   response->set_imported(static_cast<int64_t>(records.size()));
   spdlog::info("imported {} records", records.size());

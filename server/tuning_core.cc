@@ -73,7 +73,8 @@ TuningCore::TuningCore(const Options& options, Store* store, Finder* finder,
     : options_(options),
       store_(store),
       finder_(finder),
-      devices_(std::move(devices)) {
+      devices_(std::move(devices)),
+      cache_(options.record_cache_capacity) {
   for (size_t i = 0; i < devices_.size(); ++i) {
     workers_.push_back(std::make_unique<DeviceWorker>());
   }
@@ -162,21 +163,38 @@ int TuningCore::LeastBusy(const DeviceKey& key) {
   return best;
 }
 
+absl::StatusOr<std::shared_ptr<const Record>> TuningCore::Stored(
+    const ProblemKey& key, const std::string& key_text) {
+  std::shared_ptr<const Record> cached = cache_.Get(key_text);
+  if (cached) return cached;
+  ASSIGN_OR_RETURN(std::optional<Record> record, store_->Get(key));
+  if (!record) return nullptr;
+  auto shared = std::make_shared<const Record>(std::move(*record));
+  cache_.Put(key_text, shared);
+  return shared;
+}
+
+TuneAnswer TuningCore::Serve(const Record& record,
+                             const Constraints& constraints) {
+  hits_.fetch_add(1, std::memory_order_relaxed);
+  NoteServed(record.id);
+  TuneAnswer answer;
+  answer.choice = Choose(record, constraints);
+  answer.record = record;
+  return answer;
+}
+
 absl::StatusOr<TuneAnswer> TuningCore::Lookup(const ProblemKey& key,
                                               const Constraints& constraints) {
   RETURN_IF_ERROR(key.Validate());
-  ASSIGN_OR_RETURN(std::optional<Record> record, store_->Get(key));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
+                   Stored(key, key.ToText()));
   if (!record) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return absl::NotFoundError(
         absl::StrCat("no record for key ", key.HashText()));
   }
-  hits_.fetch_add(1, std::memory_order_relaxed);
-  NoteServed(record->id);
-  TuneAnswer answer;
-  answer.choice = Choose(*record, constraints);
-  answer.record = std::move(*record);
-  return answer;
+  return Serve(*record, constraints);
 }
 
 absl::StatusOr<TuneAnswer> TuningCore::Tune(
@@ -187,21 +205,15 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   if (device) RETURN_IF_ERROR(device->Validate());
   ASSIGN_OR_RETURN(int index, PickDevice(device));
   ProblemKey key{devices_[index].key, problem};
+  std::string key_text = key.ToText();
   if (!force) {
-    ASSIGN_OR_RETURN(std::optional<Record> record, store_->Get(key));
-    if (record) {
-      hits_.fetch_add(1, std::memory_order_relaxed);
-      NoteServed(record->id);
-      TuneAnswer answer;
-      answer.choice = Choose(*record, constraints);
-      answer.record = std::move(*record);
-      return answer;
-    }
+    ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
+                     Stored(key, key_text));
+    if (record) return Serve(*record, constraints);
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
 
   std::shared_ptr<Pending> pending;
-  std::string key_text = key.ToText();
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = inflight_.find(key_text);
@@ -212,15 +224,11 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
       if (!force) {
         // A search may have finished between the store read above and
         // taking mu_ (it stores before leaving inflight_): look again.
-        ASSIGN_OR_RETURN(std::optional<Record> record, store_->Get(key));
+        ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
+                         Stored(key, key_text));
         if (record) {
           misses_.fetch_sub(1, std::memory_order_relaxed);
-          hits_.fetch_add(1, std::memory_order_relaxed);
-          NoteServed(record->id);
-          TuneAnswer answer;
-          answer.choice = Choose(*record, constraints);
-          answer.record = std::move(*record);
-          return answer;
+          return Serve(*record, constraints);
         }
       }
       // Devices with one key share results: the least busy one searches.
@@ -330,6 +338,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
       result = id.status();
     } else {
       record.id = *id;
+      cache_.Put(pending->key_text, std::make_shared<const Record>(record));
       spdlog::info("searched {} on device {} in {:.1f} ms ({} algorithms)",
                    pending->key.HashText(), index, ms, record.results.size());
       result = std::move(record);
@@ -371,6 +380,18 @@ void TuningCore::FlushServed() {
   std::vector<std::pair<int64_t, int64_t>> counts(batch.begin(), batch.end());
   absl::Status s = store_->AddServed(counts);
   if (!s.ok()) spdlog::warn("flushing served counts failed: {}", s.ToString());
+}
+
+absl::StatusOr<int64_t> TuningCore::Invalidate(const RecordFilter& filter) {
+  absl::StatusOr<int64_t> deleted = store_->Delete(filter);
+  cache_.Clear();
+  return deleted;
+}
+
+absl::Status TuningCore::Import(const std::vector<Record>& records) {
+  absl::Status s = store_->PutAll(records);
+  cache_.Clear();
+  return s;
 }
 
 CoreStats TuningCore::Stats() {

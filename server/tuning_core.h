@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/finder.h"
+#include "server/record_cache.h"
 #include "server/store.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
@@ -66,6 +67,8 @@ class TuningCore {
     std::string host;
     // How often served counts are flushed to the store. Default 2 s.
     absl::Duration flush_interval = absl::Seconds(2);
+    // Records kept in memory for Lookup and Tune (0: none). Default 65536.
+    size_t record_cache_capacity = 65536;
   };
 
   // Takes the finder's device list at construction; `store` and `finder`
@@ -95,6 +98,11 @@ class TuningCore {
   CoreStats Stats();
   Store& store() { return *store_; }
 
+  // Deletes matching records (store and memory); returns how many.
+  absl::StatusOr<int64_t> Invalidate(const RecordFilter& filter);
+  // Stores every record in one transaction, all or nothing.
+  absl::Status Import(const std::vector<Record>& records);
+
   // Stops the workers: queued searches fail with UNAVAILABLE, running ones
   // are waited for until `drain` passes. Flushes served counts.
   void Shutdown(absl::Duration drain);
@@ -111,6 +119,11 @@ class TuningCore {
   int LeastBusy(const DeviceKey& key);
   void WorkerLoop(int index);
   void RunSearch(int index, const std::shared_ptr<Pending>& pending);
+  // The stored record for `key` (memory first, then the store), or nullptr.
+  absl::StatusOr<std::shared_ptr<const Record>> Stored(
+      const ProblemKey& key, const std::string& key_text);
+  // An answer from a stored record, counted as a hit.
+  TuneAnswer Serve(const Record& record, const Constraints& constraints);
   void NoteServed(int64_t id);
   void FlushLoop();
   void FlushServed();
@@ -120,6 +133,7 @@ class TuningCore {
   Finder* const finder_;
   const std::vector<DeviceInfo> devices_;
   std::vector<std::unique_ptr<DeviceWorker>> workers_;
+  RecordCache cache_;
 
   std::mutex mu_;  // guards inflight_
   std::map<std::string, std::shared_ptr<Pending>> inflight_;  // key text ->

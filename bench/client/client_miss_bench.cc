@@ -163,6 +163,7 @@ void SetUp() {
     ToProto(key.problem, request.mutable_problem());
     ToProto(key.device, request.mutable_device());
     request.mutable_constraints();
+    request.set_choice_only(true);  // as the client sends it
     world->requests.push_back(request);
   }
 }

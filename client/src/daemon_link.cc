@@ -118,6 +118,7 @@ DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
   ToProto(key.problem, request.mutable_problem());
   ToProto(key.device, request.mutable_device());
   ToProto(constraints, request.mutable_constraints());
+  request.set_choice_only(true);
   v1::LookupResponse response;
   grpc::ClientContext context;
   SetDeadline(&context, deadline);
@@ -127,6 +128,7 @@ DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
   grpc::Status status = stub_->Lookup(&context, request, &response);
   End(&context);
   Reply reply = ReplyFrom(status, response);
+  reply.measured_at_us = response.measured_at_us();
   Note(reply.status, /*deadline_means_down=*/true);
   return reply;
 }

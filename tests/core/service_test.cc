@@ -79,6 +79,17 @@ TEST_F(ServiceTest, TuneThenLookup) {
   EXPECT_EQ(resp.record().key_text(), tuned.record().key_text());
   auto parsed = ProblemKey::Parse(resp.record().key_text());
   EXPECT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(resp.record_id(), tuned.record().id());
+  EXPECT_EQ(resp.measured_at_us(), tuned.record().measured_at_us());
+
+  // choice_only: the same choice, no record.
+  grpc::ClientContext ctx2;
+  req.set_choice_only(true);
+  v1::LookupResponse slim;
+  ASSERT_TRUE(stub_->Lookup(&ctx2, req, &slim).ok());
+  EXPECT_EQ(slim.choice().algo().algo(), tuned.choice().algo().algo());
+  EXPECT_FALSE(slim.has_record());
+  EXPECT_EQ(slim.measured_at_us(), tuned.record().measured_at_us());
 }
 
 TEST_F(ServiceTest, LookupMissIsNotFoundAndDoesNotSearch) {
@@ -305,6 +316,10 @@ TEST_F(ServiceTest, InvalidateNeedsAFilterOrAll) {
     v1::InvalidateResponse resp;
     ASSERT_TRUE(stub_->Invalidate(&ctx, req, &resp).ok());
     EXPECT_EQ(resp.deleted(), 1);
+    // Nothing of it is served from memory any more: it is searched again.
+    v1::TuneResponse again;
+    ASSERT_TRUE(Tune(2, &again).ok());
+    EXPECT_TRUE(again.searched());
   }
   {
     grpc::ClientContext ctx;
@@ -312,7 +327,7 @@ TEST_F(ServiceTest, InvalidateNeedsAFilterOrAll) {
     req.set_all(true);
     v1::InvalidateResponse resp;
     ASSERT_TRUE(stub_->Invalidate(&ctx, req, &resp).ok());
-    EXPECT_EQ(resp.deleted(), 2);
+    EXPECT_EQ(resp.deleted(), 3);
   }
 }
 
