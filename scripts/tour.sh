@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # The README's five-minute tour, as a script: starts tunedbd on a fresh
 # database and runs the CLI against it, printing each command before its
-# output. Usage: scripts/tour.sh BIN_DIR [tunedbd flags...]
-#   e.g. scripts/tour.sh build/bin --finder simulated      (no GPU)
-#        scripts/tour.sh .bundle/tunedb/bin                 (GPU host)
+# output. Usage: scripts/tour.sh DIR [tunedbd flags...], DIR being a build
+# tree or a folder holding tunedbd, tunedb-worker and tunedb:
+#   e.g. scripts/tour.sh build --finder simulated       (no GPU)
+#        scripts/tour.sh .bundle/tunedb/bin              (GPU host)
 set -uo pipefail
-BIN=$(cd "$1" && pwd); shift
-T=$(mktemp -d /tmp/tunedb-tour-XXXXXX)
+DIR=$(cd "$1" && pwd); shift
+if [[ -x "$DIR/server/tunedbd" ]]; then
+  BIN=$(mktemp -d /tmp/tunedb-bin-XXXXXX)
+  ln -s "$DIR/server/tunedbd" "$DIR/server/tunedb-worker" "$DIR/tuner/tunedb" "$BIN/"
+else
+  BIN=$DIR
+fi
+T=/tmp/tunedb-tour
+rm -rf "$T"; mkdir -p "$T"
 "$BIN/tunedbd" --db "$T/tunedb.db" --socket "$T/tunedb.sock" --log-level warn "$@" &
 DAEMON=$!
 for _ in $(seq 1 300); do [[ -S "$T/tunedb.sock" ]] && break; sleep 0.1; done
