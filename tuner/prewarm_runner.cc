@@ -111,18 +111,22 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
   bool stop_sending = false;
   bool reader_done = false;
   Clock::time_point backoff_until = Clock::now();
-  const int window = std::max(1, options.window);
+  // In flight at most `window`; halved when the daemon reports its queue
+  // full, grown back by one per `window` answers (one round trip).
+  const int max_window = std::max(1, options.window);
+  int window = max_window;
+  int answers_at_window = 0;
 
   std::thread sender([&] {
     std::unique_lock<std::mutex> lock(mu);
     while (true) {
-      cv.wait_until(lock, backoff_until, [&] {
-        return stop_sending || (queue.empty() && inflight == 0) ||
-               (inflight < window && !queue.empty() &&
-                Clock::now() >= backoff_until);
-      });
       if (stop_sending || (queue.empty() && inflight == 0)) break;
-      if (inflight >= window || queue.empty() || Clock::now() < backoff_until) {
+      if (inflight >= window || queue.empty()) {
+        cv.wait(lock);  // for an answer (or a stop)
+        continue;
+      }
+      if (Clock::now() < backoff_until) {
+        cv.wait_until(lock, backoff_until);  // the daemon's queue was full
         continue;
       }
       const size_t pos = queue.front();
@@ -178,6 +182,11 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
     --inflight;
     const PrewarmItem& item = items[todo[pos]];
     const auto code = static_cast<grpc::StatusCode>(response.code());
+    if (code != grpc::StatusCode::RESOURCE_EXHAUSTED &&
+        ++answers_at_window >= window) {
+      window = std::min(max_window, window + 1);
+      answers_at_window = 0;
+    }
     if (code == grpc::StatusCode::OK) {
       const v1::TuneResponse& r = response.response();
       if (r.searched()) {
@@ -191,8 +200,10 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
     } else if (code == grpc::StatusCode::RESOURCE_EXHAUSTED &&
                attempts[pos] <= options.max_retries && !stop_sending) {
       queue.push_back(pos);  // the daemon's queue is full: try again later
-      backoff_until =
-          Clock::now() + std::chrono::milliseconds(250 * attempts[pos]);
+      window = std::max(1, window / 2);
+      answers_at_window = 0;
+      backoff_until = Clock::now() + std::chrono::milliseconds(
+                                         std::min(1000, 100 * attempts[pos]));
     } else {
       AddFailure(s, item,
                  absl::StrCat(

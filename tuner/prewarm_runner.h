@@ -27,12 +27,15 @@ struct PrewarmItem {
 };
 
 struct PrewarmOptions {
-  bool force = false;                        // search again even if stored
-  int64_t limit = 0;                         // send at most this many (0 = all)
-  int window = 8;                            // requests in flight
+  bool force = false;  // search again even if stored
+  int64_t limit = 0;   // send at most this many (0 = all)
+  // Requests in flight; halved when the daemon answers "queue full"
+  // (RESOURCE_EXHAUSTED; the item is retried after a back-off of 0.1 s per
+  // attempt, at most 1 s), grown back by one per round trip.
+  int window = 8;
   absl::Duration drain = absl::Seconds(30);  // wait for answers on interrupt
   bool progress = true;
-  int max_retries = 5;  // per item, for RESOURCE_EXHAUSTED (queue full)
+  int max_retries = 10;  // per item, for RESOURCE_EXHAUSTED (queue full)
 };
 
 struct PrewarmFailure {

@@ -227,6 +227,16 @@ TEST_F(PrewarmTest, SpreadsOverGpusOfTheSameKind) {
   EXPECT_EQ(one.Json()["already_stored"], r.Json()["shapes"]);
 }
 
+TEST_F(PrewarmTest, BacksOffWhenTheDaemonQueueIsFull) {
+  StartServer("slow_ms=10", /*queue_capacity=*/1);
+  CliResult r = Run({"--json", "prewarm", "--model", "resnet18", "--batch", "2",
+                     "--ops", "fwd", "--window", "8"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.Json()["failed"], 0);
+  EXPECT_EQ(r.Json()["searched"], r.Json()["shapes"]);
+  EXPECT_GT(server_->core().Stats().rejected, 0);  // it did push back
+}
+
 TEST_F(PrewarmTest, ModelsCommand) {
   CliResult r = Run({"--json", "models"});
   ASSERT_EQ(r.code, kExitOk);

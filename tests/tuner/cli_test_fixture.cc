@@ -32,13 +32,15 @@ void CliTest::TearDown() {
   ClearInterrupt();
 }
 
-void CliTest::StartServer(const std::string& simulated_options) {
+void CliTest::StartServer(const std::string& simulated_options,
+                          int queue_capacity) {
   StopServer();
   ServerOptions options;
   options.unix_socket = dir_ + "/d.sock";
   options.store.path = db_path_;
   options.finder = "simulated";
   options.simulated_options = simulated_options;
+  if (queue_capacity > 0) options.core.queue_capacity = queue_capacity;
   auto server = Server::BuildAndStart(options);
   ASSERT_TRUE(server.ok()) << server.status();
   server_ = std::move(*server);

@@ -30,8 +30,10 @@ class CliTest : public ::testing::Test {
   void SetUp() override;
   void TearDown() override;
 
-  // (Re)starts the daemon with SimulatedFinder options, e.g. "slow_ms=20".
-  void StartServer(const std::string& simulated_options = "");
+  // (Re)starts the daemon with SimulatedFinder options, e.g. "slow_ms=20";
+  // `queue_capacity` > 0 sets the searches queued per GPU.
+  void StartServer(const std::string& simulated_options = "",
+                   int queue_capacity = 0);
   void StopServer();
 
   // Runs `tunedb --address <daemon> --timeout 20 args...`.
