@@ -1,6 +1,8 @@
 // Every other subcommand against an in-process daemon: devices, stats,
 // tune, lookup, query, show, export, import, invalidate, doctor; exit codes
 // for usage errors and an unreachable daemon.
+#include <stdlib.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -254,6 +256,14 @@ TEST_F(CommandsTest, UnreachableDaemon) {
     CliResult r = RunRaw(args);
     EXPECT_EQ(r.code, kExitUnreachable) << cmd[0] << ": " << r.err;
   }
+}
+
+TEST_F(CommandsTest, AddressFromTheEnvironment) {
+  setenv("TUNEDB_ADDRESS", server_->address().c_str(), 1);
+  CliResult r = RunRaw({"--json", "stats"});
+  unsetenv("TUNEDB_ADDRESS");
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.Json()["finder"], "simulated");
 }
 
 TEST_F(CommandsTest, HelpAndUsage) {
