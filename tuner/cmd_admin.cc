@@ -76,7 +76,7 @@ int RunStats(CliContext& ctx) {
   return kExitOk;
 }
 
-int RunDevices(CliContext& ctx) {
+int RunDevices(CliContext& ctx, bool csv) {
   auto stub = ctx.Stub();
   if (!stub.ok()) return ctx.Fail(stub.status());
   v1::DevicesResponse r;
@@ -117,6 +117,10 @@ int RunDevices(CliContext& ctx) {
               FormatBytes(d.total_memory_bytes()), d.mig() ? "yes" : "no",
               absl::StrCat(d.queue_depth()), d.healthy() ? "ok" : "DOWN",
               d.uuid(), d.driver_version()});
+  }
+  if (csv) {
+    t.PrintCsv(ctx.out());
+    return kExitOk;
   }
   t.Print(ctx.out());
   ctx.out() << "finder: " << r.finder() << "\n";
@@ -200,8 +204,12 @@ int RunInvalidate(CliContext& ctx, const InvalidateFlags& f) {
 void AddAdminCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   app.add_subcommand("stats", "Daemon counters, database size and queues")
       ->callback([&ctx, exit_code] { *exit_code = RunStats(ctx); });
-  app.add_subcommand("devices", "The GPUs the daemon searches on")
-      ->callback([&ctx, exit_code] { *exit_code = RunDevices(ctx); });
+  auto csv = std::make_shared<bool>(false);
+  CLI::App* devices =
+      app.add_subcommand("devices", "The GPUs the daemon searches on");
+  devices->add_flag("--csv", *csv, "CSV with a header row on stdout");
+  devices->callback(
+      [&ctx, csv, exit_code] { *exit_code = RunDevices(ctx, *csv); });
 
   auto f = std::make_shared<InvalidateFlags>();
   CLI::App* inv = app.add_subcommand(

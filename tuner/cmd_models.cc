@@ -15,7 +15,9 @@ void AddModelsCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "models", "List the built-in model shape sets with their layer counts");
   cmd->add_option("--input", *input, "Build at this input size instead");
-  cmd->callback([&ctx, input, exit_code] {
+  auto csv = std::make_shared<bool>(false);
+  cmd->add_flag("--csv", *csv, "CSV with a header row on stdout");
+  cmd->callback([&ctx, input, csv, exit_code] {
     nlohmann::json rows = nlohmann::json::array();
     Table table({"model", "input", "convs>", "depthwise>", "transposed>",
                  "output", "description"});
@@ -55,7 +57,11 @@ void AddModelsCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
     if (ctx.json()) {
       ctx.out() << rows.dump(2) << "\n";
     } else {
-      table.Print(ctx.out());
+      if (*csv) {
+        table.PrintCsv(ctx.out());
+      } else {
+        table.Print(ctx.out());
+      }
     }
     *exit_code = kExitOk;
   });

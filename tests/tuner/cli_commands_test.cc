@@ -39,6 +39,9 @@ TEST_F(CommandsTest, Devices) {
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Simulated GPU"));
   EXPECT_THAT(r.out, HasSubstr("finder: simulated"));
+  CliResult csv = Run({"devices", "--csv"});
+  ASSERT_EQ(csv.code, kExitOk);
+  EXPECT_EQ(csv.out.rfind("ordinal,gpu,cc,sms,cudnn,cuda,", 0), 0u) << csv.out;
   CliResult j = Run({"--json", "devices"});
   ASSERT_EQ(j.code, kExitOk);
   ASSERT_EQ(j.Json()["devices"].size(), 1u);
