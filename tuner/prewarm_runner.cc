@@ -198,8 +198,10 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
       s.search_ms_saved += r.record().search_ms();
       ++answered;
     } else if (code == grpc::StatusCode::RESOURCE_EXHAUSTED &&
-               attempts[pos] <= options.max_retries && !stop_sending) {
-      queue.push_back(pos);  // the daemon's queue is full: try again later
+               (attempts[pos] <= options.max_retries || stop_sending)) {
+      // The daemon's queue is full: try again later (after an interrupt it
+      // stays queued and is reported as not sent).
+      queue.push_back(pos);
       window = std::max(1, window / 2);
       answers_at_window = 0;
       backoff_until = Clock::now() + std::chrono::milliseconds(
@@ -230,6 +232,8 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
   watchdog.join();
   bar.Finish(Detail(s));
 
+  // Sent: reached the daemon and not waiting to be retried.
+  for (size_t pos : queue) attempts[pos] = 0;
   for (int a : attempts) s.sent += a > 0 ? 1 : 0;
   s.unanswered = static_cast<int64_t>(index_to_pos.size());
   s.not_sent += static_cast<int64_t>(queue.size());
