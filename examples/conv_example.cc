@@ -50,6 +50,19 @@ Flags ParseFlags(int argc, char** argv) {
       const std::string prefix = std::string("--") + name + "=";
       return a.rfind(prefix, 0) == 0 ? argv[i] + prefix.size() : nullptr;
     };
+    if (a == "--help" || a == "-h") {
+      std::printf(
+          "conv_example: one cuDNN forward convolution launched with "
+          "tunedb's choice,\nchecked against a reference algorithm "
+          "(IMPLICIT_GEMM, FMA math).\n\n"
+          "  conv_example [--address=unix:/run/tunedb/tunedb.sock] [--n=32 "
+          "--c=64\n               --k=128 --hw=56 --r=3] [--wait_ms=60000] "
+          "[--db=PATH]\n\n"
+          "Without a daemon it uses cuDNN's heuristic (or, with --db, the "
+          "daemon's\ndatabase file). Exit status: 0 outputs match, 1 they "
+          "do not, 2 an error,\n77 no GPU.\n");
+      std::exit(0);
+    }
     if (const char* v = value("address")) {
       f.address = v;
     } else if (const char* v = value("n")) {
