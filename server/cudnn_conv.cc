@@ -14,20 +14,6 @@
 namespace tunedb {
 namespace {
 
-absl::StatusOr<cudnnDataType_t> ToCudnnType(DataType t) {
-  switch (t) {
-    case DataType::kFloat:
-      return CUDNN_DATA_FLOAT;
-    case DataType::kHalf:
-      return CUDNN_DATA_HALF;
-    case DataType::kBFloat16:
-      return CUDNN_DATA_BFLOAT16;
-    case DataType::kDouble:
-      return CUDNN_DATA_DOUBLE;
-  }
-  return absl::InvalidArgumentError("unknown data type");
-}
-
 uint16_t FloatToHalf(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
@@ -126,33 +112,6 @@ void ActivationDims(int64_t n, int64_t c, const int64_t* spatial, int nsp,
 
 }  // namespace
 
-cudnnMathType_t ToCudnnMathType(MathType m) {
-  switch (m) {
-    case MathType::kDefault:
-      return CUDNN_DEFAULT_MATH;
-    case MathType::kTensorOp:
-      return CUDNN_TENSOR_OP_MATH;
-    case MathType::kTensorOpAllowConversion:
-      return CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    case MathType::kFma:
-      return CUDNN_FMA_MATH;
-  }
-  return CUDNN_DEFAULT_MATH;
-}
-
-MathType FromCudnnMathType(cudnnMathType_t m) {
-  switch (m) {
-    case CUDNN_TENSOR_OP_MATH:
-      return MathType::kTensorOp;
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
-      return MathType::kTensorOpAllowConversion;
-    case CUDNN_FMA_MATH:
-      return MathType::kFma;
-    default:
-      return MathType::kDefault;
-  }
-}
-
 std::vector<MathType> SearchMathTypes(const ConvProblem& p) {
   switch (p.input_type) {
     case DataType::kDouble:
@@ -217,8 +176,8 @@ absl::Status CudnnConv::Init(uint64_t seed) {
     return absl::InvalidArgumentError(
         "cuDNN convolutions need output_type == input_type");
   }
-  ASSIGN_OR_RETURN(data_type_, ToCudnnType(p.input_type));
-  ASSIGN_OR_RETURN(cudnnDataType_t compute, ToCudnnType(p.compute_type));
+  data_type_ = ToCudnn(p.input_type);
+  cudnnDataType_t compute = ToCudnn(p.compute_type);
   const int nsp = p.spatial_dims;
   const bool channels_last =
       p.layout == Layout::kNHWC || p.layout == Layout::kNDHWC;
@@ -357,7 +316,7 @@ int64_t CudnnConv::BufferBytes() const {
 
 absl::Status CudnnConv::SetMath(MathType math) {
   return CudnnStatusToAbsl(
-      cudnnSetConvolutionMathType(conv_desc_.get(), ToCudnnMathType(math)),
+      cudnnSetConvolutionMathType(conv_desc_.get(), ToCudnn(math)),
       "cudnnSetConvolutionMathType");
 }
 
@@ -372,7 +331,7 @@ CudnnConv::Entry ToEntry(const Perf& perf, MathType math) {
   e.memory = static_cast<int64_t>(perf.memory);
   e.deterministic = perf.determinism == CUDNN_DETERMINISTIC;
   e.math = math;
-  e.reported_math = FromCudnnMathType(perf.mathType);
+  e.reported_math = FromCudnn(perf.mathType);
   return e;
 }
 

@@ -25,13 +25,11 @@
 
 #include "absl/status/statusor.h"
 #include "server/cudnn_handles.h"
+#include "tunedb/cudnn_types.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
-
-cudnnMathType_t ToCudnnMathType(MathType m);
-MathType FromCudnnMathType(cudnnMathType_t m);
 
 // The math types a search measures for a problem's policy:
 //   f32, tensor cores and TF32 allowed: default (TF32 permitted) and FMA;

@@ -22,33 +22,12 @@ absl::Status Check(cudnnStatus_t s, const char* what) {
 }
 
 absl::StatusOr<DataType> TypeFromCudnn(cudnnDataType_t t, const char* what) {
-  switch (t) {
-    case CUDNN_DATA_FLOAT:
-      return DataType::kFloat;
-    case CUDNN_DATA_HALF:
-      return DataType::kHalf;
-    case CUDNN_DATA_BFLOAT16:
-      return DataType::kBFloat16;
-    case CUDNN_DATA_DOUBLE:
-      return DataType::kDouble;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": unsupported cudnnDataType_t ", static_cast<int>(t)));
+  std::optional<DataType> type = DataTypeFromCudnn(t);
+  if (!type) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": unsupported cudnnDataType_t ", static_cast<int>(t)));
   }
-}
-
-cudnnDataType_t TypeToCudnn(DataType t) {
-  switch (t) {
-    case DataType::kFloat:
-      return CUDNN_DATA_FLOAT;
-    case DataType::kHalf:
-      return CUDNN_DATA_HALF;
-    case DataType::kBFloat16:
-      return CUDNN_DATA_BFLOAT16;
-    case DataType::kDouble:
-      return CUDNN_DATA_DOUBLE;
-  }
-  return CUDNN_DATA_FLOAT;
+  return *type;
 }
 
 bool ChannelsLast(Layout l) {
@@ -115,34 +94,6 @@ absl::StatusOr<Tensor> ReadTensor(cudnnTensorDescriptor_t t, const char* what) {
 }
 
 }  // namespace
-
-cudnnMathType_t ToCudnn(MathType m) {
-  switch (m) {
-    case MathType::kDefault:
-      return CUDNN_DEFAULT_MATH;
-    case MathType::kTensorOp:
-      return CUDNN_TENSOR_OP_MATH;
-    case MathType::kTensorOpAllowConversion:
-      return CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    case MathType::kFma:
-      return CUDNN_FMA_MATH;
-  }
-  return CUDNN_DEFAULT_MATH;
-}
-
-MathType FromCudnn(cudnnMathType_t m) {
-  switch (m) {
-    case CUDNN_DEFAULT_MATH:
-      return MathType::kDefault;
-    case CUDNN_TENSOR_OP_MATH:
-      return MathType::kTensorOp;
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
-      return MathType::kTensorOpAllowConversion;
-    case CUDNN_FMA_MATH:
-      return MathType::kFma;
-  }
-  return MathType::kDefault;
-}
 
 absl::StatusOr<ConvProblem> ProblemFromDescriptors(
     ConvOp op, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
@@ -283,7 +234,7 @@ absl::StatusOr<std::unique_ptr<CudnnDescriptors>> CudnnDescriptors::Create(
 
   const int spatial = p.spatial_dims;
   const bool last = ChannelsLast(p.layout);
-  const cudnnDataType_t type = TypeToCudnn(p.input_type);
+  const cudnnDataType_t type = ToCudnn(p.input_type);
   std::vector<int> xdims = {static_cast<int>(p.n), static_cast<int>(p.c)};
   std::vector<int> wdims = {static_cast<int>(p.k),
                             static_cast<int>(p.c / p.groups)};
@@ -312,7 +263,7 @@ absl::StatusOr<std::unique_ptr<CudnnDescriptors>> CudnnDescriptors::Create(
           d->conv_, spatial, pads.data(), strides.data(), dilations.data(),
           p.mode == ConvMode::kConvolution ? CUDNN_CONVOLUTION
                                            : CUDNN_CROSS_CORRELATION,
-          TypeToCudnn(p.compute_type)),
+          ToCudnn(p.compute_type)),
       "set conv"));
   RETURN_IF_ERROR(
       Check(cudnnSetConvolutionGroupCount(d->conv_, static_cast<int>(p.groups)),

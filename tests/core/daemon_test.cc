@@ -120,16 +120,11 @@ TEST(DaemonTest, KillNineDuringWriteStormLosesNoAcknowledgedWrite) {
   auto store = Store::Open(options);
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_TRUE((*store)->QuickCheck().ok());
-  DeviceKey key_device;
-  key_device.gpu_model = device.gpu_model();
-  key_device.cc_major = device.cc_major();
-  key_device.cc_minor = device.cc_minor();
-  key_device.sm_count = device.sm_count();
-  key_device.cudnn_version = device.cudnn_version();
-  key_device.cuda_runtime_version = device.cuda_runtime_version();
+  absl::StatusOr<DeviceKey> key_device = FromProto(device);
+  ASSERT_TRUE(key_device.ok()) << key_device.status();
   int missing = 0;
   for (int64_t n : acknowledged) {
-    auto r = (*store)->Get(ProblemKey{key_device, MakeProblem(n)});
+    auto r = (*store)->Get(ProblemKey{*key_device, MakeProblem(n)});
     ASSERT_TRUE(r.ok()) << r.status();
     if (!r->has_value()) ++missing;
   }

@@ -7,21 +7,13 @@
 
 #include "gtest/gtest.h"
 #include "server/simulated_finder.h"
+#include "test_util.h"
 
 namespace tunedb {
 namespace {
 
 ConvProblem Problem(int64_t n, int64_t c = 64, int64_t k = 64) {
-  ConvProblem p;
-  p.n = n;
-  p.c = c;
-  p.k = k;
-  p.input = {28, 28, 0};
-  p.filter = {3, 3, 0};
-  p.padding = {1, 1, 0};
-  p.stride = {1, 1, 0};
-  p.dilation = {1, 1, 0};
-  return p;
+  return testing_util::MakeProblem(n, c, k);
 }
 
 class TuningCoreTest : public testing::Test {

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "tunedb/client.h"
 #include "tunedb/client_options.h"
+#include "tunedb/cudnn_types.h"  // ToCudnn / FromCudnn for the key enums
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
@@ -72,10 +73,6 @@ class CudnnDescriptors {
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   cudnnTensorDescriptor_t y_ = nullptr;
 };
-
-// cudnnMathType_t for a MathType and back.
-cudnnMathType_t ToCudnn(MathType m);
-MathType FromCudnn(cudnnMathType_t m);
 
 // A HeuristicFn for ClientOptions::heuristic: cuDNN's own ranking
 // (cudnnGetConvolution*Algorithm_v7 on `handle`), first entry that meets
