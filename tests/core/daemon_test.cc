@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -183,6 +184,27 @@ TEST(DaemonTest, CrashingWorkerFailsOneRequestNotTheDaemon) {
   grpc::Status s = Tune(stub.get(), 8, &ok);
   EXPECT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(ok.record().finder(), "simulated");
+}
+
+TEST(DaemonTest, ConfigFileIsReadAndFlagsOverrideIt) {
+  TempDir dir;
+  {
+    std::ofstream config(dir.File("tunedbd.conf"));
+    config << "# test config\n"
+           << "finder = simulated\n"
+           << "simulated = \"devices=2\"\n"
+           << "socket = " << dir.File("ignored.sock") << "\n";
+  }
+  // The Daemon helper passes --socket, which must win over the file.
+  Daemon daemon(dir, {"--config", dir.File("tunedbd.conf")});
+  auto stub = daemon.Connect();
+  grpc::ClientContext ctx;
+  v1::DevicesResponse devices;
+  ASSERT_TRUE(stub->Devices(&ctx, v1::DevicesRequest(), &devices).ok());
+  EXPECT_EQ(devices.finder(), "simulated");
+  EXPECT_EQ(devices.devices_size(), 2);
+  struct stat st;
+  EXPECT_NE(stat(dir.File("ignored.sock").c_str(), &st), 0);
 }
 
 TEST(DaemonTest, BadFlagsExitWithAMessage) {
