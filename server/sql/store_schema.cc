@@ -66,11 +66,19 @@ static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
 absl::StatusOr<int> CheckStoreSchema(sql::Database& db) {
   // On a file that is not SQLite at all the first read fails with
   // SQLITE_NOTADB, which becomes FAILED_PRECONDITION naming the file.
-  ASSIGN_OR_RETURN(int64_t application_id,
-                   db.QueryInt64("PRAGMA application_id"));
-  ASSIGN_OR_RETURN(int64_t version, db.QueryInt64("PRAGMA user_version"));
-  ASSIGN_OR_RETURN(int64_t objects,
-                   db.QueryInt64("SELECT COUNT(*) FROM sqlite_schema"));
+  // One statement, so the three values come from one snapshot: read one by
+  // one, another process creating the file in between could make a new
+  // tunedb file look like another application's.
+  ASSIGN_OR_RETURN(sql::Statement identity,
+                   db.GetUniqueStatement(
+                       "SELECT (SELECT application_id FROM pragma_application_id), "
+                       "(SELECT user_version FROM pragma_user_version), "
+                       "(SELECT COUNT(*) FROM sqlite_schema)"));
+  ASSIGN_OR_RETURN(bool row, identity.Step());
+  if (!row) return absl::InternalError("identity query returned no row");
+  const int64_t application_id = identity.ColumnInt64(0);
+  const int64_t version = identity.ColumnInt64(1);
+  const int64_t objects = identity.ColumnInt64(2);
   if (application_id == 0 && version == 0 && objects == 0) return 0;
   if (application_id != kStoreApplicationId) {
     return absl::FailedPreconditionError(absl::StrFormat(

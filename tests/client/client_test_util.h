@@ -124,6 +124,11 @@ class FakeTuneDb final : public v1::TuneDb::Service {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "no record");
     }
     Answer(it->second, request->constraints(), response);
+    // As tunedbd answers: the id and time always, the record unless the
+    // client asked for the choice only.
+    response->set_record_id(response->record().id());
+    response->set_measured_at_us(response->record().measured_at_us());
+    if (request->choice_only()) response->clear_record();
     return grpc::Status::OK;
   }
 
