@@ -9,7 +9,8 @@ file(MAKE_DIRECTORY ${_worker_gen}/server)
 add_custom_command(
   OUTPUT ${_worker_gen}/server/worker.pb.cc ${_worker_gen}/server/worker.pb.h
   COMMAND protobuf::protoc
-  ARGS --proto_path=${PROJECT_SOURCE_DIR} --cpp_out=${_worker_gen}
+  ARGS --proto_path=${PROJECT_SOURCE_DIR}
+       --proto_path=${PROJECT_SOURCE_DIR}/proto --cpp_out=${_worker_gen}
        ${_worker_proto}
   DEPENDS ${_worker_proto}
   COMMENT "protoc server/worker.proto")
@@ -21,7 +22,7 @@ add_library(tunedb_worker_finder STATIC
 target_include_directories(tunedb_worker_finder PUBLIC
   ${PROJECT_SOURCE_DIR} ${_worker_gen})
 target_link_libraries(tunedb_worker_finder PUBLIC
-  tunedb_key tunedb_internal protobuf::libprotobuf absl::status
+  tunedb_key tunedb_proto_convert tunedb_internal protobuf::libprotobuf absl::status
   absl::statusor absl::strings absl::time absl::synchronization
   Threads::Threads)
 tunedb_target(tunedb_worker_finder)

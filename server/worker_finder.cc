@@ -241,7 +241,12 @@ absl::StatusOr<std::unique_ptr<WorkerFinder>> WorkerFinder::Create(
       continue;
     }
     for (const worker::DeviceInfo& d : hello->devices()) {
-      listed[i].push_back(FromProto(d));
+      absl::StatusOr<DeviceInfo> info = FromProto(d);
+      if (!info.ok()) {
+        if (first_error.ok()) first_error = info.status();
+        continue;
+      }
+      listed[i].push_back(*std::move(info));
     }
     Reap(listers[i], false, absl::Seconds(5));
   }
@@ -271,7 +276,7 @@ absl::StatusOr<std::unique_ptr<WorkerFinder>> WorkerFinder::Create(
       return absl::InternalError(absl::StrCat(
           w->Name(), " reported ", hello.devices_size(), " devices, not 1"));
     }
-    w->info = FromProto(hello.devices(0));
+    ASSIGN_OR_RETURN(w->info, FromProto(hello.devices(0)));
     finder->devices_.push_back(w->info);
   }
   return finder;

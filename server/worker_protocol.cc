@@ -1,5 +1,7 @@
 #include "server/worker_protocol.h"
 
+#include "convert.h"
+
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -8,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "convert.h"
 
 namespace tunedb {
 namespace {
@@ -108,13 +111,7 @@ absl::Status ReadFrame(int fd, google::protobuf::MessageLite* message,
 }
 
 void ToProto(const DeviceInfo& info, worker::DeviceInfo* out) {
-  worker::DeviceKey* k = out->mutable_key();
-  k->set_gpu_model(info.key.gpu_model);
-  k->set_cc_major(info.key.cc_major);
-  k->set_cc_minor(info.key.cc_minor);
-  k->set_sm_count(info.key.sm_count);
-  k->set_cudnn_version(info.key.cudnn_version);
-  k->set_cuda_runtime_version(info.key.cuda_runtime_version);
+  tunedb::ToProto(info.key, out->mutable_key());
   out->set_ordinal(info.ordinal);
   out->set_uuid(info.uuid);
   out->set_driver_version(info.driver_version);
@@ -122,14 +119,14 @@ void ToProto(const DeviceInfo& info, worker::DeviceInfo* out) {
   out->set_mig(info.mig);
 }
 
-DeviceInfo FromProto(const worker::DeviceInfo& in) {
+absl::StatusOr<DeviceInfo> FromProto(const worker::DeviceInfo& in) {
   DeviceInfo info;
-  info.key.gpu_model = in.key().gpu_model();
-  info.key.cc_major = in.key().cc_major();
-  info.key.cc_minor = in.key().cc_minor();
-  info.key.sm_count = in.key().sm_count();
-  info.key.cudnn_version = in.key().cudnn_version();
-  info.key.cuda_runtime_version = in.key().cuda_runtime_version();
+  absl::StatusOr<DeviceKey> key = tunedb::FromProto(in.key());
+  if (!key.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("worker sent a bad device key: ", key.status().message()));
+  }
+  info.key = *std::move(key);
   info.ordinal = in.ordinal();
   info.uuid = in.uuid();
   info.driver_version = in.driver_version();
@@ -140,17 +137,7 @@ DeviceInfo FromProto(const worker::DeviceInfo& in) {
 
 void ToProto(const SearchResult& result, worker::Response* out) {
   for (const AlgoResult& r : result.results) {
-    worker::AlgoResult* a = out->add_results();
-    a->set_algo(r.algo);
-    a->set_math_type(static_cast<int>(r.math_type));
-    a->set_status(static_cast<int>(r.status));
-    a->set_median_ms(r.median_ms);
-    a->set_spread_ms(r.spread_ms);
-    a->set_samples(r.samples);
-    a->set_workspace_bytes(r.workspace_bytes);
-    a->set_deterministic(r.deterministic);
-    a->set_retimed(r.retimed);
-    a->set_error(r.error);
+    tunedb::ToProto(r, out->add_results());
   }
   out->set_repeats(result.repeats);
   out->set_workspace_cap_bytes(result.workspace_cap_bytes);
@@ -159,27 +146,13 @@ void ToProto(const SearchResult& result, worker::Response* out) {
 
 absl::StatusOr<SearchResult> FromProto(const worker::Response& in) {
   SearchResult result;
-  for (const worker::AlgoResult& a : in.results()) {
-    AlgoResult r;
-    r.algo = a.algo();
-    if (a.math_type() < 1 || a.math_type() > 4) {
+  for (const v1::AlgoResult& a : in.results()) {
+    absl::StatusOr<AlgoResult> r = tunedb::FromProto(a);
+    if (!r.ok()) {
       return absl::DataLossError(
-          absl::StrCat("worker sent math type ", a.math_type()));
+          absl::StrCat("worker sent a bad result: ", r.status().message()));
     }
-    if (a.status() < 1 || a.status() > 3) {
-      return absl::DataLossError(
-          absl::StrCat("worker sent algo status ", a.status()));
-    }
-    r.math_type = static_cast<MathType>(a.math_type());
-    r.status = static_cast<AlgoStatus>(a.status());
-    r.median_ms = a.median_ms();
-    r.spread_ms = a.spread_ms();
-    r.samples = a.samples();
-    r.workspace_bytes = a.workspace_bytes();
-    r.deterministic = a.deterministic();
-    r.retimed = a.retimed();
-    r.error = a.error();
-    result.results.push_back(std::move(r));
+    result.results.push_back(*std::move(r));
   }
   result.repeats = in.repeats();
   result.workspace_cap_bytes = in.workspace_cap_bytes();

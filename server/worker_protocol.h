@@ -34,7 +34,7 @@ absl::Status ReadFrame(int fd, google::protobuf::MessageLite* message,
 
 // Conversions between the domain types and the protocol messages.
 void ToProto(const DeviceInfo& info, worker::DeviceInfo* out);
-DeviceInfo FromProto(const worker::DeviceInfo& info);
+absl::StatusOr<DeviceInfo> FromProto(const worker::DeviceInfo& info);
 void ToProto(const SearchResult& result, worker::Response* out);
 absl::StatusOr<SearchResult> FromProto(const worker::Response& response);
 
