@@ -47,6 +47,13 @@ constexpr const char kScanRecordsInTimeRange[] =
     " AND measured_at_us >= ?5 AND measured_at_us < ?6"
     " ORDER BY id";
 
+// A filter with a key hash is answered through the key-hash index.
+constexpr const char kScanRecordsByHash[] =
+    "SELECT " TUNEDB_RECORD_COLUMNS
+    " FROM records INDEXED BY records_by_key_hash"
+    " WHERE key_hash = ?3 AND key_version = ?1 AND id > ?2"
+    " ORDER BY id";
+
 #undef TUNEDB_RECORD_COLUMNS
 
 constexpr const char kGetResults[] =
@@ -224,31 +231,40 @@ absl::StatusOr<int64_t> PutRecord(sql::Database& db, const Record& record) {
 absl::Status ScanRecords(sql::Database& db, const RecordFilter& filter,
                          size_t want, bool with_results, int64_t* cursor,
                          std::vector<Record>* out, bool* exhausted) {
-  const bool timed = filter.since_us != 0 || filter.until_us != 0;
+  const std::optional<uint64_t> hash = filter.KeyHash();
+  const bool timed = !hash && (filter.since_us != 0 || filter.until_us != 0);
   ASSIGN_OR_RETURN(
       sql::Statement scan,
-      db.GetCachedStatement(timed ? kScanRecordsInTimeRange : kScanRecords));
+      db.GetCachedStatement(hash    ? kScanRecordsByHash
+                            : timed ? kScanRecordsInTimeRange
+                                    : kScanRecords));
   scan.BindInt(1, kKeyFormatVersion);
   scan.BindInt64(2, *cursor);
-  auto gpu = filter.fields.find("gpu");
-  if (gpu != filter.fields.end()) {
-    scan.BindText(3, gpu->second);
+  if (hash) {
+    // The rest of the filter (other fields, time range) is checked by
+    // Matches() below.
+    scan.BindInt64(3, static_cast<int64_t>(*hash));
   } else {
-    scan.BindNull(3);
-  }
-  auto op = filter.fields.find("op");
-  if (op != filter.fields.end()) {
-    scan.BindText(4, op->second);
-  } else {
-    scan.BindNull(4);
-  }
-  if (timed) {
-    scan.BindInt64(5, filter.since_us != 0
-                          ? filter.since_us
-                          : std::numeric_limits<int64_t>::min());
-    scan.BindInt64(6, filter.until_us != 0
-                          ? filter.until_us
-                          : std::numeric_limits<int64_t>::max());
+    auto gpu = filter.fields.find("gpu");
+    if (gpu != filter.fields.end()) {
+      scan.BindText(3, gpu->second);
+    } else {
+      scan.BindNull(3);
+    }
+    auto op = filter.fields.find("op");
+    if (op != filter.fields.end()) {
+      scan.BindText(4, op->second);
+    } else {
+      scan.BindNull(4);
+    }
+    if (timed) {
+      scan.BindInt64(5, filter.since_us != 0
+                            ? filter.since_us
+                            : std::numeric_limits<int64_t>::min());
+      scan.BindInt64(6, filter.until_us != 0
+                            ? filter.until_us
+                            : std::numeric_limits<int64_t>::max());
+    }
   }
   *exhausted = false;
   size_t found = 0;

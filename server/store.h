@@ -29,15 +29,19 @@
 namespace tunedb {
 
 // Selects records: every entry of `fields` (canonical key field name ->
-// unescaped value, see KeyFields) must match, and measured_at_us must lie in
-// [since_us, until_us) where a zero bound is open.
+// unescaped value, see KeyFields; or "hash" -> the key's 16-hex-digit
+// HashText(), answered through the key-hash index) must match, and
+// measured_at_us must lie in [since_us, until_us) where a zero bound is open.
 struct RecordFilter {
   std::map<std::string, std::string> fields;
   int64_t since_us = 0;
   int64_t until_us = 0;
 
-  // INVALID_ARGUMENT for an unknown field name.
+  // INVALID_ARGUMENT for an unknown field name or a malformed hash.
   absl::Status Validate() const;
+  // The "hash" field as the stored 64-bit value, if the filter has one
+  // (call after Validate).
+  std::optional<uint64_t> KeyHash() const;
   bool Matches(const Record& record) const;
   bool empty() const { return fields.empty() && since_us == 0 && until_us == 0; }
 };

@@ -141,15 +141,16 @@ absl::StatusOr<Record> FindRecord(CliContext& ctx, const std::string& arg,
       text.size() == 16 &&
       text.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
   if (is_hash || (absl::SimpleAtoi(text, &id) && id > 0)) {
-    const std::string hash = absl::AsciiStrToLower(text);
+    // A hash is looked up through the daemon's key-hash index; an id is the
+    // first record after id - 1.
+    v1::Filter filter;
+    if (is_hash) {
+      (*filter.mutable_fields())["hash"] = absl::AsciiStrToLower(text);
+    }
     absl::Status status = ForEachRecord(
-        ctx, v1::Filter(), is_hash ? 0 : id - 1, is_hash ? 0 : 1,
-        [&](const v1::Record& r) {
-          if ((is_hash && r.key_hash() == hash) || (!is_hash && r.id() == id)) {
-            found = r;
-            return false;
-          }
-          return is_hash;
+        ctx, filter, is_hash ? 0 : id - 1, 1, [&](const v1::Record& r) {
+          if (is_hash || r.id() == id) found = r;
+          return false;
         });
     if (!status.ok()) return status;
     if (!found) {

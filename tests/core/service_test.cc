@@ -282,20 +282,33 @@ TEST_F(ServiceTest, QueryFiltersAndPages) {
   ASSERT_EQ(second.size(), 2u);
   EXPECT_GT(second[0].id(), first[1].id());
 
+  // By key hash, through the index; other fields still apply.
+  v1::QueryRequest by_hash;
+  (*by_hash.mutable_filter()->mutable_fields())["hash"] = got[0].key_hash();
+  auto hashed = QueryAll(stub_.get(), by_hash);
+  ASSERT_EQ(hashed.size(), 1u);
+  EXPECT_EQ(hashed[0].id(), got[0].id());
+  (*by_hash.mutable_filter()->mutable_fields())["n"] = "4";
+  EXPECT_TRUE(QueryAll(stub_.get(), by_hash).empty());
+
   v1::QueryRequest future;
   future.mutable_filter()->set_since_us(absl::ToUnixMicros(absl::Now()) + 60000000);
   EXPECT_TRUE(QueryAll(stub_.get(), future).empty());
 
-  v1::QueryRequest bad;
-  (*bad.mutable_filter()->mutable_fields())["colour"] = "red";
-  grpc::ClientContext ctx;
-  auto reader = stub_->Query(&ctx, bad);
-  v1::Record r;
-  while (reader->Read(&r)) {
+  for (auto [field, value] : {std::pair<std::string, std::string>{"colour", "red"},
+                               {"hash", "not-a-hash"}}) {
+    v1::QueryRequest bad;
+    (*bad.mutable_filter()->mutable_fields())[field] = value;
+    grpc::ClientContext ctx;
+    auto reader = stub_->Query(&ctx, bad);
+    v1::Record r;
+    while (reader->Read(&r)) {
+    }
+    grpc::Status s = reader->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << field;
+    EXPECT_NE(s.error_message().find(field), std::string::npos)
+        << s.error_message();
   }
-  grpc::Status s = reader->Finish();
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("colour"), std::string::npos);
 }
 
 TEST_F(ServiceTest, InvalidateNeedsAFilterOrAll) {
