@@ -41,7 +41,7 @@ absl::StatusOr<RecordFilter> FilterFromProto(const v1::Filter& in) {
 void AnswerToProto(const TuneAnswer& answer, v1::Choice* choice,
                    v1::Record* record) {
   if (answer.choice) ToProto(*answer.choice, choice->mutable_algo());
-  ToProto(answer.record, record);
+  ToProto(*answer.record, record);
 }
 
 }  // namespace
@@ -84,10 +84,10 @@ grpc::Status TuneDbService::Lookup(grpc::ServerContext* context,
       ToProto(*answer.choice, response->mutable_choice()->mutable_algo());
     }
     if (!request->choice_only()) {
-      ToProto(answer.record, response->mutable_record());
+      ToProto(*answer.record, response->mutable_record());
     }
-    response->set_record_id(answer.record.id);
-    response->set_measured_at_us(answer.record.measured_at_us);
+    response->set_record_id(answer.record->id);
+    response->set_measured_at_us(answer.record->measured_at_us);
     return absl::OkStatus();
   };
   return ToGrpcStatus(run());

@@ -20,7 +20,8 @@ struct TuningCore::Pending {
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
-  absl::StatusOr<Record> result = absl::UnknownError("not run");
+  absl::StatusOr<std::shared_ptr<const Record>> result =
+      absl::UnknownError("not run");
 };
 
 struct TuningCore::DeviceWorker {
@@ -174,13 +175,13 @@ absl::StatusOr<std::shared_ptr<const Record>> TuningCore::Stored(
   return shared;
 }
 
-TuneAnswer TuningCore::Serve(const Record& record,
+TuneAnswer TuningCore::Serve(std::shared_ptr<const Record> record,
                              const Constraints& constraints) {
   hits_.fetch_add(1, std::memory_order_relaxed);
-  NoteServed(record.id);
+  NoteServed(record->id);
   TuneAnswer answer;
-  answer.choice = Choose(record, constraints);
-  answer.record = record;
+  answer.choice = Choose(*record, constraints);
+  answer.record = std::move(record);
   return answer;
 }
 
@@ -194,7 +195,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Lookup(const ProblemKey& key,
     return absl::NotFoundError(
         absl::StrCat("no record for key ", key.HashText()));
   }
-  return Serve(*record, constraints);
+  return Serve(std::move(record), constraints);
 }
 
 absl::StatusOr<TuneAnswer> TuningCore::Tune(
@@ -209,7 +210,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   if (!force) {
     ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
                      Stored(key, key_text));
-    if (record) return Serve(*record, constraints);
+    if (record) return Serve(std::move(record), constraints);
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
 
@@ -228,7 +229,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
                          Stored(key, key_text));
         if (record) {
           misses_.fetch_sub(1, std::memory_order_relaxed);
-          return Serve(*record, constraints);
+          return Serve(std::move(record), constraints);
         }
       }
       // Devices with one key share results: the least busy one searches.
@@ -274,7 +275,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   if (!pending->result.ok()) return pending->result.status();
   TuneAnswer answer;
   answer.record = *pending->result;
-  answer.choice = Choose(answer.record, constraints);
+  answer.choice = Choose(*answer.record, constraints);
   answer.searched = true;
   return answer;
 }
@@ -305,7 +306,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
   absl::StatusOr<SearchResult> found =
       finder_->Search(index, pending->key.problem, options_.search);
   double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
-  absl::StatusOr<Record> result;
+  absl::StatusOr<std::shared_ptr<const Record>> result;
   if (!found.ok()) {
     failures_.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("search on device {} failed: {} (key {})", index,
@@ -338,10 +339,12 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
       result = id.status();
     } else {
       record.id = *id;
-      cache_.Put(pending->key_text, std::make_shared<const Record>(record));
+      auto stored = std::make_shared<const Record>(std::move(record));
+      cache_.Put(pending->key_text, stored);
       spdlog::info("searched {} on device {} in {:.1f} ms ({} algorithms)",
-                   pending->key.HashText(), index, ms, record.results.size());
-      result = std::move(record);
+                   pending->key.HashText(), index, ms,
+                   stored->results.size());
+      result = std::move(stored);
     }
   }
   {

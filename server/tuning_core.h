@@ -36,7 +36,9 @@
 namespace tunedb {
 
 struct TuneAnswer {
-  Record record;
+  // Never null. Shared with the daemon's record cache and with every caller
+  // of a coalesced search, so answering copies no ranking.
+  std::shared_ptr<const Record> record;
   std::optional<AlgoResult> choice;  // nullopt: nothing meets the constraints
   bool searched = false;             // a search ran for this answer
 };
@@ -123,7 +125,8 @@ class TuningCore {
   absl::StatusOr<std::shared_ptr<const Record>> Stored(
       const ProblemKey& key, const std::string& key_text);
   // An answer from a stored record, counted as a hit.
-  TuneAnswer Serve(const Record& record, const Constraints& constraints);
+  TuneAnswer Serve(std::shared_ptr<const Record> record,
+                   const Constraints& constraints);
   void NoteServed(int64_t id);
   void FlushLoop();
   void FlushServed();

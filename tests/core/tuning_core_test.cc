@@ -54,8 +54,8 @@ TEST_F(TuningCoreTest, TuneSearchesOnceThenServesFromStore) {
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE(first->searched);
   ASSERT_TRUE(first->choice.has_value());
-  EXPECT_EQ(first->record.finder, "simulated");
-  EXPECT_GT(first->record.id, 0);
+  EXPECT_EQ(first->record->finder, "simulated");
+  EXPECT_GT(first->record->id, 0);
   auto second = Tune(Problem(8));
   ASSERT_TRUE(second.ok());
   EXPECT_FALSE(second->searched);
@@ -65,7 +65,7 @@ TEST_F(TuningCoreTest, TuneSearchesOnceThenServesFromStore) {
   ProblemKey key{core_->devices()[0].key, Problem(8)};
   auto looked = core_->Lookup(key, {});
   ASSERT_TRUE(looked.ok()) << looked.status();
-  EXPECT_EQ(looked->record.id, first->record.id);
+  EXPECT_EQ(looked->record->id, first->record->id);
   CoreStats stats = core_->Stats();
   EXPECT_EQ(stats.records, 1);
   EXPECT_EQ(stats.searches, 1);
@@ -92,7 +92,7 @@ TEST_F(TuningCoreTest, SixtyFourIdenticalConcurrentTunesRunOneSearch) {
       if (a.ok()) {
         ++ok;
         if (a->searched) ++searched;
-        ids[i] = a->record.id;
+        ids[i] = a->record->id;
       }
     });
   }
@@ -206,7 +206,7 @@ TEST_F(TuningCoreTest, NegativeResultIsStoredAndNotSearchedAgain) {
   auto a = Tune(huge);
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_FALSE(a->choice.has_value());
-  EXPECT_FALSE(a->record.supported());
+  EXPECT_FALSE(a->record->supported());
   auto b = Tune(huge);
   ASSERT_TRUE(b.ok());
   EXPECT_FALSE(b->searched);
