@@ -1,7 +1,7 @@
-#include "convert.h"
+#include "proto/convert.h"
 
 #include "absl/strings/str_cat.h"
-#include "status_macros.h"
+#include "common/status_macros.h"
 
 namespace tunedb {
 namespace {

@@ -11,5 +11,9 @@ while [ $# -gt 0 ]; do
     *) defs+=("$1"); shift ;;
   esac
 done
+# ccache, where installed, makes rebuilds after a checkout switch cheap.
+if command -v ccache >/dev/null 2>&1; then
+  defs=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache "${defs[@]}")
+fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${defs[@]}"
 cmake --build build -j"$(nproc)" "${targets[@]}"

@@ -14,4 +14,4 @@ else
   DB=run/tunedb.db SOCK=run/tunedb.sock
 fi
 echo "tunedbd: socket $SOCK, database $DB"
-exec build/server/tunedbd --db "$DB" --socket "$SOCK" "$@"
+exec build/bin/tunedbd --db "$DB" --socket "$SOCK" "$@"

@@ -7,9 +7,8 @@
 #        scripts/tour.sh .bundle/tunedb/bin              (GPU host)
 set -uo pipefail
 DIR=$(cd "$1" && pwd); shift
-if [[ -x "$DIR/server/tunedbd" ]]; then
-  BIN=$(mktemp -d /tmp/tunedb-bin-XXXXXX)
-  ln -s "$DIR/server/tunedbd" "$DIR/server/tunedb-worker" "$DIR/tuner/tunedb" "$BIN/"
+if [[ -x "$DIR/bin/tunedbd" ]]; then
+  BIN=$DIR/bin
 else
   BIN=$DIR
 fi

@@ -6,6 +6,7 @@
 #include "CLI/CLI.hpp"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
+#include "tunedb/version.h"
 
 namespace tunedb::cli {
 
@@ -28,7 +29,7 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_flag("--json", global.json, "Machine-readable JSON on stdout");
-  app.set_version_flag("--version", std::string("tunedb ") + TUNEDB_VERSION);
+  app.set_version_flag("--version", std::string("tunedb ") + TUNEDB_VERSION_STRING);
 
   int exit_code = kExitOk;
   AddPrewarmCommand(app, ctx, &exit_code);

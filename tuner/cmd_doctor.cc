@@ -11,6 +11,7 @@
 #include "proto/convert.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
+#include "tunedb/version.h"
 #include "tuner/format.h"
 #include "tuner/table.h"
 
@@ -71,7 +72,7 @@ int RunDoctor(CliContext& ctx, const std::string& db_path) {
     auto c1 = ctx.NewContext();
     absl::Status s =
         FromGrpc((*stub)->Stats(c1.get(), v1::StatsRequest(), &stats));
-    const std::string cli_version = TUNEDB_VERSION;
+    const std::string cli_version = TUNEDB_VERSION_STRING;
     if (s.ok()) {
       const std::string daemon_major =
           stats.version().substr(0, stats.version().find('.'));

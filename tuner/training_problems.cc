@@ -105,11 +105,6 @@ absl::StatusOr<std::vector<ConvOp>> ParseOps(absl::string_view text) {
   return ops;
 }
 
-Layout LayoutFor(bool channels_last, int spatial_dims) {
-  if (spatial_dims == 3) return channels_last ? Layout::kNDHWC : Layout::kNCDHW;
-  return channels_last ? Layout::kNHWC : Layout::kNCHW;
-}
-
 std::vector<PlannedProblem> LayerProblems(const std::vector<ConvLayer>& layers,
                                           int spatial_dims,
                                           const ProblemOptions& options,

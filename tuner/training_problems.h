@@ -66,9 +66,6 @@ std::vector<PlannedProblem> LayerProblems(const std::vector<ConvLayer>& layers,
                                           const ProblemOptions& options,
                                           const std::string& model_name);
 
-// The layout for `spatial_dims` dimensions.
-Layout LayoutFor(bool channels_last, int spatial_dims);
-
 }  // namespace tunedb::cli
 
 #endif  // TUNEDB_TUNER_TRAINING_PROBLEMS_H_

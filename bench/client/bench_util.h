@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "server/server.h"
+#include "server/service/server.h"
 #include "tunedb/problem.h"
 
 namespace tunedb::bench {

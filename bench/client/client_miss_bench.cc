@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "convert.h"
+#include "proto/convert.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "tunedb/client.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"

@@ -22,10 +22,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
-#include "server/cudnn_conv.h"
-#include "server/cudnn_device.h"
-#include "server/cudnn_finder.h"
-#include "server/cudnn_handles.h"
+#include "cudnn/cudnn_conv.h"
+#include "cudnn/cudnn_device.h"
+#include "server/search/cudnn_finder.h"
+#include "cudnn/cudnn_handles.h"
 
 namespace tunedb {
 namespace {

@@ -1,5 +1,5 @@
 // AnswerCache and PackKey: the lock-free structure under Client::Get.
-#include "answer_cache.h"
+#include "client/answer_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "client_test_util.h"
-#include "packed_key.h"
+#include "client/packed_key.h"
 
 namespace tunedb {
 namespace {

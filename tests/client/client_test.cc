@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "client_test_util.h"
-#include "server/store.h"
+#include "store/store.h"
 
 namespace tunedb {
 namespace {

@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "convert.h"
+#include "proto/convert.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"

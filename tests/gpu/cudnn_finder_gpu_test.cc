@@ -13,9 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "server/cudnn_conv.h"
-#include "server/cudnn_finder.h"
-#include "server/cudnn_handles.h"
+#include "cudnn/cudnn_conv.h"
+#include "server/search/cudnn_finder.h"
+#include "cudnn/cudnn_handles.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace tunedb {

@@ -14,8 +14,8 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/cudnn_device.h"
-#include "server/worker_finder.h"
+#include "cudnn/cudnn_device.h"
+#include "server/worker/worker_finder.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace tunedb {

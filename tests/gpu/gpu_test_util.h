@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "server/cudnn_device.h"
+#include "cudnn/cudnn_device.h"
 #include "tunedb/problem.h"
 
 namespace tunedb {

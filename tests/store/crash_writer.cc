@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "server/store.h"
+#include "store/store.h"
 #include "tests/store/store_test_util.h"
 
 int main(int argc, char** argv) {

@@ -1,6 +1,6 @@
 // The export format: round trips and table-driven bad lines, each naming
 // the offending member.
-#include "server/record_json.h"
+#include "store/record_json.h"
 
 #include <string>
 

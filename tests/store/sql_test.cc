@@ -9,11 +9,11 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/sql/connection_pool.h"
-#include "server/sql/database.h"
-#include "server/sql/error.h"
-#include "server/sql/statement.h"
-#include "server/sql/transaction.h"
+#include "store/sql/connection_pool.h"
+#include "store/sql/database.h"
+#include "store/sql/error.h"
+#include "store/sql/statement.h"
+#include "store/sql/transaction.h"
 #include "tests/store/store_test_util.h"
 
 namespace tunedb::sql {

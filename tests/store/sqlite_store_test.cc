@@ -9,7 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/store.h"
+#include "store/store.h"
 #include "tests/store/store_test_util.h"
 
 namespace tunedb::store_test {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/sql/database.h"
-#include "server/store.h"
+#include "store/sql/database.h"
+#include "store/store.h"
 #include "tests/store/store_test_util.h"
 
 namespace tunedb::store_test {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/store.h"
+#include "store/store.h"
 #include "tests/store/store_test_util.h"
 
 extern char** environ;

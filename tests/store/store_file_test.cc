@@ -15,9 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/sql/database.h"
-#include "server/sql/store_schema.h"
-#include "server/store.h"
+#include "store/sql/database.h"
+#include "store/sql/store_schema.h"
+#include "store/store.h"
 #include "tests/store/store_test_util.h"
 
 namespace tunedb::store_test {

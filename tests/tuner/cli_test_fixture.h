@@ -13,7 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "server/server.h"
+#include "server/service/server.h"
 
 namespace tunedb::cli {
 

@@ -1,0 +1,540 @@
+#include "tunedb/client.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client/answer_cache.h"
+#include "client/daemon_link.h"
+#include "client/packed_key.h"
+#include "store/store.h"
+#include "client/striped_counters.h"
+
+namespace tunedb {
+
+std::string_view SourceName(Source s) {
+  switch (s) {
+    case Source::kNone:
+      return "none";
+    case Source::kCache:
+      return "cache";
+    case Source::kDaemon:
+      return "daemon";
+    case Source::kHeuristic:
+      return "heuristic";
+    case Source::kDatabase:
+      return "database";
+  }
+  return "unknown";
+}
+
+Client::~Client() = default;
+
+namespace {
+
+enum Counter {
+  kHits,
+  kMisses,
+  kDaemonCalls,
+  kDaemonAnswers,
+  kDaemonErrors,
+  kDaemonSkipped,
+  kFallbacks,
+  kNoneAnswers,
+  kBackgroundEnqueued,
+  kBackgroundDropped,
+  kBackgroundTunes,
+  kRefreshes,
+  kDatabaseAnswers,
+  kNumCounters
+};
+
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+// Background jobs retried after a connection failure at most this often.
+constexpr int kMaxAttempts = 5;
+// How often the worker retries opening ClientOptions::db_path.
+constexpr int64_t kDatabaseRetryMs = 5000;
+
+int64_t DeadlineAfter(int64_t now_ms, absl::Duration d) {
+  if (d == absl::InfiniteDuration()) return kNever;
+  return now_ms + absl::ToInt64Milliseconds(d);
+}
+
+// Text naming a job, for de-duplicating background jobs.
+std::string JobName(bool refresh, const ProblemKey& key, const Constraints& c) {
+  return absl::StrCat(refresh ? "refresh " : "tune ", key.ToText(), " ws=",
+                      c.max_workspace_bytes ? *c.max_workspace_bytes : -1,
+                      " det=", c.deterministic_only ? 1 : 0);
+}
+
+Answer FromValue(const CacheValue& v) {
+  Answer a;
+  switch (v.kind) {
+    case CacheValue::kTuned:
+      a.source = Source::kCache;
+      break;
+    case CacheValue::kHeuristic:
+      a.source = Source::kHeuristic;
+      break;
+    default:
+      return Answer{};
+  }
+  a.algo = v.algo;
+  a.math_type = v.math_type;
+  a.workspace_bytes = v.workspace_bytes;
+  return a;
+}
+
+class ClientImpl final : public Client {
+ public:
+  explicit ClientImpl(const ClientOptions& options)
+      : options_(options), link_(options) {
+    if (options.cache_capacity > 0) {
+      cache_ = std::make_unique<AnswerCache>(options.cache_capacity);
+    }
+    worker_ = std::thread([this] { WorkerLoop(); });
+  }
+
+  ~ClientImpl() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    link_.Shutdown();
+    worker_.join();
+  }
+
+  Answer Get(const ProblemKey& key, const Constraints& constraints) override {
+    if (cache_ != nullptr) {
+      const int device = devices_.Find(key.device);
+      PackedKey packed;
+      if (device != 0 && PackKey(device, key.problem, constraints, &packed)) {
+        const uint64_t hash = packed.Hash();
+        CacheValue value;
+        bool refresh = false;
+        if (cache_->Lookup(packed, hash, CoarseNowMs(), &value, &refresh)) {
+          counters_.Add(kHits);
+          if (refresh) Enqueue(Job::kRefresh, key, constraints);
+          Answer answer = FromValue(value);
+          if (answer.source == Source::kHeuristic) counters_.Add(kFallbacks);
+          if (answer.source == Source::kNone) counters_.Add(kNoneAnswers);
+          return answer;
+        }
+        return Miss(key, constraints, Slot{true, packed, hash});
+      }
+    }
+    return Miss(key, constraints, MakeSlot(key, constraints));
+  }
+
+  bool Prefetch(const ProblemKey& key,
+                const Constraints& constraints) override {
+    return Enqueue(Job::kTune, key, constraints);
+  }
+
+  bool WaitForBackground(absl::Duration timeout) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    return idle_cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                             [&] { return jobs_.empty() && !busy_; });
+  }
+
+  void ClearCache() override {
+    if (cache_ != nullptr) cache_->Clear();
+  }
+
+  ClientStats Stats() const override {
+    ClientStats s;
+    s.hits = counters_.Sum(kHits);
+    s.misses = counters_.Sum(kMisses);
+    s.gets = s.hits + s.misses;
+    s.daemon_calls = counters_.Sum(kDaemonCalls);
+    s.daemon_answers = counters_.Sum(kDaemonAnswers);
+    s.daemon_errors = counters_.Sum(kDaemonErrors);
+    s.daemon_skipped = counters_.Sum(kDaemonSkipped);
+    s.fallbacks = counters_.Sum(kFallbacks);
+    s.none_answers = counters_.Sum(kNoneAnswers);
+    s.background_enqueued = counters_.Sum(kBackgroundEnqueued);
+    s.background_dropped = counters_.Sum(kBackgroundDropped);
+    s.background_tunes = counters_.Sum(kBackgroundTunes);
+    s.refreshes = counters_.Sum(kRefreshes);
+    s.database_answers = counters_.Sum(kDatabaseAnswers);
+    s.database_open = database_.load(std::memory_order_acquire) != nullptr;
+    if (cache_ != nullptr) {
+      s.evictions = cache_->evictions();
+      s.cache_entries = cache_->size();
+    }
+    return s;
+  }
+
+  bool DaemonReachable() const override {
+    return link_.failures() == 0 || link_.Ready();
+  }
+
+ private:
+  // Where a miss caches its answer.
+  struct Slot {
+    bool packable = false;
+    PackedKey packed{};
+    uint64_t hash = 0;
+  };
+
+  struct Job {
+    enum Kind { kTune, kRefresh };
+    Kind kind;
+    ProblemKey key;
+    Constraints constraints;
+    std::string name;
+    int attempts = 0;
+  };
+
+  // The answer for a miss, by policy; `slot` says where to cache it.
+  Answer Miss(const ProblemKey& key, const Constraints& constraints,
+              const Slot& slot) {
+    counters_.Add(kMisses);
+
+    switch (options_.miss_policy) {
+      case MissPolicy::kCacheOnly:
+        counters_.Add(kNoneAnswers);
+        return Answer{};
+      case MissPolicy::kTuneAndWait: {
+        if (!link_.Ready()) {
+          counters_.Add(kDaemonSkipped);
+          const Answer a = DatabaseOrFallback(key, constraints, slot);
+          Enqueue(Job::kTune, key, constraints);
+          return a;
+        }
+        counters_.Add(kDaemonCalls);
+        DaemonLink::Reply reply =
+            link_.Tune(key, constraints, options_.tune_deadline);
+        if (reply.status.ok()) {
+          return FromDaemon(reply, key, constraints, slot);
+        }
+        counters_.Add(kDaemonErrors);
+        // Slow search or unreachable daemon: keep waiting in the background.
+        const Answer a = DatabaseOrFallback(key, constraints, slot);
+        Enqueue(Job::kTune, key, constraints);
+        return a;
+      }
+      case MissPolicy::kBackground:
+        break;
+    }
+    // kBackground.
+    bool daemon_failed = false;
+    if (!link_.Ready()) {
+      counters_.Add(kDaemonSkipped);
+      daemon_failed = true;
+    } else if (options_.lookup_deadline > absl::ZeroDuration()) {
+      counters_.Add(kDaemonCalls);
+      DaemonLink::Reply reply =
+          link_.Lookup(key, constraints, options_.lookup_deadline);
+      if (reply.status.ok()) {
+        return FromDaemon(reply, key, constraints, slot);
+      }
+      if (reply.status.code() != absl::StatusCode::kNotFound) {
+        counters_.Add(kDaemonErrors);
+        daemon_failed = true;
+      }
+    }
+    // The provisional answer is cached before the job is queued, and never
+    // replaces a tuned one, so a fast background answer is not lost.
+    const Answer a = daemon_failed ? DatabaseOrFallback(key, constraints, slot)
+                                   : Fallback(key, constraints, slot);
+    Enqueue(Job::kTune, key, constraints);
+    return a;
+  }
+
+  // For a daemon that could not answer: the record in the database file
+  // (ClientOptions::db_path) if it is open and has one, else Fallback.
+  Answer DatabaseOrFallback(const ProblemKey& key,
+                            const Constraints& constraints, const Slot& slot) {
+    Store* db = database_.load(std::memory_order_acquire);
+    if (db == nullptr) return Fallback(key, constraints, slot);
+    absl::StatusOr<std::optional<Record>> record = db->Get(key);
+    if (!record.ok() || !record->has_value()) {
+      return Fallback(key, constraints, slot);
+    }
+    std::optional<AlgoResult> choice = Choose(**record, constraints);
+    if (!choice.has_value()) return Fallback(key, constraints, slot);
+    CacheTuned(slot, *choice, (*record)->measured_at_us);
+    counters_.Add(kDatabaseAnswers);
+    return Answer{Source::kDatabase, choice->algo, choice->math_type,
+                  choice->workspace_bytes};
+  }
+
+  // The slot of a key on the slow path: interns its device first.
+  Slot MakeSlot(const ProblemKey& key, const Constraints& constraints) {
+    Slot slot;
+    if (cache_ == nullptr) return slot;
+    const int device = devices_.Intern(key.device);
+    if (device != 0 &&
+        PackKey(device, key.problem, constraints, &slot.packed)) {
+      slot.packable = true;
+      slot.hash = slot.packed.Hash();
+    }
+    return slot;
+  }
+
+  Answer FromDaemon(const DaemonLink::Reply& reply, const ProblemKey& key,
+                    const Constraints& constraints, const Slot& slot) {
+    if (!reply.choice.has_value()) {
+      // The record exists but nothing meets the constraints (or nothing
+      // supports the problem): a negative answer.
+      return Fallback(key, constraints, slot);
+    }
+    CacheTuned(slot, *reply.choice, reply.measured_at_us);
+    counters_.Add(kDaemonAnswers);
+    Answer a;
+    a.source = Source::kDaemon;
+    a.algo = reply.choice->algo;
+    a.math_type = reply.choice->math_type;
+    a.workspace_bytes = reply.choice->workspace_bytes;
+    return a;
+  }
+
+  void CacheTuned(const Slot& slot, const AlgoResult& choice,
+                  int64_t measured_at_us) {
+    if (cache_ == nullptr || !slot.packable) return;
+    CacheValue v;
+    v.kind = CacheValue::kTuned;
+    v.algo = choice.algo;
+    v.math_type = choice.math_type;
+    v.workspace_bytes = choice.workspace_bytes;
+    v.deadline_ms =
+        options_.refresh_interval > absl::ZeroDuration()
+            ? DeadlineAfter(CoarseNowMs(), options_.refresh_interval)
+            : kNever;
+    cache_->Insert(slot.packed, slot.hash, v, measured_at_us);
+  }
+
+  // The heuristic's answer (or none), cached for negative_ttl.
+  Answer Fallback(const ProblemKey& key, const Constraints& constraints,
+                  const Slot& slot) {
+    std::optional<AlgoResult> guess;
+    if (options_.heuristic) guess = options_.heuristic(key, constraints);
+    CacheValue v;
+    Answer a;
+    if (guess.has_value()) {
+      v.kind = CacheValue::kHeuristic;
+      v.algo = guess->algo;
+      v.math_type = guess->math_type;
+      v.workspace_bytes = guess->workspace_bytes;
+      a = Answer{Source::kHeuristic, guess->algo, guess->math_type,
+                 guess->workspace_bytes};
+      counters_.Add(kFallbacks);
+    } else {
+      v.kind = CacheValue::kNone;
+      counters_.Add(kNoneAnswers);
+    }
+    if (cache_ != nullptr && slot.packable) {
+      v.deadline_ms = DeadlineAfter(CoarseNowMs(), options_.negative_ttl);
+      cache_->Insert(slot.packed, slot.hash, v, 0, /*keep_tuned=*/true);
+    }
+    return a;
+  }
+
+  // Queues a background job unless the same one is queued; false if not
+  // queued.
+  bool Enqueue(Job::Kind kind, const ProblemKey& key,
+               const Constraints& constraints) {
+    std::string name = JobName(kind == Job::kRefresh, key, constraints);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_ || queued_.count(name) != 0) return false;
+      if (static_cast<int>(jobs_.size()) >=
+          options_.background_queue_capacity) {
+        counters_.Add(kBackgroundDropped);
+        return false;
+      }
+      queued_.insert(name);
+      jobs_.push_back(Job{kind, key, constraints, std::move(name), 0});
+    }
+    counters_.Add(kBackgroundEnqueued);
+    cv_.notify_one();
+    return true;
+  }
+
+  // Opens ClientOptions::db_path read-only if it is set and not open yet,
+  // at most every kDatabaseRetryMs. Called by the worker without mu_.
+  void MaybeOpenDatabase() {
+    if (options_.db_path.empty() || store_ != nullptr) return;
+    const int64_t now = CoarseNowMs();
+    if (now < database_retry_ms_) return;
+    database_retry_ms_ = now + kDatabaseRetryMs;
+    Store::Options o;
+    o.path = options_.db_path;
+    o.read_only = true;
+    o.read_connections = 2;
+    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(o);
+    if (!store.ok()) return;
+    store_ = *std::move(store);
+    database_.store(store_.get(), std::memory_order_release);
+  }
+
+  void WorkerLoop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      if (!options_.db_path.empty() && store_ == nullptr) {
+        lock.unlock();
+        MaybeOpenDatabase();
+        lock.lock();
+      }
+      cv_.wait_for(lock, std::chrono::milliseconds(kDatabaseRetryMs),
+                   [&] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) break;
+      if (jobs_.empty()) continue;
+      // Respect the backoff: wait for it to end (or for shutdown).
+      const int64_t wait_ms = link_.retry_at_ms() - CoarseNowMs();
+      if (wait_ms > 0) {
+        cv_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                     [&] { return stopping_; });
+        continue;
+      }
+      Job job = std::move(jobs_.front());
+      jobs_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      const bool retry = Run(job);
+      lock.lock();
+      busy_ = false;
+      if (retry && !stopping_ && ++job.attempts < kMaxAttempts) {
+        jobs_.push_back(std::move(job));
+      } else {
+        queued_.erase(job.name);
+      }
+      if (jobs_.empty()) idle_cv_.notify_all();
+    }
+    jobs_.clear();
+    queued_.clear();
+    busy_ = false;
+    idle_cv_.notify_all();
+  }
+
+  // Runs one job; true if it should be retried (the daemon was unreachable).
+  bool Run(const Job& job) {
+    const Slot slot = MakeSlot(job.key, job.constraints);
+    counters_.Add(kDaemonCalls);
+    if (job.kind == Job::kRefresh) {
+      DaemonLink::Reply reply =
+          link_.Lookup(job.key, job.constraints,
+                       options_.lookup_deadline + absl::Seconds(1));
+      if (reply.status.ok() && reply.choice.has_value()) {
+        std::optional<int64_t> before =
+            slot.packable ? cache_->MeasuredAt(slot.packed, slot.hash)
+                          : std::nullopt;
+        if (before.has_value() && *before != reply.measured_at_us) {
+          counters_.Add(kRefreshes);
+        }
+        CacheTuned(slot, *reply.choice, reply.measured_at_us);
+        return false;
+      }
+      if (!reply.status.ok() &&
+          reply.status.code() != absl::StatusCode::kNotFound) {
+        counters_.Add(kDaemonErrors);
+      }
+      // Gone or unusable now: keep serving the cached answer until the next
+      // re-check, and ask for a new search if the record is gone.
+      RearmRefresh(slot);
+      if (reply.status.code() == absl::StatusCode::kNotFound) {
+        Enqueue(Job::kTune, job.key, job.constraints);
+      }
+      return false;
+    }
+    DaemonLink::Reply reply =
+        link_.Tune(job.key, job.constraints, options_.background_tune_deadline);
+    if (reply.status.ok()) {
+      if (reply.choice.has_value()) {
+        counters_.Add(kBackgroundTunes);
+        CacheTuned(slot, *reply.choice, reply.measured_at_us);
+      }
+      // No choice: the negative entry already cached stays until its TTL.
+      return false;
+    }
+    counters_.Add(kDaemonErrors);
+    const absl::StatusCode code = reply.status.code();
+    return code == absl::StatusCode::kUnavailable ||
+           code == absl::StatusCode::kDeadlineExceeded ||
+           code == absl::StatusCode::kResourceExhausted;
+  }
+
+  // Rewrites a tuned entry with a fresh re-check deadline.
+  void RearmRefresh(const Slot& slot) {
+    if (cache_ == nullptr || !slot.packable) return;
+    // Re-read the entry through the normal path and write it back.
+    CacheValue v;
+    bool unused = false;
+    if (!cache_->Lookup(slot.packed, slot.hash, CoarseNowMs(), &v, &unused) ||
+        v.kind != CacheValue::kTuned) {
+      return;
+    }
+    std::optional<int64_t> measured =
+        cache_->MeasuredAt(slot.packed, slot.hash);
+    v.deadline_ms = DeadlineAfter(CoarseNowMs(), options_.refresh_interval);
+    cache_->Insert(slot.packed, slot.hash, v, measured.value_or(0));
+  }
+
+  const ClientOptions options_;
+  DaemonLink link_;
+  std::unique_ptr<AnswerCache> cache_;
+  DeviceTable devices_;
+  // ClientOptions::db_path, opened by the worker; database_ is what readers
+  // load. store_ and database_retry_ms_ belong to the worker thread.
+  std::unique_ptr<Store> store_;
+  std::atomic<Store*> database_{nullptr};
+  int64_t database_retry_ms_ = 0;
+  StripedCounters<kNumCounters> counters_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;       // jobs queued or stopping
+  std::condition_variable idle_cv_;  // queue drained
+  std::deque<Job> jobs_;
+  std::set<std::string> queued_;  // names of queued or running jobs
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Create(
+    const ClientOptions& options) {
+  if (options.address.empty()) {
+    return absl::InvalidArgumentError("ClientOptions.address is empty");
+  }
+  if (options.cache_capacity < 0) {
+    return absl::InvalidArgumentError("ClientOptions.cache_capacity < 0");
+  }
+  if (options.lookup_deadline < absl::ZeroDuration() ||
+      options.tune_deadline <= absl::ZeroDuration() ||
+      options.background_tune_deadline <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "ClientOptions deadlines must be positive (lookup_deadline may be 0)");
+  }
+  if (options.negative_ttl < absl::ZeroDuration() ||
+      options.refresh_interval < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "ClientOptions.negative_ttl and refresh_interval must be >= 0");
+  }
+  if (options.reconnect_backoff_min <= absl::ZeroDuration() ||
+      options.reconnect_backoff_max < options.reconnect_backoff_min) {
+    return absl::InvalidArgumentError(
+        "ClientOptions needs 0 < reconnect_backoff_min <= "
+        "reconnect_backoff_max");
+  }
+  if (options.background_queue_capacity < 1) {
+    return absl::InvalidArgumentError(
+        "ClientOptions.background_queue_capacity must be >= 1");
+  }
+  return std::unique_ptr<Client>(new ClientImpl(options));
+}
+
+}  // namespace tunedb

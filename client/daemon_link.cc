@@ -1,0 +1,157 @@
+#include "client/daemon_link.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "client/answer_cache.h"
+#include "proto/convert.h"
+
+namespace tunedb {
+namespace {
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      s.error_message());
+}
+
+int ClampMs(absl::Duration d) {
+  return static_cast<int>(
+      std::clamp<int64_t>(absl::ToInt64Milliseconds(d), 1, 1 << 30));
+}
+
+void SetDeadline(grpc::ClientContext* context, absl::Duration deadline) {
+  context->set_deadline(std::chrono::system_clock::now() +
+                        absl::ToChronoMicroseconds(deadline));
+}
+
+template <typename Response>
+DaemonLink::Reply ReplyFrom(const grpc::Status& status,
+                            const Response& response) {
+  DaemonLink::Reply reply;
+  reply.status = FromGrpc(status);
+  if (!status.ok()) return reply;
+  reply.measured_at_us = response.record().measured_at_us();
+  if (response.has_choice()) {
+    absl::StatusOr<AlgoResult> algo = FromProto(response.choice().algo());
+    if (algo.ok()) {
+      reply.choice = *std::move(algo);
+    } else {
+      reply.status = absl::InternalError("daemon sent a malformed choice: " +
+                                         algo.status().ToString());
+    }
+  }
+  return reply;
+}
+
+}  // namespace
+
+DaemonLink::DaemonLink(const ClientOptions& options) : options_(options) {
+  grpc::ChannelArguments args;
+  const int min_ms = ClampMs(options.reconnect_backoff_min);
+  const int max_ms = std::max(min_ms, ClampMs(options.reconnect_backoff_max));
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, min_ms);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, min_ms);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_ms);
+  channel_ = grpc::CreateCustomChannel(
+      options.address, grpc::InsecureChannelCredentials(), args);
+  stub_ = v1::TuneDb::NewStub(channel_);
+}
+
+DaemonLink::~DaemonLink() { Shutdown(); }
+
+bool DaemonLink::Ready() const {
+  return CoarseNowMs() >= retry_at_ms_.load(std::memory_order_relaxed);
+}
+
+void DaemonLink::Note(const absl::Status& status, bool deadline_means_down) {
+  const absl::StatusCode code = status.code();
+  const bool down =
+      code == absl::StatusCode::kUnavailable ||
+      code == absl::StatusCode::kResourceExhausted ||
+      (deadline_means_down && code == absl::StatusCode::kDeadlineExceeded);
+  if (code == absl::StatusCode::kCancelled) return;
+  if (!down) {
+    if (failures_.load(std::memory_order_relaxed) != 0) {
+      failures_.store(0, std::memory_order_relaxed);
+    }
+    return;
+  }
+  const int failures = failures_.fetch_add(1, std::memory_order_relaxed) + 1;
+  const double min_ms =
+      absl::ToDoubleMilliseconds(options_.reconnect_backoff_min);
+  const double max_ms = std::max(
+      min_ms, absl::ToDoubleMilliseconds(options_.reconnect_backoff_max));
+  double backoff =
+      min_ms * static_cast<double>(1ull << std::min(failures - 1, 30));
+  backoff = std::min(backoff, max_ms);
+  thread_local std::minstd_rand rng(std::random_device{}());
+  backoff *= std::uniform_real_distribution<double>(0.8, 1.2)(rng);
+  retry_at_ms_.store(CoarseNowMs() + static_cast<int64_t>(backoff),
+                     std::memory_order_relaxed);
+}
+
+bool DaemonLink::Begin(grpc::ClientContext* context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shut_down_) return false;
+  active_.insert(context);
+  return true;
+}
+
+void DaemonLink::End(grpc::ClientContext* context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  active_.erase(context);
+}
+
+void DaemonLink::Shutdown() {
+  std::lock_guard<std::mutex> lock(mu_);
+  shut_down_ = true;
+  for (grpc::ClientContext* context : active_) context->TryCancel();
+}
+
+DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
+                                     const Constraints& constraints,
+                                     absl::Duration deadline) {
+  v1::LookupRequest request;
+  ToProto(key.problem, request.mutable_problem());
+  ToProto(key.device, request.mutable_device());
+  ToProto(constraints, request.mutable_constraints());
+  request.set_choice_only(true);
+  v1::LookupResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, deadline);
+  if (!Begin(&context)) {
+    return Reply{absl::CancelledError("client shut down"), std::nullopt, 0};
+  }
+  grpc::Status status = stub_->Lookup(&context, request, &response);
+  End(&context);
+  Reply reply = ReplyFrom(status, response);
+  reply.measured_at_us = response.measured_at_us();
+  Note(reply.status, /*deadline_means_down=*/true);
+  return reply;
+}
+
+DaemonLink::Reply DaemonLink::Tune(const ProblemKey& key,
+                                   const Constraints& constraints,
+                                   absl::Duration deadline) {
+  v1::TuneRequest request;
+  ToProto(key.problem, request.mutable_problem());
+  ToProto(key.device, request.mutable_device());
+  ToProto(constraints, request.mutable_constraints());
+  v1::TuneResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, deadline);
+  if (!Begin(&context)) {
+    return Reply{absl::CancelledError("client shut down"), std::nullopt, 0};
+  }
+  grpc::Status status = stub_->Tune(&context, request, &response);
+  End(&context);
+  Reply reply = ReplyFrom(status, response);
+  // A Tune past its deadline is a slow search, not a dead daemon.
+  Note(reply.status, /*deadline_means_down=*/false);
+  return reply;
+}
+
+}  // namespace tunedb

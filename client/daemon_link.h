@@ -1,0 +1,85 @@
+// DaemonLink: the client's gRPC channel to tunedbd, with the reconnect
+// backoff that keeps a dead daemon from being called on every miss.
+//
+// After an RPC fails for a reason that says the daemon is unreachable or
+// overloaded (UNAVAILABLE, DEADLINE_EXCEEDED of a Lookup,
+// RESOURCE_EXHAUSTED), Ready() is false for a backoff that starts at
+// options.reconnect_backoff_min and doubles per consecutive failure up to
+// reconnect_backoff_max (with +-20% jitter); any answer from the daemon
+// resets it. The channel's own reconnect backoff is set to the same bounds,
+// and RPCs fail fast instead of waiting for a connection.
+//
+// Thread safety: every method is thread-safe. Shutdown() cancels RPCs in
+// flight and makes later ones fail with CANCELLED.
+#ifndef TUNEDB_CLIENT_DAEMON_LINK_H_
+#define TUNEDB_CLIENT_DAEMON_LINK_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "tunedb/client_options.h"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+#include "tunedb/v1/tunedb.grpc.pb.h"
+
+namespace tunedb {
+
+class DaemonLink {
+ public:
+  // What a Lookup or Tune returned.
+  struct Reply {
+    absl::Status status;               // the RPC's status
+    std::optional<AlgoResult> choice;  // OK: the choice, if one fits
+    int64_t measured_at_us = 0;        // OK: the record's
+  };
+
+  explicit DaemonLink(const ClientOptions& options);
+  ~DaemonLink();
+
+  // False while backing off after a failure.
+  bool Ready() const;
+  // Consecutive failures so far (0 once the daemon answers).
+  int failures() const { return failures_.load(std::memory_order_relaxed); }
+  // When the backoff ends, on CoarseNowMs()'s clock.
+  int64_t retry_at_ms() const {
+    return retry_at_ms_.load(std::memory_order_relaxed);
+  }
+
+  Reply Lookup(const ProblemKey& key, const Constraints& constraints,
+               absl::Duration deadline);
+  Reply Tune(const ProblemKey& key, const Constraints& constraints,
+             absl::Duration deadline);
+
+  // Cancels RPCs in flight; later RPCs fail with CANCELLED at once.
+  void Shutdown();
+
+  // The channel, for callers that make other RPCs on it (benchmarks).
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+
+ private:
+  // Registers `context` for cancellation; false after Shutdown().
+  bool Begin(grpc::ClientContext* context);
+  void End(grpc::ClientContext* context);
+  // Updates the backoff from an RPC's outcome.
+  void Note(const absl::Status& status, bool deadline_means_down);
+
+  const ClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::TuneDb::Stub> stub_;
+  std::atomic<int> failures_{0};
+  std::atomic<int64_t> retry_at_ms_{0};
+
+  std::mutex mu_;
+  bool shut_down_ = false;
+  std::set<grpc::ClientContext*> active_;
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_CLIENT_DAEMON_LINK_H_

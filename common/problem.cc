@@ -1,0 +1,633 @@
+#include "tunedb/problem.h"
+
+#include <cctype>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+
+namespace tunedb {
+namespace {
+
+template <typename E>
+struct NamedEnum {
+  E value;
+  absl::string_view name;
+};
+
+constexpr NamedEnum<ConvOp> kOps[] = {{ConvOp::kForward, "fwd"},
+                                      {ConvOp::kBackwardData, "bwd_data"},
+                                      {ConvOp::kBackwardFilter, "bwd_filter"}};
+constexpr NamedEnum<DataType> kTypes[] = {{DataType::kFloat, "f32"},
+                                          {DataType::kHalf, "f16"},
+                                          {DataType::kBFloat16, "bf16"},
+                                          {DataType::kDouble, "f64"}};
+constexpr NamedEnum<Layout> kLayouts[] = {{Layout::kNCHW, "nchw"},
+                                          {Layout::kNHWC, "nhwc"},
+                                          {Layout::kNCDHW, "ncdhw"},
+                                          {Layout::kNDHWC, "ndhwc"}};
+constexpr NamedEnum<ConvMode> kModes[] = {
+    {ConvMode::kCrossCorrelation, "xcorr"}, {ConvMode::kConvolution, "conv"}};
+
+template <typename E, size_t N>
+absl::string_view NameOf(const NamedEnum<E> (&table)[N], E value) {
+  for (const auto& e : table) {
+    if (e.value == value) return e.name;
+  }
+  return "?";
+}
+
+template <typename E, size_t N>
+absl::StatusOr<E> ValueOf(const NamedEnum<E> (&table)[N], absl::string_view s,
+                          absl::string_view what) {
+  for (const auto& e : table) {
+    if (e.name == s) return e.value;
+  }
+  std::vector<absl::string_view> names;
+  for (const auto& e : table) names.push_back(e.name);
+  return absl::InvalidArgumentError(absl::StrCat("unknown ", what, " '", s,
+                                                 "' (expected one of ",
+                                                 absl::StrJoin(names, ", "),
+                                                 ")"));
+}
+
+// Text escaping for free-form values (the GPU model): every byte outside
+// [A-Za-z0-9._()-] becomes %XX, so values never contain spaces or '='.
+std::string Escape(absl::string_view s) {
+  std::string out;
+  for (unsigned char ch : s) {
+    if (std::isalnum(ch) || ch == '.' || ch == '_' || ch == '-' || ch == '(' ||
+        ch == ')') {
+      out.push_back(static_cast<char>(ch));
+    } else {
+      absl::StrAppendFormat(&out, "%%%02X", ch);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> Unescape(absl::string_view s) {
+  auto hex = [](char ch) -> int {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out.push_back(s[i]);
+      continue;
+    }
+    if (i + 2 >= s.size() || hex(s[i + 1]) < 0 ||
+        hex(s[i + 2]) < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad %-escape in '", s, "'"));
+    }
+    out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
+    i += 2;
+  }
+  return out;
+}
+
+absl::Status FieldError(absl::string_view field, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
+}
+
+// Ordered fields of a text form: "name=value" tokens separated by spaces.
+class Fields {
+ public:
+  static absl::StatusOr<Fields> Split(absl::string_view text) {
+    Fields f;
+    for (absl::string_view token :
+         absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+      size_t eq = token.find('=');
+      if (eq == absl::string_view::npos || eq == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("malformed token '", token, "' (expected name=value)"));
+      }
+      std::string name(token.substr(0, eq));
+      if (f.values_.count(name)) return FieldError(name, "given twice");
+      f.values_[name] = std::string(token.substr(eq + 1));
+    }
+    return f;
+  }
+
+  // Removes and returns a field's raw value.
+  absl::StatusOr<std::string> Take(absl::string_view name) {
+    auto it = values_.find(std::string(name));
+    if (it == values_.end()) return FieldError(name, "missing");
+    std::string v = std::move(it->second);
+    values_.erase(it);
+    return v;
+  }
+
+  absl::StatusOr<int64_t> TakeInt(absl::string_view name) {
+    ASSIGN_OR_RETURN(std::string v, Take(name));
+    int64_t out;
+    if (!absl::SimpleAtoi(v, &out)) {
+      return FieldError(name, absl::StrCat("'", v, "' is not an integer"));
+    }
+    return out;
+  }
+
+  absl::StatusOr<bool> TakeBool(absl::string_view name) {
+    ASSIGN_OR_RETURN(std::string v, Take(name));
+    if (v == "1") return true;
+    if (v == "0") return false;
+    return FieldError(name, absl::StrCat("'", v, "' is not 0 or 1"));
+  }
+
+  // "224x224" -> {224, 224}; sets *count to the number of values.
+  absl::StatusOr<ConvProblem::Dims> TakeDims(absl::string_view name,
+                                             int* count) {
+    ASSIGN_OR_RETURN(std::string v, Take(name));
+    ConvProblem::Dims dims{};
+    std::vector<absl::string_view> parts = absl::StrSplit(v, 'x');
+    if (parts.empty() || parts.size() > ConvProblem::kMaxSpatialDims) {
+      return FieldError(name, absl::StrCat("'", v, "' needs 1 to 3 sizes"));
+    }
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (!absl::SimpleAtoi(parts[i], &dims[i])) {
+        return FieldError(name, absl::StrCat("'", v, "' is not sizes like 3x3"));
+      }
+    }
+    *count = static_cast<int>(parts.size());
+    return dims;
+  }
+
+  // (major, minor[, patch]) from "9.0" / "9.19.0".
+  absl::StatusOr<std::vector<int>> TakeVersion(absl::string_view name,
+                                               size_t parts_wanted) {
+    ASSIGN_OR_RETURN(std::string v, Take(name));
+    std::vector<absl::string_view> parts = absl::StrSplit(v, '.');
+    std::vector<int> out;
+    for (auto p : parts) {
+      int x;
+      if (!absl::SimpleAtoi(p, &x) || x < 0) {
+        return FieldError(name, absl::StrCat("'", v, "' is not a version"));
+      }
+      out.push_back(x);
+    }
+    if (out.size() != parts_wanted) {
+      return FieldError(name, absl::StrCat("'", v, "' needs ", parts_wanted,
+                                           " dot-separated numbers"));
+    }
+    return out;
+  }
+
+  absl::Status ExpectEmpty() const {
+    if (!values_.empty()) {
+      return FieldError(values_.begin()->first, "unknown field");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+std::string DimsText(const ConvProblem::Dims& d, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    if (i) out += 'x';
+    absl::StrAppend(&out, d[i]);
+  }
+  return out;
+}
+
+absl::StatusOr<DeviceKey> ParseDeviceFields(Fields& f) {
+  DeviceKey d;
+  ASSIGN_OR_RETURN(std::string gpu, f.Take("gpu"));
+  ASSIGN_OR_RETURN(d.gpu_model, Unescape(gpu));
+  ASSIGN_OR_RETURN(std::vector<int> cc, f.TakeVersion("cc", 2));
+  d.cc_major = cc[0];
+  d.cc_minor = cc[1];
+  ASSIGN_OR_RETURN(int64_t sms, f.TakeInt("sms"));
+  if (sms < 0 || sms > std::numeric_limits<int>::max()) {
+    return FieldError("sms", "out of range");
+  }
+  d.sm_count = static_cast<int>(sms);
+  ASSIGN_OR_RETURN(std::vector<int> cudnn, f.TakeVersion("cudnn", 3));
+  if (cudnn[1] > 99 || cudnn[2] > 99) {
+    return FieldError("cudnn", "minor and patch must be below 100");
+  }
+  d.cudnn_version = cudnn[0] * 10000 + cudnn[1] * 100 + cudnn[2];
+  ASSIGN_OR_RETURN(std::vector<int> cuda, f.TakeVersion("cuda", 2));
+  if (cuda[1] > 99) return FieldError("cuda", "minor must be below 100");
+  d.cuda_runtime_version = cuda[0] * 1000 + cuda[1] * 10;
+  return d;
+}
+
+absl::StatusOr<ConvProblem> ParseProblemFields(Fields& f) {
+  ConvProblem p;
+  ASSIGN_OR_RETURN(std::string op, f.Take("op"));
+  ASSIGN_OR_RETURN(p.op, ParseConvOp(op));
+  ASSIGN_OR_RETURN(p.n, f.TakeInt("n"));
+  ASSIGN_OR_RETURN(p.c, f.TakeInt("c"));
+  ASSIGN_OR_RETURN(p.k, f.TakeInt("k"));
+  int dims = 0, count = 0;
+  ASSIGN_OR_RETURN(p.input, f.TakeDims("in", &dims));
+  p.spatial_dims = dims;
+  struct {
+    const char* name;
+    ConvProblem::Dims* dst;
+  } arrays[] = {{"filt", &p.filter},
+                {"pad", &p.padding},
+                {"stride", &p.stride},
+                {"dil", &p.dilation}};
+  for (auto& a : arrays) {
+    ASSIGN_OR_RETURN(*a.dst, f.TakeDims(a.name, &count));
+    if (count != dims) {
+      return FieldError(a.name, absl::StrCat("has ", count,
+                                             " sizes but 'in' has ", dims));
+    }
+  }
+  ASSIGN_OR_RETURN(p.groups, f.TakeInt("groups"));
+  ASSIGN_OR_RETURN(std::string mode, f.Take("mode"));
+  ASSIGN_OR_RETURN(p.mode, ParseConvMode(mode));
+  ASSIGN_OR_RETURN(std::string in_type, f.Take("in_type"));
+  ASSIGN_OR_RETURN(p.input_type, ParseDataType(in_type));
+  ASSIGN_OR_RETURN(std::string out_type, f.Take("out_type"));
+  ASSIGN_OR_RETURN(p.output_type, ParseDataType(out_type));
+  ASSIGN_OR_RETURN(std::string compute, f.Take("compute"));
+  ASSIGN_OR_RETURN(p.compute_type, ParseDataType(compute));
+  ASSIGN_OR_RETURN(std::string layout, f.Take("layout"));
+  ASSIGN_OR_RETURN(p.layout, ParseLayout(layout));
+  ASSIGN_OR_RETURN(p.allow_tensor_cores, f.TakeBool("tc"));
+  ASSIGN_OR_RETURN(p.allow_tf32, f.TakeBool("tf32"));
+  return p;
+}
+
+// a * b into *out, false on int64 overflow (operands are positive).
+bool MulOk(int64_t a, int64_t b, int64_t* out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+
+}  // namespace
+
+absl::string_view ConvOpName(ConvOp op) { return NameOf(kOps, op); }
+absl::string_view DataTypeName(DataType t) { return NameOf(kTypes, t); }
+absl::string_view LayoutName(Layout l) { return NameOf(kLayouts, l); }
+absl::string_view ConvModeName(ConvMode m) { return NameOf(kModes, m); }
+absl::StatusOr<ConvOp> ParseConvOp(absl::string_view s) {
+  return ValueOf(kOps, s, "op");
+}
+absl::StatusOr<DataType> ParseDataType(absl::string_view s) {
+  return ValueOf(kTypes, s, "data type");
+}
+absl::StatusOr<Layout> ParseLayout(absl::string_view s) {
+  return ValueOf(kLayouts, s, "layout");
+}
+absl::StatusOr<ConvMode> ParseConvMode(absl::string_view s) {
+  return ValueOf(kModes, s, "mode");
+}
+
+int LayoutSpatialDims(Layout l) {
+  return (l == Layout::kNCDHW || l == Layout::kNDHWC) ? 3 : 2;
+}
+
+bool IsChannelsLast(Layout l) {
+  return l == Layout::kNHWC || l == Layout::kNDHWC;
+}
+
+Layout LayoutFor(bool channels_last, int spatial_dims) {
+  if (spatial_dims == 3) return channels_last ? Layout::kNDHWC : Layout::kNCDHW;
+  return channels_last ? Layout::kNHWC : Layout::kNCHW;
+}
+
+int DataTypeBytes(DataType t) {
+  switch (t) {
+    case DataType::kFloat:
+      return 4;
+    case DataType::kHalf:
+    case DataType::kBFloat16:
+      return 2;
+    case DataType::kDouble:
+      return 8;
+  }
+  return 0;
+}
+
+std::string CudnnVersionText(int v) {
+  return absl::StrCat(v / 10000, ".", (v / 100) % 100, ".", v % 100);
+}
+
+std::string CudaVersionText(int v) {
+  return absl::StrCat(v / 1000, ".", (v % 1000) / 10);
+}
+
+// --- DeviceKey -----------------------------------------------------------
+
+absl::Status DeviceKey::Validate() const {
+  if (gpu_model.empty()) return FieldError("gpu", "empty GPU model");
+  if (cc_major <= 0 || cc_minor < 0 || cc_minor > 9) {
+    return FieldError("cc", absl::StrCat("bad compute capability ", cc_major,
+                                         ".", cc_minor));
+  }
+  if (sm_count <= 0) return FieldError("sms", "must be positive");
+  if (cudnn_version <= 0) return FieldError("cudnn", "must be positive");
+  if (cuda_runtime_version <= 0 || cuda_runtime_version % 10 != 0) {
+    return FieldError("cuda", absl::StrCat("bad CUDA runtime version ",
+                                           cuda_runtime_version));
+  }
+  return absl::OkStatus();
+}
+
+std::string DeviceKey::ToText() const {
+  return absl::StrCat("gpu=", Escape(gpu_model), " cc=", cc_major, ".",
+                      cc_minor, " sms=", sm_count,
+                      " cudnn=", CudnnVersionText(cudnn_version),
+                      " cuda=", CudaVersionText(cuda_runtime_version));
+}
+
+absl::StatusOr<DeviceKey> DeviceKey::Parse(absl::string_view text) {
+  ASSIGN_OR_RETURN(Fields f, Fields::Split(text));
+  ASSIGN_OR_RETURN(DeviceKey d, ParseDeviceFields(f));
+  RETURN_IF_ERROR(f.ExpectEmpty());
+  RETURN_IF_ERROR(d.Validate());
+  return d;
+}
+
+// --- ConvProblem ---------------------------------------------------------
+
+bool operator==(const ConvProblem& a, const ConvProblem& b) {
+  return a.op == b.op && a.spatial_dims == b.spatial_dims && a.n == b.n &&
+         a.c == b.c && a.k == b.k && a.input == b.input &&
+         a.filter == b.filter && a.padding == b.padding &&
+         a.stride == b.stride && a.dilation == b.dilation &&
+         a.groups == b.groups && a.mode == b.mode &&
+         a.input_type == b.input_type && a.output_type == b.output_type &&
+         a.compute_type == b.compute_type && a.layout == b.layout &&
+         a.allow_tensor_cores == b.allow_tensor_cores &&
+         a.allow_tf32 == b.allow_tf32;
+}
+
+int64_t ConvProblem::OutputSize(int i) const {
+  // Computed in a wider type: inputs are bounded by Validate() but this may
+  // be called before validation.
+  __int128 in = input[i], pad = padding[i], dil = dilation[i], f = filter[i],
+           s = stride[i];
+  if (s <= 0) return 0;
+  __int128 span = in + 2 * pad - dil * (f - 1) - 1;
+  if (span < 0) return 0;
+  return static_cast<int64_t>(span / s + 1);
+}
+
+absl::Status ConvProblem::Validate() const {
+  auto known = [](auto v, auto& table) {
+    for (const auto& e : table) {
+      if (e.value == v) return true;
+    }
+    return false;
+  };
+  if (!known(op, kOps)) return FieldError("op", "unknown op");
+  if (!known(mode, kModes)) return FieldError("mode", "unknown mode");
+  if (!known(input_type, kTypes)) return FieldError("in_type", "unknown type");
+  if (!known(output_type, kTypes)) {
+    return FieldError("out_type", "unknown type");
+  }
+  if (!known(compute_type, kTypes)) {
+    return FieldError("compute", "unknown type");
+  }
+  if (!known(layout, kLayouts)) return FieldError("layout", "unknown layout");
+  if (spatial_dims != 2 && spatial_dims != 3) {
+    return FieldError("in", absl::StrCat("2 or 3 spatial sizes required, got ",
+                                         spatial_dims));
+  }
+  if (LayoutSpatialDims(layout) != spatial_dims) {
+    return FieldError("layout",
+                      absl::StrCat(LayoutName(layout), " is for ",
+                                   LayoutSpatialDims(layout),
+                                   "-D problems but the problem is ",
+                                   spatial_dims, "-D"));
+  }
+  constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
+  struct {
+    const char* name;
+    int64_t value;
+    int64_t min;
+  } scalars[] = {{"n", n, 1}, {"c", c, 1}, {"k", k, 1}, {"groups", groups, 1}};
+  for (const auto& s : scalars) {
+    if (s.value < s.min) {
+      return FieldError(s.name, absl::StrCat("must be >= ", s.min, ", got ",
+                                             s.value));
+    }
+    if (s.value > kMaxDim) {
+      return FieldError(s.name, absl::StrCat(s.value, " exceeds 2^31-1"));
+    }
+  }
+  struct {
+    const char* name;
+    const Dims* dims;
+    int64_t min;
+  } arrays[] = {{"in", &input, 1},
+                {"filt", &filter, 1},
+                {"pad", &padding, 0},
+                {"stride", &stride, 1},
+                {"dil", &dilation, 1}};
+  for (const auto& a : arrays) {
+    for (int i = 0; i < kMaxSpatialDims; ++i) {
+      int64_t v = (*a.dims)[i];
+      if (i >= spatial_dims) {
+        if (v != 0) {
+          return FieldError(a.name, "has a value beyond the spatial rank");
+        }
+        continue;
+      }
+      if (v < a.min) {
+        return FieldError(a.name, absl::StrCat("must be >= ", a.min, ", got ",
+                                               v, " in dimension ", i));
+      }
+      if (v > kMaxDim) {
+        return FieldError(a.name, absl::StrCat(v, " exceeds 2^31-1"));
+      }
+    }
+  }
+  if (c % groups != 0) {
+    return FieldError("groups", absl::StrCat(groups, " does not divide c=", c));
+  }
+  if (k % groups != 0) {
+    return FieldError("groups", absl::StrCat(groups, " does not divide k=", k));
+  }
+  for (int i = 0; i < spatial_dims; ++i) {
+    if (OutputSize(i) < 1) {
+      return FieldError("in", absl::StrCat(
+                                  "output size below 1 in dimension ", i,
+                                  " (input ", input[i], ", filter ", filter[i],
+                                  ", padding ", padding[i], ", dilation ",
+                                  dilation[i], ")"));
+    }
+  }
+  // Element counts (and their byte sizes) must fit in int64.
+  struct {
+    const char* name;
+    int64_t a, b;
+    const Dims* dims;
+    bool output;
+  } tensors[] = {{"in", n, c, &input, false},
+                 {"filt", k, c / groups, &filter, false},
+                 {"in", n, k, nullptr, true}};
+  for (const auto& t : tensors) {
+    int64_t count;
+    if (!MulOk(t.a, t.b, &count)) {
+      return FieldError(t.name, "element count overflows");
+    }
+    for (int i = 0; i < spatial_dims; ++i) {
+      int64_t d = t.output ? OutputSize(i) : (*t.dims)[i];
+      if (!MulOk(count, d, &count)) {
+        return FieldError(t.name, "element count overflows");
+      }
+    }
+    if (!MulOk(count, 8, &count)) {
+      return FieldError(t.name, "byte size overflows");
+    }
+  }
+  // Types: cuDNN wants x, w and y of one type.
+  if (output_type != input_type) {
+    return FieldError("out_type", "must equal in_type");
+  }
+  switch (input_type) {
+    case DataType::kFloat:
+      if (compute_type != DataType::kFloat) {
+        return FieldError("compute", "f32 data needs f32 compute");
+      }
+      break;
+    case DataType::kHalf:
+      if (compute_type != DataType::kFloat && compute_type != DataType::kHalf) {
+        return FieldError("compute", "f16 data needs f32 or f16 compute");
+      }
+      break;
+    case DataType::kBFloat16:
+      if (compute_type != DataType::kFloat) {
+        return FieldError("compute", "bf16 data needs f32 compute");
+      }
+      break;
+    case DataType::kDouble:
+      if (compute_type != DataType::kDouble) {
+        return FieldError("compute", "f64 data needs f64 compute");
+      }
+      break;
+  }
+  if (allow_tf32 && input_type != DataType::kFloat) {
+    return FieldError("tf32", "may be 1 only for f32 data");
+  }
+  if (allow_tf32 && !allow_tensor_cores) {
+    return FieldError("tf32", "TF32 needs tensor cores (tc=1)");
+  }
+  return absl::OkStatus();
+}
+
+int64_t ConvProblem::InputElements() const {
+  int64_t v = n * c;
+  for (int i = 0; i < spatial_dims; ++i) v *= input[i];
+  return v;
+}
+
+int64_t ConvProblem::FilterElements() const {
+  int64_t v = k * (c / groups);
+  for (int i = 0; i < spatial_dims; ++i) v *= filter[i];
+  return v;
+}
+
+int64_t ConvProblem::OutputElements() const {
+  int64_t v = n * k;
+  for (int i = 0; i < spatial_dims; ++i) v *= OutputSize(i);
+  return v;
+}
+
+std::string ConvProblem::ToText() const {
+  int d = spatial_dims >= 1 && spatial_dims <= kMaxSpatialDims ? spatial_dims
+                                                               : 0;
+  return absl::StrCat(
+      "op=", ConvOpName(op), " n=", n, " c=", c, " k=", k,
+      " in=", DimsText(input, d), " filt=", DimsText(filter, d),
+      " pad=", DimsText(padding, d), " stride=", DimsText(stride, d),
+      " dil=", DimsText(dilation, d), " groups=", groups,
+      " mode=", ConvModeName(mode), " in_type=", DataTypeName(input_type),
+      " out_type=", DataTypeName(output_type),
+      " compute=", DataTypeName(compute_type), " layout=", LayoutName(layout),
+      " tc=", allow_tensor_cores ? 1 : 0, " tf32=", allow_tf32 ? 1 : 0);
+}
+
+absl::StatusOr<ConvProblem> ConvProblem::Parse(absl::string_view text) {
+  ASSIGN_OR_RETURN(Fields f, Fields::Split(text));
+  ASSIGN_OR_RETURN(ConvProblem p, ParseProblemFields(f));
+  RETURN_IF_ERROR(f.ExpectEmpty());
+  RETURN_IF_ERROR(p.Validate());
+  return p;
+}
+
+// --- ProblemKey ----------------------------------------------------------
+
+absl::Status ProblemKey::Validate() const {
+  RETURN_IF_ERROR(device.Validate());
+  return problem.Validate();
+}
+
+std::string ProblemKey::ToText() const {
+  return absl::StrCat("kv=", kKeyFormatVersion, " ", device.ToText(), " ",
+                      problem.ToText());
+}
+
+uint64_t ProblemKey::Hash() const {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a offset basis
+  for (unsigned char ch : ToText()) {
+    h ^= ch;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string ProblemKey::HashText() const {
+  return absl::StrFormat("%016x", Hash());
+}
+
+absl::StatusOr<ProblemKey> ProblemKey::Parse(absl::string_view text) {
+  ASSIGN_OR_RETURN(Fields f, Fields::Split(text));
+  ASSIGN_OR_RETURN(int64_t kv, f.TakeInt("kv"));
+  if (kv != kKeyFormatVersion) {
+    return FieldError("kv", absl::StrCat("key format version ", kv,
+                                         " is not the current version ",
+                                         kKeyFormatVersion));
+  }
+  ProblemKey key;
+  ASSIGN_OR_RETURN(key.device, ParseDeviceFields(f));
+  ASSIGN_OR_RETURN(key.problem, ParseProblemFields(f));
+  RETURN_IF_ERROR(f.ExpectEmpty());
+  RETURN_IF_ERROR(key.Validate());
+  return key;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> KeyFields(
+    absl::string_view text) {
+  std::map<std::string, std::string> out;
+  for (absl::string_view token :
+       absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+    size_t eq = token.find('=');
+    if (eq == absl::string_view::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("malformed token '", token, "' (expected name=value)"));
+    }
+    ASSIGN_OR_RETURN(std::string value, Unescape(token.substr(eq + 1)));
+    out[std::string(token.substr(0, eq))] = std::move(value);
+  }
+  return out;
+}
+
+const std::array<absl::string_view, 23>& KeyFieldNames() {
+  static const std::array<absl::string_view, 23> kNames = {
+      "kv",     "gpu",    "cc",      "sms",      "cudnn",   "cuda",
+      "op",     "n",      "c",       "k",        "in",      "filt",
+      "pad",    "stride", "dil",     "groups",   "mode",    "in_type",
+      "out_type", "compute", "layout", "tc",     "tf32"};
+  return kNames;
+}
+
+}  // namespace tunedb

@@ -1,0 +1,35 @@
+// Device identity from the CUDA runtime and the loaded cuDNN library: what a
+// worker reports as its DeviceInfo / DeviceKey.
+//
+// The key's cudnn_version is cudnnGetVersion() of the library this process
+// actually loaded (so two workers started with different LD_LIBRARY_PATHs
+// report different keys), cuda_runtime_version is cudaRuntimeGetVersion(),
+// and model, compute capability, SM count and UUID come from
+// cudaGetDeviceProperties. The driver version is the kernel module's
+// ("580.159.04", from /proc/driver/nvidia/version) when readable, else the
+// CUDA driver API version.
+//
+// Thread safety: stateless functions; safe from any thread.
+#ifndef TUNEDB_CUDNN_CUDNN_DEVICE_H_
+#define TUNEDB_CUDNN_CUDNN_DEVICE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/device_info.h"
+
+namespace tunedb {
+
+// Number of CUDA devices; UNAVAILABLE with CUDA's reason when there is no
+// usable device or driver.
+absl::StatusOr<int> CudaDeviceCount();
+
+// The identity of CUDA device `ordinal` as this process sees it.
+absl::StatusOr<DeviceInfo> QueryCudaDevice(int ordinal);
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from the 16 UUID bytes.
+std::string FormatGpuUuid(const unsigned char bytes[16]);
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_CUDNN_CUDNN_DEVICE_H_

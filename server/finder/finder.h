@@ -1,0 +1,65 @@
+// Finder: the interface between the daemon and whatever measures algorithms.
+//
+// Like LevelDB's Env, it lets the daemon run on real GPUs (CudnnFinder, or
+// WorkerFinder which runs it in supervised per-GPU worker processes) or on a
+// deterministic model (SimulatedFinder, a test double that is never the
+// default and never reported as GPU performance).
+//
+// Thread safety: Devices() may be called from any thread. Search() may be
+// called concurrently for *different* device indices; the caller (the
+// TuningCore's per-device worker) serializes searches on one device.
+#ifndef TUNEDB_SERVER_FINDER_FINDER_H_
+#define TUNEDB_SERVER_FINDER_FINDER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/device_info.h"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+struct SearchOptions {
+  // Largest workspace offered to the algorithms; -1 means the finder's
+  // default (a share of free memory).
+  int64_t workspace_cap_bytes = -1;
+  // The search must return by then (DEADLINE_EXCEEDED otherwise); a finder
+  // that cannot stop a search in flight must abandon it (kill the worker).
+  absl::Duration timeout = absl::Minutes(5);
+};
+
+// What a search produced.
+struct SearchResult {
+  std::vector<AlgoResult> results;  // sorted with SortResults
+  int repeats = 0;                  // timed repeats per re-timed candidate
+  int64_t workspace_cap_bytes = 0;  // workspace actually offered
+  bool verified = false;            // chosen output matched a reference
+};
+
+class Finder {
+ public:
+  virtual ~Finder() = default;
+
+  // "cudnn", "simulated", ...; logged by the daemon and shown in Stats.
+  virtual std::string Name() const = 0;
+
+  // The devices this finder searches on, index = position in the vector.
+  virtual absl::StatusOr<std::vector<DeviceInfo>> Devices() = 0;
+
+  // Measures every algorithm for `problem` on device `device_index`.
+  // An unsupported problem is an OK result whose entries are all
+  // kNotSupported (a stored negative answer), not an error. Errors:
+  // INVALID_ARGUMENT (bad index or problem), DEADLINE_EXCEEDED (timeout),
+  // UNAVAILABLE (the device or its worker failed), INTERNAL.
+  virtual absl::StatusOr<SearchResult> Search(int device_index,
+                                              const ConvProblem& problem,
+                                              const SearchOptions& options) = 0;
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_FINDER_FINDER_H_

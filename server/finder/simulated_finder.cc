@@ -1,0 +1,233 @@
+#include "server/finder/simulated_finder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+
+namespace tunedb {
+namespace {
+
+// The eight modelled algorithms: a cost factor on the FLOP count, a fixed
+// overhead, a workspace need and determinism.
+struct AlgoModel {
+  int algo;
+  double flop_factor;  // time per GFLOP, ms
+  double overhead_ms;
+  double workspace_factor;  // workspace bytes per input byte
+  bool deterministic;
+  bool needs_unit_stride;     // FFT/Winograd-like: stride and dilation 1
+  bool needs_small_filter;    // Winograd-like: filter <= 5
+  bool tensor_op;             // uses tensor cores (math type)
+};
+
+constexpr AlgoModel kAlgos[] = {
+    {0, 1.00, 0.010, 0.0, true, false, false, false},   // implicit gemm
+    {1, 0.70, 0.020, 0.05, true, false, false, false},  // precomp gemm
+    {2, 0.55, 0.050, 1.0, true, false, false, true},    // gemm
+    {3, 0.80, 0.005, 0.0, false, false, false, false},  // direct, atomics
+    {4, 0.35, 0.120, 3.0, true, true, false, false},    // fft
+    {5, 0.30, 0.200, 1.5, true, true, false, false},    // fft tiling
+    {6, 0.25, 0.030, 0.5, true, true, true, true},      // winograd
+    {7, 0.40, 0.015, 0.2, false, false, false, true},   // tensor-op
+};
+
+double Gflop(const ConvProblem& p) {
+  double v = 2.0 * static_cast<double>(p.n) * static_cast<double>(p.k) *
+             static_cast<double>(p.c / p.groups);
+  for (int i = 0; i < p.spatial_dims; ++i) {
+    v *= static_cast<double>(p.OutputSize(i)) * static_cast<double>(p.filter[i]);
+  }
+  return v / 1e9;
+}
+
+bool UnitStrideAndDilation(const ConvProblem& p) {
+  for (int i = 0; i < p.spatial_dims; ++i) {
+    if (p.stride[i] != 1 || p.dilation[i] != 1) return false;
+  }
+  return true;
+}
+
+bool SmallFilter(const ConvProblem& p) {
+  for (int i = 0; i < p.spatial_dims; ++i) {
+    if (p.filter[i] > 5 || p.filter[i] < 2) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<SimulatedFinder::Options> SimulatedFinder::Options::Parse(
+    absl::string_view text) {
+  Options o;
+  for (absl::string_view item :
+       absl::StrSplit(text, absl::ByAnyChar(";,"), absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(item, absl::MaxSplits('=', 1));
+    auto bad = [&] {
+      return absl::InvalidArgumentError(
+          absl::StrCat("simulated finder option '", item, "' is malformed"));
+    };
+    int64_t v = 0;
+    if (kv.first == "model") {
+      if (kv.second.empty()) return bad();
+      o.model = std::string(kv.second);
+      continue;
+    }
+    if (!absl::SimpleAtoi(kv.second, &v)) return bad();
+    if (kv.first == "devices") {
+      if (v < 1 || v > 64) return bad();
+      o.devices = static_cast<int>(v);
+    } else if (kv.first == "cudnn") {
+      if (v < 1) return bad();
+      o.cudnn_version = static_cast<int>(v);
+    } else if (kv.first == "slow_ms") {
+      if (v < 0) return bad();
+      o.slow_ms = static_cast<int>(v);
+    } else if (kv.first == "fail_n") {
+      o.fail_n = v;
+    } else if (kv.first == "hang_n") {
+      o.hang_n = v;
+    } else if (kv.first == "crash_n") {
+      o.crash_n = v;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown simulated finder option '", kv.first,
+                       "' (known: devices, model, cudnn, slow_ms, fail_n, "
+                       "hang_n, crash_n)"));
+    }
+  }
+  return o;
+}
+
+SimulatedFinder::SimulatedFinder(Options options)
+    : options_(std::move(options)) {
+  for (int i = 0; i < options_.devices; ++i) {
+    device_mu_.push_back(std::make_unique<std::mutex>());
+  }
+}
+
+absl::StatusOr<std::vector<DeviceInfo>> SimulatedFinder::Devices() {
+  std::vector<DeviceInfo> out;
+  for (int i = 0; i < options_.devices; ++i) {
+    DeviceInfo d;
+    d.key.gpu_model = options_.model;
+    d.key.cc_major = 9;
+    d.key.cc_minor = 0;
+    d.key.sm_count = 132;
+    d.key.cudnn_version = options_.cudnn_version;
+    d.key.cuda_runtime_version = 13000;
+    d.ordinal = i;
+    d.uuid = absl::StrCat("SIM-", i);
+    d.driver_version = "simulated";
+    d.total_memory_bytes = int64_t{80} << 30;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<AlgoResult> SimulatedFinder::Model(const ConvProblem& p) {
+  std::vector<AlgoResult> out;
+  const double gflop = Gflop(p);
+  const bool none_supported =
+      static_cast<double>(p.n) * static_cast<double>(p.c) *
+          static_cast<double>(p.k) >
+      std::ldexp(1.0, 40);
+  const double type_factor =
+      p.input_type == DataType::kFloat ? (p.allow_tf32 ? 0.6 : 1.0)
+      : p.input_type == DataType::kDouble ? 4.0
+                                          : 0.4;
+  const double input_bytes = static_cast<double>(p.InputElements()) *
+                             DataTypeBytes(p.input_type);
+  for (const AlgoModel& m : kAlgos) {
+    AlgoResult r;
+    r.algo = m.algo;
+    r.math_type = m.tensor_op && p.allow_tensor_cores ? MathType::kTensorOp
+                                                      : MathType::kDefault;
+    r.deterministic = m.deterministic;
+    bool supported = !none_supported;
+    if (m.needs_unit_stride && !UnitStrideAndDilation(p)) supported = false;
+    if (m.needs_small_filter && !SmallFilter(p)) supported = false;
+    if (m.tensor_op && !p.allow_tensor_cores) supported = false;
+    if (p.groups > 1 && (m.algo == 4 || m.algo == 5)) supported = false;
+    if (!supported) {
+      r.status = AlgoStatus::kNotSupported;
+      out.push_back(r);
+      continue;
+    }
+    // A shape-dependent wobble so that different algorithms win on
+    // different shapes: large filters favour FFT, wide channels GEMM.
+    double shape = 1.0;
+    double f = static_cast<double>(p.filter[0]);
+    if (m.algo == 4 || m.algo == 5) shape *= 9.0 / (f * f);
+    if (m.algo == 2 || m.algo == 7) {
+      shape *= 64.0 / std::min<double>(64.0, static_cast<double>(p.c / p.groups) + 1);
+    }
+    if (p.op != ConvOp::kForward && m.algo == 3) shape *= 0.5;
+    double tc = (m.tensor_op && p.allow_tensor_cores) ? type_factor : 1.0;
+    r.status = AlgoStatus::kOk;
+    r.median_ms = m.overhead_ms + gflop * m.flop_factor * shape * tc;
+    r.spread_ms = r.median_ms * 0.02;
+    r.samples = 5;
+    r.workspace_bytes = static_cast<int64_t>(input_bytes * m.workspace_factor);
+    out.push_back(r);
+  }
+  SortResults(out);
+  return out;
+}
+
+absl::StatusOr<SearchResult> SimulatedFinder::Search(
+    int device_index, const ConvProblem& problem,
+    const SearchOptions& options) {
+  if (device_index < 0 || device_index >= options_.devices) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no simulated device ", device_index));
+  }
+  RETURN_IF_ERROR(problem.Validate());
+  std::lock_guard<std::mutex> lock(*device_mu_[device_index]);
+  searches_.fetch_add(1);
+  if (problem.n == options_.crash_n) {
+    std::abort();  // Fault switch: worker-process crash tests.
+  }
+  if (problem.n == options_.hang_n) {
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(absl::ToInt64Microseconds(options.timeout)));
+    return absl::DeadlineExceededError(absl::StrCat(
+        "simulated search hung (hang_n=", options_.hang_n, ") past its ",
+        absl::FormatDuration(options.timeout), " timeout"));
+  }
+  if (options_.slow_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.slow_ms));
+  }
+  if (problem.n == options_.fail_n) {
+    return absl::InternalError(absl::StrCat(
+        "simulated search failure (fail_n=", options_.fail_n, ")"));
+  }
+  SearchResult result;
+  result.results = Model(problem);
+  result.repeats = 5;
+  result.workspace_cap_bytes = options.workspace_cap_bytes >= 0
+                                   ? options.workspace_cap_bytes
+                                   : int64_t{1} << 30;
+  result.verified = true;
+  // Algorithms needing more workspace than offered fail, as on a GPU.
+  for (AlgoResult& r : result.results) {
+    if (r.status == AlgoStatus::kOk &&
+        r.workspace_bytes > result.workspace_cap_bytes) {
+      r.status = AlgoStatus::kFailed;
+      r.error = "workspace above the cap";
+      r.median_ms = r.spread_ms = 0;
+      r.samples = 0;
+    }
+  }
+  SortResults(result.results);
+  return result;
+}
+
+}  // namespace tunedb

@@ -1,0 +1,67 @@
+#include "server/service/daemon_config.h"
+
+#include <cmath>
+
+#include "absl/time/time.h"
+
+namespace tunedb {
+
+void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
+  ServerOptions& s = c->server;
+  app.set_config("--config", "",
+                 "Config file of 'name = value' lines (same names as the "
+                 "long flags)");
+  app.add_option("--socket", s.unix_socket,
+                 "Unix socket to listen on (mode 0660); '' disables it")
+      ->capture_default_str();
+  app.add_option("--listen", s.tcp_address,
+                 "Also listen on TCP host:port (off unless given)");
+  s.store.path = "/var/lib/tunedb/tunedb.db";
+  app.add_option("--db", s.store.path, "SQLite database file")
+      ->capture_default_str();
+  app.add_option("--synchronous", s.store.synchronous,
+                 "SQLite synchronous level: FULL or NORMAL")
+      ->check(CLI::IsMember({"FULL", "NORMAL"}))
+      ->capture_default_str();
+  app.add_option("--finder", s.finder,
+                 "cudnn (GPU worker processes), simulated (test double, "
+                 "in process) or simulated-workers (test double in worker "
+                 "processes)")
+      ->check(CLI::IsMember({"cudnn", "simulated", "simulated-workers"}))
+      ->capture_default_str();
+  app.add_option("--simulated", s.simulated_options,
+                 "Simulated finder options, e.g. 'devices=2;slow_ms=20'");
+  app.add_option("--worker", s.worker_path,
+                 "tunedb-worker program (default: next to tunedbd)");
+  app.add_option("--cudnn-lib-dir", s.cudnn_library_dirs,
+                 "cuDNN library folder; repeat to serve several cuDNN "
+                 "versions (one worker per GPU and folder)");
+  app.add_option("--queue-capacity", s.core.queue_capacity,
+                 "Searches queued per GPU before RESOURCE_EXHAUSTED")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--workspace-cap", s.core.search.workspace_cap_bytes,
+                 "Largest workspace offered to algorithms, bytes (-1: a "
+                 "share of free GPU memory)")
+      ->capture_default_str();
+  app.add_option("--search-timeout", c->search_timeout_seconds,
+                 "Seconds one search may take before its worker is killed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--drain", c->drain_seconds,
+                 "Seconds in-flight work may take after SIGTERM/SIGINT")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--host-name", s.core.host,
+                 "Host name stored with each record (default: hostname)");
+  app.add_option("--log-level", c->log_level, "Log level")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+}
+
+void FinishDaemonConfig(DaemonConfig* c) {
+  c->server.core.search.timeout =
+      absl::Milliseconds(std::llround(c->search_timeout_seconds * 1000));
+}
+
+}  // namespace tunedb

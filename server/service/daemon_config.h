@@ -1,0 +1,34 @@
+// DaemonConfig: tunedbd's command line and optional config file (INI/TOML
+// `key = value` lines with the same names as the long flags), turned into
+// ServerOptions. Flags override the file.
+//
+// Thread safety: plain functions over caller-owned objects.
+#ifndef TUNEDB_SERVER_SERVICE_DAEMON_CONFIG_H_
+#define TUNEDB_SERVER_SERVICE_DAEMON_CONFIG_H_
+
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "server/service/server.h"
+
+namespace tunedb {
+
+struct DaemonConfig {
+  ServerOptions server;
+  // Seconds that in-flight work may take after SIGTERM/SIGINT. Default 30.
+  double drain_seconds = 30;
+  // Per-search timeout in seconds. Default 300.
+  double search_timeout_seconds = 300;
+  // "trace", "debug", "info" (default), "warn", "error".
+  std::string log_level = "info";
+};
+
+// Registers every flag (and --config) on `app`, writing into `config`.
+void AddDaemonFlags(CLI::App& app, DaemonConfig* config);
+
+// Copies the parsed scalar flags into config->server (call after parsing).
+void FinishDaemonConfig(DaemonConfig* config);
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_SERVICE_DAEMON_CONFIG_H_

@@ -1,0 +1,243 @@
+#include "server/service/server.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "server/finder/simulated_finder.h"
+#include "server/service/tunedb_service.h"
+#include "server/worker/worker_finder.h"
+#include "spdlog/spdlog.h"
+#include "tunedb/version.h"
+#include "common/status_macros.h"
+
+namespace tunedb {
+namespace {
+
+constexpr char kVersion[] = TUNEDB_VERSION_STRING;
+
+std::string ExecutableDir() {
+  char buf[PATH_MAX] = {};
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  return std::filesystem::path(std::string(buf, n)).parent_path().string();
+}
+
+// Removes a stale socket file left by a daemon that died; refuses to take
+// over a socket that another process is still serving.
+absl::Status PrepareSocketPath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p(path);
+  if (p.has_parent_path()) {
+    std::filesystem::create_directories(p.parent_path(), ec);
+    if (ec) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot create the socket folder ",
+                       p.parent_path().string(), ": ", ec.message()));
+    }
+  }
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return absl::OkStatus();
+  if (!S_ISSOCK(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " exists and is not a socket"));
+  }
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("socket path too long: ", path));
+  }
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  bool live =
+      connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  if (live) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("another server is listening on ", path));
+  }
+  unlink(path.c_str());
+  return absl::OkStatus();
+}
+
+// Stands in for the GPU finder on a host where no GPU can be used (no
+// driver, no device): the daemon still serves stored records, and Tune
+// fails with FAILED_PRECONDITION giving the reason.
+class NoDeviceFinder final : public Finder {
+ public:
+  NoDeviceFinder(std::string name, std::string reason)
+      : name_(std::move(name)), reason_(std::move(reason)) {}
+  std::string Name() const override { return name_; }
+  absl::StatusOr<std::vector<DeviceInfo>> Devices() override {
+    return std::vector<DeviceInfo>();
+  }
+  absl::StatusOr<SearchResult> Search(int, const ConvProblem&,
+                                      const SearchOptions&) override {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no GPU to search on: ", reason_));
+  }
+
+ private:
+  std::string name_;
+  std::string reason_;
+};
+
+absl::StatusOr<std::unique_ptr<Finder>> MakeFinder(
+    const ServerOptions& options) {
+  if (options.finder == "simulated") {
+    ASSIGN_OR_RETURN(SimulatedFinder::Options o,
+                     SimulatedFinder::Options::Parse(options.simulated_options));
+    return std::unique_ptr<Finder>(new SimulatedFinder(o));
+  }
+  if (options.finder == "cudnn" || options.finder == "simulated-workers") {
+    WorkerFinder::Options o;
+    o.worker_path = options.worker_path.empty()
+                        ? ExecutableDir() + "/tunedb-worker"
+                        : options.worker_path;
+    o.library_dirs = options.cudnn_library_dirs;
+    o.worker_finder = options.finder == "cudnn" ? "cudnn" : "simulated";
+    o.simulated_options = options.simulated_options;
+    absl::StatusOr<std::unique_ptr<WorkerFinder>> finder =
+        WorkerFinder::Create(o);
+    if (!finder.ok()) {
+      if (finder.status().code() == absl::StatusCode::kInvalidArgument) {
+        return finder.status();
+      }
+      spdlog::warn("no GPU search workers: {}; serving stored records only",
+                   finder.status().ToString());
+      return std::unique_ptr<Finder>(new NoDeviceFinder(
+          o.worker_finder, std::string(finder.status().message())));
+    }
+    return std::unique_ptr<Finder>(std::move(*finder));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown finder '", options.finder,
+                   "' (expected cudnn, simulated or simulated-workers)"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
+    const ServerOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Finder> finder, MakeFinder(options));
+  return BuildAndStart(options, std::move(finder));
+}
+
+absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
+    const ServerOptions& options, std::unique_ptr<Finder> finder) {
+  if (options.unix_socket.empty() && options.tcp_address.empty()) {
+    return absl::InvalidArgumentError(
+        "neither a Unix socket nor a TCP address to listen on");
+  }
+  std::unique_ptr<Server> server(new Server());
+  server->options_ = options;
+  server->finder_ = std::move(finder);
+  if (options.store.path != ":memory:") {
+    std::filesystem::path parent =
+        std::filesystem::path(options.store.path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  }
+  ASSIGN_OR_RETURN(server->store_, Store::Open(options.store));
+  ASSIGN_OR_RETURN(server->core_,
+                   TuningCore::Create(options.core, server->store_.get(),
+                                      server->finder_.get()));
+  TuneDbService::Options service_options;
+  service_options.version = kVersion;
+  server->service_ =
+      std::make_unique<TuneDbService>(server->core_.get(), service_options);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  if (!options.unix_socket.empty()) {
+    RETURN_IF_ERROR(PrepareSocketPath(options.unix_socket));
+    builder.AddListeningPort("unix:" + options.unix_socket,
+                             grpc::InsecureServerCredentials());
+  }
+  if (!options.tcp_address.empty()) {
+    builder.AddListeningPort(options.tcp_address,
+                             grpc::InsecureServerCredentials(),
+                             &server->tcp_port_);
+  }
+  builder.RegisterService(server->service_.get());
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  server->grpc_server_ = builder.BuildAndStart();
+  if (!server->grpc_server_) {
+    server->core_->Shutdown(absl::ZeroDuration());
+    return absl::UnavailableError(absl::StrCat(
+        "could not listen on ",
+        options.unix_socket.empty() ? options.tcp_address
+                                    : "unix:" + options.unix_socket));
+  }
+  if (!options.unix_socket.empty() &&
+      chmod(options.unix_socket.c_str(), 0660) != 0) {
+    spdlog::warn("chmod 0660 {} failed: {}", options.unix_socket,
+                 std::strerror(errno));
+  }
+  grpc::HealthCheckServiceInterface* health =
+      server->grpc_server_->GetHealthCheckService();
+  if (health) health->SetServingStatus(true);
+  spdlog::info("tunedbd {} listening on {} (finder: {}, {} device(s), "
+               "database {})",
+               kVersion, server->address(), server->finder_->Name(),
+               server->core_->devices().size(), options.store.path);
+  for (const DeviceInfo& d : server->core_->devices()) {
+    spdlog::info("  device {}: {}", d.ordinal, d.key.ToText());
+  }
+  return server;
+}
+
+Server::~Server() { Shutdown(absl::ZeroDuration()); }
+
+std::string Server::address() const {
+  if (!options_.unix_socket.empty()) return "unix:" + options_.unix_socket;
+  std::string host = options_.tcp_address.substr(
+      0, options_.tcp_address.rfind(':'));
+  if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";
+  return absl::StrCat(host, ":", tcp_port_);
+}
+
+void Server::Shutdown(absl::Duration drain) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  spdlog::info("shutting down (drain {})", absl::FormatDuration(drain));
+  if (service_) service_->StopAccepting();
+  if (grpc_server_) {
+    grpc::HealthCheckServiceInterface* health =
+        grpc_server_->GetHealthCheckService();
+    if (health) health->SetServingStatus(false);
+  }
+  // Searches first: waiters get their answer (or UNAVAILABLE) so the calls
+  // blocked on them can finish before gRPC's deadline cancels them.
+  if (core_) core_->Shutdown(drain);
+  if (grpc_server_) {
+    grpc_server_->Shutdown(absl::ToChronoTime(absl::Now() + drain));
+    grpc_server_->Wait();
+  }
+  if (store_) {
+    absl::Status s = store_->Checkpoint();
+    if (!s.ok()) spdlog::warn("final checkpoint failed: {}", s.ToString());
+  }
+  core_.reset();
+  store_.reset();
+  if (!options_.unix_socket.empty()) unlink(options_.unix_socket.c_str());
+  spdlog::info("stopped");
+}
+
+void Server::Wait() {
+  if (grpc_server_) grpc_server_->Wait();
+}
+
+}  // namespace tunedb

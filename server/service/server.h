@@ -1,0 +1,97 @@
+// Server: the tunedbd gRPC server — the TuneDb service plus grpc.health.v1
+// and server reflection — on a Unix socket (default) and/or TCP.
+//
+// Usage (tests run it in-process the same way the daemon does):
+//   ServerOptions options;
+//   options.unix_socket = "/tmp/t.sock";
+//   options.store.path = ":memory:";
+//   options.finder = "simulated";
+//   ASSIGN_OR_RETURN(auto server, Server::BuildAndStart(options));
+//   ... server->address() ...
+//   server->Shutdown(absl::Seconds(5));
+//
+// Thread safety: Shutdown() and Wait() may be called from any thread.
+#ifndef TUNEDB_SERVER_SERVICE_SERVER_H_
+#define TUNEDB_SERVER_SERVICE_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/finder/finder.h"
+#include "store/store.h"
+#include "server/tuning/tuning_core.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace tunedb {
+
+class TuneDbService;
+
+struct ServerOptions {
+  // Unix socket path; "" disables it. Created with mode 0660.
+  std::string unix_socket = "/run/tunedb/tunedb.sock";
+  // TCP "host:port" (port 0 picks one); "" (default) disables TCP.
+  std::string tcp_address;
+  // The database.
+  Store::Options store;
+  // Which finder: "cudnn" (default: per-GPU tunedb-worker processes running
+  // cuDNN searches) or "simulated" (the test double, in process).
+  std::string finder = "cudnn";
+  // Options of the simulated finder, e.g. "devices=2;slow_ms=50;fail=1"
+  // (see SimulatedFinder::Options::Parse).
+  std::string simulated_options;
+  // Worker program for the "cudnn" finder; "" = tunedb-worker next to the
+  // running executable.
+  std::string worker_path;
+  // cuDNN library folders, one set of workers per folder ("" = the default
+  // search path). Lets one host serve several cuDNN versions.
+  std::vector<std::string> cudnn_library_dirs;
+  // Search and queue behaviour.
+  TuningCore::Options core;
+};
+
+class Server {
+ public:
+  // Opens the store, starts the finder and the gRPC server.
+  static absl::StatusOr<std::unique_ptr<Server>> BuildAndStart(
+      const ServerOptions& options);
+  // Same, with a finder supplied by the caller (tests).
+  static absl::StatusOr<std::unique_ptr<Server>> BuildAndStart(
+      const ServerOptions& options, std::unique_ptr<Finder> finder);
+
+  ~Server();
+
+  // A gRPC target for clients: "unix:/path" if a socket is configured,
+  // otherwise "host:port" of the TCP listener (with the chosen port).
+  std::string address() const;
+  // The TCP port actually bound (0 if TCP is off).
+  int tcp_port() const { return tcp_port_; }
+
+  // Stops accepting, lets in-flight calls finish until `drain` has passed,
+  // cancels the rest, flushes counters and closes the database.
+  void Shutdown(absl::Duration drain);
+  // Blocks until Shutdown() completes.
+  void Wait();
+
+  TuningCore& core() { return *core_; }
+
+ private:
+  Server() = default;
+
+  ServerOptions options_;
+  std::unique_ptr<Finder> finder_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<TuningCore> core_;
+  std::unique_ptr<TuneDbService> service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  int tcp_port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_SERVICE_SERVER_H_

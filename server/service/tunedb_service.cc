@@ -1,0 +1,338 @@
+#include "server/service/tunedb_service.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "proto/convert.h"
+#include "store/record_json.h"
+#include "spdlog/spdlog.h"
+#include "common/status_macros.h"
+
+namespace tunedb {
+namespace {
+
+absl::Time Deadline(const grpc::ServerContext* context) {
+  auto d = context->deadline();
+  if (d == std::chrono::system_clock::time_point::max()) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(d);
+}
+
+absl::StatusOr<RecordFilter> FilterFromProto(const v1::Filter& in) {
+  RecordFilter f;
+  for (const auto& [name, value] : in.fields()) f.fields[name] = value;
+  f.since_us = in.since_us();
+  f.until_us = in.until_us();
+  if (f.since_us < 0 || f.until_us < 0) {
+    return absl::InvalidArgumentError("filter: times must be >= 0");
+  }
+  absl::Status s = f.Validate();
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("filter: ", s.message()));
+  }
+  return f;
+}
+
+void AnswerToProto(const TuneAnswer& answer, v1::Choice* choice,
+                   v1::Record* record) {
+  if (answer.choice) ToProto(*answer.choice, choice->mutable_algo());
+  ToProto(*answer.record, record);
+}
+
+}  // namespace
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+TuneDbService::TuneDbService(TuningCore* core, Options options)
+    : core_(core), options_(std::move(options)), started_(absl::Now()) {}
+
+#define TUNEDB_REFUSE_IF_STOPPING()                                   \
+  do {                                                                \
+    if (stopping_.load()) {                                           \
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE,              \
+                          "tunedbd is shutting down");                \
+    }                                                                 \
+  } while (0)
+
+grpc::Status TuneDbService::Lookup(grpc::ServerContext* context,
+                                   const v1::LookupRequest* request,
+                                   v1::LookupResponse* response) {
+  TUNEDB_REFUSE_IF_STOPPING();
+  auto run = [&]() -> absl::Status {
+    if (!request->has_problem()) {
+      return absl::InvalidArgumentError("problem: required");
+    }
+    if (!request->has_device()) {
+      return absl::InvalidArgumentError("device: required for Lookup");
+    }
+    ProblemKey key;
+    ASSIGN_OR_RETURN(key.problem, FromProto(request->problem()));
+    ASSIGN_OR_RETURN(key.device, FromProto(request->device()));
+    ASSIGN_OR_RETURN(Constraints constraints,
+                     FromProto(request->constraints()));
+    ASSIGN_OR_RETURN(TuneAnswer answer, core_->Lookup(key, constraints));
+    if (answer.choice) {
+      ToProto(*answer.choice, response->mutable_choice()->mutable_algo());
+    }
+    if (!request->choice_only()) {
+      ToProto(*answer.record, response->mutable_record());
+    }
+    response->set_record_id(answer.record->id);
+    response->set_measured_at_us(answer.record->measured_at_us);
+    return absl::OkStatus();
+  };
+  return ToGrpcStatus(run());
+}
+
+absl::Status TuneDbService::DoTune(grpc::ServerContext* context,
+                                   const v1::TuneRequest& request,
+                                   v1::TuneResponse* response) {
+  if (!request.has_problem()) {
+    return absl::InvalidArgumentError("problem: required");
+  }
+  ASSIGN_OR_RETURN(ConvProblem problem, FromProto(request.problem()));
+  std::optional<DeviceKey> device;
+  if (request.has_device()) {
+    ASSIGN_OR_RETURN(device, FromProto(request.device()));
+  }
+  ASSIGN_OR_RETURN(Constraints constraints, FromProto(request.constraints()));
+  ASSIGN_OR_RETURN(
+      TuneAnswer answer,
+      core_->Tune(problem, device, constraints, request.force(),
+                  Deadline(context), [context] { return context->IsCancelled(); }));
+  AnswerToProto(answer, response->mutable_choice(), response->mutable_record());
+  if (!answer.choice) response->clear_choice();
+  response->set_searched(answer.searched);
+  return absl::OkStatus();
+}
+
+grpc::Status TuneDbService::Tune(grpc::ServerContext* context,
+                                 const v1::TuneRequest* request,
+                                 v1::TuneResponse* response) {
+  TUNEDB_REFUSE_IF_STOPPING();
+  return ToGrpcStatus(DoTune(context, *request, response));
+}
+
+grpc::Status TuneDbService::TuneBatch(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::TuneBatchResponse, v1::TuneBatchRequest>*
+        stream) {
+  TUNEDB_REFUSE_IF_STOPPING();
+  // The reader (this thread) feeds a bounded queue; a few workers run the
+  // Tunes and write answers as they finish, one write at a time.
+  struct Item {
+    int64_t index;
+    v1::TuneRequest request;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Item> queue;
+  bool reading_done = false;
+  int64_t received = 0, done = 0;
+  std::mutex write_mu;
+  bool write_failed = false;
+  constexpr size_t kMaxQueued = 256;
+
+  auto worker = [&] {
+    for (;;) {
+      Item item;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return !queue.empty() || reading_done; });
+        if (queue.empty()) return;
+        item = std::move(queue.front());
+        queue.pop_front();
+      }
+      cv.notify_all();
+      v1::TuneBatchResponse out;
+      out.set_index(item.index);
+      absl::Status s;
+      if (stopping_.load()) {
+        s = absl::UnavailableError("tunedbd is shutting down");
+      } else {
+        s = DoTune(context, item.request, out.mutable_response());
+      }
+      out.set_code(static_cast<int>(s.code()));
+      out.set_message(std::string(s.message()));
+      if (!s.ok()) out.clear_response();
+      std::lock_guard<std::mutex> wlock(write_mu);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        out.set_done(++done);
+        out.set_received(received);
+      }
+      if (!write_failed && !stream->Write(out)) write_failed = true;
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int i = 0; i < std::max(1, options_.batch_parallelism); ++i) {
+    workers.emplace_back(worker);
+  }
+  v1::TuneBatchRequest in;
+  while (stream->Read(&in)) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return queue.size() < kMaxQueued; });
+    queue.push_back(Item{received++, std::move(*in.mutable_request())});
+    cv.notify_all();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    reading_done = true;
+  }
+  cv.notify_all();
+  for (auto& t : workers) t.join();
+  if (context->IsCancelled()) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "client cancelled");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TuneDbService::Query(grpc::ServerContext* context,
+                                  const v1::QueryRequest* request,
+                                  grpc::ServerWriter<v1::Record>* writer) {
+  TUNEDB_REFUSE_IF_STOPPING();
+  auto run = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(RecordFilter filter, FilterFromProto(request->filter()));
+    if (request->page_size() < 0 || request->after_id() < 0) {
+      return absl::InvalidArgumentError(
+          "page_size and after_id must be >= 0");
+    }
+    int limit = request->page_size() == 0 ? 1000 : request->page_size();
+    return core_->store().Query(
+        filter, request->after_id(), limit, [&](const Record& r) {
+          if (context->IsCancelled()) return false;
+          v1::Record out;
+          ToProto(r, &out);
+          return writer->Write(out);
+        });
+  };
+  return ToGrpcStatus(run());
+}
+
+grpc::Status TuneDbService::Devices(grpc::ServerContext* context,
+                                    const v1::DevicesRequest* request,
+                                    v1::DevicesResponse* response) {
+  const auto& devices = core_->devices();
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const DeviceInfo& d = devices[i];
+    v1::DeviceInfo* out = response->add_devices();
+    ToProto(d.key, out->mutable_key());
+    out->set_ordinal(d.ordinal);
+    out->set_uuid(d.uuid);
+    out->set_driver_version(d.driver_version);
+    out->set_total_memory_bytes(d.total_memory_bytes);
+    out->set_mig(d.mig);
+    out->set_queue_depth(core_->QueueDepth(static_cast<int>(i)));
+    out->set_healthy(!stopping_.load());
+  }
+  response->set_finder(core_->finder_name());
+  return grpc::Status::OK;
+}
+
+grpc::Status TuneDbService::Stats(grpc::ServerContext* context,
+                                  const v1::StatsRequest* request,
+                                  v1::StatsResponse* response) {
+  CoreStats s = core_->Stats();
+  response->set_records(s.records);
+  response->set_hits(s.hits);
+  response->set_misses(s.misses);
+  response->set_searches(s.searches);
+  response->set_search_failures(s.search_failures);
+  response->set_coalesced(s.coalesced);
+  response->set_search_ms_total(s.search_ms_total);
+  for (const auto& [index, depth] : s.queue_depths) {
+    (*response->mutable_queue_depths())[index] = depth;
+  }
+  response->set_database_bytes(s.database_bytes);
+  response->set_finder(s.finder);
+  response->set_rejected(s.rejected);
+  response->set_uptime_s(absl::ToDoubleSeconds(absl::Now() - started_));
+  response->set_version(options_.version);
+  response->set_database_path(s.database_path);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuneDbService::Invalidate(grpc::ServerContext* context,
+                                       const v1::InvalidateRequest* request,
+                                       v1::InvalidateResponse* response) {
+  TUNEDB_REFUSE_IF_STOPPING();
+  auto run = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(RecordFilter filter, FilterFromProto(request->filter()));
+    if (filter.empty() && !request->all()) {
+      return absl::InvalidArgumentError(
+          "filter: empty; set 'all' to delete every record");
+    }
+    if (!filter.empty() && request->all()) {
+      return absl::InvalidArgumentError("filter: give a filter or 'all', not both");
+    }
+    ASSIGN_OR_RETURN(int64_t deleted, core_->Invalidate(filter));
+    spdlog::info("invalidated {} records", deleted);
+    response->set_deleted(deleted);
+    return absl::OkStatus();
+  };
+  return ToGrpcStatus(run());
+}
+
+grpc::Status TuneDbService::Export(grpc::ServerContext* context,
+                                   const v1::ExportRequest* request,
+                                   grpc::ServerWriter<v1::ExportLine>* writer) {
+  TUNEDB_REFUSE_IF_STOPPING();
+  auto run = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(RecordFilter filter, FilterFromProto(request->filter()));
+    return core_->store().Query(filter, 0, 0, [&](const Record& r) {
+      if (context->IsCancelled()) return false;
+      v1::ExportLine line;
+      line.set_json(RecordToJson(r));
+      return writer->Write(line);
+    });
+  };
+  return ToGrpcStatus(run());
+}
+
+grpc::Status TuneDbService::Import(grpc::ServerContext* context,
+                                   grpc::ServerReader<v1::ImportLine>* reader,
+                                   v1::ImportResponse* response) {
+  TUNEDB_REFUSE_IF_STOPPING();
+  std::vector<Record> records;
+  v1::ImportLine line;
+  int64_t n = 0;
+  while (reader->Read(&line)) {
+    ++n;
+    if (n > options_.max_import_lines) {
+      return grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrCat("import is larger than ", options_.max_import_lines,
+                       " lines; split the file"));
+    }
+    absl::StatusOr<Record> r = RecordFromJson(line.json());
+    if (!r.ok()) {
+      v1::ImportResponse::Reject* reject = response->add_rejects();
+      reject->set_line(n);
+      reject->set_reason(std::string(r.status().message()));
+      continue;
+    }
+    records.push_back(std::move(*r));
+  }
+  response->set_lines(n);
+  if (response->rejects_size() > 0) {
+    // All or nothing: a bad file imports nothing.
+    response->set_imported(0);
+    return grpc::Status::OK;
+  }
+  absl::Status s = core_->Import(records);
+  if (!s.ok()) return ToGrpcStatus(s);
+  response->set_imported(static_cast<int64_t>(records.size()));
+  spdlog::info("imported {} records", records.size());
+  return grpc::Status::OK;
+}
+
+}  // namespace tunedb

@@ -1,0 +1,42 @@
+#include "server/tuning/record_cache.h"
+
+namespace tunedb {
+
+std::shared_ptr<const Record> RecordCache::Get(const std::string& key_text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = index_.find(key_text);
+  if (it == index_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+void RecordCache::Put(const std::string& key_text,
+                      std::shared_ptr<const Record> record) {
+  if (capacity_ == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = index_.find(key_text);
+  if (it != index_.end()) {
+    it->second->second = std::move(record);
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return;
+  }
+  lru_.emplace_front(key_text, std::move(record));
+  index_[key_text] = lru_.begin();
+  if (lru_.size() > capacity_) {
+    index_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+}
+
+void RecordCache::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  index_.clear();
+  lru_.clear();
+}
+
+size_t RecordCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lru_.size();
+}
+
+}  // namespace tunedb

@@ -1,0 +1,420 @@
+#include "server/tuning/tuning_core.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "spdlog/spdlog.h"
+#include "common/status_macros.h"
+
+namespace tunedb {
+
+// One search and the callers waiting for it.
+struct TuningCore::Pending {
+  ProblemKey key;
+  std::string key_text;
+  int device_index = 0;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  absl::StatusOr<std::shared_ptr<const Record>> result =
+      absl::UnknownError("not run");
+};
+
+struct TuningCore::DeviceWorker {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<Pending>> queue;
+  bool running = false;  // a search is in progress
+  bool stop = false;
+  std::thread thread;
+};
+
+namespace {
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+int64_t NowMicros() { return absl::ToUnixMicros(absl::Now()); }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TuningCore>> TuningCore::Create(
+    const Options& options, Store* store, Finder* finder) {
+  if (options.queue_capacity < 1) {
+    return absl::InvalidArgumentError("queue_capacity must be >= 1");
+  }
+  // A host whose GPUs cannot be listed still serves what is stored.
+  std::vector<DeviceInfo> devices;
+  absl::StatusOr<std::vector<DeviceInfo>> listed = finder->Devices();
+  if (listed.ok()) {
+    devices = std::move(*listed);
+  } else {
+    spdlog::warn("finder '{}' lists no devices ({}); serving stored records "
+                 "only, Tune will fail",
+                 finder->Name(), listed.status().ToString());
+  }
+  if (devices.empty()) {
+    spdlog::warn("no GPU to search on: Tune requests will be refused");
+  }
+  Options o = options;
+  if (o.host.empty()) o.host = HostName();
+  return std::unique_ptr<TuningCore>(
+      new TuningCore(o, store, finder, std::move(devices)));
+}
+
+TuningCore::TuningCore(const Options& options, Store* store, Finder* finder,
+                       std::vector<DeviceInfo> devices)
+    : options_(options),
+      store_(store),
+      finder_(finder),
+      devices_(std::move(devices)),
+      cache_(options.record_cache_capacity) {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    workers_.push_back(std::make_unique<DeviceWorker>());
+  }
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    workers_[i]->thread =
+        std::thread([this, i] { WorkerLoop(static_cast<int>(i)); });
+  }
+  flusher_ = std::thread([this] { FlushLoop(); });
+}
+
+TuningCore::~TuningCore() { Shutdown(absl::ZeroDuration()); }
+
+void TuningCore::Shutdown(absl::Duration drain) {
+  {
+    std::lock_guard<std::mutex> lock(served_mu_);
+    if (stopping_ && !flusher_.joinable()) return;
+    stopping_ = true;
+  }
+  flush_cv_.notify_all();
+  // Queued searches fail now; a running one gets until `drain`, and is then
+  // bounded by the finder's own per-search timeout.
+  for (auto& w : workers_) {
+    std::deque<std::shared_ptr<Pending>> dropped;
+    {
+      std::lock_guard<std::mutex> lock(w->mu);
+      w->stop = true;
+      dropped.swap(w->queue);
+    }
+    w->cv.notify_all();
+    for (auto& p : dropped) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        inflight_.erase(p->key_text);
+      }
+      std::lock_guard<std::mutex> lock(p->mu);
+      p->result = absl::UnavailableError("tunedbd is shutting down");
+      p->done = true;
+      p->cv.notify_all();
+    }
+  }
+  absl::Time until = absl::Now() + drain;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    if (QueueDepth(static_cast<int>(i)) > 0 && absl::Now() >= until) {
+      spdlog::warn("device {}: a search is still running after the drain "
+                   "deadline; waiting for its timeout",
+                   i);
+    }
+    if (workers_[i]->thread.joinable()) workers_[i]->thread.join();
+  }
+  if (flusher_.joinable()) flusher_.join();
+  FlushServed();
+}
+
+int TuningCore::QueueDepth(int index) const {
+  if (index < 0 || index >= static_cast<int>(workers_.size())) return 0;
+  DeviceWorker& w = *workers_[index];
+  std::lock_guard<std::mutex> lock(w.mu);
+  return static_cast<int>(w.queue.size()) + (w.running ? 1 : 0);
+}
+
+absl::StatusOr<int> TuningCore::PickDevice(
+    const std::optional<DeviceKey>& device) {
+  if (devices_.empty()) {
+    return absl::FailedPreconditionError(
+        "this tunedbd has no GPU to search on (its finder found none)");
+  }
+  int best = device ? LeastBusy(*device) : 0;
+  if (best < 0) {
+    std::vector<std::string> served;
+    for (const auto& d : devices_) served.push_back(d.key.ToText());
+    return absl::FailedPreconditionError(absl::StrCat(
+        "this host serves no GPU matching [", device->ToText(),
+        "]; it serves: [", absl::StrJoin(served, "], ["), "]"));
+  }
+  return best;
+}
+
+int TuningCore::LeastBusy(const DeviceKey& key) {
+  int best = -1;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i].key != key) continue;
+    if (best < 0 || QueueDepth(static_cast<int>(i)) < QueueDepth(best)) {
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+absl::StatusOr<std::shared_ptr<const Record>> TuningCore::Stored(
+    const ProblemKey& key, const std::string& key_text) {
+  std::shared_ptr<const Record> cached = cache_.Get(key_text);
+  if (cached) return cached;
+  ASSIGN_OR_RETURN(std::optional<Record> record, store_->Get(key));
+  if (!record) return nullptr;
+  auto shared = std::make_shared<const Record>(std::move(*record));
+  cache_.Put(key_text, shared);
+  return shared;
+}
+
+TuneAnswer TuningCore::Serve(std::shared_ptr<const Record> record,
+                             const Constraints& constraints) {
+  hits_.fetch_add(1, std::memory_order_relaxed);
+  NoteServed(record->id);
+  TuneAnswer answer;
+  answer.choice = Choose(*record, constraints);
+  answer.record = std::move(record);
+  return answer;
+}
+
+absl::StatusOr<TuneAnswer> TuningCore::Lookup(const ProblemKey& key,
+                                              const Constraints& constraints) {
+  RETURN_IF_ERROR(key.Validate());
+  ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
+                   Stored(key, key.ToText()));
+  if (!record) {
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    return absl::NotFoundError(
+        absl::StrCat("no record for key ", key.HashText()));
+  }
+  return Serve(std::move(record), constraints);
+}
+
+absl::StatusOr<TuneAnswer> TuningCore::Tune(
+    const ConvProblem& problem, const std::optional<DeviceKey>& device,
+    const Constraints& constraints, bool force, absl::Time deadline,
+    const std::function<bool()>& cancelled) {
+  RETURN_IF_ERROR(problem.Validate());
+  if (device) RETURN_IF_ERROR(device->Validate());
+  ASSIGN_OR_RETURN(int index, PickDevice(device));
+  ProblemKey key{devices_[index].key, problem};
+  std::string key_text = key.ToText();
+  if (!force) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
+                     Stored(key, key_text));
+    if (record) return Serve(std::move(record), constraints);
+  }
+  misses_.fetch_add(1, std::memory_order_relaxed);
+
+  std::shared_ptr<Pending> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = inflight_.find(key_text);
+    if (it != inflight_.end()) {
+      pending = it->second;
+      coalesced_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      if (!force) {
+        // A search may have finished between the store read above and
+        // taking mu_ (it stores before leaving inflight_): look again.
+        ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
+                         Stored(key, key_text));
+        if (record) {
+          misses_.fetch_sub(1, std::memory_order_relaxed);
+          return Serve(std::move(record), constraints);
+        }
+      }
+      // Devices with one key share results: the least busy one searches.
+      index = LeastBusy(key.device);
+      pending = std::make_shared<Pending>();
+      pending->key = key;
+      pending->key_text = key_text;
+      pending->device_index = index;
+      DeviceWorker& w = *workers_[index];
+      {
+        std::lock_guard<std::mutex> wlock(w.mu);
+        if (w.stop) {
+          return absl::UnavailableError("tunedbd is shutting down");
+        }
+        if (static_cast<int>(w.queue.size()) >= options_.queue_capacity) {
+          rejected_.fetch_add(1, std::memory_order_relaxed);
+          return absl::ResourceExhaustedError(absl::StrCat(
+              "device ", index, " has ", w.queue.size(),
+              " searches queued (capacity ", options_.queue_capacity,
+              "); retry later"));
+        }
+        w.queue.push_back(pending);
+      }
+      w.cv.notify_one();
+      inflight_[key_text] = pending;
+    }
+  }
+
+  std::unique_lock<std::mutex> lock(pending->mu);
+  while (!pending->done) {
+    absl::Time wake = std::min(deadline, absl::Now() + absl::Milliseconds(50));
+    pending->cv.wait_until(lock, absl::ToChronoTime(wake));
+    if (pending->done) break;
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          "deadline passed while the search ran; its result will be stored "
+          "for the next request");
+    }
+    if (cancelled && cancelled()) {
+      return absl::CancelledError("the caller went away");
+    }
+  }
+  if (!pending->result.ok()) return pending->result.status();
+  TuneAnswer answer;
+  answer.record = *pending->result;
+  answer.choice = Choose(*answer.record, constraints);
+  answer.searched = true;
+  return answer;
+}
+
+void TuningCore::WorkerLoop(int index) {
+  DeviceWorker& w = *workers_[index];
+  for (;;) {
+    std::shared_ptr<Pending> pending;
+    {
+      std::unique_lock<std::mutex> lock(w.mu);
+      w.cv.wait(lock, [&] { return w.stop || !w.queue.empty(); });
+      if (w.queue.empty()) return;  // stopping
+      pending = w.queue.front();
+      w.queue.pop_front();
+      w.running = true;
+    }
+    RunSearch(index, pending);
+    {
+      std::lock_guard<std::mutex> lock(w.mu);
+      w.running = false;
+    }
+  }
+}
+
+void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
+  const DeviceInfo& device = devices_[index];
+  absl::Time start = absl::Now();
+  absl::StatusOr<SearchResult> found =
+      finder_->Search(index, pending->key.problem, options_.search);
+  double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+  absl::StatusOr<std::shared_ptr<const Record>> result;
+  if (!found.ok()) {
+    failures_.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("search on device {} failed: {} (key {})", index,
+                 found.status().ToString(), pending->key.HashText());
+    result = absl::Status(found.status().code(),
+                          absl::StrCat("search on device ", index, " (",
+                                       device.key.gpu_model, ") failed: ",
+                                       found.status().message()));
+  } else {
+    searches_.fetch_add(1, std::memory_order_relaxed);
+    search_us_total_.fetch_add(static_cast<int64_t>(ms * 1000),
+                               std::memory_order_relaxed);
+    Record record;
+    record.key = pending->key;
+    record.results = std::move(found->results);
+    SortResults(record.results);
+    record.measured_at_us = NowMicros();
+    record.host = options_.host;
+    record.gpu_uuid = device.uuid;
+    record.driver_version = device.driver_version;
+    record.finder = finder_->Name();
+    record.repeats = found->repeats;
+    record.workspace_cap_bytes = found->workspace_cap_bytes;
+    record.search_ms = ms;
+    record.verified = found->verified;
+    absl::StatusOr<int64_t> id = store_->Put(record);
+    if (!id.ok()) {
+      spdlog::error("storing a search result failed: {}",
+                    id.status().ToString());
+      result = id.status();
+    } else {
+      record.id = *id;
+      auto stored = std::make_shared<const Record>(std::move(record));
+      cache_.Put(pending->key_text, stored);
+      spdlog::info("searched {} on device {} in {:.1f} ms ({} algorithms)",
+                   pending->key.HashText(), index, ms,
+                   stored->results.size());
+      result = std::move(stored);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    inflight_.erase(pending->key_text);
+  }
+  std::lock_guard<std::mutex> lock(pending->mu);
+  pending->result = std::move(result);
+  pending->done = true;
+  pending->cv.notify_all();
+}
+
+void TuningCore::NoteServed(int64_t id) {
+  std::lock_guard<std::mutex> lock(served_mu_);
+  ++served_[id];
+}
+
+void TuningCore::FlushLoop() {
+  std::unique_lock<std::mutex> lock(served_mu_);
+  while (!stopping_) {
+    flush_cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.flush_interval));
+    if (stopping_) break;
+    lock.unlock();
+    FlushServed();
+    lock.lock();
+  }
+}
+
+void TuningCore::FlushServed() {
+  std::map<int64_t, int64_t> batch;
+  {
+    std::lock_guard<std::mutex> lock(served_mu_);
+    batch.swap(served_);
+  }
+  if (batch.empty()) return;
+  std::vector<std::pair<int64_t, int64_t>> counts(batch.begin(), batch.end());
+  absl::Status s = store_->AddServed(counts);
+  if (!s.ok()) spdlog::warn("flushing served counts failed: {}", s.ToString());
+}
+
+absl::StatusOr<int64_t> TuningCore::Invalidate(const RecordFilter& filter) {
+  absl::StatusOr<int64_t> deleted = store_->Delete(filter);
+  cache_.Clear();
+  return deleted;
+}
+
+absl::Status TuningCore::Import(const std::vector<Record>& records) {
+  absl::Status s = store_->PutAll(records);
+  cache_.Clear();
+  return s;
+}
+
+CoreStats TuningCore::Stats() {
+  CoreStats s;
+  absl::StatusOr<int64_t> records = store_->Count();
+  s.records = records.ok() ? *records : -1;
+  s.hits = hits_.load();
+  s.misses = misses_.load();
+  s.searches = searches_.load();
+  s.search_failures = failures_.load();
+  s.coalesced = coalesced_.load();
+  s.rejected = rejected_.load();
+  s.search_ms_total = search_us_total_.load() / 1000.0;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    s.queue_depths[static_cast<int>(i)] = QueueDepth(static_cast<int>(i));
+  }
+  s.database_bytes = store_->SizeBytes();
+  s.finder = finder_->Name();
+  s.database_path = store_->path();
+  return s;
+}
+
+}  // namespace tunedb

@@ -1,0 +1,157 @@
+// TuningCore: the daemon's logic, independent of gRPC.
+//
+// Lookup answers from the store. Tune answers from the store or queues a
+// search on a GPU of the requested model; identical concurrent Tunes are
+// coalesced into one search. Each device has one worker thread and a bounded
+// queue (RESOURCE_EXHAUSTED when full). A caller whose deadline passes gets
+// DEADLINE_EXCEEDED; the search it started still completes and is stored, so
+// it never wedges the queue. A failed search fails the requests waiting on
+// it, nothing else.
+//
+// Thread safety: every public method is thread-safe.
+#ifndef TUNEDB_SERVER_TUNING_TUNING_CORE_H_
+#define TUNEDB_SERVER_TUNING_TUNING_CORE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/finder/finder.h"
+#include "server/tuning/record_cache.h"
+#include "store/store.h"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+struct TuneAnswer {
+  // Never null. Shared with the daemon's record cache and with every caller
+  // of a coalesced search, so answering copies no ranking.
+  std::shared_ptr<const Record> record;
+  std::optional<AlgoResult> choice;  // nullopt: nothing meets the constraints
+  bool searched = false;             // a search ran for this answer
+};
+
+struct CoreStats {
+  int64_t records = 0;
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t searches = 0;
+  int64_t search_failures = 0;
+  int64_t coalesced = 0;
+  int64_t rejected = 0;
+  double search_ms_total = 0;
+  std::map<int, int> queue_depths;  // device index -> waiting + running
+  int64_t database_bytes = 0;
+  std::string finder;
+  std::string database_path;
+};
+
+class TuningCore {
+ public:
+  struct Options {
+    // Searches waiting per device before RESOURCE_EXHAUSTED. Default 1024.
+    int queue_capacity = 1024;
+    // Finder options for each search (workspace cap, per-search timeout).
+    SearchOptions search;
+    // Host name stored with each record; "" = gethostname().
+    std::string host;
+    // How often served counts are flushed to the store. Default 2 s.
+    absl::Duration flush_interval = absl::Seconds(2);
+    // Records kept in memory for Lookup and Tune (0: none). Default 65536.
+    size_t record_cache_capacity = 65536;
+  };
+
+  // Takes the finder's device list at construction; `store` and `finder`
+  // must outlive the core.
+  static absl::StatusOr<std::unique_ptr<TuningCore>> Create(
+      const Options& options, Store* store, Finder* finder);
+  ~TuningCore();
+
+  // Store only: NOT_FOUND if nothing is stored.
+  absl::StatusOr<TuneAnswer> Lookup(const ProblemKey& key,
+                                    const Constraints& constraints);
+
+  // Store, else search. `device` nullopt means the first device. `deadline`
+  // bounds the wait (absl::InfiniteFuture() for none); `cancelled`, if set,
+  // is polled so a caller that goes away stops waiting.
+  absl::StatusOr<TuneAnswer> Tune(const ConvProblem& problem,
+                                  const std::optional<DeviceKey>& device,
+                                  const Constraints& constraints, bool force,
+                                  absl::Time deadline,
+                                  const std::function<bool()>& cancelled = {});
+
+  // The finder's devices with their queue depth.
+  const std::vector<DeviceInfo>& devices() const { return devices_; }
+  int QueueDepth(int device_index) const;
+  std::string finder_name() const { return finder_->Name(); }
+
+  CoreStats Stats();
+  Store& store() { return *store_; }
+
+  // Deletes matching records (store and memory); returns how many.
+  absl::StatusOr<int64_t> Invalidate(const RecordFilter& filter);
+  // Stores every record in one transaction, all or nothing.
+  absl::Status Import(const std::vector<Record>& records);
+
+  // Stops the workers: queued searches fail with UNAVAILABLE, running ones
+  // are waited for until `drain` passes. Flushes served counts.
+  void Shutdown(absl::Duration drain);
+
+ private:
+  struct Pending;   // one search with its waiters
+  struct DeviceWorker;
+
+  TuningCore(const Options& options, Store* store, Finder* finder,
+             std::vector<DeviceInfo> devices);
+  // A device serving `device` (nullopt: the first), or FAILED_PRECONDITION.
+  absl::StatusOr<int> PickDevice(const std::optional<DeviceKey>& device);
+  // The least busy device with this key, or -1.
+  int LeastBusy(const DeviceKey& key);
+  void WorkerLoop(int index);
+  void RunSearch(int index, const std::shared_ptr<Pending>& pending);
+  // The stored record for `key` (memory first, then the store), or nullptr.
+  absl::StatusOr<std::shared_ptr<const Record>> Stored(
+      const ProblemKey& key, const std::string& key_text);
+  // An answer from a stored record, counted as a hit.
+  TuneAnswer Serve(std::shared_ptr<const Record> record,
+                   const Constraints& constraints);
+  void NoteServed(int64_t id);
+  void FlushLoop();
+  void FlushServed();
+
+  const Options options_;
+  Store* const store_;
+  Finder* const finder_;
+  const std::vector<DeviceInfo> devices_;
+  std::vector<std::unique_ptr<DeviceWorker>> workers_;
+  RecordCache cache_;
+
+  std::mutex mu_;  // guards inflight_
+  std::map<std::string, std::shared_ptr<Pending>> inflight_;  // key text ->
+
+  std::mutex served_mu_;
+  std::map<int64_t, int64_t> served_;  // record id -> count not yet flushed
+  std::condition_variable flush_cv_;
+  bool stopping_ = false;
+  std::thread flusher_;
+
+  std::atomic<int64_t> hits_{0}, misses_{0}, searches_{0}, failures_{0},
+      coalesced_{0}, rejected_{0};
+  std::atomic<int64_t> search_us_total_{0};
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_TUNING_TUNING_CORE_H_

@@ -1,0 +1,203 @@
+// tunedb-worker: one search process per (GPU, cuDNN library), started and
+// supervised by WorkerFinder in tunedbd. It speaks the framed protocol of
+// worker_protocol.h on the socket --fd (default 3):
+//
+//   tunedb-worker --finder=cudnn --device=0 [--fd=3]
+//   tunedb-worker --finder=simulated --simulated="devices=2;slow_ms=50" ...
+//
+// --device=-1 lists every device in its hello message and exits when the
+// supervisor closes the socket. It exits when the socket closes, and with
+// status 3 after reporting a fatal (sticky) CUDA error.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "server/finder/finder.h"
+#include "server/finder/simulated_finder.h"
+#include "server/worker/worker_protocol.h"
+#ifdef TUNEDB_HAVE_CUDNN
+#include "cudnn/cudnn_device.h"
+#include "server/search/cudnn_finder.h"
+#include "cudnn/cudnn_status.h"
+#endif
+
+namespace tunedb {
+namespace {
+
+struct Args {
+  std::string finder = "cudnn";
+  std::string simulated;
+  int device = 0;
+  int fd = 3;
+};
+
+absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&](std::string_view name) -> std::optional<std::string> {
+      if (a.substr(0, name.size()) == name) {
+        return std::string(a.substr(name.size()));
+      }
+      return std::nullopt;
+    };
+    if (auto v = value("--finder=")) {
+      args.finder = *v;
+    } else if (auto v = value("--simulated=")) {
+      args.simulated = *v;
+    } else if (auto v = value("--device=")) {
+      if (!absl::SimpleAtoi(*v, &args.device)) {
+        return absl::InvalidArgumentError(absl::StrCat("bad --device: ", *v));
+      }
+    } else if (auto v = value("--fd=")) {
+      if (!absl::SimpleAtoi(*v, &args.fd)) {
+        return absl::InvalidArgumentError(absl::StrCat("bad --fd: ", *v));
+      }
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown argument: ", std::string(a)));
+    }
+  }
+  return args;
+}
+
+// The finder of this worker and the index of its device in it.
+struct Setup {
+  std::unique_ptr<Finder> finder;
+  int index = 0;
+  std::vector<DeviceInfo> devices;  // reported in the hello
+};
+
+absl::StatusOr<Setup> MakeFinder(const Args& args) {
+  Setup setup;
+  if (args.finder == "simulated") {
+    absl::StatusOr<SimulatedFinder::Options> options =
+        SimulatedFinder::Options::Parse(args.simulated);
+    if (!options.ok()) return options.status();
+    setup.finder = std::make_unique<SimulatedFinder>(*options);
+    absl::StatusOr<std::vector<DeviceInfo>> all = setup.finder->Devices();
+    if (!all.ok()) return all.status();
+    if (args.device < 0) {
+      setup.devices = *all;
+      return setup;
+    }
+    if (args.device >= static_cast<int>(all->size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("simulated device ", args.device, " out of range"));
+    }
+    setup.index = args.device;
+    setup.devices = {(*all)[args.device]};
+    return setup;
+  }
+  if (args.finder == "cudnn") {
+#ifdef TUNEDB_HAVE_CUDNN
+    if (args.device < 0) {
+      absl::StatusOr<int> count = CudaDeviceCount();
+      if (!count.ok()) return count.status();
+      for (int i = 0; i < *count; ++i) {
+        absl::StatusOr<DeviceInfo> info = QueryCudaDevice(i);
+        if (!info.ok()) return info.status();
+        setup.devices.push_back(*info);
+      }
+      return setup;
+    }
+    CudnnFinder::Options options;
+    options.ordinal = args.device;
+    absl::StatusOr<std::unique_ptr<CudnnFinder>> finder =
+        CudnnFinder::Create(options);
+    if (!finder.ok()) return finder.status();
+    setup.finder = std::move(*finder);
+    absl::StatusOr<std::vector<DeviceInfo>> devices = setup.finder->Devices();
+    if (!devices.ok()) return devices.status();
+    setup.devices = *devices;
+    setup.index = 0;
+    return setup;
+#else
+    return absl::FailedPreconditionError(
+        "this tunedb-worker was built without cuDNN (TUNEDB_HAVE_CUDNN off); "
+        "only --finder=simulated is available");
+#endif
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown finder '", args.finder,
+                   "' (expected cudnn or simulated)"));
+}
+
+bool IsFatal(const absl::Status& s) {
+#ifdef TUNEDB_HAVE_CUDNN
+  return IsFatalDeviceError(s);
+#else
+  return false;
+#endif
+}
+
+int Main(int argc, char** argv) {
+  absl::StatusOr<Args> args = ParseArgs(argc, argv);
+  if (!args.ok()) {
+    std::fprintf(stderr, "tunedb-worker: %s\n",
+                 std::string(args.status().message()).c_str());
+    return 2;
+  }
+  const int fd = args->fd;
+  worker::Response hello;
+  hello.set_pid(getpid());
+  absl::StatusOr<Setup> setup = MakeFinder(*args);
+  if (!setup.ok()) {
+    SetStatus(setup.status(), &hello);
+    (void)WriteFrame(fd, hello);
+    std::fprintf(stderr, "tunedb-worker: %s\n",
+                 std::string(setup.status().message()).c_str());
+    return 2;
+  }
+  for (const DeviceInfo& d : setup->devices) ToProto(d, hello.add_devices());
+  if (!WriteFrame(fd, hello).ok()) return 1;
+
+  while (true) {
+    worker::Request request;
+    absl::Status s = ReadFrame(fd, &request, absl::InfiniteFuture());
+    if (absl::IsOutOfRange(s)) return 0;  // the supervisor closed the socket
+    if (!s.ok()) {
+      std::fprintf(stderr, "tunedb-worker: %s\n",
+                   std::string(s.message()).c_str());
+      return 1;
+    }
+    worker::Response response;
+    response.set_id(request.id());
+    absl::StatusOr<ConvProblem> problem = ConvProblem::Parse(request.problem());
+    if (!problem.ok()) {
+      SetStatus(problem.status(), &response);
+    } else if (setup->finder == nullptr) {
+      SetStatus(absl::FailedPreconditionError(
+                    "a listing worker (--device=-1) does not search"),
+                &response);
+    } else {
+      SearchOptions options;
+      options.workspace_cap_bytes = request.workspace_cap_bytes();
+      options.timeout = absl::Milliseconds(request.timeout_ms());
+      absl::StatusOr<SearchResult> result =
+          setup->finder->Search(setup->index, *problem, options);
+      if (result.ok()) {
+        ToProto(*result, &response);
+      } else {
+        SetStatus(result.status(), &response);
+        response.set_fatal(IsFatal(result.status()));
+      }
+    }
+    if (!WriteFrame(fd, response).ok()) return 1;
+    if (response.fatal()) return 3;
+  }
+}
+
+}  // namespace
+}  // namespace tunedb
+
+int main(int argc, char** argv) { return tunedb::Main(argc, argv); }

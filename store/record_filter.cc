@@ -1,0 +1,77 @@
+// RecordFilter (declared in server/store.h): which records a Query, Delete or
+// Export selects.
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "store/store.h"
+
+namespace tunedb {
+namespace {
+
+constexpr char kHashField[] = "hash";
+
+}  // namespace
+
+std::optional<uint64_t> RecordFilter::KeyHash() const {
+  auto it = fields.find(kHashField);
+  uint64_t hash;
+  if (it == fields.end() || !absl::SimpleHexAtoi(it->second, &hash)) {
+    return std::nullopt;
+  }
+  return hash;
+}
+
+absl::Status RecordFilter::Validate() const {
+  const auto& names = KeyFieldNames();
+  for (const auto& [name, value] : fields) {
+    if (name == kHashField) {
+      uint64_t ignored;
+      if (value.size() != 16 || !absl::SimpleHexAtoi(value, &ignored)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "filter field \"hash\" must be 16 hex digits, got \"", value,
+            "\""));
+      }
+      continue;
+    }
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown filter field \"", name,
+                       "\"; key fields are: ", absl::StrJoin(names, ", "),
+                       ", and hash"));
+    }
+  }
+  if (since_us < 0 || until_us < 0) {
+    return absl::InvalidArgumentError(
+        "filter time bounds must not be negative (0 means no bound)");
+  }
+  if (since_us != 0 && until_us != 0 && since_us >= until_us) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("filter since_us (", since_us,
+                     ") must be before until_us (", until_us, ")"));
+  }
+  return absl::OkStatus();
+}
+
+bool RecordFilter::Matches(const Record& record) const {
+  if (since_us != 0 && record.measured_at_us < since_us) return false;
+  if (until_us != 0 && record.measured_at_us >= until_us) return false;
+  if (fields.empty()) return true;
+  absl::StatusOr<std::map<std::string, std::string>> key_fields =
+      KeyFields(record.key.ToText());
+  if (!key_fields.ok()) return false;
+  for (const auto& [name, value] : fields) {
+    if (name == kHashField) {
+      if (absl::AsciiStrToLower(value) != record.key.HashText()) return false;
+      continue;
+    }
+    auto it = key_fields->find(name);
+    if (it == key_fields->end() || it->second != value) return false;
+  }
+  return true;
+}
+
+}  // namespace tunedb

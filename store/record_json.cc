@@ -1,0 +1,225 @@
+#include "store/record_json.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "common/status_macros.h"
+
+namespace tunedb {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+absl::Status Invalid(absl::string_view field, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
+}
+
+// Reads the members of one JSON object, naming each as "<prefix><name>" in
+// errors, and refuses members nobody asked for.
+class ObjectReader {
+ public:
+  ObjectReader(const Json& object, std::string prefix)
+      : object_(object), prefix_(std::move(prefix)) {}
+
+  absl::StatusOr<const Json*> Member(absl::string_view name) {
+    known_.emplace_back(name);
+    auto it = object_.find(std::string(name));
+    if (it == object_.end()) return Invalid(Name(name), "missing");
+    return &*it;
+  }
+
+  absl::StatusOr<std::string> String(absl::string_view name) {
+    ASSIGN_OR_RETURN(const Json* value, Member(name));
+    if (!value->is_string()) return Invalid(Name(name), "must be a string");
+    return value->get<std::string>();
+  }
+
+  absl::StatusOr<bool> Bool(absl::string_view name) {
+    ASSIGN_OR_RETURN(const Json* value, Member(name));
+    if (!value->is_boolean())
+      return Invalid(Name(name), "must be true or false");
+    return value->get<bool>();
+  }
+
+  // An integer in [0, max].
+  absl::StatusOr<int64_t> Count(
+      absl::string_view name,
+      int64_t max = std::numeric_limits<int64_t>::max()) {
+    ASSIGN_OR_RETURN(const Json* value, Member(name));
+    if (!value->is_number_integer()) {
+      return Invalid(Name(name), "must be an integer");
+    }
+    if (value->is_number_unsigned()) {
+      if (value->get<uint64_t>() > static_cast<uint64_t>(max)) {
+        return Invalid(Name(name), absl::StrCat("must be at most ", max));
+      }
+      return static_cast<int64_t>(value->get<uint64_t>());
+    }
+    const int64_t v = value->get<int64_t>();
+    if (v < 0) return Invalid(Name(name), "must not be negative");
+    if (v > max)
+      return Invalid(Name(name), absl::StrCat("must be at most ", max));
+    return v;
+  }
+
+  // A finite number >= 0.
+  absl::StatusOr<double> Duration(absl::string_view name) {
+    ASSIGN_OR_RETURN(const Json* value, Member(name));
+    if (!value->is_number()) return Invalid(Name(name), "must be a number");
+    const double v = value->get<double>();
+    if (!std::isfinite(v) || v < 0) {
+      return Invalid(Name(name), "must be a finite, non-negative number");
+    }
+    return v;
+  }
+
+  // Call after reading every member.
+  absl::Status NoOthers() const {
+    for (auto it = object_.begin(); it != object_.end(); ++it) {
+      bool known = false;
+      for (const std::string& name : known_) known = known || name == it.key();
+      if (!known) return Invalid(Name(it.key()), "unknown member");
+    }
+    return absl::OkStatus();
+  }
+
+  std::string Name(absl::string_view name) const {
+    return absl::StrCat(prefix_, name);
+  }
+
+ private:
+  const Json& object_;
+  const std::string prefix_;
+  std::vector<std::string> known_;
+};
+
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+absl::StatusOr<AlgoResult> ResultFromJson(const Json& object,
+                                          const std::string& prefix) {
+  if (!object.is_object()) {
+    return Invalid(prefix.substr(0, prefix.size() - 1), "must be an object");
+  }
+  ObjectReader reader(object, prefix);
+  AlgoResult result;
+  ASSIGN_OR_RETURN(int64_t algo, reader.Count("algo", kIntMax));
+  result.algo = static_cast<int>(algo);
+  ASSIGN_OR_RETURN(std::string math_type, reader.String("math_type"));
+  absl::StatusOr<MathType> parsed_math = ParseMathType(math_type);
+  if (!parsed_math.ok()) {
+    return Invalid(reader.Name("math_type"),
+                   absl::StrCat("unknown math type \"", math_type, "\""));
+  }
+  result.math_type = *parsed_math;
+  ASSIGN_OR_RETURN(std::string status, reader.String("status"));
+  absl::StatusOr<AlgoStatus> parsed_status = ParseAlgoStatus(status);
+  if (!parsed_status.ok()) {
+    return Invalid(reader.Name("status"),
+                   absl::StrCat("unknown status \"", status, "\""));
+  }
+  result.status = *parsed_status;
+  ASSIGN_OR_RETURN(result.median_ms, reader.Duration("median_ms"));
+  ASSIGN_OR_RETURN(result.spread_ms, reader.Duration("spread_ms"));
+  ASSIGN_OR_RETURN(int64_t samples, reader.Count("samples", kIntMax));
+  result.samples = static_cast<int>(samples);
+  ASSIGN_OR_RETURN(result.workspace_bytes, reader.Count("workspace_bytes"));
+  ASSIGN_OR_RETURN(result.deterministic, reader.Bool("deterministic"));
+  ASSIGN_OR_RETURN(result.retimed, reader.Bool("retimed"));
+  ASSIGN_OR_RETURN(result.error, reader.String("error"));
+  RETURN_IF_ERROR(reader.NoOthers());
+  return result;
+}
+
+}  // namespace
+
+std::string RecordToJson(const Record& record) {
+  Json results = Json::array();
+  for (const AlgoResult& r : record.results) {
+    Json result = Json::object();
+    result["algo"] = r.algo;
+    result["math_type"] = std::string(MathTypeName(r.math_type));
+    result["status"] = std::string(AlgoStatusName(r.status));
+    result["median_ms"] = r.median_ms;
+    result["spread_ms"] = r.spread_ms;
+    result["samples"] = r.samples;
+    result["workspace_bytes"] = r.workspace_bytes;
+    result["deterministic"] = r.deterministic;
+    result["retimed"] = r.retimed;
+    result["error"] = r.error;
+    results.push_back(std::move(result));
+  }
+  Json line = Json::object();
+  line["format"] = std::string(kRecordJsonFormat);
+  line["version"] = kRecordJsonVersion;
+  line["key"] = record.key.ToText();
+  line["measured_at_us"] = record.measured_at_us;
+  line["host"] = record.host;
+  line["gpu_uuid"] = record.gpu_uuid;
+  line["driver_version"] = record.driver_version;
+  line["finder"] = record.finder;
+  line["repeats"] = record.repeats;
+  line["workspace_cap_bytes"] = record.workspace_cap_bytes;
+  line["search_ms"] = record.search_ms;
+  line["verified"] = record.verified;
+  line["served_count"] = record.served_count;
+  line["results"] = std::move(results);
+  return line.dump(-1, ' ', /*ensure_ascii=*/false,
+                   Json::error_handler_t::replace);
+}
+
+absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
+  const Json line = Json::parse(text.begin(), text.end(), /*cb=*/nullptr,
+                                /*allow_exceptions=*/false);
+  if (line.is_discarded()) return Invalid("line", "not valid JSON");
+  if (!line.is_object()) return Invalid("line", "not a JSON object");
+  ObjectReader reader(line, "");
+
+  ASSIGN_OR_RETURN(std::string format, reader.String("format"));
+  if (format != kRecordJsonFormat) {
+    return Invalid("format", absl::StrCat("expected \"", kRecordJsonFormat,
+                                          "\", got \"", format, "\""));
+  }
+  ASSIGN_OR_RETURN(int64_t version, reader.Count("version"));
+  if (version != kRecordJsonVersion) {
+    return Invalid("version", absl::StrCat("unsupported version ", version,
+                                           " (this build reads ",
+                                           kRecordJsonVersion, ")"));
+  }
+
+  Record record;
+  ASSIGN_OR_RETURN(std::string key_text, reader.String("key"));
+  absl::StatusOr<ProblemKey> key = ProblemKey::Parse(key_text);
+  if (!key.ok()) return Invalid("key", key.status().message());
+  record.key = *std::move(key);
+  ASSIGN_OR_RETURN(record.measured_at_us, reader.Count("measured_at_us"));
+  ASSIGN_OR_RETURN(record.host, reader.String("host"));
+  ASSIGN_OR_RETURN(record.gpu_uuid, reader.String("gpu_uuid"));
+  ASSIGN_OR_RETURN(record.driver_version, reader.String("driver_version"));
+  ASSIGN_OR_RETURN(record.finder, reader.String("finder"));
+  ASSIGN_OR_RETURN(int64_t repeats, reader.Count("repeats", kIntMax));
+  record.repeats = static_cast<int>(repeats);
+  ASSIGN_OR_RETURN(record.workspace_cap_bytes,
+                   reader.Count("workspace_cap_bytes"));
+  ASSIGN_OR_RETURN(record.search_ms, reader.Duration("search_ms"));
+  ASSIGN_OR_RETURN(record.verified, reader.Bool("verified"));
+  ASSIGN_OR_RETURN(record.served_count, reader.Count("served_count"));
+
+  ASSIGN_OR_RETURN(const Json* results, reader.Member("results"));
+  if (!results->is_array()) return Invalid("results", "must be an array");
+  for (size_t i = 0; i < results->size(); ++i) {
+    ASSIGN_OR_RETURN(
+        AlgoResult result,
+        ResultFromJson((*results)[i], absl::StrCat("results[", i, "].")));
+    record.results.push_back(std::move(result));
+  }
+  RETURN_IF_ERROR(reader.NoOthers());
+  return record;
+}
+
+}  // namespace tunedb

@@ -1,0 +1,124 @@
+#include "store/sql/store_schema.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "store/sql/transaction.h"
+#include "common/status_macros.h"
+
+namespace tunedb {
+namespace {
+
+// The current schema, created in one go for a new database.
+constexpr const char* kCreateSchema = R"sql(
+CREATE TABLE records(
+  id INTEGER PRIMARY KEY,
+  key_version INTEGER NOT NULL,
+  key_hash INTEGER NOT NULL,
+  key_text TEXT NOT NULL UNIQUE,
+  gpu_model TEXT NOT NULL,
+  cudnn_version INTEGER NOT NULL,
+  op TEXT NOT NULL,
+  measured_at_us INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  gpu_uuid TEXT NOT NULL,
+  driver_version TEXT NOT NULL,
+  finder TEXT NOT NULL,
+  repeats INTEGER NOT NULL,
+  workspace_cap_bytes INTEGER NOT NULL,
+  search_ms REAL NOT NULL,
+  verified INTEGER NOT NULL,
+  served_count INTEGER NOT NULL DEFAULT 0,
+  last_served_us INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX records_by_key_hash ON records(key_hash);
+CREATE INDEX records_by_measured_at ON records(measured_at_us);
+CREATE TABLE results(
+  record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
+  rank INTEGER NOT NULL,
+  algo INTEGER NOT NULL,
+  math_type TEXT NOT NULL,
+  status TEXT NOT NULL,
+  median_ms REAL NOT NULL,
+  spread_ms REAL NOT NULL,
+  samples INTEGER NOT NULL,
+  workspace_bytes INTEGER NOT NULL,
+  deterministic INTEGER NOT NULL,
+  retimed INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  PRIMARY KEY(record_id, rank)) WITHOUT ROWID;
+)sql";
+
+// kMigrations[v] takes a database from version v to v + 1 (index 0 unused).
+constexpr const char* kMigrations[] = {
+    nullptr,
+    // 1 -> 2: usage counters and the time index.
+    R"sql(
+ALTER TABLE records ADD COLUMN served_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN last_served_us INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX records_by_measured_at ON records(measured_at_us);
+)sql",
+};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
+                  kStoreSchemaVersion,
+              "one migration per schema version");
+
+}  // namespace
+
+absl::StatusOr<int> CheckStoreSchema(sql::Database& db) {
+  // On a file that is not SQLite at all the first read fails with
+  // SQLITE_NOTADB, which becomes FAILED_PRECONDITION naming the file.
+  // One statement, so the three values come from one snapshot: read one by
+  // one, another process creating the file in between could make a new
+  // tunedb file look like another application's.
+  ASSIGN_OR_RETURN(sql::Statement identity,
+                   db.GetUniqueStatement(
+                       "SELECT (SELECT application_id FROM pragma_application_id), "
+                       "(SELECT user_version FROM pragma_user_version), "
+                       "(SELECT COUNT(*) FROM sqlite_schema)"));
+  ASSIGN_OR_RETURN(bool row, identity.Step());
+  if (!row) return absl::InternalError("identity query returned no row");
+  const int64_t application_id = identity.ColumnInt64(0);
+  const int64_t version = identity.ColumnInt64(1);
+  const int64_t objects = identity.ColumnInt64(2);
+  if (application_id == 0 && version == 0 && objects == 0) return 0;
+  if (application_id != kStoreApplicationId) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s is a SQLite database of another application, not a tunedb "
+        "database (application_id 0x%08x, expected 0x%08x)",
+        db.path(), static_cast<uint32_t>(application_id),
+        static_cast<uint32_t>(kStoreApplicationId)));
+  }
+  if (version > kStoreSchemaVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(db.path(), " has tunedb schema version ", version,
+                     ", newer than the newest this build understands (",
+                     kStoreSchemaVersion, "); use a newer tunedb"));
+  }
+  if (version < 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        db.path(),
+        " is marked as a tunedb database but has no schema version"));
+  }
+  return static_cast<int>(version);
+}
+
+absl::Status CreateOrMigrateStoreSchema(sql::Database& db) {
+  sql::Transaction transaction(&db, sql::Transaction::Kind::kImmediate);
+  RETURN_IF_ERROR(transaction.Begin());
+  // Checked again under the write lock: another process may have created or
+  // migrated the file since the caller looked.
+  ASSIGN_OR_RETURN(int version, CheckStoreSchema(db));
+  if (version == kStoreSchemaVersion) return transaction.Commit();
+  if (version == 0) {
+    RETURN_IF_ERROR(db.Execute(kCreateSchema));
+  } else {
+    for (int v = version; v < kStoreSchemaVersion; ++v) {
+      RETURN_IF_ERROR(db.Execute(kMigrations[v]));
+    }
+  }
+  RETURN_IF_ERROR(db.Execute(
+      absl::StrCat("PRAGMA application_id = ", kStoreApplicationId,
+                   "; PRAGMA user_version = ", kStoreSchemaVersion)));
+  return transaction.Commit();
+}
+
+}  // namespace tunedb

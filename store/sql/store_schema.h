@@ -1,0 +1,40 @@
+// The tunedb database schema: its identity (PRAGMA application_id), its
+// version (PRAGMA user_version), the DDL of the current version and the
+// forward migrations from every older one.
+//
+// Version history:
+//   1  records (no usage columns) and results; key_hash and key_text indexes.
+//   2  records.served_count and records.last_served_us; an index on
+//      records.measured_at_us for time-range queries.
+//
+// Thread safety: free functions on a Database the caller holds exclusively.
+#ifndef TUNEDB_STORE_SQL_STORE_SCHEMA_H_
+#define TUNEDB_STORE_SQL_STORE_SCHEMA_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "store/sql/database.h"
+
+namespace tunedb {
+
+// PRAGMA application_id of every tunedb database: "tund" in ASCII.
+inline constexpr int32_t kStoreApplicationId = 0x74756e64;
+// PRAGMA user_version this build writes and reads.
+inline constexpr int kStoreSchemaVersion = 2;
+
+// Reads the file's identity and returns its schema version, 0 for a new,
+// empty database. FAILED_PRECONDITION (naming the file) if it belongs to
+// another application, has a version newer than kStoreSchemaVersion, or is
+// not a database at all.
+absl::StatusOr<int> CheckStoreSchema(sql::Database& db);
+
+// Creates the schema in an empty database or migrates an older one to
+// kStoreSchemaVersion, in one BEGIN IMMEDIATE transaction (so two processes
+// opening a new file at once do the work once). Requires a writable Database.
+absl::Status CreateOrMigrateStoreSchema(sql::Database& db);
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_STORE_SQL_STORE_SCHEMA_H_

@@ -1,0 +1,114 @@
+// Store: the SQLite database of search records.
+//
+// One file per daemon (the CLI may open the same file too). WAL journal, an
+// explicit synchronous level, a busy timeout, BEGIN IMMEDIATE for writes,
+// prepared statements reused, schema version in PRAGMA user_version with
+// forward migrations, an application_id, quick_check at open (a corrupt file
+// is a clear error, never a crash or a silent reset), and periodic WAL
+// checkpoints. Records with an older key-format version are never returned.
+//
+// Thread safety: all methods are thread-safe. Writes are serialized on one
+// connection; reads use a pool of read connections so readers never wait for
+// the writer (WAL).
+#ifndef TUNEDB_STORE_STORE_H_
+#define TUNEDB_STORE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+// Selects records: every entry of `fields` (canonical key field name ->
+// unescaped value, see KeyFields; or "hash" -> the key's 16-hex-digit
+// HashText(), answered through the key-hash index) must match, and
+// measured_at_us must lie in [since_us, until_us) where a zero bound is open.
+struct RecordFilter {
+  std::map<std::string, std::string> fields;
+  int64_t since_us = 0;
+  int64_t until_us = 0;
+
+  // INVALID_ARGUMENT for an unknown field name or a malformed hash.
+  absl::Status Validate() const;
+  // The "hash" field as the stored 64-bit value, if the filter has one
+  // (call after Validate).
+  std::optional<uint64_t> KeyHash() const;
+  bool Matches(const Record& record) const;
+  bool empty() const { return fields.empty() && since_us == 0 && until_us == 0; }
+};
+
+class Store {
+ public:
+  struct Options {
+    // Database file; ":memory:" gives a private in-memory database (tests).
+    std::string path = "tunedb.db";
+    // Open without writing (CLI inspection, client fallback). Default false.
+    bool read_only = false;
+    // SQLite busy timeout for locks held by other processes. Default 5 s.
+    int busy_timeout_ms = 5000;
+    // PRAGMA synchronous: "FULL" (default: an acknowledged write survives
+    // power loss) or "NORMAL" (survives process crashes only).
+    std::string synchronous = "FULL";
+    // Run PRAGMA wal_checkpoint(PASSIVE) after this many writes. Default 256.
+    int checkpoint_every_writes = 256;
+    // Read connections kept open. Default 4.
+    int read_connections = 4;
+  };
+
+  // Opens (creating and migrating if needed) and runs quick_check.
+  // FAILED_PRECONDITION for a file that is not a tunedb database, is corrupt,
+  // or has a newer schema than this build understands.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const Options& options);
+
+  virtual ~Store() = default;
+
+  // The record for `key`, or nullopt.
+  virtual absl::StatusOr<std::optional<Record>> Get(const ProblemKey& key) = 0;
+
+  // Inserts or replaces the record for record.key (served_count is kept on
+  // replace). Returns the row id. Durable when it returns.
+  virtual absl::StatusOr<int64_t> Put(const Record& record) = 0;
+
+  // Puts every record in one transaction: all or nothing.
+  virtual absl::Status PutAll(const std::vector<Record>& records) = 0;
+
+  // Calls `visit` for matching records with id > after_id in id order, at
+  // most `limit` (<= 0: no limit) times, or until `visit` returns false.
+  virtual absl::Status Query(const RecordFilter& filter, int64_t after_id,
+                             int limit,
+                             const std::function<bool(const Record&)>& visit) = 0;
+
+  // Deletes matching records; returns how many.
+  virtual absl::StatusOr<int64_t> Delete(const RecordFilter& filter) = 0;
+
+  // Adds to served_count of the given record ids (batched by the caller).
+  virtual absl::Status AddServed(
+      const std::vector<std::pair<int64_t, int64_t>>& id_counts) = 0;
+
+  // Number of records of the current key-format version.
+  virtual absl::StatusOr<int64_t> Count() = 0;
+
+  // Main file plus WAL, bytes (0 for :memory:).
+  virtual int64_t SizeBytes() const = 0;
+
+  // PRAGMA quick_check; FAILED_PRECONDITION with SQLite's message if not ok.
+  virtual absl::Status QuickCheck() = 0;
+
+  // Checkpoints the WAL (TRUNCATE) — called at clean shutdown.
+  virtual absl::Status Checkpoint() = 0;
+
+  virtual const std::string& path() const = 0;
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_STORE_STORE_H_

@@ -1,0 +1,413 @@
+// The TuneDb service through a real gRPC channel on a Unix socket, against
+// an in-process server on the simulated finder.
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "server/service/server.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "test_util.h"
+#include "tunedb/v1/tunedb.grpc.pb.h"
+
+namespace tunedb {
+namespace {
+
+using testing_util::ProtoProblem;
+using testing_util::TempDir;
+
+class ServiceTest : public testing::Test {
+ protected:
+  void SetUp() override { StartServer("slow_ms=5"); }
+  void TearDown() override {
+    if (server_) server_->Shutdown(absl::Seconds(5));
+  }
+
+  void StartServer(const std::string& sim, const std::string& db = ":memory:") {
+    ServerOptions options;
+    options.unix_socket = dir_.File("tunedb.sock");
+    options.store.path = db;
+    options.finder = "simulated";
+    options.simulated_options = sim;
+    auto server = Server::BuildAndStart(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    channel_ = grpc::CreateChannel(server_->address(),
+                                   grpc::InsecureChannelCredentials());
+    stub_ = v1::TuneDb::NewStub(channel_);
+  }
+
+  v1::DeviceKey Device() {
+    grpc::ClientContext ctx;
+    v1::DevicesRequest req;
+    v1::DevicesResponse resp;
+    EXPECT_TRUE(stub_->Devices(&ctx, req, &resp).ok());
+    return resp.devices(0).key();
+  }
+
+  grpc::Status Tune(int64_t n, v1::TuneResponse* resp, bool force = false) {
+    grpc::ClientContext ctx;
+    v1::TuneRequest req;
+    *req.mutable_problem() = ProtoProblem(n);
+    req.set_force(force);
+    return stub_->Tune(&ctx, req, resp);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Server> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::TuneDb::Stub> stub_;
+};
+
+TEST_F(ServiceTest, TuneThenLookup) {
+  v1::TuneResponse tuned;
+  ASSERT_TRUE(Tune(8, &tuned).ok());
+  EXPECT_TRUE(tuned.searched());
+  EXPECT_TRUE(tuned.has_choice());
+  EXPECT_EQ(tuned.record().finder(), "simulated");
+  EXPECT_EQ(tuned.record().key_hash().size(), 16u);
+
+  grpc::ClientContext ctx;
+  v1::LookupRequest req;
+  *req.mutable_problem() = ProtoProblem(8);
+  *req.mutable_device() = Device();
+  v1::LookupResponse resp;
+  grpc::Status s = stub_->Lookup(&ctx, req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(resp.choice().algo().algo(), tuned.choice().algo().algo());
+  EXPECT_EQ(resp.record().key_text(), tuned.record().key_text());
+  auto parsed = ProblemKey::Parse(resp.record().key_text());
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(resp.record_id(), tuned.record().id());
+  EXPECT_EQ(resp.measured_at_us(), tuned.record().measured_at_us());
+
+  // choice_only: the same choice, no record.
+  grpc::ClientContext ctx2;
+  req.set_choice_only(true);
+  v1::LookupResponse slim;
+  ASSERT_TRUE(stub_->Lookup(&ctx2, req, &slim).ok());
+  EXPECT_EQ(slim.choice().algo().algo(), tuned.choice().algo().algo());
+  EXPECT_FALSE(slim.has_record());
+  EXPECT_EQ(slim.measured_at_us(), tuned.record().measured_at_us());
+}
+
+TEST_F(ServiceTest, LookupMissIsNotFoundAndDoesNotSearch) {
+  grpc::ClientContext ctx;
+  v1::LookupRequest req;
+  *req.mutable_problem() = ProtoProblem(9);
+  *req.mutable_device() = Device();
+  v1::LookupResponse resp;
+  EXPECT_EQ(stub_->Lookup(&ctx, req, &resp).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  grpc::ClientContext sctx;
+  v1::StatsResponse stats;
+  ASSERT_TRUE(stub_->Stats(&sctx, v1::StatsRequest(), &stats).ok());
+  EXPECT_EQ(stats.searches(), 0);
+  EXPECT_EQ(stats.misses(), 1);
+  EXPECT_EQ(stats.finder(), "simulated");
+}
+
+struct BadRequest {
+  const char* name;
+  std::function<void(v1::TuneRequest*)> mutate;
+  grpc::StatusCode code;
+  const char* mention;
+};
+
+TEST_F(ServiceTest, BadTuneRequestsGetClearStatuses) {
+  std::vector<BadRequest> cases = {
+      {"no problem", [](v1::TuneRequest* r) { r->clear_problem(); },
+       grpc::StatusCode::INVALID_ARGUMENT, "problem"},
+      {"groups", [](v1::TuneRequest* r) { r->mutable_problem()->set_groups(5); },
+       grpc::StatusCode::INVALID_ARGUMENT, "groups"},
+      {"op", [](v1::TuneRequest* r) { r->mutable_problem()->set_op(v1::ConvOp(42)); },
+       grpc::StatusCode::INVALID_ARGUMENT, "op"},
+      {"rank", [](v1::TuneRequest* r) { r->mutable_problem()->add_padding(1); },
+       grpc::StatusCode::INVALID_ARGUMENT, "padding"},
+      {"negative n", [](v1::TuneRequest* r) { r->mutable_problem()->set_n(-1); },
+       grpc::StatusCode::INVALID_ARGUMENT, "n"},
+      {"layout", [](v1::TuneRequest* r) { r->mutable_problem()->clear_layout(); },
+       grpc::StatusCode::INVALID_ARGUMENT, "layout"},
+      {"workspace",
+       [](v1::TuneRequest* r) {
+         r->mutable_constraints()->set_max_workspace_bytes(-5);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "max_workspace_bytes"},
+      {"device",
+       [this](v1::TuneRequest* r) {
+         *r->mutable_device() = Device();
+         r->mutable_device()->set_gpu_model("Imaginary GPU");
+       },
+       grpc::StatusCode::FAILED_PRECONDITION, "Imaginary"},
+  };
+  for (const auto& c : cases) {
+    v1::TuneRequest req;
+    *req.mutable_problem() = ProtoProblem(8);
+    c.mutate(&req);
+    grpc::ClientContext ctx;
+    v1::TuneResponse resp;
+    grpc::Status s = stub_->Tune(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), c.code) << c.name << ": " << s.error_message();
+    EXPECT_NE(s.error_message().find(c.mention), std::string::npos)
+        << c.name << ": " << s.error_message();
+  }
+  // The daemon is still healthy.
+  v1::TuneResponse ok;
+  EXPECT_TRUE(Tune(8, &ok).ok());
+}
+
+TEST_F(ServiceTest, LookupWithoutDeviceIsInvalid) {
+  grpc::ClientContext ctx;
+  v1::LookupRequest req;
+  *req.mutable_problem() = ProtoProblem(8);
+  v1::LookupResponse resp;
+  grpc::Status s = stub_->Lookup(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("device"), std::string::npos);
+}
+
+TEST_F(ServiceTest, HealthServiceReportsServing) {
+  auto health = grpc::health::v1::Health::NewStub(channel_);
+  grpc::ClientContext ctx;
+  grpc::health::v1::HealthCheckRequest req;
+  grpc::health::v1::HealthCheckResponse resp;
+  ASSERT_TRUE(health->Check(&ctx, req, &resp).ok());
+  EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+}
+
+TEST_F(ServiceTest, ManyClientThreadsOverTheSocket) {
+  constexpr int kThreads = 16, kCalls = 40;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  v1::DeviceKey device = Device();
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      // Each thread its own channel, as separate processes would have.
+      auto stub = v1::TuneDb::NewStub(grpc::CreateChannel(
+          server_->address(), grpc::InsecureChannelCredentials()));
+      for (int i = 0; i < kCalls; ++i) {
+        int64_t n = 1 + (t * kCalls + i) % 24;  // overlapping problems
+        grpc::ClientContext ctx;
+        v1::TuneRequest req;
+        *req.mutable_problem() = ProtoProblem(n);
+        v1::TuneResponse resp;
+        grpc::Status s = stub->Tune(&ctx, req, &resp);
+        if (!s.ok() || !resp.has_choice()) ++failures;
+        grpc::ClientContext lctx;
+        v1::LookupRequest lreq;
+        *lreq.mutable_problem() = ProtoProblem(n);
+        *lreq.mutable_device() = device;
+        v1::LookupResponse lresp;
+        if (!stub->Lookup(&lctx, lreq, &lresp).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  grpc::ClientContext ctx;
+  v1::StatsResponse stats;
+  ASSERT_TRUE(stub_->Stats(&ctx, v1::StatsRequest(), &stats).ok());
+  EXPECT_EQ(stats.records(), 24);
+  EXPECT_EQ(stats.searches(), 24);
+}
+
+TEST_F(ServiceTest, TuneBatchAnswersEveryItemByIndex) {
+  grpc::ClientContext ctx;
+  auto stream = stub_->TuneBatch(&ctx);
+  std::vector<int64_t> ns = {1, 2, 3, 2, 1, -4, 5};
+  for (int64_t n : ns) {
+    v1::TuneBatchRequest req;
+    *req.mutable_request()->mutable_problem() = ProtoProblem(n);
+    req.set_expected_total(static_cast<int64_t>(ns.size()));
+    ASSERT_TRUE(stream->Write(req));
+  }
+  stream->WritesDone();
+  std::map<int64_t, v1::TuneBatchResponse> answers;
+  v1::TuneBatchResponse resp;
+  int64_t last_done = 0;
+  while (stream->Read(&resp)) {
+    EXPECT_GT(resp.done(), last_done);
+    last_done = resp.done();
+    answers[resp.index()] = resp;
+  }
+  ASSERT_TRUE(stream->Finish().ok());
+  ASSERT_EQ(answers.size(), ns.size());
+  for (size_t i = 0; i < ns.size(); ++i) {
+    if (ns[i] < 0) {
+      EXPECT_EQ(answers[i].code(), grpc::StatusCode::INVALID_ARGUMENT);
+      EXPECT_NE(answers[i].message().find("n"), std::string::npos);
+    } else {
+      EXPECT_EQ(answers[i].code(), 0) << answers[i].message();
+      EXPECT_TRUE(answers[i].response().has_choice());
+    }
+  }
+  EXPECT_EQ(last_done, static_cast<int64_t>(ns.size()));
+  grpc::ClientContext sctx;
+  v1::StatsResponse stats;
+  ASSERT_TRUE(stub_->Stats(&sctx, v1::StatsRequest(), &stats).ok());
+  EXPECT_EQ(stats.searches(), 4);  // 1, 2, 3, 5: duplicates searched once
+}
+
+std::vector<v1::Record> QueryAll(v1::TuneDb::Stub* stub, v1::QueryRequest req) {
+  grpc::ClientContext ctx;
+  auto reader = stub->Query(&ctx, req);
+  std::vector<v1::Record> out;
+  v1::Record r;
+  while (reader->Read(&r)) out.push_back(r);
+  EXPECT_TRUE(reader->Finish().ok());
+  return out;
+}
+
+TEST_F(ServiceTest, QueryFiltersAndPages) {
+  for (int64_t n = 1; n <= 5; ++n) {
+    v1::TuneResponse resp;
+    ASSERT_TRUE(Tune(n, &resp).ok());
+  }
+  v1::QueryRequest all;
+  EXPECT_EQ(QueryAll(stub_.get(), all).size(), 5u);
+
+  v1::QueryRequest one;
+  (*one.mutable_filter()->mutable_fields())["n"] = "3";
+  auto got = QueryAll(stub_.get(), one);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].problem().n(), 3);
+
+  v1::QueryRequest page;
+  page.set_page_size(2);
+  auto first = QueryAll(stub_.get(), page);
+  ASSERT_EQ(first.size(), 2u);
+  page.set_after_id(first.back().id());
+  auto second = QueryAll(stub_.get(), page);
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_GT(second[0].id(), first[1].id());
+
+  // By key hash, through the index; other fields still apply.
+  v1::QueryRequest by_hash;
+  (*by_hash.mutable_filter()->mutable_fields())["hash"] = got[0].key_hash();
+  auto hashed = QueryAll(stub_.get(), by_hash);
+  ASSERT_EQ(hashed.size(), 1u);
+  EXPECT_EQ(hashed[0].id(), got[0].id());
+  (*by_hash.mutable_filter()->mutable_fields())["n"] = "4";
+  EXPECT_TRUE(QueryAll(stub_.get(), by_hash).empty());
+
+  v1::QueryRequest future;
+  future.mutable_filter()->set_since_us(absl::ToUnixMicros(absl::Now()) + 60000000);
+  EXPECT_TRUE(QueryAll(stub_.get(), future).empty());
+
+  for (auto [field, value] : {std::pair<std::string, std::string>{"colour", "red"},
+                               {"hash", "not-a-hash"}}) {
+    v1::QueryRequest bad;
+    (*bad.mutable_filter()->mutable_fields())[field] = value;
+    grpc::ClientContext ctx;
+    auto reader = stub_->Query(&ctx, bad);
+    v1::Record r;
+    while (reader->Read(&r)) {
+    }
+    grpc::Status s = reader->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << field;
+    EXPECT_NE(s.error_message().find(field), std::string::npos)
+        << s.error_message();
+  }
+}
+
+TEST_F(ServiceTest, InvalidateNeedsAFilterOrAll) {
+  for (int64_t n = 1; n <= 3; ++n) {
+    v1::TuneResponse resp;
+    ASSERT_TRUE(Tune(n, &resp).ok());
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::InvalidateResponse resp;
+    EXPECT_EQ(stub_->Invalidate(&ctx, v1::InvalidateRequest(), &resp).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::InvalidateRequest req;
+    (*req.mutable_filter()->mutable_fields())["n"] = "2";
+    v1::InvalidateResponse resp;
+    ASSERT_TRUE(stub_->Invalidate(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.deleted(), 1);
+    // Nothing of it is served from memory any more: it is searched again.
+    v1::TuneResponse again;
+    ASSERT_TRUE(Tune(2, &again).ok());
+    EXPECT_TRUE(again.searched());
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::InvalidateRequest req;
+    req.set_all(true);
+    v1::InvalidateResponse resp;
+    ASSERT_TRUE(stub_->Invalidate(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.deleted(), 3);
+  }
+}
+
+TEST_F(ServiceTest, ExportImportRoundTripAndBadFileImportsNothing) {
+  for (int64_t n = 1; n <= 4; ++n) {
+    v1::TuneResponse resp;
+    ASSERT_TRUE(Tune(n, &resp).ok());
+  }
+  std::vector<std::string> lines;
+  {
+    grpc::ClientContext ctx;
+    auto reader = stub_->Export(&ctx, v1::ExportRequest());
+    v1::ExportLine line;
+    while (reader->Read(&line)) lines.push_back(line.json());
+    ASSERT_TRUE(reader->Finish().ok());
+  }
+  ASSERT_EQ(lines.size(), 4u);
+
+  // A fresh daemon imports them.
+  server_->Shutdown(absl::Seconds(1));
+  server_.reset();
+  StartServer("");
+  auto import = [&](const std::vector<std::string>& in) {
+    grpc::ClientContext ctx;
+    v1::ImportResponse resp;
+    auto writer = stub_->Import(&ctx, &resp);
+    for (const auto& l : in) {
+      v1::ImportLine line;
+      line.set_json(l);
+      EXPECT_TRUE(writer->Write(line));
+    }
+    writer->WritesDone();
+    EXPECT_TRUE(writer->Finish().ok());
+    return resp;
+  };
+  std::vector<std::string> bad = lines;
+  bad.insert(bad.begin() + 2, "{\"format\": \"nonsense\"}");
+  v1::ImportResponse rejected = import(bad);
+  EXPECT_EQ(rejected.imported(), 0);
+  ASSERT_EQ(rejected.rejects_size(), 1);
+  EXPECT_EQ(rejected.rejects(0).line(), 3);
+  EXPECT_TRUE(QueryAll(stub_.get(), v1::QueryRequest()).empty());
+
+  v1::ImportResponse accepted = import(lines);
+  EXPECT_EQ(accepted.imported(), 4);
+  EXPECT_EQ(accepted.rejects_size(), 0);
+  // Imported records answer lookups without searching.
+  v1::TuneResponse resp;
+  ASSERT_TRUE(Tune(3, &resp).ok());
+  EXPECT_FALSE(resp.searched());
+}
+
+TEST_F(ServiceTest, DeadlineIsHonoured) {
+  server_->Shutdown(absl::Seconds(1));
+  server_.reset();
+  StartServer("slow_ms=1000");
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(100));
+  v1::TuneRequest req;
+  *req.mutable_problem() = ProtoProblem(8);
+  v1::TuneResponse resp;
+  auto start = std::chrono::steady_clock::now();
+  grpc::Status s = stub_->Tune(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+}
+
+}  // namespace
+}  // namespace tunedb

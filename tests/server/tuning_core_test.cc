@@ -1,0 +1,278 @@
+// TuningCore over an in-memory store and the simulated finder.
+#include "server/tuning/tuning_core.h"
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "server/finder/simulated_finder.h"
+#include "test_util.h"
+
+namespace tunedb {
+namespace {
+
+ConvProblem Problem(int64_t n, int64_t c = 64, int64_t k = 64) {
+  return testing_util::MakeProblem(n, c, k);
+}
+
+class TuningCoreTest : public testing::Test {
+ protected:
+  void Start(const std::string& sim, TuningCore::Options options = {}) {
+    Store::Options so;
+    so.path = ":memory:";
+    auto store = Store::Open(so);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    auto o = SimulatedFinder::Options::Parse(sim);
+    ASSERT_TRUE(o.ok()) << o.status();
+    finder_ = std::make_unique<SimulatedFinder>(*o);
+    options.flush_interval = absl::Milliseconds(20);
+    auto core = TuningCore::Create(options, store_.get(), finder_.get());
+    ASSERT_TRUE(core.ok()) << core.status();
+    core_ = std::move(*core);
+  }
+  void TearDown() override {
+    if (core_) core_->Shutdown(absl::Seconds(5));
+  }
+
+  absl::StatusOr<TuneAnswer> Tune(const ConvProblem& p,
+                                  absl::Duration timeout = absl::Seconds(30),
+                                  bool force = false,
+                                  Constraints c = {}) {
+    return core_->Tune(p, std::nullopt, c, force, absl::Now() + timeout);
+  }
+
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<SimulatedFinder> finder_;
+  std::unique_ptr<TuningCore> core_;
+};
+
+TEST_F(TuningCoreTest, TuneSearchesOnceThenServesFromStore) {
+  Start("");
+  auto first = Tune(Problem(8));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(first->searched);
+  ASSERT_TRUE(first->choice.has_value());
+  EXPECT_EQ(first->record->finder, "simulated");
+  EXPECT_GT(first->record->id, 0);
+  auto second = Tune(Problem(8));
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(second->searched);
+  EXPECT_EQ(second->choice->algo, first->choice->algo);
+  EXPECT_EQ(finder_->searches(), 1);
+
+  ProblemKey key{core_->devices()[0].key, Problem(8)};
+  auto looked = core_->Lookup(key, {});
+  ASSERT_TRUE(looked.ok()) << looked.status();
+  EXPECT_EQ(looked->record->id, first->record->id);
+  CoreStats stats = core_->Stats();
+  EXPECT_EQ(stats.records, 1);
+  EXPECT_EQ(stats.searches, 1);
+  EXPECT_EQ(stats.hits, 2);
+  EXPECT_EQ(stats.misses, 1);
+}
+
+TEST_F(TuningCoreTest, LookupNeverSearches) {
+  Start("");
+  ProblemKey key{core_->devices()[0].key, Problem(8)};
+  auto looked = core_->Lookup(key, {});
+  EXPECT_EQ(looked.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(finder_->searches(), 0);
+}
+
+TEST_F(TuningCoreTest, SixtyFourIdenticalConcurrentTunesRunOneSearch) {
+  Start("slow_ms=200");
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0}, searched{0};
+  std::vector<int64_t> ids(64);
+  for (int i = 0; i < 64; ++i) {
+    threads.emplace_back([&, i] {
+      auto a = Tune(Problem(32));
+      if (a.ok()) {
+        ++ok;
+        if (a->searched) ++searched;
+        ids[i] = a->record->id;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 64);
+  EXPECT_EQ(finder_->searches(), 1);
+  for (int64_t id : ids) EXPECT_EQ(id, ids[0]);
+  CoreStats stats = core_->Stats();
+  EXPECT_EQ(stats.searches, 1);
+  // Every caller either joined the one search or, arriving after it was
+  // stored, read the stored record.
+  EXPECT_EQ(stats.coalesced + stats.hits + 1, 64);
+}
+
+TEST_F(TuningCoreTest, FullQueueAnswersResourceExhausted) {
+  TuningCore::Options options;
+  options.queue_capacity = 2;
+  Start("slow_ms=300", options);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0}, exhausted{0}, other{0};
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      auto a = Tune(Problem(100 + i));
+      if (a.ok()) {
+        ++ok;
+      } else if (a.status().code() == absl::StatusCode::kResourceExhausted) {
+        ++exhausted;
+      } else {
+        ++other;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_GE(exhausted.load(), 1);
+  EXPECT_GE(ok.load(), 2);
+  EXPECT_EQ(ok.load() + exhausted.load(), 8);
+  EXPECT_EQ(core_->Stats().rejected, exhausted.load());
+}
+
+TEST_F(TuningCoreTest, DeadlineReturnsButSearchCompletesAndQueueMovesOn) {
+  Start("slow_ms=400");
+  absl::Time start = absl::Now();
+  auto a = Tune(Problem(8), absl::Milliseconds(50));
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(350));
+  // The next request for another problem is served: nothing is wedged.
+  auto b = Tune(Problem(9));
+  ASSERT_TRUE(b.ok()) << b.status();
+  // The abandoned search finished and was stored.
+  ProblemKey key{core_->devices()[0].key, Problem(8)};
+  EXPECT_TRUE(core_->Lookup(key, {}).ok());
+  EXPECT_EQ(finder_->searches(), 2);
+}
+
+TEST_F(TuningCoreTest, CancelledCallerStopsWaiting) {
+  Start("slow_ms=400");
+  std::atomic<bool> gone{true};
+  auto a = core_->Tune(Problem(8), std::nullopt, {}, false,
+                       absl::InfiniteFuture(), [&] { return gone.load(); });
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(TuningCoreTest, FailedSearchFailsOnlyItsRequest) {
+  Start("fail_n=13");
+  auto bad = Tune(Problem(13));
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(bad.status().message().find("fail_n"), absl::string_view::npos);
+  auto good = Tune(Problem(14));
+  EXPECT_TRUE(good.ok()) << good.status();
+  EXPECT_EQ(core_->Stats().search_failures, 1);
+  // Not stored: the next attempt searches again.
+  EXPECT_FALSE(Tune(Problem(13)).ok());
+  EXPECT_EQ(core_->Stats().search_failures, 2);
+}
+
+TEST_F(TuningCoreTest, UnknownDeviceIsFailedPrecondition) {
+  Start("");
+  DeviceKey other = core_->devices()[0].key;
+  other.gpu_model = "Some Other GPU";
+  auto a = core_->Tune(Problem(8), other, {}, false, absl::InfiniteFuture());
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(a.status().message().find("Some%20Other%20GPU"),
+            absl::string_view::npos)
+      << a.status();
+}
+
+TEST_F(TuningCoreTest, InvalidProblemIsInvalidArgument) {
+  Start("");
+  ConvProblem p = Problem(8);
+  p.groups = 3;
+  EXPECT_EQ(Tune(p).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(TuningCoreTest, ForceSearchesAgain) {
+  Start("");
+  ASSERT_TRUE(Tune(Problem(8)).ok());
+  auto again = Tune(Problem(8), absl::Seconds(30), /*force=*/true);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->searched);
+  EXPECT_EQ(finder_->searches(), 2);
+  EXPECT_EQ(core_->Stats().records, 1);
+}
+
+TEST_F(TuningCoreTest, NegativeResultIsStoredAndNotSearchedAgain) {
+  Start("");
+  ConvProblem huge = Problem(1 << 20, 1 << 11, 1 << 10);
+  huge.input = {1, 1, 0};
+  huge.filter = {1, 1, 0};
+  huge.padding = {0, 0, 0};
+  auto a = Tune(huge);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_FALSE(a->choice.has_value());
+  EXPECT_FALSE(a->record->supported());
+  auto b = Tune(huge);
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(b->searched);
+  EXPECT_EQ(finder_->searches(), 1);
+}
+
+TEST_F(TuningCoreTest, ConstraintsFilterTheStoredRanking) {
+  Start("");
+  ASSERT_TRUE(Tune(Problem(8)).ok());
+  Constraints none;
+  none.max_workspace_bytes = 0;
+  none.deterministic_only = true;
+  auto a = Tune(Problem(8), absl::Seconds(30), false, none);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(a->choice.has_value());
+  EXPECT_EQ(a->choice->workspace_bytes, 0);
+  EXPECT_TRUE(a->choice->deterministic);
+  auto unconstrained = Tune(Problem(8));
+  EXPECT_LE(unconstrained->choice->median_ms, a->choice->median_ms);
+}
+
+TEST_F(TuningCoreTest, DevicesSearchInParallel) {
+  Start("devices=2;slow_ms=300");
+  std::thread t1([&] { EXPECT_TRUE(Tune(Problem(8)).ok()); });
+  std::thread t2([&] { EXPECT_TRUE(Tune(Problem(9)).ok()); });
+  // Both devices are busy at the same moment.
+  bool both = false;
+  for (int i = 0; i < 200 && !both; ++i) {
+    CoreStats s = core_->Stats();
+    both = s.queue_depths[0] == 1 && s.queue_depths[1] == 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  t1.join();
+  t2.join();
+  EXPECT_TRUE(both);
+}
+
+TEST_F(TuningCoreTest, ServedCountsAreFlushed) {
+  Start("");
+  auto a = Tune(Problem(8));
+  ASSERT_TRUE(a.ok());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Tune(Problem(8)).ok());
+  core_->Shutdown(absl::Seconds(1));
+  ProblemKey key{core_->devices()[0].key, Problem(8)};
+  auto r = store_->Get(key);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ((*r)->served_count, 5);
+}
+
+TEST_F(TuningCoreTest, ShutdownFailsQueuedSearches) {
+  Start("slow_ms=300");
+  std::vector<std::thread> threads;
+  std::atomic<int> unavailable{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      auto a = Tune(Problem(50 + i));
+      if (a.status().code() == absl::StatusCode::kUnavailable) ++unavailable;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  core_->Shutdown(absl::Seconds(2));
+  for (auto& t : threads) t.join();
+  EXPECT_GE(unavailable.load(), 1);
+  EXPECT_EQ(Tune(Problem(99)).status().code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace tunedb

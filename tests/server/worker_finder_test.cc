@@ -1,0 +1,217 @@
+// WorkerFinder against real tunedb-worker processes running the simulated
+// finder: device listing, searches through the pipe, crash and hang recovery,
+// per-device parallelism.
+#include "server/worker/worker_finder.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/finder/simulated_finder.h"
+
+namespace tunedb {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string WorkerPath() {
+  const char* env = std::getenv("TUNEDB_WORKER_PATH");
+  return env != nullptr ? env : TUNEDB_WORKER_PATH;
+}
+
+ConvProblem Problem(int64_t n) {
+  ConvProblem p;
+  p.op = ConvOp::kForward;
+  p.spatial_dims = 2;
+  p.n = n;
+  p.c = 64;
+  p.k = 64;
+  p.input = {56, 56, 0};
+  p.filter = {3, 3, 0};
+  p.padding = {1, 1, 0};
+  p.stride = {1, 1, 0};
+  p.dilation = {1, 1, 0};
+  p.layout = Layout::kNCHW;
+  return p;
+}
+
+std::unique_ptr<WorkerFinder> MakeFinder(const std::string& sim,
+                                         std::vector<std::string> dirs = {}) {
+  WorkerFinder::Options options;
+  options.worker_path = WorkerPath();
+  options.worker_finder = "simulated";
+  options.simulated_options = sim;
+  options.library_dirs = std::move(dirs);
+  options.start_timeout = absl::Seconds(30);
+  absl::StatusOr<std::unique_ptr<WorkerFinder>> f =
+      WorkerFinder::Create(options);
+  EXPECT_TRUE(f.ok()) << f.status();
+  return f.ok() ? std::move(*f) : nullptr;
+}
+
+SearchOptions Timeout(absl::Duration d) {
+  SearchOptions o;
+  o.timeout = d;
+  return o;
+}
+
+TEST(WorkerFinderTest, ListsOneDevicePerWorker) {
+  auto finder = MakeFinder("devices=2");
+  ASSERT_NE(finder, nullptr);
+  EXPECT_EQ(finder->Name(), "simulated");
+  absl::StatusOr<std::vector<DeviceInfo>> devices = finder->Devices();
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  ASSERT_EQ(devices->size(), 2u);
+  EXPECT_EQ((*devices)[0].key.gpu_model, "Simulated GPU");
+  EXPECT_EQ((*devices)[0].key.cudnn_version, 91900);
+  EXPECT_GT(finder->worker_pid(0), 0);
+  EXPECT_GT(finder->worker_pid(1), 0);
+  EXPECT_NE(finder->worker_pid(0), finder->worker_pid(1));
+  EXPECT_NE(finder->worker_pid(0), getpid());
+}
+
+TEST(WorkerFinderTest, OneWorkerSetPerLibraryDir) {
+  auto finder = MakeFinder("devices=2", {"/nonexistent/a", "/nonexistent/b"});
+  ASSERT_NE(finder, nullptr);
+  absl::StatusOr<std::vector<DeviceInfo>> devices = finder->Devices();
+  ASSERT_TRUE(devices.ok());
+  ASSERT_EQ(devices->size(), 4u);
+  EXPECT_EQ(finder->library_dir(0), "/nonexistent/a");
+  EXPECT_EQ(finder->library_dir(1), "/nonexistent/a");
+  EXPECT_EQ(finder->library_dir(2), "/nonexistent/b");
+  EXPECT_EQ((*devices)[2].ordinal, 0);
+  EXPECT_EQ((*devices)[3].ordinal, 1);
+}
+
+TEST(WorkerFinderTest, SearchMatchesTheInProcessModel) {
+  auto finder = MakeFinder("devices=1");
+  ASSERT_NE(finder, nullptr);
+  const ConvProblem p = Problem(32);
+  absl::StatusOr<SearchResult> r = finder->Search(0, p, Timeout(absl::Seconds(30)));
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<AlgoResult> expected = SimulatedFinder::Model(p);
+  SortResults(expected);
+  ASSERT_EQ(r->results.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(r->results[i].algo, expected[i].algo) << i;
+    EXPECT_EQ(r->results[i].status, expected[i].status) << i;
+    EXPECT_DOUBLE_EQ(r->results[i].median_ms, expected[i].median_ms) << i;
+    EXPECT_EQ(r->results[i].workspace_bytes, expected[i].workspace_bytes) << i;
+  }
+}
+
+TEST(WorkerFinderTest, BadIndexIsInvalidArgument) {
+  auto finder = MakeFinder("devices=1");
+  ASSERT_NE(finder, nullptr);
+  EXPECT_EQ(finder->Search(1, Problem(8), Timeout(absl::Seconds(5))).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(WorkerFinderTest, CrashIsUnavailableAndTheWorkerRestarts) {
+  auto finder = MakeFinder("devices=1;crash_n=7");
+  ASSERT_NE(finder, nullptr);
+  const pid_t before = finder->worker_pid(0);
+  absl::StatusOr<SearchResult> r =
+      finder->Search(0, Problem(7), Timeout(absl::Seconds(30)));
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("signal"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("restarted"));
+  EXPECT_EQ(finder->restarts(0), 1);
+  EXPECT_NE(finder->worker_pid(0), before);
+  absl::StatusOr<SearchResult> next =
+      finder->Search(0, Problem(8), Timeout(absl::Seconds(30)));
+  EXPECT_TRUE(next.ok()) << next.status();
+}
+
+TEST(WorkerFinderTest, HangIsKilledAtTheTimeoutAndTheNextSearchWorks) {
+  auto finder = MakeFinder("devices=1;hang_n=9");
+  ASSERT_NE(finder, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<SearchResult> r =
+      finder->Search(0, Problem(9), Timeout(absl::Milliseconds(800)));
+  const double s = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << r.status();
+  EXPECT_GE(s, 0.75);
+  EXPECT_LT(s, 5.0);  // the timeout plus a worker restart
+  absl::StatusOr<SearchResult> next =
+      finder->Search(0, Problem(8), Timeout(absl::Seconds(30)));
+  EXPECT_TRUE(next.ok()) << next.status();
+}
+
+TEST(WorkerFinderTest, KilledWorkerIsReportedWithItsSignal) {
+  auto finder = MakeFinder("devices=1;slow_ms=3000");
+  ASSERT_NE(finder, nullptr);
+  const pid_t pid = finder->worker_pid(0);
+  std::thread killer([pid] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::kill(pid, SIGKILL);
+  });
+  absl::StatusOr<SearchResult> r =
+      finder->Search(0, Problem(8), Timeout(absl::Seconds(30)));
+  killer.join();
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("signal 9"));
+  EXPECT_TRUE(finder->Search(0, Problem(8), Timeout(absl::Seconds(30))).ok());
+}
+
+TEST(WorkerFinderTest, DifferentDevicesSearchInParallel) {
+  auto finder = MakeFinder("devices=2;slow_ms=500");
+  ASSERT_NE(finder, nullptr);
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  ASSERT_TRUE(finder->Search(0, Problem(1), Timeout(absl::Seconds(30))).ok());
+  ASSERT_TRUE(finder->Search(0, Problem(2), Timeout(absl::Seconds(30))).ok());
+  const double serial =
+      std::chrono::duration<double>(Clock::now() - t0).count();
+
+  t0 = Clock::now();
+  absl::Status s0, s1;
+  std::thread a([&] {
+    s0 = finder->Search(0, Problem(3), Timeout(absl::Seconds(30))).status();
+  });
+  std::thread b([&] {
+    s1 = finder->Search(1, Problem(4), Timeout(absl::Seconds(30))).status();
+  });
+  a.join();
+  b.join();
+  const double parallel =
+      std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_TRUE(s0.ok()) << s0;
+  EXPECT_TRUE(s1.ok()) << s1;
+  EXPECT_GE(serial, 1.0);
+  EXPECT_LT(parallel, 0.75 * serial)
+      << "serial " << serial << " s, parallel " << parallel << " s";
+}
+
+TEST(WorkerFinderTest, MissingWorkerProgramIsFailedPrecondition) {
+  WorkerFinder::Options options;
+  options.worker_path = "/nonexistent/tunedb-worker";
+  options.worker_finder = "simulated";
+  EXPECT_EQ(WorkerFinder::Create(options).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(WorkerFinderTest, BadSimulatedOptionsFailCreate) {
+  WorkerFinder::Options options;
+  options.worker_path = WorkerPath();
+  options.worker_finder = "simulated";
+  options.simulated_options = "no_such_switch=1";
+  absl::StatusOr<std::unique_ptr<WorkerFinder>> f =
+      WorkerFinder::Create(options);
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(std::string(f.status().message()), HasSubstr("no_such_switch"));
+}
+
+}  // namespace
+}  // namespace tunedb
