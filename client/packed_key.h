@@ -148,7 +148,8 @@ TUNEDB_ALWAYS_INLINE bool PackKey(int device_id, const ConvProblem& p,
          out_type << 32 | compute << 36 | layout << 40 |
          u(p.allow_tensor_cores) << 44 | u(p.allow_tf32) << 45 |
          u(constraints.deterministic_only) << 46 |
-         u(constraints.max_workspace_bytes.has_value()) << 47;
+         u(constraints.max_workspace_bytes.has_value()) << 47 |
+         u(constraints.launch_mode == LaunchMode::kGraph) << 48;
   w[1] = u(p.n) | u(p.c) << 32;
   w[2] = u(p.k) | u(p.groups) << 32;
   w[3] = u(in[0]) | u(in[1]) << 32;

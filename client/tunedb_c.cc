@@ -1,6 +1,7 @@
 // The C API over tunedb::Client.
 #include "tunedb/tunedb_c.h"
 
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -145,6 +146,7 @@ void tunedb_constraints_init(tunedb_constraints_t* c) {
   std::memset(c, 0, sizeof(*c));
   c->struct_size = sizeof(*c);
   c->max_workspace_bytes = -1;
+  c->launch_mode = TUNEDB_LAUNCH_DIRECT;
 }
 
 tunedb_error_t tunedb_client_create(const tunedb_options_t* o,
@@ -186,6 +188,7 @@ tunedb_error_t tunedb_client_create(const tunedb_options_t* o,
         tunedb_constraints_init(&c);
         c.max_workspace_bytes = constraints.max_workspace_bytes.value_or(-1);
         c.deterministic_only = constraints.deterministic_only ? 1 : 0;
+        c.launch_mode = static_cast<int32_t>(constraints.launch_mode);
         int32_t algo = -1;
         int32_t math = TUNEDB_MATH_DEFAULT;
         int64_t workspace = 0;
@@ -223,8 +226,11 @@ tunedb_error_t tunedb_get(tunedb_client_t* client,
   if (client == nullptr || problem == nullptr || answer == nullptr) {
     return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "NULL argument");
   }
+  // Constraints grew launch_mode later: the first revision's size is enough.
+  constexpr size_t kConstraintsV1Size =
+      offsetof(tunedb_constraints_t, launch_mode);
   if (problem->struct_size < sizeof(tunedb_problem_t) ||
-      (c != nullptr && c->struct_size < sizeof(tunedb_constraints_t))) {
+      (c != nullptr && c->struct_size < kConstraintsV1Size)) {
     return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
                 "struct_size too small: call the _init function");
   }
@@ -243,6 +249,16 @@ tunedb_error_t tunedb_get(tunedb_client_t* client,
         constraints.max_workspace_bytes = c->max_workspace_bytes;
       }
       constraints.deterministic_only = c->deterministic_only != 0;
+      if (c->struct_size >= sizeof(tunedb_constraints_t)) {
+        if (c->launch_mode != TUNEDB_LAUNCH_DIRECT &&
+            c->launch_mode != TUNEDB_LAUNCH_GRAPH) {
+          return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
+                      "launch_mode must be TUNEDB_LAUNCH_DIRECT or "
+                      "TUNEDB_LAUNCH_GRAPH");
+        }
+        constraints.launch_mode =
+            static_cast<tunedb::LaunchMode>(c->launch_mode);
+      }
     }
     const tunedb::Answer a = client->client->Get(key, constraints);
     answer->source = static_cast<int32_t>(a.source);

@@ -17,6 +17,8 @@ constexpr std::pair<AlgoStatus, absl::string_view> kStatusNames[] = {
     {AlgoStatus::kOk, "ok"},
     {AlgoStatus::kNotSupported, "not_supported"},
     {AlgoStatus::kFailed, "failed"}};
+constexpr std::pair<LaunchMode, absl::string_view> kLaunchModeNames[] = {
+    {LaunchMode::kDirect, "direct"}, {LaunchMode::kGraph, "graph"}};
 
 template <typename E, size_t N>
 absl::string_view Name(const std::pair<E, absl::string_view> (&table)[N],
@@ -47,19 +49,41 @@ absl::StatusOr<AlgoStatus> ParseAlgoStatus(absl::string_view s) {
   return Parse(kStatusNames, s, "algorithm status");
 }
 
+absl::string_view LaunchModeName(LaunchMode m) {
+  return Name(kLaunchModeNames, m);
+}
+absl::StatusOr<LaunchMode> ParseLaunchMode(absl::string_view s) {
+  return Parse(kLaunchModeNames, s, "launch mode");
+}
+
+bool operator==(const Timing& a, const Timing& b) {
+  return std::tie(a.median_ms, a.spread_ms, a.samples) ==
+         std::tie(b.median_ms, b.spread_ms, b.samples);
+}
+
+const Timing& AlgoResult::cost(LaunchMode mode) const {
+  if (mode == LaunchMode::kDirect && launch.measured()) return launch;
+  return gpu;
+}
+
 bool operator==(const AlgoResult& a, const AlgoResult& b) {
-  return std::tie(a.algo, a.math_type, a.status, a.median_ms, a.spread_ms,
-                  a.samples, a.workspace_bytes, a.deterministic, a.retimed,
-                  a.error) == std::tie(b.algo, b.math_type, b.status,
-                                       b.median_ms, b.spread_ms, b.samples,
-                                       b.workspace_bytes, b.deterministic,
-                                       b.retimed, b.error);
+  return std::tie(a.algo, a.math_type, a.status, a.launch, a.gpu, a.host,
+                  a.workspace_bytes, a.deterministic, a.retimed, a.error) ==
+         std::tie(b.algo, b.math_type, b.status, b.launch, b.gpu, b.host,
+                  b.workspace_bytes, b.deterministic, b.retimed, b.error);
 }
 
 bool Record::supported() const {
   return std::any_of(results.begin(), results.end(), [](const AlgoResult& r) {
     return r.status == AlgoStatus::kOk;
   });
+}
+
+int TimingVersionOf(const std::vector<AlgoResult>& results) {
+  for (const AlgoResult& r : results) {
+    if (r.status == AlgoStatus::kOk && !r.launch.measured()) return 1;
+  }
+  return kCurrentTimingVersion;
 }
 
 void SortResults(std::vector<AlgoResult>& results) {
@@ -70,13 +94,16 @@ void SortResults(std::vector<AlgoResult>& results) {
                        return std::tie(a.algo, a.math_type) <
                               std::tie(b.algo, b.math_type);
                      }
-                     return std::tie(a.median_ms, a.workspace_bytes, a.algo) <
-                            std::tie(b.median_ms, b.workspace_bytes, b.algo);
+                     const double ca = a.cost(LaunchMode::kDirect).median_ms;
+                     const double cb = b.cost(LaunchMode::kDirect).median_ms;
+                     return std::tie(ca, a.workspace_bytes, a.algo) <
+                            std::tie(cb, b.workspace_bytes, b.algo);
                    });
 }
 
 std::optional<AlgoResult> Choose(const Record& record,
                                  const Constraints& constraints) {
+  const LaunchMode mode = constraints.launch_mode;
   const AlgoResult* best = nullptr;
   for (const AlgoResult& r : record.results) {
     if (r.status != AlgoStatus::kOk) continue;
@@ -85,9 +112,10 @@ std::optional<AlgoResult> Choose(const Record& record,
       continue;
     }
     if (constraints.deterministic_only && !r.deterministic) continue;
-    if (best == nullptr || r.median_ms < best->median_ms ||
-        (r.median_ms == best->median_ms &&
-         r.workspace_bytes < best->workspace_bytes)) {
+    const double cost = r.cost(mode).median_ms;
+    const double best_cost = best ? best->cost(mode).median_ms : 0;
+    if (best == nullptr || cost < best_cost ||
+        (cost == best_cost && r.workspace_bytes < best->workspace_bytes)) {
       best = &r;
     }
   }

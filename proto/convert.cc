@@ -69,13 +69,36 @@ void ToProto(const ConvProblem& in, v1::ConvProblem* out) {
   out->set_allow_tf32(in.allow_tf32);
 }
 
+namespace {
+
+void TimingToProto(const Timing& in, v1::Timing* out) {
+  out->set_median_ms(in.median_ms);
+  out->set_spread_ms(in.spread_ms);
+  out->set_samples(in.samples);
+}
+
+absl::StatusOr<Timing> TimingFromProto(const v1::Timing& in,
+                                       absl::string_view field) {
+  if (in.median_ms() < 0 || in.spread_ms() < 0 || in.samples() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": times and samples must be non-negative"));
+  }
+  return Timing{in.median_ms(), in.spread_ms(), in.samples()};
+}
+
+}  // namespace
+
 void ToProto(const AlgoResult& in, v1::AlgoResult* out) {
   out->set_algo(in.algo);
   out->set_math_type(static_cast<v1::MathType>(in.math_type));
   out->set_status(static_cast<v1::AlgoStatus>(in.status));
-  out->set_median_ms(in.median_ms);
-  out->set_spread_ms(in.spread_ms);
-  out->set_samples(in.samples);
+  const Timing& direct = in.cost(LaunchMode::kDirect);
+  out->set_median_ms(direct.median_ms);
+  out->set_spread_ms(direct.spread_ms);
+  out->set_samples(direct.samples);
+  TimingToProto(in.launch, out->mutable_launch());
+  TimingToProto(in.gpu, out->mutable_gpu());
+  TimingToProto(in.host, out->mutable_host());
   out->set_workspace_bytes(in.workspace_bytes);
   out->set_deterministic(in.deterministic);
   out->set_retimed(in.retimed);
@@ -100,6 +123,7 @@ void ToProto(const Record& in, v1::Record* out) {
   out->set_search_ms(in.search_ms);
   out->set_verified(in.verified);
   out->set_served_count(in.served_count);
+  out->set_timing_version(in.timing_version);
 }
 
 void ToProto(const Constraints& in, v1::Constraints* out) {
@@ -109,6 +133,7 @@ void ToProto(const Constraints& in, v1::Constraints* out) {
     out->clear_max_workspace_bytes();
   }
   out->set_deterministic_only(in.deterministic_only);
+  out->set_launch_mode(static_cast<v1::LaunchMode>(in.launch_mode));
 }
 
 absl::StatusOr<DeviceKey> FromProto(const v1::DeviceKey& in) {
@@ -176,17 +201,25 @@ absl::StatusOr<AlgoResult> FromProto(const v1::AlgoResult& in) {
                                                         "result.math_type"));
   ASSIGN_OR_RETURN(r.status,
                    EnumFromProto<AlgoStatus>(in.status(), 3, "result.status"));
-  r.median_ms = in.median_ms();
-  r.spread_ms = in.spread_ms();
-  r.samples = in.samples();
+  if (in.has_launch() || in.has_gpu() || in.has_host()) {
+    ASSIGN_OR_RETURN(r.launch, TimingFromProto(in.launch(), "result.launch"));
+    ASSIGN_OR_RETURN(r.gpu, TimingFromProto(in.gpu(), "result.gpu"));
+    ASSIGN_OR_RETURN(r.host, TimingFromProto(in.host(), "result.host"));
+  } else {
+    // A sender of the first API revision: its one time is GPU time.
+    v1::Timing legacy;
+    legacy.set_median_ms(in.median_ms());
+    legacy.set_spread_ms(in.spread_ms());
+    legacy.set_samples(in.samples());
+    ASSIGN_OR_RETURN(r.gpu, TimingFromProto(legacy, "result"));
+  }
   r.workspace_bytes = in.workspace_bytes();
   r.deterministic = in.deterministic();
   r.retimed = in.retimed();
   r.error = in.error();
-  if (r.algo < 0 || r.median_ms < 0 || r.spread_ms < 0 || r.samples < 0 ||
-      r.workspace_bytes < 0) {
+  if (r.algo < 0 || r.workspace_bytes < 0) {
     return absl::InvalidArgumentError(
-        "result: algo, times, samples and workspace must be non-negative");
+        "result: algo and workspace must be non-negative");
   }
   return r;
 }
@@ -210,6 +243,12 @@ absl::StatusOr<Record> FromProto(const v1::Record& in) {
   r.search_ms = in.search_ms();
   r.verified = in.verified();
   r.served_count = in.served_count();
+  r.timing_version = in.timing_version() == 0 ? 1 : in.timing_version();
+  if (r.timing_version < 1 || r.timing_version > kCurrentTimingVersion) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "record.timing_version: ", in.timing_version(), " is not 1..",
+        kCurrentTimingVersion));
+  }
   return r;
 }
 
@@ -223,6 +262,11 @@ absl::StatusOr<Constraints> FromProto(const v1::Constraints& in) {
     c.max_workspace_bytes = in.max_workspace_bytes();
   }
   c.deterministic_only = in.deterministic_only();
+  if (in.launch_mode() != v1::LAUNCH_MODE_UNSPECIFIED) {
+    ASSIGN_OR_RETURN(c.launch_mode,
+                     EnumFromProto<LaunchMode>(in.launch_mode(), 2,
+                                               "constraints.launch_mode"));
+  }
   return c;
 }
 

@@ -101,8 +101,38 @@ class ObjectReader {
 
 constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 
+absl::StatusOr<Timing> TimingFromJson(ObjectReader& reader) {
+  Timing timing;
+  ASSIGN_OR_RETURN(timing.median_ms, reader.Duration("median_ms"));
+  ASSIGN_OR_RETURN(timing.spread_ms, reader.Duration("spread_ms"));
+  ASSIGN_OR_RETURN(int64_t samples, reader.Count("samples", kIntMax));
+  timing.samples = static_cast<int>(samples);
+  return timing;
+}
+
+// Version 2: {"median_ms", "spread_ms", "samples"} under `name`.
+absl::StatusOr<Timing> TimingMemberFromJson(ObjectReader& parent,
+                                            absl::string_view name) {
+  ASSIGN_OR_RETURN(const Json* member, parent.Member(name));
+  const std::string field = parent.Name(name);
+  if (!member->is_object()) return Invalid(field, "must be an object");
+  ObjectReader reader(*member, field + ".");
+  ASSIGN_OR_RETURN(Timing timing, TimingFromJson(reader));
+  RETURN_IF_ERROR(reader.NoOthers());
+  return timing;
+}
+
+Json TimingToJson(const Timing& timing) {
+  Json object = Json::object();
+  object["median_ms"] = timing.median_ms;
+  object["spread_ms"] = timing.spread_ms;
+  object["samples"] = timing.samples;
+  return object;
+}
+
 absl::StatusOr<AlgoResult> ResultFromJson(const Json& object,
-                                          const std::string& prefix) {
+                                          const std::string& prefix,
+                                          int64_t version) {
   if (!object.is_object()) {
     return Invalid(prefix.substr(0, prefix.size() - 1), "must be an object");
   }
@@ -124,10 +154,14 @@ absl::StatusOr<AlgoResult> ResultFromJson(const Json& object,
                    absl::StrCat("unknown status \"", status, "\""));
   }
   result.status = *parsed_status;
-  ASSIGN_OR_RETURN(result.median_ms, reader.Duration("median_ms"));
-  ASSIGN_OR_RETURN(result.spread_ms, reader.Duration("spread_ms"));
-  ASSIGN_OR_RETURN(int64_t samples, reader.Count("samples", kIntMax));
-  result.samples = static_cast<int>(samples);
+  if (version == 1) {
+    // Version 1 stored one time per result: GPU time.
+    ASSIGN_OR_RETURN(result.gpu, TimingFromJson(reader));
+  } else {
+    ASSIGN_OR_RETURN(result.launch, TimingMemberFromJson(reader, "launch"));
+    ASSIGN_OR_RETURN(result.gpu, TimingMemberFromJson(reader, "gpu"));
+    ASSIGN_OR_RETURN(result.host, TimingMemberFromJson(reader, "host"));
+  }
   ASSIGN_OR_RETURN(result.workspace_bytes, reader.Count("workspace_bytes"));
   ASSIGN_OR_RETURN(result.deterministic, reader.Bool("deterministic"));
   ASSIGN_OR_RETURN(result.retimed, reader.Bool("retimed"));
@@ -145,9 +179,9 @@ std::string RecordToJson(const Record& record) {
     result["algo"] = r.algo;
     result["math_type"] = std::string(MathTypeName(r.math_type));
     result["status"] = std::string(AlgoStatusName(r.status));
-    result["median_ms"] = r.median_ms;
-    result["spread_ms"] = r.spread_ms;
-    result["samples"] = r.samples;
+    result["launch"] = TimingToJson(r.launch);
+    result["gpu"] = TimingToJson(r.gpu);
+    result["host"] = TimingToJson(r.host);
     result["workspace_bytes"] = r.workspace_bytes;
     result["deterministic"] = r.deterministic;
     result["retimed"] = r.retimed;
@@ -168,6 +202,7 @@ std::string RecordToJson(const Record& record) {
   line["search_ms"] = record.search_ms;
   line["verified"] = record.verified;
   line["served_count"] = record.served_count;
+  line["timing_version"] = record.timing_version;
   line["results"] = std::move(results);
   return line.dump(-1, ' ', /*ensure_ascii=*/false,
                    Json::error_handler_t::replace);
@@ -186,9 +221,9 @@ absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
                                           "\", got \"", format, "\""));
   }
   ASSIGN_OR_RETURN(int64_t version, reader.Count("version"));
-  if (version != kRecordJsonVersion) {
+  if (version < 1 || version > kRecordJsonVersion) {
     return Invalid("version", absl::StrCat("unsupported version ", version,
-                                           " (this build reads ",
+                                           " (this build reads 1 to ",
                                            kRecordJsonVersion, ")"));
   }
 
@@ -209,13 +244,24 @@ absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
   ASSIGN_OR_RETURN(record.search_ms, reader.Duration("search_ms"));
   ASSIGN_OR_RETURN(record.verified, reader.Bool("verified"));
   ASSIGN_OR_RETURN(record.served_count, reader.Count("served_count"));
+  if (version == 1) {
+    record.timing_version = 1;  // GPU time only
+  } else {
+    ASSIGN_OR_RETURN(int64_t timing_version,
+                     reader.Count("timing_version", kCurrentTimingVersion));
+    if (timing_version < 1) {
+      return Invalid("timing_version", "must be at least 1");
+    }
+    record.timing_version = static_cast<int>(timing_version);
+  }
 
   ASSIGN_OR_RETURN(const Json* results, reader.Member("results"));
   if (!results->is_array()) return Invalid("results", "must be an array");
   for (size_t i = 0; i < results->size(); ++i) {
     ASSIGN_OR_RETURN(
         AlgoResult result,
-        ResultFromJson((*results)[i], absl::StrCat("results[", i, "].")));
+        ResultFromJson((*results)[i], absl::StrCat("results[", i, "]."),
+                       version));
     record.results.push_back(std::move(result));
   }
   RETURN_IF_ERROR(reader.NoOthers());

@@ -2,7 +2,7 @@
 // by Export and read back by Import. Versioned and strictly validated; see
 // docs/export-format.md for the fields.
 //
-//   {"format":"tunedb-record","version":1,"key":"kv=1 gpu=...",
+//   {"format":"tunedb-record","version":2,"key":"kv=1 gpu=...",
 //    "measured_at_us":...,"host":...,...,"results":[{"algo":1,...},...]}
 //
 // The row id is not exported (it belongs to one database).
@@ -21,8 +21,9 @@ namespace tunedb {
 
 // Value of the "format" member of every line.
 inline constexpr absl::string_view kRecordJsonFormat = "tunedb-record";
-// Value of the "version" member this build writes and reads.
-inline constexpr int kRecordJsonVersion = 1;
+// Value of the "version" member this build writes; it reads 1 (one GPU time
+// per result, read as a stale record) and 2 (launch, GPU and host time).
+inline constexpr int kRecordJsonVersion = 2;
 
 // One line, without a trailing newline. Strings that are not valid UTF-8 have
 // the bad bytes replaced by U+FFFD.

@@ -25,7 +25,8 @@ constexpr size_t kQueryBatch = 256;
 // Columns of a record row, in the order ReadRecordRow expects.
 #define TUNEDB_RECORD_COLUMNS                                              \
   "id, key_text, measured_at_us, host, gpu_uuid, driver_version, finder, " \
-  "repeats, workspace_cap_bytes, search_ms, verified, served_count"
+  "repeats, workspace_cap_bytes, search_ms, verified, served_count, "      \
+  "timing_version"
 
 constexpr const char kGetRecord[] =
     "SELECT " TUNEDB_RECORD_COLUMNS
@@ -57,17 +58,20 @@ constexpr const char kScanRecordsByHash[] =
 #undef TUNEDB_RECORD_COLUMNS
 
 constexpr const char kGetResults[] =
-    "SELECT algo, math_type, status, median_ms, spread_ms, samples,"
-    " workspace_bytes, deterministic, retimed, error"
+    "SELECT algo, math_type, status, workspace_bytes, deterministic, retimed,"
+    " error, launch_median_ms, launch_spread_ms, launch_samples,"
+    " gpu_median_ms, gpu_spread_ms, gpu_samples,"
+    " host_median_ms, host_spread_ms, host_samples"
     " FROM results WHERE record_id = ?1 ORDER BY rank";
 
 // served_count and last_served_us are left alone on replace.
 constexpr const char kUpsertRecord[] =
     "INSERT INTO records(key_version, key_hash, key_text, gpu_model,"
     " cudnn_version, op, measured_at_us, host, gpu_uuid, driver_version,"
-    " finder, repeats, workspace_cap_bytes, search_ms, verified, served_count)"
+    " finder, repeats, workspace_cap_bytes, search_ms, verified, served_count,"
+    " timing_version)"
     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-    " ?16)"
+    " ?16, ?17)"
     " ON CONFLICT(key_text) DO UPDATE SET"
     " key_version = excluded.key_version, key_hash = excluded.key_hash,"
     " gpu_model = excluded.gpu_model, cudnn_version = excluded.cudnn_version,"
@@ -76,16 +80,21 @@ constexpr const char kUpsertRecord[] =
     " driver_version = excluded.driver_version, finder = excluded.finder,"
     " repeats = excluded.repeats,"
     " workspace_cap_bytes = excluded.workspace_cap_bytes,"
-    " search_ms = excluded.search_ms, verified = excluded.verified"
+    " search_ms = excluded.search_ms, verified = excluded.verified,"
+    " timing_version = excluded.timing_version"
     " RETURNING id";
 
 constexpr const char kDeleteResults[] =
     "DELETE FROM results WHERE record_id = ?1";
 
 constexpr const char kInsertResult[] =
-    "INSERT INTO results(record_id, rank, algo, math_type, status, median_ms,"
-    " spread_ms, samples, workspace_bytes, deterministic, retimed, error)"
-    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+    "INSERT INTO results(record_id, rank, algo, math_type, status,"
+    " workspace_bytes, deterministic, retimed, error,"
+    " launch_median_ms, launch_spread_ms, launch_samples,"
+    " gpu_median_ms, gpu_spread_ms, gpu_samples,"
+    " host_median_ms, host_spread_ms, host_samples)"
+    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+    " ?16, ?17, ?18)";
 
 // Results go with their record through ON DELETE CASCADE.
 constexpr const char kDeleteRecord[] = "DELETE FROM records WHERE id = ?1";
@@ -132,6 +141,7 @@ absl::StatusOr<Record> ReadRecordRow(const sql::Statement& row,
   record.search_ms = row.ColumnDouble(9);
   record.verified = row.ColumnBool(10);
   record.served_count = row.ColumnInt64(11);
+  record.timing_version = row.ColumnInt(12);
   return record;
 }
 
@@ -156,13 +166,16 @@ absl::Status LoadResults(sql::Database& db, Record& record) {
     }
     result.math_type = *math_type;
     result.status = *status;
-    result.median_ms = statement.ColumnDouble(3);
-    result.spread_ms = statement.ColumnDouble(4);
-    result.samples = statement.ColumnInt(5);
-    result.workspace_bytes = statement.ColumnInt64(6);
-    result.deterministic = statement.ColumnBool(7);
-    result.retimed = statement.ColumnBool(8);
-    result.error = statement.ColumnText(9);
+    result.workspace_bytes = statement.ColumnInt64(3);
+    result.deterministic = statement.ColumnBool(4);
+    result.retimed = statement.ColumnBool(5);
+    result.error = statement.ColumnText(6);
+    int column = 7;
+    for (Timing* timing : {&result.launch, &result.gpu, &result.host}) {
+      timing->median_ms = statement.ColumnDouble(column++);
+      timing->spread_ms = statement.ColumnDouble(column++);
+      timing->samples = statement.ColumnInt(column++);
+    }
     record.results.push_back(std::move(result));
   }
 }
@@ -190,6 +203,7 @@ absl::StatusOr<int64_t> PutRecord(sql::Database& db, const Record& record) {
     upsert.BindDouble(14, record.search_ms);
     upsert.BindBool(15, record.verified);
     upsert.BindInt64(16, record.served_count);
+    upsert.BindInt(17, record.timing_version);
     ASSIGN_OR_RETURN(bool row, upsert.Step());
     if (!row) {
       return absl::InternalError(
@@ -213,13 +227,16 @@ absl::StatusOr<int64_t> PutRecord(sql::Database& db, const Record& record) {
     insert.BindInt(3, result.algo);
     insert.BindText(4, MathTypeName(result.math_type));
     insert.BindText(5, AlgoStatusName(result.status));
-    insert.BindDouble(6, result.median_ms);
-    insert.BindDouble(7, result.spread_ms);
-    insert.BindInt(8, result.samples);
-    insert.BindInt64(9, result.workspace_bytes);
-    insert.BindBool(10, result.deterministic);
-    insert.BindBool(11, result.retimed);
-    insert.BindText(12, result.error);
+    insert.BindInt64(6, result.workspace_bytes);
+    insert.BindBool(7, result.deterministic);
+    insert.BindBool(8, result.retimed);
+    insert.BindText(9, result.error);
+    int param = 10;
+    for (const Timing* timing : {&result.launch, &result.gpu, &result.host}) {
+      insert.BindDouble(param++, timing->median_ms);
+      insert.BindDouble(param++, timing->spread_ms);
+      insert.BindInt(param++, timing->samples);
+    }
     RETURN_IF_ERROR(insert.Run());
   }
   return id;

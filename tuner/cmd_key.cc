@@ -1,5 +1,6 @@
 // `tunedb lookup KEY` (database only) and `tunedb tune KEY` (database, or a
 // search on the daemon's GPU).
+#include <map>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,7 @@ struct KeyFlags {
   std::string gpu;
   int64_t max_workspace = -1;  // -1 = unlimited
   bool deterministic = false;
+  LaunchMode launch_mode = LaunchMode::kDirect;
   bool force = false;  // tune only
   bool details = false;
 };
@@ -26,6 +28,7 @@ Constraints ToConstraints(const KeyFlags& f) {
   Constraints c;
   if (f.max_workspace >= 0) c.max_workspace_bytes = f.max_workspace;
   c.deterministic_only = f.deterministic;
+  c.launch_mode = f.launch_mode;
   return c;
 }
 
@@ -52,7 +55,10 @@ int PrintAnswer(CliContext& ctx, const KeyFlags& f, const v1::Record& wire,
   if (chosen) {
     ctx.out() << "choice    algo " << chosen->algo << " ("
               << MathTypeName(chosen->math_type) << "), "
-              << FormatMs(chosen->median_ms) << " ms, workspace "
+              << FormatMs(chosen->cost(f.launch_mode).median_ms) << " ms ("
+              << (f.launch_mode == LaunchMode::kGraph ? "GPU time"
+                                                      : "launch time")
+              << "), workspace "
               << FormatBytes(chosen->workspace_bytes)
               << (chosen->deterministic ? ", deterministic" : "") << "\n";
   } else {
@@ -138,6 +144,15 @@ void AddKeyOptions(CLI::App* cmd, KeyFlags* f) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--deterministic", f->deterministic,
                 "Only deterministic algorithms");
+  cmd->add_option("--launch-mode", f->launch_mode,
+                  "How you launch: direct (each pass a cuDNN call; ranked by "
+                  "launch time, host cost included) or graph (CUDA-graph "
+                  "replays; ranked by GPU time)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, LaunchMode>{{"direct", LaunchMode::kDirect},
+                                            {"graph", LaunchMode::kGraph}},
+          CLI::ignore_case))
+      ->default_str("direct");
   cmd->add_flag("--details", f->details, "Also print the whole ranking");
 }
 

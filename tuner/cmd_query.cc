@@ -104,7 +104,7 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
                 p.allow_tf32 ? "1" : "0",
                 best ? absl::StrCat(best->algo) : "",
                 best ? std::string(MathTypeName(best->math_type)) : "",
-                best ? FormatMs(best->median_ms) : "",
+                best ? FormatMs(best->cost(LaunchMode::kDirect).median_ms) : "",
                 best ? absl::StrCat(best->workspace_bytes) : "",
                 FormatMs(r.search_ms),
                 FormatTime(r.measured_at_us),
@@ -122,7 +122,7 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
               std::string(ConvOpName(p.op)), ShapeSummary(p), TypeSummary(p),
               std::string(LayoutName(p.layout)),
               best ? AlgoLabel(*best) : "unsupported",
-              best ? FormatMs(best->median_ms) : "-", FormatMs(r.search_ms),
+              best ? FormatMs(best->cost(LaunchMode::kDirect).median_ms) : "-", FormatMs(r.search_ms),
               FormatTime(r.measured_at_us)});
   }
   t.Print(ctx.out());

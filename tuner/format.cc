@@ -72,9 +72,18 @@ const std::vector<NamedConstraints>& CommonConstraintSets() {
     Constraints det;
     det.deterministic_only = true;
     v->push_back({"deterministic only", det});
+    Constraints graph;
+    graph.launch_mode = LaunchMode::kGraph;
+    v->push_back({"graph launches", graph});
     return v;
   }();
   return *sets;
+}
+
+nlohmann::json TimingToJson(const Timing& t) {
+  return {{"median_ms", t.median_ms},
+          {"spread_ms", t.spread_ms},
+          {"samples", t.samples}};
 }
 
 nlohmann::json AlgoToJson(const AlgoResult& r) {
@@ -82,9 +91,9 @@ nlohmann::json AlgoToJson(const AlgoResult& r) {
       {"algo", r.algo},
       {"math", std::string(MathTypeName(r.math_type))},
       {"status", std::string(AlgoStatusName(r.status))},
-      {"median_ms", r.median_ms},
-      {"spread_ms", r.spread_ms},
-      {"samples", r.samples},
+      {"launch", TimingToJson(r.launch)},
+      {"gpu", TimingToJson(r.gpu)},
+      {"host", TimingToJson(r.host)},
       {"workspace_bytes", r.workspace_bytes},
       {"deterministic", r.deterministic},
       {"retimed", r.retimed},
@@ -145,6 +154,8 @@ nlohmann::json RecordToJson(const Record& r) {
       {"search_ms", r.search_ms},
       {"verified", r.verified},
       {"served_count", r.served_count},
+      {"timing_version", r.timing_version},
+      {"stale", r.stale()},
   };
   std::optional<AlgoResult> best = Choose(r, Constraints());
   j["best"] = best ? AlgoToJson(*best) : nlohmann::json(nullptr);
@@ -163,6 +174,8 @@ nlohmann::json RecordWithChoicesToJson(const Record& r) {
               ? nlohmann::json(*c.constraints.max_workspace_bytes)
               : nlohmann::json(nullptr)},
          {"deterministic_only", c.constraints.deterministic_only},
+         {"launch_mode",
+          std::string(LaunchModeName(c.constraints.launch_mode))},
          {"choice", choice ? AlgoToJson(*choice) : nlohmann::json(nullptr)}});
   }
   j["choices"] = choices;
@@ -193,30 +206,41 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
                      FormatBytes(r.workspace_cap_bytes))},
        {"search", absl::StrCat(FormatMs(r.search_ms), " ms",
                                r.verified ? ", verified" : "")},
-       {"served", absl::StrCat(r.served_count, " times")}});
+       {"served", absl::StrCat(r.served_count, " times")},
+       {"ranked by",
+        r.stale() ? "GPU time: measured before launch timing (stale; the "
+                    "next tune searches again)"
+                  : "launch time (direct calls); graph launches choose by "
+                    "GPU time"}});
   out << "\nranking\n";
-  Table ranking({"#>", "algo>", "math", "status", "median ms>", "spread ms>",
-                 "samples>", "workspace>", "deterministic", "error"});
+  Table ranking({"#>", "algo>", "math", "status", "launch ms>", "gpu ms>",
+                 "host ms>", "spread ms>", "samples>", "workspace>",
+                 "deterministic", "error"});
+  const auto ms = [](const Timing& t) {
+    return t.measured() ? FormatMs(t.median_ms) : std::string("-");
+  };
   int rank = 0;
   for (const AlgoResult& a : r.results) {
     const bool ok = a.status == AlgoStatus::kOk;
+    const Timing& cost = a.cost(LaunchMode::kDirect);
     ranking.AddRow(
         {ok ? absl::StrCat(++rank) : "-", absl::StrCat(a.algo),
          std::string(MathTypeName(a.math_type)),
-         std::string(AlgoStatusName(a.status)),
-         ok ? FormatMs(a.median_ms) : "-", ok ? FormatMs(a.spread_ms) : "-",
-         ok ? absl::StrCat(a.samples) : "-", FormatBytes(a.workspace_bytes),
+         std::string(AlgoStatusName(a.status)), ok ? ms(a.launch) : "-",
+         ok ? ms(a.gpu) : "-", ok ? ms(a.host) : "-",
+         ok ? FormatMs(cost.spread_ms) : "-",
+         ok ? absl::StrCat(cost.samples) : "-", FormatBytes(a.workspace_bytes),
          a.deterministic ? "yes" : "no", a.error});
   }
   ranking.Print(out);
   out << "\nchosen under constraints\n";
-  Table chosen({"constraints", "algo>", "math", "median ms>", "workspace>"});
+  Table chosen({"constraints", "algo>", "math", "cost ms>", "workspace>"});
   for (const NamedConstraints& c : CommonConstraintSets()) {
     std::optional<AlgoResult> choice = Choose(r, c.constraints);
     if (choice) {
       chosen.AddRow({c.name, absl::StrCat(choice->algo),
                      std::string(MathTypeName(choice->math_type)),
-                     FormatMs(choice->median_ms),
+                     FormatMs(choice->cost(c.constraints.launch_mode).median_ms),
                      FormatBytes(choice->workspace_bytes)});
     } else {
       chosen.AddRow({c.name, "-", "none meets these constraints", "-", "-"});

@@ -12,8 +12,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "tunedb/problem.h"
@@ -34,21 +35,61 @@ enum class AlgoStatus { kOk = 1, kNotSupported = 2, kFailed = 3 };
 absl::string_view AlgoStatusName(AlgoStatus s);  // "ok", "not_supported", ...
 absl::StatusOr<AlgoStatus> ParseAlgoStatus(absl::string_view s);
 
+// How the caller launches the convolution, which decides the cost that
+// ranks the algorithms.
+enum class LaunchMode {
+  // Each pass is a direct cudnnConvolution* call: the caller waits for the
+  // launch time, host cost included (cuDNN 9's legacy calls cost the host
+  // 15-440 us each). The default.
+  kDirect = 1,
+  // The caller captures its passes into CUDA graphs and replays them: only
+  // the GPU time counts.
+  kGraph = 2,
+};
+absl::string_view LaunchModeName(LaunchMode m);  // "direct", "graph"
+absl::StatusOr<LaunchMode> ParseLaunchMode(absl::string_view s);
+
+// One timed quantity: the median over `samples` samples and their spread.
+// samples == 0 means it was not measured.
+struct Timing {
+  double median_ms = 0;
+  double spread_ms = 0;  // max - min over the samples
+  int samples = 0;
+
+  bool measured() const { return samples > 0; }
+  friend bool operator==(const Timing& a, const Timing& b);
+};
+
 // One algorithm's measurement.
 struct AlgoResult {
   int algo = 0;                         // cudnnConvolution*Algo_t value
   MathType math_type = MathType::kDefault;
   AlgoStatus status = AlgoStatus::kOk;
-  double median_ms = 0;                 // median over `samples` repeats
-  double spread_ms = 0;                 // max - min over the repeats
-  int samples = 0;
+  // Per call, in back-to-back direct launches: what a caller without graph
+  // capture waits for (the larger of GPU and host time, roughly).
+  Timing launch;
+  // Per call, GPU time alone (CUDA-graph replays of the same launches).
+  Timing gpu;
+  // Per call, host CPU time spent inside the cuDNN call.
+  Timing host;
   int64_t workspace_bytes = 0;
   bool deterministic = false;
   bool retimed = false;                 // re-timed by tunedb after Find
   std::string error;                    // for kFailed
 
+  // The cost that ranks this result for callers launching in `mode`: the
+  // launch time for kDirect (the GPU time where no launch time was measured,
+  // as in records from before launch timing), the GPU time for kGraph.
+  const Timing& cost(LaunchMode mode) const;
+
   friend bool operator==(const AlgoResult& a, const AlgoResult& b);
 };
+
+// What a record's times mean. Records of an older version than
+// kCurrentTimingVersion are stale: still served, re-searched on the next Tune.
+//   1: GPU time only (CUDA-graph replays), before launch timing.
+//   2: launch, GPU and host time per call.
+inline constexpr int kCurrentTimingVersion = 2;
 
 // Everything stored for one key.
 struct Record {
@@ -66,13 +107,20 @@ struct Record {
   double search_ms = 0;  // wall time of the search
   bool verified = false;  // chosen output matched a reference algorithm
   int64_t served_count = 0;
+  int timing_version = kCurrentTimingVersion;  // see kCurrentTimingVersion
 
   // True if at least one algorithm ran.
   bool supported() const;
+  // Measured before launch timing (timing_version < kCurrentTimingVersion).
+  bool stale() const { return timing_version < kCurrentTimingVersion; }
 };
 
-// Puts OK results first by ascending median time (ties: less workspace, then
-// lower algo id), then not-supported, then failed ones.
+// The timing version that `results` support: kCurrentTimingVersion when every
+// OK result has its launch time measured (or none ran), else 1.
+int TimingVersionOf(const std::vector<AlgoResult>& results);
+
+// Puts OK results first by ascending cost for direct launches (ties: less
+// workspace, then lower algo id), then not-supported, then failed ones.
 void SortResults(std::vector<AlgoResult>& results);
 
 // A caller's limits on the algorithm it will run.
@@ -81,9 +129,12 @@ struct Constraints {
   std::optional<int64_t> max_workspace_bytes;
   // Only algorithms cuDNN reports as deterministic.
   bool deterministic_only = false;
+  // How the caller launches: decides which cost ranks the algorithms.
+  LaunchMode launch_mode = LaunchMode::kDirect;
 };
 
-// The fastest OK result of `record` that meets `constraints`, or nullopt.
+// The OK result of `record` with the lowest cost for the constraints' launch
+// mode that meets the other constraints, or nullopt.
 std::optional<AlgoResult> Choose(const Record& record,
                                  const Constraints& constraints);
 

@@ -141,11 +141,23 @@ typedef struct tunedb_problem {
   int32_t allow_tf32;
 } tunedb_problem_t;
 
-/* tunedb::Constraints. */
+/* tunedb::LaunchMode: how the caller launches, which decides the cost that
+ * ranks the algorithms. */
+enum {
+  /* Direct cuDNN calls: launch time, host cost included (the default). */
+  TUNEDB_LAUNCH_DIRECT = 1,
+  /* CUDA-graph replays: GPU time. */
+  TUNEDB_LAUNCH_GRAPH = 2
+};
+
+/* tunedb::Constraints. Fields past deterministic_only were added later: a
+ * caller built against an older header passes a smaller struct_size and gets
+ * their defaults. */
 typedef struct tunedb_constraints {
   size_t struct_size;          /* set by tunedb_constraints_init */
   int64_t max_workspace_bytes; /* < 0: unlimited (default -1) */
   int32_t deterministic_only;  /* default 0 */
+  int32_t launch_mode;         /* TUNEDB_LAUNCH_* (default DIRECT) */
 } tunedb_constraints_t;
 
 typedef struct tunedb_answer {

@@ -25,17 +25,18 @@ struct AlgoModel {
   bool needs_unit_stride;     // FFT/Winograd-like: stride and dilation 1
   bool needs_small_filter;    // Winograd-like: filter <= 5
   bool tensor_op;             // uses tensor cores (math type)
+  double host_ms;             // host cost of one call (cuDNN 9: 15-440 us)
 };
 
 constexpr AlgoModel kAlgos[] = {
-    {0, 1.00, 0.010, 0.0, true, false, false, false},   // implicit gemm
-    {1, 0.70, 0.020, 0.05, true, false, false, false},  // precomp gemm
-    {2, 0.55, 0.050, 1.0, true, false, false, true},    // gemm
-    {3, 0.80, 0.005, 0.0, false, false, false, false},  // direct, atomics
-    {4, 0.35, 0.120, 3.0, true, true, false, false},    // fft
-    {5, 0.30, 0.200, 1.5, true, true, false, false},    // fft tiling
-    {6, 0.25, 0.030, 0.5, true, true, true, true},      // winograd
-    {7, 0.40, 0.015, 0.2, false, false, false, true},   // tensor-op
+    {0, 1.00, 0.010, 0.0, true, false, false, false, 0.018},   // implicit gemm
+    {1, 0.70, 0.020, 0.05, true, false, false, false, 0.110},  // precomp gemm
+    {2, 0.55, 0.050, 1.0, true, false, false, true, 0.030},    // gemm
+    {3, 0.80, 0.005, 0.0, false, false, false, false, 0.020},  // direct, atomics
+    {4, 0.35, 0.120, 3.0, true, true, false, false, 0.060},    // fft
+    {5, 0.30, 0.200, 1.5, true, true, false, false, 0.080},    // fft tiling
+    {6, 0.25, 0.030, 0.5, true, true, true, true, 0.040},      // winograd
+    {7, 0.40, 0.015, 0.2, false, false, false, true, 0.025},   // tensor-op
 };
 
 double Gflop(const ConvProblem& p) {
@@ -172,9 +173,13 @@ std::vector<AlgoResult> SimulatedFinder::Model(const ConvProblem& p) {
     if (p.op != ConvOp::kForward && m.algo == 3) shape *= 0.5;
     double tc = (m.tensor_op && p.allow_tensor_cores) ? type_factor : 1.0;
     r.status = AlgoStatus::kOk;
-    r.median_ms = m.overhead_ms + gflop * m.flop_factor * shape * tc;
-    r.spread_ms = r.median_ms * 0.02;
-    r.samples = 5;
+    const double gpu_ms = m.overhead_ms + gflop * m.flop_factor * shape * tc;
+    r.gpu = {gpu_ms, gpu_ms * 0.02, 5};
+    r.host = {m.host_ms, m.host_ms * 0.05, 5};
+    // Back to back, host and GPU overlap: a call costs the slower of the
+    // two, plus a little.
+    const double launch_ms = std::max(gpu_ms, m.host_ms) + 0.002;
+    r.launch = {launch_ms, launch_ms * 0.03, 5};
     r.workspace_bytes = static_cast<int64_t>(input_bytes * m.workspace_factor);
     out.push_back(r);
   }
@@ -222,8 +227,7 @@ absl::StatusOr<SearchResult> SimulatedFinder::Search(
         r.workspace_bytes > result.workspace_cap_bytes) {
       r.status = AlgoStatus::kFailed;
       r.error = "workspace above the cap";
-      r.median_ms = r.spread_ms = 0;
-      r.samples = 0;
+      r.launch = r.gpu = r.host = Timing{};
     }
   }
   SortResults(result.results);

@@ -8,7 +8,10 @@
 // problem's shape, so different algorithms win on different shapes; some need
 // workspace, some are non-deterministic, some are unsupported on some shapes
 // (e.g. the FFT-like ones for strided or dilated problems), and problems with
-// n * c * k > 2^40 are supported by none (a negative result).
+// n * c * k > 2^40 are supported by none (a negative result). Like cuDNN 9's
+// legacy calls, each algorithm also costs the host a fixed time per call, so
+// on small problems the launch time (the slower of host and GPU) ranks the
+// algorithms differently from the GPU time.
 //
 // Fault switches, keyed by the batch size n of the problem, let tests make
 // one request misbehave while others succeed:

@@ -133,8 +133,8 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
       r.deterministic = e.deterministic;
       if (e.status == CUDNN_STATUS_SUCCESS && e.time_ms >= 0) {
         r.status = AlgoStatus::kOk;
-        r.median_ms = e.time_ms;
-        r.samples = 1;
+        r.gpu.median_ms = e.time_ms;
+        r.gpu.samples = 1;
         // Find's perf.memory can be less than what the algorithm asks for
         // when run on its own: store the larger of the two.
         absl::StatusOr<int64_t> need = conv->WorkspaceSize(e.algo, math);
@@ -239,9 +239,9 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
       best = i == 0 ? *ms : std::min(best, *ms);
     }
     if (r.status != AlgoStatus::kOk) continue;
-    r.median_ms = best;
-    r.spread_ms = 0;
-    r.samples = 1;
+    r.gpu.median_ms = best;
+    r.gpu.spread_ms = 0;
+    r.gpu.samples = 1;
     r.retimed = true;
   }
   SortResults(out.results);
@@ -266,13 +266,13 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
       if (r.status != AlgoStatus::kOk) break;
       const Key key{r.algo, r.math_type};
       if (std::find(pool.begin(), pool.end(), key) != pool.end()) continue;
-      const double ref = leader_ms < 0 ? out.results[0].median_ms : leader_ms;
-      const bool within = r.median_ms <= ref * (1 + options_.retime_margin);
+      const double ref = leader_ms < 0 ? out.results[0].gpu.median_ms : leader_ms;
+      const bool within = r.gpu.median_ms <= ref * (1 + options_.retime_margin);
       const bool needed = static_cast<int>(pool.size()) <
                           options_.min_candidates;
       const bool room =
           static_cast<int>(pool.size()) < options_.max_candidates ||
-          (leader_ms >= 0 && r.median_ms < leader_ms);
+          (leader_ms >= 0 && r.gpu.median_ms < leader_ms);
       if ((within || needed) && room) {
         pool.push_back(key);
         ++added;
@@ -343,10 +343,10 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     for (const auto& [k, v] : samples) {
       if (v.empty()) continue;
       AlgoResult* r = find(k);
-      r->median_ms = Median(v);
-      r->spread_ms = *std::max_element(v.begin(), v.end()) -
+      r->gpu.median_ms = Median(v);
+      r->gpu.spread_ms = *std::max_element(v.begin(), v.end()) -
                      *std::min_element(v.begin(), v.end());
-      r->samples = static_cast<int>(v.size());
+      r->gpu.samples = static_cast<int>(v.size());
       r->retimed = true;
     }
     SortResults(out.results);

@@ -210,7 +210,10 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   if (!force) {
     ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
                      Stored(key, key_text));
-    if (record) return Serve(std::move(record), constraints);
+    // A stale record (measured before launch timing) is searched again.
+    if (record && !record->stale()) {
+      return Serve(std::move(record), constraints);
+    }
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
 
@@ -227,7 +230,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
         // taking mu_ (it stores before leaving inflight_): look again.
         ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
                          Stored(key, key_text));
-        if (record) {
+        if (record && !record->stale()) {
           misses_.fetch_sub(1, std::memory_order_relaxed);
           return Serve(std::move(record), constraints);
         }
@@ -332,6 +335,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     record.workspace_cap_bytes = found->workspace_cap_bytes;
     record.search_ms = ms;
     record.verified = found->verified;
+    record.timing_version = TimingVersionOf(record.results);
     absl::StatusOr<int64_t> id = store_->Put(record);
     if (!id.ok()) {
       spdlog::error("storing a search result failed: {}",

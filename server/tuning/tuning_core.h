@@ -79,11 +79,13 @@ class TuningCore {
       const Options& options, Store* store, Finder* finder);
   ~TuningCore();
 
-  // Store only: NOT_FOUND if nothing is stored.
+  // Store only: NOT_FOUND if nothing is stored. A stale record (measured
+  // before launch timing) is still served.
   absl::StatusOr<TuneAnswer> Lookup(const ProblemKey& key,
                                     const Constraints& constraints);
 
-  // Store, else search. `device` nullopt means the first device. `deadline`
+  // Store, else search; a stale record is searched again, as with `force`.
+  // `device` nullopt means the first device. `deadline`
   // bounds the wait (absl::InfiniteFuture() for none); `cancelled`, if set,
   // is polled so a caller that goes away stops waiting.
   absl::StatusOr<TuneAnswer> Tune(const ConvProblem& problem,

@@ -28,7 +28,8 @@ CREATE TABLE records(
   search_ms REAL NOT NULL,
   verified INTEGER NOT NULL,
   served_count INTEGER NOT NULL DEFAULT 0,
-  last_served_us INTEGER NOT NULL DEFAULT 0);
+  last_served_us INTEGER NOT NULL DEFAULT 0,
+  timing_version INTEGER NOT NULL DEFAULT 1);
 CREATE INDEX records_by_key_hash ON records(key_hash);
 CREATE INDEX records_by_measured_at ON records(measured_at_us);
 CREATE TABLE results(
@@ -37,13 +38,19 @@ CREATE TABLE results(
   algo INTEGER NOT NULL,
   math_type TEXT NOT NULL,
   status TEXT NOT NULL,
-  median_ms REAL NOT NULL,
-  spread_ms REAL NOT NULL,
-  samples INTEGER NOT NULL,
+  gpu_median_ms REAL NOT NULL,
+  gpu_spread_ms REAL NOT NULL,
+  gpu_samples INTEGER NOT NULL,
   workspace_bytes INTEGER NOT NULL,
   deterministic INTEGER NOT NULL,
   retimed INTEGER NOT NULL,
   error TEXT NOT NULL,
+  launch_median_ms REAL NOT NULL DEFAULT 0,
+  launch_spread_ms REAL NOT NULL DEFAULT 0,
+  launch_samples INTEGER NOT NULL DEFAULT 0,
+  host_median_ms REAL NOT NULL DEFAULT 0,
+  host_spread_ms REAL NOT NULL DEFAULT 0,
+  host_samples INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(record_id, rank)) WITHOUT ROWID;
 )sql";
 
@@ -55,6 +62,22 @@ constexpr const char* kMigrations[] = {
 ALTER TABLE records ADD COLUMN served_count INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE records ADD COLUMN last_served_us INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX records_by_measured_at ON records(measured_at_us);
+)sql",
+    // 2 -> 3: launch-inclusive timing. The one time stored so far was GPU
+    // time (CUDA-graph replays); launch and host time start unmeasured, and
+    // the old records are marked stale (timing_version 1: re-searched by
+    // the next Tune).
+    R"sql(
+ALTER TABLE records ADD COLUMN timing_version INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE results RENAME COLUMN median_ms TO gpu_median_ms;
+ALTER TABLE results RENAME COLUMN spread_ms TO gpu_spread_ms;
+ALTER TABLE results RENAME COLUMN samples TO gpu_samples;
+ALTER TABLE results ADD COLUMN launch_median_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN launch_spread_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN launch_samples INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN host_median_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN host_spread_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN host_samples INTEGER NOT NULL DEFAULT 0;
 )sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==

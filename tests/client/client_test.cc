@@ -203,7 +203,7 @@ TEST_F(ClientTest, TuneAndWaitPastItsDeadlineFallsBackThenGetsTheAnswer) {
 TEST_F(ClientTest, ConstraintsAreDistinctEntries) {
   const ProblemKey key = MakeKey(11);
   AlgoResult fast = Algo(7, 1 << 20);
-  fast.median_ms = 0.5;  // faster, but needs workspace
+  fast.launch.median_ms = 0.5;  // faster, but needs workspace
   daemon_.service().Put(key, {fast, Algo(0, 0)});
   auto client = Make(Options(MissPolicy::kBackground));
   Constraints none;

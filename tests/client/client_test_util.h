@@ -76,8 +76,8 @@ inline AlgoResult Algo(int algo, int64_t workspace = 0,
   r.algo = algo;
   r.math_type = math;
   r.status = AlgoStatus::kOk;
-  r.median_ms = 1.0;
-  r.samples = 3;
+  r.launch.median_ms = 1.0;
+  r.launch.samples = 3;
   r.workspace_bytes = workspace;
   r.deterministic = true;
   return r;

@@ -103,7 +103,7 @@ TEST(WorkerFinderTest, SearchMatchesTheInProcessModel) {
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(r->results[i].algo, expected[i].algo) << i;
     EXPECT_EQ(r->results[i].status, expected[i].status) << i;
-    EXPECT_DOUBLE_EQ(r->results[i].median_ms, expected[i].median_ms) << i;
+    EXPECT_DOUBLE_EQ(r->results[i].launch.median_ms, expected[i].launch.median_ms) << i;
     EXPECT_EQ(r->results[i].workspace_bytes, expected[i].workspace_bytes) << i;
   }
 }

@@ -18,7 +18,7 @@ using Json = nlohmann::json;
 TEST(RecordJsonTest, RoundTripsEveryField) {
   Record record = TestRecord(12);
   record.served_count = 17;
-  record.results[0].median_ms = 0.1 + 0.2;  // not exactly representable
+  record.results[0].launch.median_ms = 0.1 + 0.2;  // not exactly representable
   record.host = "h\xc3\xa9te \"quoted\"\n";
   const std::string line = RecordToJson(record);
   EXPECT_EQ(line.find('\n'), std::string::npos);
@@ -42,8 +42,12 @@ TEST(RecordJsonTest, RoundTripsANegativeRecord) {
 TEST(RecordJsonTest, WritesTheDocumentedLayout) {
   const Json line = Json::parse(RecordToJson(TestRecord(1)));
   EXPECT_EQ(line["format"], "tunedb-record");
-  EXPECT_EQ(line["version"], 1);
+  EXPECT_EQ(line["version"], 2);
+  EXPECT_EQ(line["timing_version"], kCurrentTimingVersion);
   EXPECT_EQ(line["key"], TestKey(1).ToText());
+  EXPECT_EQ(line["results"][0]["launch"]["samples"], 5);
+  EXPECT_EQ(line["results"][0]["gpu"]["median_ms"], 0.0625);
+  EXPECT_EQ(line["results"][0]["host"]["spread_ms"], 0.001953125);
   EXPECT_EQ(line["results"][0]["math_type"], "tensor_op");
   EXPECT_EQ(line["results"][2]["status"], "not_supported");
   EXPECT_EQ(line["results"][3]["error"],
@@ -63,7 +67,8 @@ struct BadLine {
 const BadLine kBadLines[] = {
     {"NoFormat", [](Json& j) { j.erase("format"); }, "format"},
     {"WrongFormat", [](Json& j) { j["format"] = "csv"; }, "format"},
-    {"NewerVersion", [](Json& j) { j["version"] = 2; }, "version"},
+    {"NewerVersion", [](Json& j) { j["version"] = 3; }, "version"},
+    {"VersionZero", [](Json& j) { j["version"] = 0; }, "version"},
     {"VersionAsText", [](Json& j) { j["version"] = "1"; }, "version"},
     {"NoKey", [](Json& j) { j.erase("key"); }, "key"},
     {"BadKey", [](Json& j) { j["key"] = "kv=1 gpu=x"; }, "key"},
@@ -96,14 +101,27 @@ const BadLine kBadLines[] = {
      "results[1].math_type"},
     {"UnknownStatus", [](Json& j) { j["results"][2]["status"] = "meh"; },
      "results[2].status"},
-    {"NegativeMedian", [](Json& j) { j["results"][0]["median_ms"] = -1.0; },
-     "results[0].median_ms"},
-    {"MedianAsText", [](Json& j) { j["results"][0]["median_ms"] = "1"; },
-     "results[0].median_ms"},
-    {"NoSpread", [](Json& j) { j["results"][3].erase("spread_ms"); },
-     "results[3].spread_ms"},
-    {"NegativeSamples", [](Json& j) { j["results"][0]["samples"] = -3; },
-     "results[0].samples"},
+    {"NegativeMedian",
+     [](Json& j) { j["results"][0]["launch"]["median_ms"] = -1.0; },
+     "results[0].launch.median_ms"},
+    {"MedianAsText", [](Json& j) { j["results"][0]["gpu"]["median_ms"] = "1"; },
+     "results[0].gpu.median_ms"},
+    {"NoSpread", [](Json& j) { j["results"][3]["host"].erase("spread_ms"); },
+     "results[3].host.spread_ms"},
+    {"NegativeSamples",
+     [](Json& j) { j["results"][0]["launch"]["samples"] = -3; },
+     "results[0].launch.samples"},
+    {"NoGpuTime", [](Json& j) { j["results"][0].erase("gpu"); },
+     "results[0].gpu"},
+    {"TimingNotObject", [](Json& j) { j["results"][1]["launch"] = 2.5; },
+     "results[1].launch"},
+    {"UnknownTimingMember",
+     [](Json& j) { j["results"][0]["host"]["p99_ms"] = 1; },
+     "results[0].host.p99_ms"},
+    {"NoTimingVersion", [](Json& j) { j.erase("timing_version"); },
+     "timing_version"},
+    {"FutureTimingVersion", [](Json& j) { j["timing_version"] = 3; },
+     "timing_version"},
     {"NegativeWorkspace",
      [](Json& j) { j["results"][1]["workspace_bytes"] = -1; },
      "results[1].workspace_bytes"},
@@ -147,10 +165,36 @@ TEST(RecordJsonTest, RefusesTextThatIsNotAJsonObject) {
 
 TEST(RecordJsonTest, AcceptsIntegralDurations) {
   Json line = Json::parse(RecordToJson(TestRecord(4)));
-  line["results"][1]["median_ms"] = 3;
+  line["results"][1]["launch"]["median_ms"] = 3;
   absl::StatusOr<Record> record = RecordFromJson(line.dump());
   ASSERT_TRUE(record.ok()) << record.status();
-  EXPECT_EQ(record->results[1].median_ms, 3.0);
+  EXPECT_EQ(record->results[1].launch.median_ms, 3.0);
+}
+
+TEST(RecordJsonTest, ReadsVersionOneLinesAsStaleGpuTimes) {
+  // A line as the first export format wrote it: one time per result, which
+  // was GPU time (CUDA-graph replays).
+  Json line = Json::parse(RecordToJson(TestRecord(4)));
+  line["version"] = 1;
+  line.erase("timing_version");
+  for (Json& result : line["results"]) {
+    const Json gpu = result["gpu"];
+    result.erase("launch");
+    result.erase("gpu");
+    result.erase("host");
+    result["median_ms"] = gpu["median_ms"];
+    result["spread_ms"] = gpu["spread_ms"];
+    result["samples"] = gpu["samples"];
+  }
+  absl::StatusOr<Record> record = RecordFromJson(line.dump());
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_TRUE(record->stale());
+  const Record fresh = TestRecord(4);
+  ASSERT_EQ(record->results.size(), fresh.results.size());
+  for (size_t i = 0; i < fresh.results.size(); ++i) {
+    EXPECT_EQ(record->results[i].gpu, fresh.results[i].gpu) << i;
+    EXPECT_FALSE(record->results[i].launch.measured()) << i;
+  }
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ TEST_P(StoreTest, ReplaceKeepsIdAndServedCountButReplacesRanking) {
   second.host = "other-host";
   second.measured_at_us += 1000;
   second.results.resize(1);
-  second.results[0].median_ms = 0.5;
+  second.results[0].launch.median_ms = 0.5;
   EXPECT_EQ(MustPut(second), id);
 
   absl::StatusOr<std::optional<Record>> got = store_->Get(second.key);

@@ -236,7 +236,12 @@ TEST_F(StoreFileTest, MigratesAVersion1File) {
   EXPECT_EQ((*got)->host, "node-7");
   ASSERT_EQ((*got)->results.size(), 1u);
   EXPECT_EQ((*got)->results[0].math_type, MathType::kTensorOp);
-  EXPECT_EQ((*got)->results[0].median_ms, 0.25);
+  // Its one time was GPU time; launch time is unmeasured, so the record is
+  // stale (served, re-searched by the next Tune).
+  EXPECT_EQ((*got)->results[0].gpu.median_ms, 0.25);
+  EXPECT_EQ((*got)->results[0].gpu.samples, 5);
+  EXPECT_FALSE((*got)->results[0].launch.measured());
+  EXPECT_TRUE((*got)->stale());
   ASSERT_TRUE(store->AddServed({{7, 2}}).ok());
   EXPECT_EQ(store->Get(TestKey(11))->value().served_count, 2);
   RecordFilter recent;
@@ -254,12 +259,15 @@ TEST_F(StoreFileTest, MigratesAVersion1File) {
 
 TEST_F(StoreFileTest, RefusesANewerSchemaWithoutTouchingIt) {
   MakeStore(1);
-  ASSERT_TRUE(Raw(path_)->Execute("PRAGMA user_version = 3").ok());
+  ASSERT_TRUE(Raw(path_)
+                  ->Execute(absl::StrCat("PRAGMA user_version = ",
+                                         kStoreSchemaVersion + 1))
+                  .ok());
   absl::StatusOr<std::unique_ptr<Store>> store = Open();
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(), HasSubstr("newer"));
   EXPECT_THAT(store.status().message(), HasSubstr(path_));
-  EXPECT_EQ(RawInt(path_, "PRAGMA user_version"), 3);
+  EXPECT_EQ(RawInt(path_, "PRAGMA user_version"), kStoreSchemaVersion + 1);
   EXPECT_EQ(Open(/*read_only=*/true).status().code(),
             absl::StatusCode::kFailedPrecondition);
 }

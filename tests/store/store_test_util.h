@@ -55,17 +55,21 @@ inline Record TestRecord(int64_t n, const std::string& gpu = "Simulated GPU",
   AlgoResult fast;
   fast.algo = 1;
   fast.math_type = MathType::kTensorOp;
-  fast.median_ms = 0.125 + static_cast<double>(n) / 1024;
-  fast.spread_ms = 0.015625;
-  fast.samples = 5;
+  fast.launch.median_ms = 0.125 + static_cast<double>(n) / 1024;
+  fast.launch.spread_ms = 0.015625;
+  fast.launch.samples = 5;
+  fast.gpu = {0.0625, 0.0078125, 9};
+  fast.host = {0.03125, 0.001953125, 5};
   fast.workspace_bytes = 1 << 20;
   fast.retimed = true;
   AlgoResult slow;
   slow.algo = 0;
   slow.math_type = MathType::kDefault;
-  slow.median_ms = 2.5;
-  slow.spread_ms = 0.25;
-  slow.samples = 5;
+  slow.launch.median_ms = 2.5;
+  slow.launch.spread_ms = 0.25;
+  slow.launch.samples = 5;
+  slow.gpu = {2.25, 0.125, 7};
+  slow.host = {0.015625, 0.0009765625, 5};
   slow.deterministic = true;
   AlgoResult unsupported;
   unsupported.algo = 5;
@@ -86,9 +90,7 @@ inline Record NegativeRecord(int64_t n) {
   record.results.resize(2);
   for (AlgoResult& result : record.results) {
     result.status = AlgoStatus::kNotSupported;
-    result.median_ms = 0;
-    result.spread_ms = 0;
-    result.samples = 0;
+    result.launch = result.gpu = result.host = Timing{};
   }
   return record;
 }

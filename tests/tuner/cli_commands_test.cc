@@ -22,6 +22,13 @@ constexpr char kProblem[] =
     "groups=1 mode=xcorr in_type=f32 out_type=f32 compute=f32 layout=nchw "
     "tc=1 tf32=1";
 
+// Small enough that the simulated host cost per call ranks the algorithms
+// differently from their GPU time.
+constexpr char kHostBoundProblem[] =
+    "op=fwd n=1 c=3 k=64 in=32x32 filt=3x3 pad=1x1 stride=1x1 dil=1x1 "
+    "groups=1 mode=xcorr in_type=f32 out_type=f32 compute=f32 layout=nchw "
+    "tc=1 tf32=1";
+
 class CommandsTest : public CliTest {
  protected:
   // Stores a few records: VGG-16 at a small input, forward and
@@ -81,6 +88,44 @@ TEST_F(CommandsTest, TuneThenLookup) {
   EXPECT_THAT(lookup.out, HasSubstr("choice"));
   CliResult details = Run({"lookup", kProblem, "--details"});
   EXPECT_THAT(details.out, HasSubstr("ranking"));
+  EXPECT_EQ(SearchesRun(), 1);
+}
+
+TEST_F(CommandsTest, LaunchModeGraphChoosesByGpuTime) {
+  CliResult tune = Run({"--json", "tune", kHostBoundProblem});
+  ASSERT_EQ(tune.code, kExitOk) << tune.err;
+  const nlohmann::json results = tune.Json()["record"]["results"];
+  // The fastest OK result by each cost, from the stored ranking.
+  int by_launch = -1, by_gpu = -1;
+  double best_launch = 0, best_gpu = 0;
+  for (const auto& r : results) {
+    if (r["status"] != "ok") continue;
+    const double launch = r["launch"]["median_ms"];
+    const double gpu = r["gpu"]["median_ms"];
+    if (by_launch < 0 || launch < best_launch) {
+      by_launch = r["algo"];
+      best_launch = launch;
+    }
+    if (by_gpu < 0 || gpu < best_gpu) {
+      by_gpu = r["algo"];
+      best_gpu = gpu;
+    }
+  }
+  ASSERT_NE(by_launch, by_gpu) << "the simulated costs disagree on this shape";
+
+  CliResult direct = Run({"--json", "lookup", kHostBoundProblem});
+  ASSERT_EQ(direct.code, kExitOk) << direct.err;
+  EXPECT_EQ(direct.Json()["choice"]["algo"], by_launch);
+  CliResult graph =
+      Run({"--json", "lookup", kHostBoundProblem, "--launch-mode", "graph"});
+  ASSERT_EQ(graph.code, kExitOk) << graph.err;
+  EXPECT_EQ(graph.Json()["choice"]["algo"], by_gpu);
+  CliResult text = Run({"lookup", kHostBoundProblem, "--launch-mode", "graph"});
+  EXPECT_THAT(text.out, HasSubstr("(GPU time)"));
+
+  CliResult bad = Run({"lookup", kHostBoundProblem, "--launch-mode", "eager"});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_THAT(bad.err, HasSubstr("--launch-mode"));
   EXPECT_EQ(SearchesRun(), 1);
 }
 
@@ -144,18 +189,24 @@ TEST_F(CommandsTest, ShowByIdHashAndKey) {
     ASSERT_EQ(r.code, kExitOk) << arg << ": " << r.err;
     EXPECT_THAT(r.out, HasSubstr(first["key"].get<std::string>()));
     EXPECT_THAT(r.out, HasSubstr("ranking"));
-    EXPECT_THAT(r.out, HasSubstr("median ms"));
+    EXPECT_THAT(r.out, HasSubstr("launch ms"));
+    EXPECT_THAT(r.out, HasSubstr("gpu ms"));
+    EXPECT_THAT(r.out, HasSubstr("host ms"));
+    EXPECT_THAT(r.out, HasSubstr("ranked by  launch time"));
     EXPECT_THAT(r.out, HasSubstr("deterministic"));
     for (const char* set :
          {"unlimited workspace", "workspace <= 0 B", "workspace <= 64 MiB",
-          "workspace <= 1 GiB", "deterministic only"}) {
+          "workspace <= 1 GiB", "deterministic only", "graph launches"}) {
       EXPECT_THAT(r.out, HasSubstr(set));
     }
   }
   CliResult j = Run({"--json", "show", id});
   ASSERT_EQ(j.code, kExitOk);
-  EXPECT_EQ(j.Json()["choices"].size(), 5u);
+  EXPECT_EQ(j.Json()["choices"].size(), 6u);
+  EXPECT_EQ(j.Json()["choices"][5]["launch_mode"], "graph");
+  EXPECT_EQ(j.Json()["stale"], false);
   EXPECT_FALSE(j.Json()["results"].empty());
+  EXPECT_TRUE(j.Json()["results"][0].contains("launch"));
   EXPECT_EQ(Run({"show", "99999"}).code, kExitNotFound);
   EXPECT_EQ(Run({"show", "0123456789abcdef"}).code, kExitNotFound);
 }
