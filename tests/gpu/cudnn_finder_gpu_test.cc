@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "cudnn/cudnn_conv.h"
-#include "server/search/cudnn_finder.h"
 #include "cudnn/cudnn_handles.h"
+#include "gtest/gtest.h"
+#include "server/search/cudnn_finder.h"
+#include "server/search/run_timer.h"
+#include "server/search/verify.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace tunedb {
@@ -58,8 +60,8 @@ struct Case {
 
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
-  for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData,
-                    ConvOp::kBackwardFilter}) {
+  for (ConvOp op :
+       {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardFilter}) {
     for (const TypeCase& t : kTypes) {
       for (Layout l : {Layout::kNCHW, Layout::kNHWC}) {
         for (const Shape& s : k2dShapes) cases.push_back({op, t, l, s});
@@ -110,9 +112,10 @@ class CudnnFinderGpuTest : public ::testing::TestWithParam<Case> {
   }
   static void TearDownTestSuite() {
     if (finder_ != nullptr) {
-      std::printf("[ summary  ] %d searches: %d with a verified choice, %d "
-                  "negative (no algorithm supports the problem)\n",
-                  searched_, verified_, negative_);
+      std::printf(
+          "[ summary  ] %d searches: %d with a verified choice, %d "
+          "negative (no algorithm supports the problem)\n",
+          searched_, verified_, negative_);
     }
     delete finder_;
     finder_ = nullptr;
@@ -211,8 +214,7 @@ TEST_P(CudnnFinderGpuTest, SearchRetimeVerifyAndRunTheChoice) {
     const double err = RelativeL2(*chosen, *ref);
     EXPECT_LE(err, VerifyTolerance(problem, best.math_type))
         << "chosen algo " << best.algo << " (" << MathTypeName(best.math_type)
-        << ") vs reference algo " << algo << " (" << MathTypeName(math)
-        << ")";
+        << ") vs reference algo " << algo << " (" << MathTypeName(math) << ")";
     compared = true;
     break;
   }
@@ -234,8 +236,8 @@ TEST(CudnnConvGpuTest, CpuReferenceAgreesWithImplicitGemm) {
   absl::StatusOr<CudaStream> stream = CudaStream::Create();
   ASSERT_TRUE(stream.ok()) << stream.status();
   int compared = 0;
-  for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData,
-                    ConvOp::kBackwardFilter}) {
+  for (ConvOp op :
+       {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardFilter}) {
     for (Layout layout : {Layout::kNCHW, Layout::kNHWC, Layout::kNCDHW}) {
       for (ConvMode mode :
            {ConvMode::kCrossCorrelation, ConvMode::kConvolution}) {
@@ -272,9 +274,9 @@ TEST(CudnnConvGpuTest, RunTimerReplaysACudaGraph) {
   ASSERT_TRUE(handle.ok()) << handle.status();
   absl::StatusOr<CudaStream> stream = CudaStream::Create();
   ASSERT_TRUE(stream.ok()) << stream.status();
-  const ConvProblem p = MakeProblem(ConvOp::kForward, Layout::kNHWC,
-                                    DataType::kHalf, false, 8, 64, 64, 28, 3,
-                                    1, 1, 1, 1);
+  const ConvProblem p =
+      MakeProblem(ConvOp::kForward, Layout::kNHWC, DataType::kHalf, false, 8,
+                  64, 64, 28, 3, 1, 1, 1, 1);
   absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
       CudnnConv::Create(p, handle->get(), stream->get(), 3);
   ASSERT_TRUE(conv.ok()) << conv.status();
@@ -283,9 +285,9 @@ TEST(CudnnConvGpuTest, RunTimerReplaysACudaGraph) {
   absl::StatusOr<DeviceBuffer> ws =
       DeviceBuffer::Allocate(static_cast<size_t>(*need));
   ASSERT_TRUE(ws.ok());
-  absl::StatusOr<std::unique_ptr<RunTimer>> timer = RunTimer::Create(
-      conv->get(), stream->get(), 0, MathType::kTensorOp, ws->get(),
-      ws->bytes(), 8);
+  absl::StatusOr<std::unique_ptr<RunTimer>> timer =
+      RunTimer::Create(conv->get(), stream->get(), 0, MathType::kTensorOp,
+                       ws->get(), ws->bytes(), 8);
   ASSERT_TRUE(timer.ok()) << timer.status();
   EXPECT_TRUE((*timer)->graphed())
       << "cuDNN's legacy convolution could not be captured in a CUDA graph";
@@ -298,8 +300,9 @@ TEST(CudnnConvGpuTest, RunTimerReplaysACudaGraph) {
   // The replayed runs compute the same output as a direct run.
   absl::StatusOr<std::vector<float>> replayed = (*conv)->ReadOutput();
   ASSERT_TRUE(replayed.ok());
-  ASSERT_TRUE((*conv)->Run(0, MathType::kFma, nullptr, 0).ok() ||
-              (*conv)->Run(0, MathType::kTensorOp, ws->get(), ws->bytes()).ok());
+  ASSERT_TRUE(
+      (*conv)->Run(0, MathType::kFma, nullptr, 0).ok() ||
+      (*conv)->Run(0, MathType::kTensorOp, ws->get(), ws->bytes()).ok());
   absl::StatusOr<std::vector<float>> direct = (*conv)->ReadOutput();
   ASSERT_TRUE(direct.ok());
   EXPECT_LE(RelativeL2(*replayed, *direct), 1e-2);
@@ -338,9 +341,9 @@ TEST(CudnnFinderGpuSmokeTest, DefaultWorkspaceCapIsAShareOfFreeMemory) {
   ASSERT_TRUE(f.ok()) << f.status();
   size_t free_bytes = 0, total = 0;
   ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
-  const ConvProblem p = MakeProblem(ConvOp::kForward, Layout::kNHWC,
-                                    DataType::kHalf, false, 8, 64, 64, 28, 3,
-                                    1, 1, 1, 1);
+  const ConvProblem p =
+      MakeProblem(ConvOp::kForward, Layout::kNHWC, DataType::kHalf, false, 8,
+                  64, 64, 28, 3, 1, 1, 1, 1);
   absl::StatusOr<SearchResult> r = (*f)->Search(0, p, SearchOptions{});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_GT(r->workspace_cap_bytes, 0);

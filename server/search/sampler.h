@@ -1,0 +1,57 @@
+// Sampler: runs and times the candidates of one search (screen.h, retime.h)
+// on one CudnnConv, stream and workspace, with one pair of CUDA events. Each
+// (algorithm, math type) keeps one RunTimer, made with the batch length of
+// its first sample, so screening and re-timing sample it the same way.
+//
+// Thread safety: none; one search at a time. It must not outlive the conv or
+// the workspace.
+#ifndef TUNEDB_SERVER_SEARCH_SAMPLER_H_
+#define TUNEDB_SERVER_SEARCH_SAMPLER_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "cudnn/cudnn_conv.h"
+#include "cudnn/cudnn_handles.h"
+#include "server/search/run_timer.h"
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+class Sampler {
+ public:
+  static absl::StatusOr<std::unique_ptr<Sampler>> Create(
+      CudnnConv* conv, cudaStream_t stream, void* workspace,
+      size_t workspace_bytes);
+
+  cudaStream_t stream() const { return stream_; }
+  // One run of r's algorithm and math type (asynchronously).
+  absl::Status Run(const AlgoResult& r);
+  // `batch` runs launched directly between the events; ms per run.
+  absl::StatusOr<double> TimeDirect(const AlgoResult& r, int batch);
+  // One sample through r's RunTimer (made with `batch` on first use).
+  absl::StatusOr<double> Sample(const AlgoResult& r, int batch);
+  // Whether r's RunTimer replays a CUDA graph (false if it has none yet).
+  bool Graphed(const AlgoResult& r) const;
+
+ private:
+  using Key = std::pair<int, MathType>;
+  Sampler(CudnnConv* conv, cudaStream_t stream, void* workspace,
+          size_t workspace_bytes, CudaEvent start, CudaEvent stop);
+
+  CudnnConv* conv_;
+  cudaStream_t stream_;
+  void* workspace_;
+  size_t workspace_bytes_;
+  CudaEvent start_, stop_;
+  std::map<Key, std::unique_ptr<RunTimer>> timers_;
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_SEARCH_SAMPLER_H_
