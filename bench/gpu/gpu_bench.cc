@@ -41,47 +41,32 @@ struct Layer {
   int64_t c, k, in, filt, pad, stride;
 };
 
+// One layer a row.
+// clang-format off
 const Layer kLayers[] = {
     // fp16 NHWC forward (tensor cores), ResNet-50 v1.5.
-    {"conv1", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 3, 64, 224, 7,
-     3, 2},
-    {"l1.1x1a", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 64, 64, 56, 1,
-     0, 1},
-    {"l1.3x3", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 64, 64, 56, 3,
-     1, 1},
-    {"l1.1x1b", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 64, 256, 56,
-     1, 0, 1},
-    {"l2.3x3s2", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 128, 128, 56,
-     3, 1, 2},
-    {"l3.3x3", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 256, 256, 14,
-     3, 1, 1},
-    {"l4.3x3", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 512, 512, 7, 3,
-     1, 1},
-    {"l4.1x1b", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 512, 2048, 7,
-     1, 0, 1},
+    {"conv1", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 3, 64, 224, 7, 3, 2},
+    {"l1.1x1a", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 64, 64, 56, 1, 0, 1},
+    {"l1.3x3", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 64, 64, 56, 3, 1, 1},
+    {"l1.1x1b", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 64, 256, 56, 1, 0, 1},
+    {"l2.3x3s2", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 128, 128, 56, 3, 1, 2},
+    {"l3.3x3", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 256, 256, 14, 3, 1, 1},
+    {"l4.3x3", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 512, 512, 7, 3, 1, 1},
+    {"l4.1x1b", ConvOp::kForward, DataType::kHalf, Layout::kNHWC, 512, 2048, 7, 1, 0, 1},
     // fp32 NCHW forward (TF32 allowed, as frameworks default).
-    {"l1.3x3", ConvOp::kForward, DataType::kFloat, Layout::kNCHW, 64, 64, 56, 3,
-     1, 1},
-    {"l1.1x1b", ConvOp::kForward, DataType::kFloat, Layout::kNCHW, 64, 256, 56,
-     1, 0, 1},
-    {"l3.3x3", ConvOp::kForward, DataType::kFloat, Layout::kNCHW, 256, 256, 14,
-     3, 1, 1},
-    {"l4.3x3", ConvOp::kForward, DataType::kFloat, Layout::kNCHW, 512, 512, 7,
-     3, 1, 1},
+    {"l1.3x3", ConvOp::kForward, DataType::kFloat, Layout::kNCHW, 64, 64, 56, 3, 1, 1},
+    {"l1.1x1b", ConvOp::kForward, DataType::kFloat, Layout::kNCHW, 64, 256, 56, 1, 0, 1},
+    {"l3.3x3", ConvOp::kForward, DataType::kFloat, Layout::kNCHW, 256, 256, 14, 3, 1, 1},
+    {"l4.3x3", ConvOp::kForward, DataType::kFloat, Layout::kNCHW, 512, 512, 7, 3, 1, 1},
     // Backward passes.
-    {"l1.3x3", ConvOp::kBackwardData, DataType::kHalf, Layout::kNHWC, 64, 64,
-     56, 3, 1, 1},
-    {"l1.3x3", ConvOp::kBackwardFilter, DataType::kHalf, Layout::kNHWC, 64, 64,
-     56, 3, 1, 1},
-    {"l3.3x3", ConvOp::kBackwardData, DataType::kHalf, Layout::kNHWC, 256, 256,
-     14, 3, 1, 1},
-    {"l3.3x3", ConvOp::kBackwardFilter, DataType::kHalf, Layout::kNHWC, 256,
-     256, 14, 3, 1, 1},
-    {"l3.3x3", ConvOp::kBackwardFilter, DataType::kFloat, Layout::kNCHW, 256,
-     256, 14, 3, 1, 1},
-    {"l1.3x3", ConvOp::kBackwardData, DataType::kFloat, Layout::kNCHW, 64, 64,
-     56, 3, 1, 1},
+    {"l1.3x3", ConvOp::kBackwardData, DataType::kHalf, Layout::kNHWC, 64, 64, 56, 3, 1, 1},
+    {"l1.3x3", ConvOp::kBackwardFilter, DataType::kHalf, Layout::kNHWC, 64, 64, 56, 3, 1, 1},
+    {"l3.3x3", ConvOp::kBackwardData, DataType::kHalf, Layout::kNHWC, 256, 256, 14, 3, 1, 1},
+    {"l3.3x3", ConvOp::kBackwardFilter, DataType::kHalf, Layout::kNHWC, 256, 256, 14, 3, 1, 1},
+    {"l3.3x3", ConvOp::kBackwardFilter, DataType::kFloat, Layout::kNCHW, 256, 256, 14, 3, 1, 1},
+    {"l1.3x3", ConvOp::kBackwardData, DataType::kFloat, Layout::kNCHW, 64, 64, 56, 3, 1, 1},
 };
+// clang-format on
 
 ConvProblem ToProblem(const Layer& l, int64_t batch) {
   ConvProblem p;
