@@ -30,7 +30,7 @@ absl::StatusOr<DataType> TypeFromCudnn(cudnnDataType_t t, const char* what) {
 
 struct Tensor {
   DataType type;
-  std::vector<int> dims;
+  std::vector<int64_t> dims;
   bool channels_last;
 };
 
@@ -49,11 +49,10 @@ absl::StatusOr<Tensor> ReadTensor(cudnnTensorDescriptor_t t, const char* what) {
   Tensor out;
   ASSIGN_OR_RETURN(out.type, TypeFromCudnn(type, what));
   out.dims.assign(dims, dims + nb);
-  const std::vector<int64_t> dims64(dims, dims + nb);
   const std::vector<int64_t> got(strides, strides + nb);
-  if (got == PackedStrides(dims64, false)) {
+  if (got == PackedStrides(out.dims, false)) {
     out.channels_last = false;
-  } else if (got == PackedStrides(dims64, true)) {
+  } else if (got == PackedStrides(out.dims, true)) {
     out.channels_last = true;
   } else {
     return absl::InvalidArgumentError(

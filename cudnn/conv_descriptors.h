@@ -46,8 +46,9 @@ struct ConvDescriptors {
 // Descriptors for `problem`. The convolution descriptor's math type is the
 // problem's policy: CUDNN_FMA_MATH when it allows no tensor cores (or is f32
 // without TF32), else CUDNN_DEFAULT_MATH. INVALID_ARGUMENT if the problem is
-// invalid, cuDNN refuses a descriptor (as mapped by cudnn_status.h) or
-// computes another output size.
+// invalid or cuDNN computes another output size; a descriptor cuDNN refuses
+// gives its status as cudnn_status.h maps it (INVALID_ARGUMENT for
+// BAD_PARAM).
 absl::StatusOr<ConvDescriptors> DescribeConv(const ConvProblem& problem);
 
 // cudnnSetConvolutionMathType.
