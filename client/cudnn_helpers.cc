@@ -1,25 +1,23 @@
 #include "tunedb/cudnn_helpers.h"
 
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "cudnn/conv_descriptors.h"
+#include "cudnn/conv_operands.h"
+#include "cudnn/conv_ops.h"
+#include "cudnn/cudnn_device.h"
+#include "cudnn/cudnn_status.h"
 
 namespace tunedb {
 namespace {
 
 constexpr int kMaxDims = 8;
-
-absl::Status Check(cudnnStatus_t s, const char* what) {
-  if (s == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, ": ", cudnnGetErrorString(s)));
-}
 
 absl::StatusOr<DataType> TypeFromCudnn(cudnnDataType_t t, const char* what) {
   std::optional<DataType> type = DataTypeFromCudnn(t);
@@ -30,33 +28,9 @@ absl::StatusOr<DataType> TypeFromCudnn(cudnnDataType_t t, const char* what) {
   return *type;
 }
 
-// Packed strides of an {N, C, spatial...} tensor.
-std::vector<int> PackedStrides(const std::vector<int>& dims,
-                               bool channels_last) {
-  const int nb = static_cast<int>(dims.size());
-  std::vector<int> strides(nb);
-  if (!channels_last) {
-    int s = 1;
-    for (int i = nb - 1; i >= 0; --i) {
-      strides[i] = s;
-      s *= dims[i];
-    }
-  } else {
-    int s = 1;
-    strides[1] = s;
-    s *= dims[1];
-    for (int i = nb - 1; i >= 2; --i) {
-      strides[i] = s;
-      s *= dims[i];
-    }
-    strides[0] = s;
-  }
-  return strides;
-}
-
 struct Tensor {
   DataType type;
-  std::vector<int> dims;
+  std::vector<int64_t> dims;
   bool channels_last;
 };
 
@@ -65,9 +39,9 @@ absl::StatusOr<Tensor> ReadTensor(cudnnTensorDescriptor_t t, const char* what) {
   int nb = 0;
   int dims[kMaxDims];
   int strides[kMaxDims];
-  RETURN_IF_ERROR(
-      Check(cudnnGetTensorNdDescriptor(t, kMaxDims, &type, &nb, dims, strides),
-            what));
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
+      cudnnGetTensorNdDescriptor(t, kMaxDims, &type, &nb, dims, strides),
+      what));
   if (nb != 4 && nb != 5) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": has ", nb, " dimensions, expected 4 or 5"));
@@ -75,7 +49,7 @@ absl::StatusOr<Tensor> ReadTensor(cudnnTensorDescriptor_t t, const char* what) {
   Tensor out;
   ASSIGN_OR_RETURN(out.type, TypeFromCudnn(type, what));
   out.dims.assign(dims, dims + nb);
-  const std::vector<int> got(strides, strides + nb);
+  const std::vector<int64_t> got(strides, strides + nb);
   if (got == PackedStrides(out.dims, false)) {
     out.channels_last = false;
   } else if (got == PackedStrides(out.dims, true)) {
@@ -102,7 +76,7 @@ absl::StatusOr<ConvProblem> ProblemFromDescriptors(
   cudnnTensorFormat_t wformat;
   int wnb = 0;
   int wdims[kMaxDims];
-  RETURN_IF_ERROR(Check(
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
       cudnnGetFilterNdDescriptor(w, kMaxDims, &wtype, &wformat, &wnb, wdims),
       "w"));
   if (wnb != spatial + 2) {
@@ -124,22 +98,24 @@ absl::StatusOr<ConvProblem> ProblemFromDescriptors(
   int dilations[kMaxDims];
   cudnnConvolutionMode_t mode;
   cudnnDataType_t compute;
-  RETURN_IF_ERROR(Check(cudnnGetConvolutionNdDescriptor(
-                            conv, CUDNN_DIM_MAX - 2, &array_length, pads,
-                            strides, dilations, &mode, &compute),
-                        "conv"));
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
+      cudnnGetConvolutionNdDescriptor(conv, CUDNN_DIM_MAX - 2, &array_length,
+                                      pads, strides, dilations, &mode,
+                                      &compute),
+      "conv"));
   if (array_length != spatial) {
     return absl::InvalidArgumentError(absl::StrCat(
         "conv: has ", array_length, " spatial dimensions, x has ", spatial));
   }
   int groups = 1;
-  RETURN_IF_ERROR(Check(cudnnGetConvolutionGroupCount(conv, &groups), "conv"));
+  RETURN_IF_ERROR(
+      CudnnStatusToAbsl(cudnnGetConvolutionGroupCount(conv, &groups), "conv"));
   cudnnMathType_t math_type = CUDNN_DEFAULT_MATH;
   if (math.has_value()) {
     math_type = *math;
   } else {
-    RETURN_IF_ERROR(
-        Check(cudnnGetConvolutionMathType(conv, &math_type), "conv"));
+    RETURN_IF_ERROR(CudnnStatusToAbsl(
+        cudnnGetConvolutionMathType(conv, &math_type), "conv"));
   }
 
   ConvProblem p;
@@ -196,83 +172,24 @@ absl::StatusOr<ConvProblem> ProblemFromDescriptors(
 }
 
 absl::StatusOr<DeviceKey> CurrentDeviceKey() {
-  int device = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  cudaDeviceProp prop;
-  if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop, device);
-  int runtime = 0;
-  if (e == cudaSuccess) e = cudaRuntimeGetVersion(&runtime);
-  if (e != cudaSuccess) {
+  absl::StatusOr<int> device = CurrentCudaDevice();
+  absl::StatusOr<DeviceKey> key =
+      device.ok() ? QueryDeviceKey(*device) : device.status();
+  if (!key.ok()) {
     return absl::UnavailableError(
-        absl::StrCat("no usable CUDA device: ", cudaGetErrorString(e)));
+        absl::StrCat("no usable CUDA device: ", key.status().message()));
   }
-  DeviceKey key;
-  key.gpu_model = prop.name;
-  key.cc_major = prop.major;
-  key.cc_minor = prop.minor;
-  key.sm_count = prop.multiProcessorCount;
-  key.cudnn_version = static_cast<int>(cudnnGetVersion());
-  key.cuda_runtime_version = runtime;
   return key;
 }
 
 absl::StatusOr<std::unique_ptr<CudnnDescriptors>> CudnnDescriptors::Create(
     const ConvProblem& p) {
-  RETURN_IF_ERROR(p.Validate());
+  ASSIGN_OR_RETURN(ConvDescriptors owned, DescribeConv(p));
   std::unique_ptr<CudnnDescriptors> d(new CudnnDescriptors());
-  RETURN_IF_ERROR(Check(cudnnCreateTensorDescriptor(&d->x_), "create x"));
-  RETURN_IF_ERROR(Check(cudnnCreateFilterDescriptor(&d->w_), "create w"));
-  RETURN_IF_ERROR(
-      Check(cudnnCreateConvolutionDescriptor(&d->conv_), "create conv"));
-  RETURN_IF_ERROR(Check(cudnnCreateTensorDescriptor(&d->y_), "create y"));
-
-  const int spatial = p.spatial_dims;
-  const bool last = IsChannelsLast(p.layout);
-  const cudnnDataType_t type = ToCudnn(p.input_type);
-  std::vector<int> xdims = {static_cast<int>(p.n), static_cast<int>(p.c)};
-  std::vector<int> wdims = {static_cast<int>(p.k),
-                            static_cast<int>(p.c / p.groups)};
-  std::vector<int> ydims = {static_cast<int>(p.n), static_cast<int>(p.k)};
-  std::vector<int> pads, strides, dilations;
-  for (int i = 0; i < spatial; ++i) {
-    xdims.push_back(static_cast<int>(p.input[i]));
-    wdims.push_back(static_cast<int>(p.filter[i]));
-    ydims.push_back(static_cast<int>(p.OutputSize(i)));
-    pads.push_back(static_cast<int>(p.padding[i]));
-    strides.push_back(static_cast<int>(p.stride[i]));
-    dilations.push_back(static_cast<int>(p.dilation[i]));
-  }
-  const int nb = spatial + 2;
-  RETURN_IF_ERROR(
-      Check(cudnnSetTensorNdDescriptor(d->x_, type, nb, xdims.data(),
-                                       PackedStrides(xdims, last).data()),
-            "set x"));
-  RETURN_IF_ERROR(Check(
-      cudnnSetFilterNdDescriptor(d->w_, type,
-                                 last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
-                                 nb, wdims.data()),
-      "set w"));
-  RETURN_IF_ERROR(Check(
-      cudnnSetConvolutionNdDescriptor(
-          d->conv_, spatial, pads.data(), strides.data(), dilations.data(),
-          p.mode == ConvMode::kConvolution ? CUDNN_CONVOLUTION
-                                           : CUDNN_CROSS_CORRELATION,
-          ToCudnn(p.compute_type)),
-      "set conv"));
-  RETURN_IF_ERROR(
-      Check(cudnnSetConvolutionGroupCount(d->conv_, static_cast<int>(p.groups)),
-            "set groups"));
-  // Without TF32 an fp32 problem may use no tensor cores at all.
-  const bool fma = !p.allow_tensor_cores ||
-                   (p.input_type == DataType::kFloat && !p.allow_tf32);
-  RETURN_IF_ERROR(
-      Check(cudnnSetConvolutionMathType(
-                d->conv_, fma ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH),
-            "set math"));
-  RETURN_IF_ERROR(
-      Check(cudnnSetTensorNdDescriptor(d->y_, type, nb, ydims.data(),
-                                       PackedStrides(ydims, last).data()),
-            "set y"));
+  d->x_ = owned.x.release();
+  d->w_ = owned.w.release();
+  d->conv_ = owned.conv.release();
+  d->y_ = owned.y.release();
   return d;
 }
 
@@ -285,99 +202,51 @@ CudnnDescriptors::~CudnnDescriptors() {
 
 namespace {
 
-bool Fits(const Constraints& c, size_t memory, cudnnDeterminism_t det) {
-  if (c.max_workspace_bytes.has_value() &&
-      static_cast<int64_t>(memory) > *c.max_workspace_bytes) {
+bool Fits(const Constraints& c, int64_t memory, bool deterministic) {
+  if (c.max_workspace_bytes.has_value() && memory > *c.max_workspace_bytes) {
     return false;
   }
-  return !c.deterministic_only || det == CUDNN_DETERMINISTIC;
+  return !c.deterministic_only || deterministic;
 }
 
-template <typename Perf>
-std::optional<AlgoResult> FirstFit(const Perf* perf, int count,
+std::optional<AlgoResult> FirstFit(const std::vector<AlgoPerf>& perf,
                                    const Constraints& c) {
-  for (int i = 0; i < count; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-    if (!Fits(c, perf[i].memory, perf[i].determinism)) continue;
+  for (const AlgoPerf& e : perf) {
+    if (e.status != CUDNN_STATUS_SUCCESS) continue;
+    if (!Fits(c, e.memory, e.deterministic)) continue;
     AlgoResult r;
-    r.algo = static_cast<int>(perf[i].algo);
-    r.math_type = FromCudnn(perf[i].mathType);
-    r.workspace_bytes = static_cast<int64_t>(perf[i].memory);
-    r.deterministic = perf[i].determinism == CUDNN_DETERMINISTIC;
+    r.algo = e.algo;
+    r.math_type = e.math;
+    r.workspace_bytes = e.memory;
+    r.deterministic = e.deterministic;
     return r;
   }
   return std::nullopt;
+}
+
+ConvDescriptorView ViewOf(const CudnnDescriptors& d) {
+  return {d.x(), d.w(), d.conv(), d.y()};
 }
 
 // cuDNN's heuristic ranking for the problem of `d`.
 std::optional<AlgoResult> RunHeuristic(cudnnHandle_t handle, ConvOp op,
                                        const CudnnDescriptors& d,
                                        const Constraints& c) {
-  constexpr int kMax = 16;
-  int count = 0;
-  switch (op) {
-    case ConvOp::kForward: {
-      cudnnConvolutionFwdAlgoPerf_t perf[kMax];
-      if (cudnnGetConvolutionForwardAlgorithm_v7(handle, d.x(), d.w(), d.conv(),
-                                                 d.y(), kMax, &count, perf) !=
-          CUDNN_STATUS_SUCCESS) {
-        return std::nullopt;
-      }
-      return FirstFit(perf, count, c);
-    }
-    case ConvOp::kBackwardData: {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
-      if (cudnnGetConvolutionBackwardDataAlgorithm_v7(
-              handle, d.w(), d.y(), d.conv(), d.x(), kMax, &count, perf) !=
-          CUDNN_STATUS_SUCCESS) {
-        return std::nullopt;
-      }
-      return FirstFit(perf, count, c);
-    }
-    case ConvOp::kBackwardFilter: {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
-      if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-              handle, d.x(), d.y(), d.conv(), d.w(), kMax, &count, perf) !=
-          CUDNN_STATUS_SUCCESS) {
-        return std::nullopt;
-      }
-      return FirstFit(perf, count, c);
-    }
-  }
-  return std::nullopt;
+  absl::StatusOr<std::vector<AlgoPerf>> perf =
+      HeuristicAlgorithms(handle, op, ViewOf(d));
+  if (!perf.ok()) return std::nullopt;
+  return FirstFit(*perf, c);
 }
 
 // cudnnGetConvolution*WorkspaceSize for `algo` with `math` on copies of the
 // descriptors; 0 if cuDNN refuses.
 size_t WorkspaceFor(cudnnHandle_t handle, ConvOp op, const ConvProblem& p,
                     int algo, cudnnMathType_t math) {
-  absl::StatusOr<std::unique_ptr<CudnnDescriptors>> d =
-      CudnnDescriptors::Create(p);
-  if (!d.ok()) return 0;
-  const CudnnDescriptors& s = **d;
-  if (cudnnSetConvolutionMathType(s.conv(), math) != CUDNN_STATUS_SUCCESS) {
-    return 0;
-  }
-  size_t bytes = 0;
-  cudnnStatus_t st = CUDNN_STATUS_NOT_SUPPORTED;
-  switch (op) {
-    case ConvOp::kForward:
-      st = cudnnGetConvolutionForwardWorkspaceSize(
-          handle, s.x(), s.w(), s.conv(), s.y(),
-          static_cast<cudnnConvolutionFwdAlgo_t>(algo), &bytes);
-      break;
-    case ConvOp::kBackwardData:
-      st = cudnnGetConvolutionBackwardDataWorkspaceSize(
-          handle, s.w(), s.y(), s.conv(), s.x(),
-          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes);
-      break;
-    case ConvOp::kBackwardFilter:
-      st = cudnnGetConvolutionBackwardFilterWorkspaceSize(
-          handle, s.x(), s.y(), s.conv(), s.w(),
-          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), &bytes);
-      break;
-  }
-  return st == CUDNN_STATUS_SUCCESS ? bytes : 0;
+  absl::StatusOr<ConvDescriptors> d = DescribeConv(p);
+  if (!d.ok() || !SetMathType(d->conv.get(), FromCudnn(math)).ok()) return 0;
+  absl::StatusOr<int64_t> bytes =
+      AlgoWorkspaceSize(handle, op, d->view(), algo);
+  return bytes.ok() ? static_cast<size_t>(*bytes) : 0;
 }
 
 }  // namespace

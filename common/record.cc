@@ -62,8 +62,9 @@ bool operator==(const Timing& a, const Timing& b) {
 }
 
 const Timing& AlgoResult::cost(LaunchMode mode) const {
-  if (mode == LaunchMode::kDirect && launch.measured()) return launch;
-  return gpu;
+  const Timing& wanted = mode == LaunchMode::kGraph ? gpu : launch;
+  const Timing& other = mode == LaunchMode::kGraph ? launch : gpu;
+  return wanted.measured() || !other.measured() ? wanted : other;
 }
 
 bool operator==(const AlgoResult& a, const AlgoResult& b) {

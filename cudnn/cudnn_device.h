@@ -1,5 +1,6 @@
 // Device identity from the CUDA runtime and the loaded cuDNN library: what a
-// worker reports as its DeviceInfo / DeviceKey.
+// worker reports as its DeviceInfo / DeviceKey, and what the client library's
+// CurrentDeviceKey() looks results up with (the same key, from one place).
 //
 // The key's cudnn_version is cudnnGetVersion() of the library this process
 // actually loaded (so two workers started with different LD_LIBRARY_PATHs
@@ -24,7 +25,14 @@ namespace tunedb {
 // usable device or driver.
 absl::StatusOr<int> CudaDeviceCount();
 
-// The identity of CUDA device `ordinal` as this process sees it.
+// The calling thread's current CUDA device ordinal (cudaGetDevice).
+absl::StatusOr<int> CurrentCudaDevice();
+
+// The DeviceKey of CUDA device `ordinal` with the cuDNN this process loaded.
+absl::StatusOr<DeviceKey> QueryDeviceKey(int ordinal);
+
+// The identity of CUDA device `ordinal` as this process sees it: its
+// QueryDeviceKey() and what is stored beside it.
 absl::StatusOr<DeviceInfo> QueryCudaDevice(int ordinal);
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from the 16 UUID bytes.

@@ -9,11 +9,11 @@
 #ifndef TUNEDB_CUDNN_CUDNN_HANDLES_H_
 #define TUNEDB_CUDNN_CUDNN_HANDLES_H_
 
-#include <cstddef>
-#include <utility>
-
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
+
+#include <cstddef>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "cudnn/cudnn_status.h"
@@ -40,6 +40,8 @@ class CudnnObject {
   ~CudnnObject() { Reset(); }
 
   T get() const { return raw_; }
+  // Gives up ownership: the caller destroys the returned handle.
+  T release() { return std::exchange(raw_, nullptr); }
 
  private:
   void Reset() {
@@ -54,9 +56,8 @@ using TensorDescriptor =
     CudnnObject<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>;
 using FilterDescriptor =
     CudnnObject<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>;
-using ConvolutionDescriptor =
-    CudnnObject<cudnnConvolutionDescriptor_t,
-                cudnnDestroyConvolutionDescriptor>;
+using ConvolutionDescriptor = CudnnObject<cudnnConvolutionDescriptor_t,
+                                          cudnnDestroyConvolutionDescriptor>;
 
 absl::StatusOr<CudnnHandle> CreateCudnnHandle();
 absl::StatusOr<TensorDescriptor> CreateTensorDescriptor();

@@ -51,7 +51,11 @@ absl::StatusOr<ConvProblem> ProblemFromDescriptors(
 // UNAVAILABLE when there is no usable GPU.
 absl::StatusOr<DeviceKey> CurrentDeviceKey();
 
-// cuDNN descriptors for a problem (host-only), owned.
+// cuDNN descriptors for a problem (host-only), owned. They are built by the
+// code that builds the daemon's search descriptors, so they describe the
+// convolution that was measured; the convolution descriptor's math type is
+// the problem's policy (CUDNN_FMA_MATH without tensor cores or TF32, else
+// CUDNN_DEFAULT_MATH).
 class CudnnDescriptors {
  public:
   static absl::StatusOr<std::unique_ptr<CudnnDescriptors>> Create(

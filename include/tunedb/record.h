@@ -78,8 +78,9 @@ struct AlgoResult {
   std::string error;                    // for kFailed
 
   // The cost that ranks this result for callers launching in `mode`: the
-  // launch time for kDirect (the GPU time where no launch time was measured,
-  // as in records from before launch timing), the GPU time for kGraph.
+  // launch time for kDirect, the GPU time for kGraph; where that one was not
+  // measured, the other (records from before launch timing have GPU time
+  // only; results a search did not re-time have only Find's launch sample).
   const Timing& cost(LaunchMode mode) const;
 
   friend bool operator==(const AlgoResult& a, const AlgoResult& b);

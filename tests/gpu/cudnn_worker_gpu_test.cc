@@ -166,7 +166,7 @@ TEST(CudnnWorkerGpuTest, TwoCudnnVersionsGiveTwoDeviceKeys) {
                 CudnnVersionText((*devices)[i].key.cudnn_version).c_str(),
                 r->results[0].algo,
                 std::string(MathTypeName(r->results[0].math_type)).c_str(),
-                r->results[0].median_ms);
+                r->results[0].launch.median_ms);
   }
 }
 

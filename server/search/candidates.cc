@@ -1,0 +1,99 @@
+#include "server/search/candidates.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "cudnn/cudnn_status.h"
+#include "server/search/algo_failure.h"
+
+namespace tunedb {
+namespace {
+
+// One entry Find reported under `math`.
+AlgoResult FromEntry(CudnnConv& conv, const CudnnConv::Entry& e, MathType math,
+                     int64_t cap) {
+  AlgoResult r;
+  r.algo = e.algo;
+  r.math_type = math;
+  r.deterministic = e.deterministic;
+  absl::StatusOr<int64_t> need = conv.WorkspaceSize(e.algo, math);
+  if (e.status == CUDNN_STATUS_SUCCESS && e.time_ms >= 0) {
+    r.status = AlgoStatus::kOk;
+    // One direct call timed by Find: a launch-time sample, until screening
+    // and re-timing measure it properly.
+    r.launch = {e.time_ms, 0, 1};
+    // Find's perf.memory can be less than what the algorithm asks for when
+    // run on its own: store the larger of the two.
+    r.workspace_bytes = need.ok() ? std::max(e.memory, *need) : e.memory;
+  } else if (need.ok() && *need > cap) {
+    r.status = AlgoStatus::kFailed;
+    r.workspace_bytes = *need;
+    r.error =
+        absl::StrCat("needs ", *need, " bytes of workspace; the cap is ", cap);
+  } else if (IsCudnnNotSupported(e.status)) {
+    r.status = AlgoStatus::kNotSupported;
+  } else {
+    r.status = AlgoStatus::kFailed;
+    r.error = cudnnGetErrorString(e.status);
+    if (need.ok()) r.workspace_bytes = *need;
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<MathType> SearchMathTypes(const ConvProblem& p) {
+  switch (p.input_type) {
+    case DataType::kDouble:
+      return {MathType::kDefault};
+    case DataType::kFloat:
+      if (p.allow_tensor_cores && p.allow_tf32) {
+        return {MathType::kDefault, MathType::kFma};
+      }
+      return {MathType::kFma};
+    case DataType::kHalf:
+    case DataType::kBFloat16:
+      if (p.allow_tensor_cores) return {MathType::kTensorOp, MathType::kFma};
+      return {MathType::kFma};
+  }
+  return {MathType::kDefault};
+}
+
+absl::StatusOr<std::vector<AlgoResult>> FindCandidates(
+    CudnnConv& conv, const DeviceBuffer& workspace) {
+  const int64_t cap = static_cast<int64_t>(workspace.bytes());
+  std::map<std::pair<int, MathType>, AlgoResult> by_key;
+  for (MathType math : SearchMathTypes(conv.problem())) {
+    absl::StatusOr<std::vector<CudnnConv::Entry>> entries =
+        conv.Find(math, workspace.get(), workspace.bytes());
+    if (!entries.ok()) {
+      if (!absl::IsFailedPrecondition(entries.status())) {
+        return entries.status();
+      }
+      // cuDNN supports no algorithm under this math type.
+      for (int a = 0; a < conv.AlgoCount(); ++a) {
+        AlgoResult r;
+        r.algo = a;
+        r.math_type = math;
+        r.status = AlgoStatus::kNotSupported;
+        by_key.emplace(std::make_pair(a, math), r);
+      }
+      continue;
+    }
+    for (const CudnnConv::Entry& e : *entries) {
+      by_key[{e.algo, math}] = FromEntry(conv, e, math, cap);
+    }
+  }
+  RETURN_IF_ERROR(CheckStickyError());
+  std::vector<AlgoResult> results;
+  results.reserve(by_key.size());
+  for (auto& [key, r] : by_key) results.push_back(std::move(r));
+  SortResults(results);
+  return results;
+}
+
+}  // namespace tunedb

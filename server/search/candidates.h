@@ -1,0 +1,41 @@
+// Phase 1 of a cuDNN search: the candidates. cudnnFind*AlgorithmEx runs once
+// per math type the problem's policy allows, and every algorithm it reports
+// becomes one AlgoResult per (algorithm, math type):
+//   - ran: kOk with Find's time (samples = 1) and the larger of Find's memory
+//     and cudnnGet*WorkspaceSize (Find can under-report);
+//   - needs more workspace than offered: kFailed with its need;
+//   - "not supported": kNotSupported; other failures kFailed with cuDNN's
+//     error string;
+//   - a math type under which cuDNN supports nothing: every algorithm
+//     kNotSupported under it.
+//
+// Thread safety: none; one search at a time on the conv.
+#ifndef TUNEDB_SERVER_SEARCH_CANDIDATES_H_
+#define TUNEDB_SERVER_SEARCH_CANDIDATES_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cudnn/cudnn_conv.h"
+#include "cudnn/cudnn_handles.h"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+// The math types a search measures for a problem's policy:
+//   f32, tensor cores and TF32 allowed: default (TF32 permitted) and FMA;
+//   f32 otherwise: FMA only (no TF32);
+//   f16/bf16 with tensor cores: tensor_op and FMA; without: FMA only;
+//   f64: default.
+std::vector<MathType> SearchMathTypes(const ConvProblem& problem);
+
+// The candidates of conv's problem with `workspace` offered (its size is the
+// search's workspace cap), sorted by SortResults. Errors: Find's other than
+// FAILED_PRECONDITION, and the fatal error if the CUDA context broke.
+absl::StatusOr<std::vector<AlgoResult>> FindCandidates(
+    CudnnConv& conv, const DeviceBuffer& workspace);
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_SEARCH_CANDIDATES_H_

@@ -1,0 +1,221 @@
+#include "server/search/retime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "cudnn/cudnn_status.h"
+#include "server/search/algo_failure.h"
+#include "server/search/run_timer.h"
+#include "server/search/sample_stats.h"
+
+namespace tunedb {
+namespace {
+
+using Key = std::pair<int, MathType>;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kMaxPasses = 4;
+constexpr int kMaxWarmupIterations = 1000;
+
+// One member's samples, per run.
+struct Samples {
+  std::vector<double> launch, host, gpu;
+};
+
+// The batch length of a member's samples, from its screened launch time.
+int BatchFor(const AlgoResult& r, const CudnnFinderOptions& options) {
+  return SampleBatch(r.cost(LaunchMode::kDirect).median_ms, options.sample_ms,
+                     options.max_batch);
+}
+
+// The state of one re-timing: the pool and each member's samples.
+class Retimer {
+ public:
+  Retimer(Sampler& sampler, const CudnnFinderOptions& options,
+          absl::Time deadline, std::vector<AlgoResult>& results)
+      : sampler_(sampler),
+        options_(options),
+        deadline_(deadline),
+        results_(results) {}
+
+  absl::StatusOr<int> Run() {
+    int rounds = 0;
+    for (int pass = 0; pass < kMaxPasses; ++pass) {
+      const int added = ExtendPool();
+      if (pool_.empty() || (pass > 0 && added == 0)) break;
+      if (pass == 0) RETURN_IF_ERROR(WarmUp());
+      ASSIGN_OR_RETURN(const int ran, Rounds());
+      rounds = std::max(rounds, ran);
+      StoreSamples();
+      SortResults(results_);
+      if (absl::Now() >= deadline_) break;
+    }
+    return rounds;
+  }
+
+ private:
+  AlgoResult& Find(const Key& key) {
+    for (AlgoResult& r : results_) {
+      if (r.algo == key.first && r.math_type == key.second) return r;
+    }
+    return results_.front();  // unreachable: keys come from results_
+  }
+
+  // Median launch time of a member's samples; 0 (and an empty entry) for one
+  // without, such as a member that failed.
+  double MedianOf(const Key& k) { return Median(samples_[k].launch); }
+
+  bool InPool(const Key& k) const {
+    return std::find(pool_.begin(), pool_.end(), k) != pool_.end();
+  }
+
+  // Adds the OK results within the margin of the pool's leader (of the best
+  // result while the pool is empty); returns how many joined.
+  int ExtendPool() {
+    double leader_ms = -1;
+    for (const Key& k : pool_) {
+      const double m = MedianOf(k);
+      if (leader_ms < 0 || m < leader_ms) leader_ms = m;
+    }
+    int added = 0;
+    for (const AlgoResult& r : results_) {
+      if (r.status != AlgoStatus::kOk) break;
+      const Key key{r.algo, r.math_type};
+      if (InPool(key)) continue;
+      const double cost = r.cost(LaunchMode::kDirect).median_ms;
+      const double ref =
+          leader_ms < 0 ? results_[0].cost(LaunchMode::kDirect).median_ms
+                        : leader_ms;
+      const bool within = cost <= ref * (1 + options_.retime_margin);
+      const bool needed =
+          static_cast<int>(pool_.size()) < options_.min_candidates;
+      const bool room =
+          static_cast<int>(pool_.size()) < options_.max_candidates ||
+          (leader_ms >= 0 && cost < leader_ms);
+      if ((within || needed) && room) {
+        pool_.push_back(key);
+        ++added;
+      }
+    }
+    return added;
+  }
+
+  // Runs the pool until options.warmup has passed, so clocks have ramped up.
+  absl::Status WarmUp() {
+    const Clock::time_point start = Clock::now();
+    const auto warm_for = absl::ToChronoMilliseconds(options_.warmup);
+    for (int iter = 0; iter < kMaxWarmupIterations; ++iter) {
+      for (const Key& k : pool_) {
+        AlgoResult& r = Find(k);
+        if (r.status != AlgoStatus::kOk) continue;
+        const absl::Status s = sampler_.Run(r);
+        if (!s.ok()) RETURN_IF_ERROR(MarkFailed(r, s));
+      }
+      RETURN_IF_ERROR(CudaStatusToAbsl(cudaStreamSynchronize(sampler_.stream()),
+                                       "cudaStreamSynchronize(warm-up)"));
+      if (Clock::now() - start >= warm_for) break;
+    }
+    return absl::OkStatus();
+  }
+
+  // One direct sample (launch and host time) and one graph sample (GPU time)
+  // of r.
+  absl::Status SampleOne(const AlgoResult& r, Samples& out) {
+    const int batch = BatchFor(r, options_);
+    ASSIGN_OR_RETURN(const DirectSample direct, sampler_.TimeDirect(r, batch));
+    ASSIGN_OR_RETURN(const double gpu_ms, sampler_.Sample(r, batch));
+    out.launch.push_back(direct.launch_ms);
+    out.host.push_back(direct.host_ms);
+    out.gpu.push_back(gpu_ms);
+    return absl::OkStatus();
+  }
+
+  // One sample of every OK member, starting at member `round` (rotating);
+  // returns the members that ran.
+  absl::StatusOr<std::vector<Key>> Round(int round) {
+    std::vector<Key> order;
+    for (const Key& k : pool_) {
+      if (Find(k).status == AlgoStatus::kOk) order.push_back(k);
+    }
+    if (order.empty()) return order;
+    std::rotate(order.begin(), order.begin() + (round % order.size()),
+                order.end());
+    for (const Key& k : order) {
+      AlgoResult& r = Find(k);
+      const absl::Status s = SampleOne(r, samples_[k]);
+      if (!s.ok()) {
+        RETURN_IF_ERROR(MarkFailed(r, s));
+        samples_.erase(k);
+      }
+    }
+    return order;
+  }
+
+  // Rounds until every member has min_rounds samples and the leader has held
+  // for stable_rounds, or max_rounds, or the deadline; returns how many ran.
+  absl::StatusOr<int> Rounds() {
+    int ran = 0;
+    int stable = 0;
+    Key leader{-1, MathType::kDefault};
+    for (int round = 0; round < options_.max_rounds; ++round) {
+      ASSIGN_OR_RETURN(const std::vector<Key> order, Round(round));
+      if (order.empty()) break;
+      ran = round + 1;
+      Key best{-1, MathType::kDefault};
+      double best_ms = 0;
+      size_t fewest = SIZE_MAX;
+      for (const Key& k : order) {
+        if (!samples_.count(k)) continue;
+        fewest = std::min(fewest, samples_[k].launch.size());
+        const double m = MedianOf(k);
+        if (best.first < 0 || m < best_ms) {
+          best = k;
+          best_ms = m;
+        }
+      }
+      stable = best == leader ? stable + 1 : 1;
+      leader = best;
+      const bool enough =
+          fewest != SIZE_MAX && static_cast<int>(fewest) >= options_.min_rounds;
+      if (enough && stable >= options_.stable_rounds) break;
+      if (enough && absl::Now() >= deadline_) break;
+    }
+    return ran;
+  }
+
+  void StoreSamples() {
+    for (const auto& [k, v] : samples_) {
+      if (v.launch.empty()) continue;
+      AlgoResult& r = Find(k);
+      r.launch = Summarize(v.launch);
+      r.host = Summarize(v.host);
+      r.gpu = Summarize(v.gpu);
+      r.retimed = true;
+    }
+  }
+
+  static Timing Summarize(const std::vector<double>& v) {
+    return {Median(v), Spread(v), static_cast<int>(v.size())};
+  }
+
+  Sampler& sampler_;
+  const CudnnFinderOptions& options_;
+  const absl::Time deadline_;
+  std::vector<AlgoResult>& results_;
+  std::vector<Key> pool_;
+  std::map<Key, Samples> samples_;
+};
+
+}  // namespace
+
+absl::StatusOr<int> Retime(Sampler& sampler, const CudnnFinderOptions& options,
+                           absl::Time deadline,
+                           std::vector<AlgoResult>& results) {
+  return Retimer(sampler, options, deadline, results).Run();
+}
+
+}  // namespace tunedb

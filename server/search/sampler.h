@@ -1,0 +1,60 @@
+// Sampler: runs and times the candidates of one search (screen.h, retime.h)
+// on one CudnnConv, stream and workspace, with one pair of CUDA events:
+// launch and host time from direct launches, GPU time from CUDA-graph
+// replays. Each (algorithm, math type) keeps one RunTimer, made with the
+// batch length of its first graph sample.
+//
+// Thread safety: none; one search at a time. It must not outlive the conv or
+// the workspace.
+#ifndef TUNEDB_SERVER_SEARCH_SAMPLER_H_
+#define TUNEDB_SERVER_SEARCH_SAMPLER_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "cudnn/cudnn_conv.h"
+#include "cudnn/cudnn_handles.h"
+#include "server/search/run_timer.h"
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+class Sampler {
+ public:
+  static absl::StatusOr<std::unique_ptr<Sampler>> Create(
+      CudnnConv* conv, cudaStream_t stream, void* workspace,
+      size_t workspace_bytes);
+
+  cudaStream_t stream() const { return stream_; }
+  // One run of r's algorithm and math type (asynchronously).
+  absl::Status Run(const AlgoResult& r);
+  // `batch` runs launched directly between the events: launch and host time
+  // per run.
+  absl::StatusOr<DirectSample> TimeDirect(const AlgoResult& r, int batch);
+  // One sample of GPU time through r's RunTimer (made with `batch` on first
+  // use), ms per run.
+  absl::StatusOr<double> Sample(const AlgoResult& r, int batch);
+  // Whether r's RunTimer replays a CUDA graph (false if it has none yet).
+  bool Graphed(const AlgoResult& r) const;
+
+ private:
+  using Key = std::pair<int, MathType>;
+  Sampler(CudnnConv* conv, cudaStream_t stream, void* workspace,
+          size_t workspace_bytes, CudaEvent start, CudaEvent stop);
+
+  CudnnConv* conv_;
+  cudaStream_t stream_;
+  void* workspace_;
+  size_t workspace_bytes_;
+  CudaEvent start_, stop_;
+  std::map<Key, std::unique_ptr<RunTimer>> timers_;
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_SEARCH_SAMPLER_H_

@@ -1,0 +1,166 @@
+#include "server/search/verify.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "server/search/algo_failure.h"
+
+namespace tunedb {
+namespace {
+
+constexpr int kMaxReferences = 2;
+constexpr int kMaxAttempts = 3;
+constexpr int kCpuAlgo = -1;  // the CPU reference's "algorithm"
+
+// A reference output: of a cuDNN algorithm, or of the CPU (kCpuAlgo).
+struct Reference {
+  int algo;
+  MathType math;
+  std::vector<float> output;
+
+  bool Is(int a, MathType m) const { return algo == a && math == m; }
+};
+
+// Outputs of up to kMaxReferences algorithms, in order of preference.
+absl::StatusOr<std::vector<Reference>> RunReferences(
+    CudnnConv& conv, const DeviceBuffer& workspace,
+    const std::vector<AlgoResult>& results) {
+  std::vector<std::pair<int, MathType>> order = {
+      {0, MathType::kFma}, {1, MathType::kFma}, {0, MathType::kDefault}};
+  for (const AlgoResult& r : results) {
+    if (r.status == AlgoStatus::kOk) order.push_back({r.algo, r.math_type});
+  }
+  const int64_t cap = static_cast<int64_t>(workspace.bytes());
+  std::vector<Reference> refs;
+  for (const auto& [algo, math] : order) {
+    if (refs.size() >= kMaxReferences) break;
+    const bool dup = std::any_of(
+        refs.begin(), refs.end(),
+        [&, a = algo, m = math](const Reference& ref) { return ref.Is(a, m); });
+    if (dup) continue;
+    absl::StatusOr<int64_t> need = conv.WorkspaceSize(algo, math);
+    if (!need.ok() || *need > cap) continue;
+    if (!conv.Run(algo, math, workspace.get(), workspace.bytes()).ok()) {
+      RETURN_IF_ERROR(CheckStickyError());
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::vector<float> output, conv.ReadOutput());
+    refs.push_back({algo, math, std::move(output)});
+  }
+  return refs;
+}
+
+// The outcome of checking one choice.
+struct Verdict {
+  // False when the only reference is the choice itself: nothing to decide.
+  bool conclusive = false;
+  bool match = false;
+  std::string why;  // the last mismatch, or why the choice did not run
+};
+
+// Runs `chosen` and compares its output with the references, adding the CPU
+// reference when no other algorithm is among them (once: `cpu_tried`).
+absl::StatusOr<Verdict> Check(CudnnConv& conv, const DeviceBuffer& workspace,
+                              int64_t cpu_reference_max_macs,
+                              const AlgoResult& chosen,
+                              std::vector<Reference>& refs, bool& cpu_tried) {
+  Verdict v;
+  const absl::Status s = conv.Run(chosen.algo, chosen.math_type,
+                                  workspace.get(), workspace.bytes());
+  if (!s.ok()) {
+    RETURN_IF_ERROR(CheckStickyError());
+    v.conclusive = true;  // it does not run: rejected like a mismatch
+    v.why = std::string(s.message());
+    return v;
+  }
+  ASSIGN_OR_RETURN(const std::vector<float> output, conv.ReadOutput());
+  const double tol = VerifyTolerance(conv.problem(), chosen.math_type);
+  const bool other =
+      std::any_of(refs.begin(), refs.end(), [&](const Reference& ref) {
+        return !ref.Is(chosen.algo, chosen.math_type);
+      });
+  if (!other && !cpu_tried) {
+    cpu_tried = true;
+    absl::StatusOr<std::vector<float>> cpu =
+        conv.CpuReference(cpu_reference_max_macs);
+    if (cpu.ok()) refs.push_back({kCpuAlgo, MathType::kFma, std::move(*cpu)});
+  }
+  for (const Reference& ref : refs) {
+    if (ref.Is(chosen.algo, chosen.math_type)) continue;
+    v.conclusive = true;
+    const double err = RelativeL2(output, ref.output);
+    if (err <= tol) {
+      v.match = true;
+      return v;
+    }
+    v.why = ref.algo == kCpuAlgo
+                ? absl::StrFormat(
+                      "output differs from the CPU reference: relative L2 "
+                      "%.3g > %.3g",
+                      err, tol)
+                : absl::StrFormat(
+                      "output differs from algo %d (%s): relative L2 %.3g "
+                      "> %.3g",
+                      ref.algo, MathTypeName(ref.math), err, tol);
+  }
+  return v;
+}
+
+}  // namespace
+
+double VerifyTolerance(const ConvProblem& p, MathType math) {
+  switch (p.input_type) {
+    case DataType::kDouble:
+      return 1e-9;
+    case DataType::kFloat:
+      // TF32 keeps 10 mantissa bits; FFT/Winograd in fp32 lose a little.
+      return math == MathType::kFma ? 1e-3 : 1e-2;
+    case DataType::kHalf:
+      return 1e-2;
+    case DataType::kBFloat16:
+      return 5e-2;
+  }
+  return 1e-2;
+}
+
+double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = static_cast<double>(a[i]) - b[i];
+    diff += d * d;
+    ref += static_cast<double>(b[i]) * b[i];
+  }
+  if (!std::isfinite(diff) || !std::isfinite(ref)) {
+    return std::numeric_limits<double>::infinity();
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(ref), 1e-30);
+}
+
+absl::StatusOr<bool> Verify(CudnnConv& conv, const DeviceBuffer& workspace,
+                            int64_t cpu_reference_max_macs,
+                            std::vector<AlgoResult>& results) {
+  ASSIGN_OR_RETURN(std::vector<Reference> refs,
+                   RunReferences(conv, workspace, results));
+  bool cpu_tried = false;
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    if (results.empty() || results[0].status != AlgoStatus::kOk) break;
+    AlgoResult& chosen = results[0];
+    ASSIGN_OR_RETURN(const Verdict v,
+                     Check(conv, workspace, cpu_reference_max_macs, chosen,
+                           refs, cpu_tried));
+    if (!v.conclusive) break;
+    if (v.match) return true;
+    chosen.status = AlgoStatus::kFailed;
+    chosen.error = v.why;
+    SortResults(results);
+  }
+  return false;
+}
+
+}  // namespace tunedb
