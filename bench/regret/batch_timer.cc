@@ -107,8 +107,9 @@ absl::Status BatchTimer::Prepare(int batch) {
     const cudaError_t done =
         replay == cudaSuccess ? cudaStreamSynchronize(stream_) : replay;
     if (done != cudaSuccess) {
-      if (IsCudaStickyError(done))
+      if (IsCudaStickyError(done)) {
         return CudaStatusToAbsl(done, "graph replay");
+      }
       cudaGetLastError();
       DropGraph();
     }

@@ -90,13 +90,12 @@ absl::Status MeasureFind(CudnnConv& conv, Workspace& workspace,
       continue;
     }
     run.entries = std::move(*entries);
-    for (const AlgoPerf& e : run.entries) {
-      if (!EntryOk(e)) continue;
-      if (!best.has_value() || e.time_ms < best->time_ms) {
-        best = e;
-        best_math = math;
-      }
-      break;  // the first OK entry of this call
+    const auto first =
+        std::find_if(run.entries.begin(), run.entries.end(), EntryOk);
+    if (first != run.entries.end() &&
+        (!best.has_value() || first->time_ms < best->time_ms)) {
+      best = *first;
+      best_math = math;
     }
     m.find_runs.push_back(std::move(run));
   }

@@ -3,7 +3,7 @@
 // cudnnFind's first entry and cuDNN's heuristic, all re-timed side by side in
 // one process on this GPU. See bench/regret/README.md.
 //
-//   tunedb_regret --model resnet50,vgg16 --batch 8,32 --ops fwd,bwd_data \
+//   tunedb_regret --model resnet50,vgg16 --batch 8,32 --ops fwd,bwd_data
 //       --dtype fp32,fp16 --layout nchw,nhwc --limit 200 --json out.json
 //
 // Exit status: 0 done, 1 nothing measured or the GPU failed, 2 bad flags or
@@ -63,6 +63,10 @@ int Main(int argc, char** argv) {
   if (!gpus.ok()) {
     std::cerr << "tunedb_regret: no CUDA GPU: " << gpus.status().message()
               << " (skipped)\n";
+    return kExitSkip;
+  }
+  if (*gpus == 0) {
+    std::cerr << "tunedb_regret: no CUDA GPU (skipped)\n";
     return kExitSkip;
   }
   if (flags.device >= *gpus) {

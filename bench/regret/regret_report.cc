@@ -122,8 +122,8 @@ std::string ProgressLine(size_t index, size_t total,
                          const ProblemMeasurement& m) {
   const ConvProblem& p = m.problem.problem;
   std::string line = absl::StrCat(
-      "[", index + 1, "/", total, "] ", m.problem.source, " ", PassName(m), " ",
-      DtypeLabel(p), " ", LayoutText(m), " ", cli::ShapeSummary(p), ": ");
+      "[", index + 1, "/", total, "] ", m.problem.source, " (", PassName(m),
+      " ", DtypeLabel(p), " ", LayoutText(m), " ", cli::ShapeSummary(p), "): ");
   if (!m.error.empty()) return absl::StrCat(line, "error: ", m.error);
   for (PickKind kind : kPickKinds) {
     const Pick& pick = m.pick(kind);

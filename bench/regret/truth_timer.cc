@@ -20,8 +20,9 @@ absl::Status Fail(TimedCandidate& c, const absl::Status& why) {
   return absl::OkStatus();
 }
 
-// Back-to-back runs of every candidate, synchronising after each pass, until
-// `warmup_ms` has passed.
+// Runs every candidate once, waiting for each, so that one that fails is
+// known; then passes of back-to-back runs of all of them, waiting only at the
+// end of a pass, until `warmup_ms` has passed since the start.
 absl::Status WarmUp(CudnnConv& conv, cudaStream_t stream,
                     const Workspace& workspace, double warmup_ms,
                     std::vector<TimedCandidate>& candidates) {
@@ -31,24 +32,38 @@ absl::Status WarmUp(CudnnConv& conv, cudaStream_t stream,
                std::chrono::steady_clock::now() - start)
         .count();
   };
-  do {
-    bool any = false;
+  const auto run = [&](const TimedCandidate& c) {
+    return conv.Run(c.algo, c.math, workspace.get(), workspace.bytes());
+  };
+  const auto wait = [&] {
+    return CudaStatusToAbsl(cudaStreamSynchronize(stream),
+                            "cudaStreamSynchronize");
+  };
+  bool any = false;
+  for (TimedCandidate& c : candidates) {
+    if (!c.error.empty()) continue;
+    absl::Status ran = run(c);
+    if (ran.ok()) ran = wait();
+    if (!ran.ok()) {
+      RETURN_IF_ERROR(Fail(c, ran));
+      continue;
+    }
+    any = true;
+  }
+  while (any && elapsed_ms() < warmup_ms) {
     for (TimedCandidate& c : candidates) {
       if (!c.error.empty()) continue;
-      absl::Status run =
-          conv.Run(c.algo, c.math, workspace.get(), workspace.bytes());
-      if (run.ok()) {
-        run = CudaStatusToAbsl(cudaStreamSynchronize(stream),
-                               "cudaStreamSynchronize");
+      if (absl::Status ran = run(c); !ran.ok()) {
+        RETURN_IF_ERROR(Fail(c, ran));
       }
-      if (!run.ok()) {
-        RETURN_IF_ERROR(Fail(c, run));
-        continue;
-      }
-      any = true;
     }
-    if (!any) break;
-  } while (elapsed_ms() < warmup_ms);
+    if (absl::Status waited = wait(); !waited.ok()) {
+      // A run failed on the device after it ran once: the rounds will say
+      // which.
+      RETURN_IF_ERROR(CheckStickyError());
+      break;
+    }
+  }
   return absl::OkStatus();
 }
 
