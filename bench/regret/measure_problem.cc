@@ -9,7 +9,6 @@
 #include "bench/regret/workspace.h"
 #include "common/status_macros.h"
 #include "cudnn/cudnn_conv.h"
-#include "cudnn/cudnn_status.h"
 #include "server/search/algo_failure.h"
 
 namespace tunedb::regret {
