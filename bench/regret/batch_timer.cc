@@ -16,17 +16,6 @@ constexpr int kMaxSizingSteps = 8;
 
 }  // namespace
 
-absl::string_view LaunchModeName(LaunchMode mode) {
-  return mode == LaunchMode::kGraph ? "graph" : "direct";
-}
-
-absl::StatusOr<LaunchMode> ParseLaunchMode(absl::string_view text) {
-  if (text == "direct") return LaunchMode::kDirect;
-  if (text == "graph") return LaunchMode::kGraph;
-  return absl::InvalidArgumentError(
-      absl::StrCat("launch mode '", text, "' is not direct or graph"));
-}
-
 absl::StatusOr<std::unique_ptr<BatchTimer>> BatchTimer::Create(
     CudnnConv* conv, cudaStream_t stream, int algo, MathType math,
     void* workspace, size_t workspace_bytes, const Options& options) {

@@ -4,7 +4,7 @@
 //
 // A sample is one batch of back-to-back runs between two CUDA events,
 // divided by the batch length. The batch is sized at creation so that it
-// lasts at least `min_sample_ms`. Two launch modes:
+// lasts at least `min_sample_ms`. Two launch modes (tunedb::LaunchMode):
 //   - kDirect: every run is a cuDNN call from the host, as in a program that
 //     calls cuDNN's legacy API; when a call costs the host more than the GPU
 //     takes to run it, the GPU waits and the wait is in the time (launch-
@@ -31,11 +31,6 @@
 #include "tunedb/record.h"
 
 namespace tunedb::regret {
-
-enum class LaunchMode { kDirect, kGraph };
-// "direct", "graph".
-absl::string_view LaunchModeName(LaunchMode mode);
-absl::StatusOr<LaunchMode> ParseLaunchMode(absl::string_view text);
 
 class BatchTimer {
  public:

@@ -14,7 +14,7 @@
 namespace tunedb::regret {
 
 absl::Status MeasureProblem(const RegretContext& ctx, ProblemMeasurement& m) {
-  RETURN_IF_ERROR(MeasureTunedb(*ctx.finder, m));
+  RETURN_IF_ERROR(MeasureTunedb(*ctx.finder, ctx.truth.batch.mode, m));
   if (!m.error.empty()) return absl::OkStatus();
   absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
       CudnnConv::Create(m.problem.problem, ctx.handle, ctx.stream, ctx.seed);

@@ -36,7 +36,8 @@ int64_t WorkspaceNeed(CudnnConv& conv, int algo, MathType math,
 
 }  // namespace
 
-absl::Status MeasureTunedb(CudnnFinder& finder, ProblemMeasurement& m) {
+absl::Status MeasureTunedb(CudnnFinder& finder, LaunchMode mode,
+                           ProblemMeasurement& m) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<SearchResult> found =
       finder.Search(0, m.problem.problem, SearchOptions{});
@@ -52,7 +53,9 @@ absl::Status MeasureTunedb(CudnnFinder& finder, ProblemMeasurement& m) {
   SortResults(record.results);
   m.workspace_cap_bytes = found->workspace_cap_bytes;
   m.verified = found->verified;
-  std::optional<AlgoResult> choice = Choose(record, Constraints{});
+  Constraints constraints;
+  constraints.launch_mode = mode;
+  std::optional<AlgoResult> choice = Choose(record, constraints);
   Pick& pick = m.pick(PickKind::kTunedb);
   if (choice.has_value()) {
     pick.found = true;

@@ -2,8 +2,8 @@
 // it, and the candidates the truth re-times:
 //   - tunedb: CudnnFinder::Search with default SearchOptions (its own handle,
 //     stream and buffers, as a tunedb-worker runs it), then
-//     Choose(record, Constraints{}), as the daemon answers a caller without
-//     limits;
+//     Choose(record, {.launch_mode = the truth's launch mode}), as the daemon
+//     answers a caller without limits that launches that way;
 //   - cudnnFind: cudnnFind*AlgorithmEx once per math type the problem's
 //     policy allows (SearchMathTypes), offering the workspace cap the tunedb
 //     search used; per call the first OK entry, and of those the one cuDNN
@@ -37,7 +37,8 @@ namespace tunedb::regret {
 
 // Fills the tunedb pick, search_s, ranking, workspace_cap_bytes and verified;
 // sets m.error if the search failed.
-absl::Status MeasureTunedb(CudnnFinder& finder, ProblemMeasurement& m);
+absl::Status MeasureTunedb(CudnnFinder& finder, LaunchMode mode,
+                           ProblemMeasurement& m);
 
 // Fills the cudnnFind pick, find_runs and find_s. `workspace` is reserved to
 // m.workspace_cap_bytes and exactly that much is offered.
