@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything tunedb runs on a GPU machine, in one call, from the repo root
-# with a prebuilt bundle (scripts/make_bundle.sh, see docs/gpu.md) carried:
+# with a prebuilt bundle (scripts/make_gpu_bundle.sh, see docs/gpu.md) carried:
 #
 #   scripts/device_run.sh [BUNDLE_DIR]     # default .bundle/tunedb
 #

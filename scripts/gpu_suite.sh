@@ -11,10 +11,10 @@
 # Lookup through the CLI) serving both cuDNN versions. Everything goes to
 # $OUT (default ./out): at most 8 files.
 #
-# Make the bundle on the build machine first (docs/gpu.md, "Running the GPU
-# suite": build the targets, then scripts/make_bundle.sh --out .bundle/tunedb
-# with --bin tunedbd/tunedb-worker/tunedb and --tests for the test programs
-# and tunedb_gpu_bench).
+# Make the bundle on the build machine first: scripts/make_gpu_bundle.sh
+# (docs/gpu.md, "Running the GPU suite") builds the targets and runs
+# scripts/make_bundle.sh --out .bundle/tunedb with --bin tunedbd/tunedb-worker/
+# tunedb and --tests for the test programs and tunedb_gpu_bench.
 set -uo pipefail
 
 B=$(cd "${1:-.bundle/tunedb}" && pwd)
@@ -92,6 +92,7 @@ nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=
 
 step "CI tests (no GPU needed)"
 "$B/tests/cudnn_status_test" --gtest_brief=1 || fail=1
+"$B/tests/cpu_reference_test" --gtest_brief=1 || fail=1
 "$B/tests/worker_finder_test" --gtest_brief=1 || fail=1
 
 step "GPU tests: workers (kill, timeout, two cuDNN versions)"
