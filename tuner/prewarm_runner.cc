@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
 #include "tuner/interrupt.h"
 #include "tuner/progress_bar.h"
 
@@ -59,7 +60,7 @@ absl::StatusOr<std::vector<size_t>> CheckStored(
       todo.push_back(i);
     } else if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      return FromGrpc(status);
+      return FromGrpcStatus(status);
     } else {
       AddFailure(s, items[i], absl::StrCat("lookup: ", status.error_message()));
     }
@@ -239,7 +240,7 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
   s.not_sent += static_cast<int64_t>(queue.size());
   if (!finish.ok() &&
       !(s.interrupted && finish.error_code() == grpc::StatusCode::CANCELLED)) {
-    s.stream_status = FromGrpc(finish);
+    s.stream_status = FromGrpcStatus(finish);
   }
   return s;
 }

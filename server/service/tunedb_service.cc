@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "proto/convert.h"
-#include "store/record_json.h"
-#include "spdlog/spdlog.h"
 #include "common/status_macros.h"
+#include "proto/convert.h"
+#include "proto/grpc_status.h"
+#include "spdlog/spdlog.h"
+#include "store/record_json.h"
 
 namespace tunedb {
 namespace {
@@ -45,12 +46,6 @@ void AnswerToProto(const TuneAnswer& answer, v1::Choice* choice,
 }
 
 }  // namespace
-
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
-}
 
 TuneDbService::TuneDbService(TuningCore* core, Options options)
     : core_(core), options_(std::move(options)), started_(absl::Now()) {}

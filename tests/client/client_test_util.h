@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
@@ -117,7 +118,7 @@ class FakeTuneDb final : public v1::TuneDb::Service {
     Sleep(context, lookup_delay_);
     absl::StatusOr<ProblemKey> key =
         KeyOf(request->problem(), request->device());
-    if (!key.ok()) return Invalid(key.status());
+    if (!key.ok()) return ToGrpcStatus(key.status());
     std::lock_guard<std::mutex> lock(mu_);
     auto it = records_.find(key->ToText());
     if (it == records_.end()) {
@@ -138,7 +139,7 @@ class FakeTuneDb final : public v1::TuneDb::Service {
     ++tunes_;
     absl::StatusOr<ProblemKey> key =
         KeyOf(request->problem(), request->device());
-    if (!key.ok()) return Invalid(key.status());
+    if (!key.ok()) return ToGrpcStatus(key.status());
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = records_.find(key->ToText());
@@ -189,10 +190,6 @@ class FakeTuneDb final : public v1::TuneDb::Service {
     key.problem = *problem;
     key.device = *device;
     return key;
-  }
-  static grpc::Status Invalid(const absl::Status& s) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        std::string(s.message()));
   }
   // Sleeps, or returns false early if the call is cancelled.
   static bool Sleep(grpc::ServerContext* context, std::chrono::milliseconds d) {
