@@ -8,54 +8,30 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/enum_names.h"
 #include "common/status_macros.h"
 
 namespace tunedb {
 namespace {
 
-template <typename E>
-struct NamedEnum {
-  E value;
-  absl::string_view name;
-};
-
-constexpr NamedEnum<ConvOp> kOps[] = {{ConvOp::kForward, "fwd"},
-                                      {ConvOp::kBackwardData, "bwd_data"},
-                                      {ConvOp::kBackwardFilter, "bwd_filter"}};
-constexpr NamedEnum<DataType> kTypes[] = {{DataType::kFloat, "f32"},
+constexpr EnumNames<ConvOp, 3> kOps("op", {{{ConvOp::kForward, "fwd"},
+                                            {ConvOp::kBackwardData, "bwd_data"},
+                                            {ConvOp::kBackwardFilter,
+                                             "bwd_filter"}}});
+constexpr EnumNames<DataType, 4> kTypes("data type",
+                                        {{{DataType::kFloat, "f32"},
                                           {DataType::kHalf, "f16"},
                                           {DataType::kBFloat16, "bf16"},
-                                          {DataType::kDouble, "f64"}};
-constexpr NamedEnum<Layout> kLayouts[] = {{Layout::kNCHW, "nchw"},
+                                          {DataType::kDouble, "f64"}}});
+constexpr EnumNames<Layout, 4> kLayouts("layout",
+                                        {{{Layout::kNCHW, "nchw"},
                                           {Layout::kNHWC, "nhwc"},
                                           {Layout::kNCDHW, "ncdhw"},
-                                          {Layout::kNDHWC, "ndhwc"}};
-constexpr NamedEnum<ConvMode> kModes[] = {
-    {ConvMode::kCrossCorrelation, "xcorr"}, {ConvMode::kConvolution, "conv"}};
-
-template <typename E, size_t N>
-absl::string_view NameOf(const NamedEnum<E> (&table)[N], E value) {
-  for (const auto& e : table) {
-    if (e.value == value) return e.name;
-  }
-  return "?";
-}
-
-template <typename E, size_t N>
-absl::StatusOr<E> ValueOf(const NamedEnum<E> (&table)[N], absl::string_view s,
-                          absl::string_view what) {
-  for (const auto& e : table) {
-    if (e.name == s) return e.value;
-  }
-  std::vector<absl::string_view> names;
-  for (const auto& e : table) names.push_back(e.name);
-  return absl::InvalidArgumentError(absl::StrCat("unknown ", what, " '", s,
-                                                 "' (expected one of ",
-                                                 absl::StrJoin(names, ", "),
-                                                 ")"));
-}
+                                          {Layout::kNDHWC, "ndhwc"}}});
+constexpr EnumNames<ConvMode, 2> kModes(
+    "mode", {{{ConvMode::kCrossCorrelation, "xcorr"},
+              {ConvMode::kConvolution, "conv"}}});
 
 // Text escaping for free-form values (the GPU model): every byte outside
 // [A-Za-z0-9._()-] becomes %XX, so values never contain spaces or '='.
@@ -272,21 +248,21 @@ bool MulOk(int64_t a, int64_t b, int64_t* out) {
 
 }  // namespace
 
-absl::string_view ConvOpName(ConvOp op) { return NameOf(kOps, op); }
-absl::string_view DataTypeName(DataType t) { return NameOf(kTypes, t); }
-absl::string_view LayoutName(Layout l) { return NameOf(kLayouts, l); }
-absl::string_view ConvModeName(ConvMode m) { return NameOf(kModes, m); }
+absl::string_view ConvOpName(ConvOp op) { return kOps.Name(op); }
+absl::string_view DataTypeName(DataType t) { return kTypes.Name(t); }
+absl::string_view LayoutName(Layout l) { return kLayouts.Name(l); }
+absl::string_view ConvModeName(ConvMode m) { return kModes.Name(m); }
 absl::StatusOr<ConvOp> ParseConvOp(absl::string_view s) {
-  return ValueOf(kOps, s, "op");
+  return kOps.Parse(s);
 }
 absl::StatusOr<DataType> ParseDataType(absl::string_view s) {
-  return ValueOf(kTypes, s, "data type");
+  return kTypes.Parse(s);
 }
 absl::StatusOr<Layout> ParseLayout(absl::string_view s) {
-  return ValueOf(kLayouts, s, "layout");
+  return kLayouts.Parse(s);
 }
 absl::StatusOr<ConvMode> ParseConvMode(absl::string_view s) {
-  return ValueOf(kModes, s, "mode");
+  return kModes.Parse(s);
 }
 
 int LayoutSpatialDims(Layout l) {
@@ -381,22 +357,20 @@ int64_t ConvProblem::OutputSize(int i) const {
 }
 
 absl::Status ConvProblem::Validate() const {
-  auto known = [](auto v, auto& table) {
-    for (const auto& e : table) {
-      if (e.value == v) return true;
-    }
-    return false;
-  };
-  if (!known(op, kOps)) return FieldError("op", "unknown op");
-  if (!known(mode, kModes)) return FieldError("mode", "unknown mode");
-  if (!known(input_type, kTypes)) return FieldError("in_type", "unknown type");
-  if (!known(output_type, kTypes)) {
+  if (!kOps.Contains(op)) return FieldError("op", "unknown op");
+  if (!kModes.Contains(mode)) return FieldError("mode", "unknown mode");
+  if (!kTypes.Contains(input_type)) {
+    return FieldError("in_type", "unknown type");
+  }
+  if (!kTypes.Contains(output_type)) {
     return FieldError("out_type", "unknown type");
   }
-  if (!known(compute_type, kTypes)) {
+  if (!kTypes.Contains(compute_type)) {
     return FieldError("compute", "unknown type");
   }
-  if (!known(layout, kLayouts)) return FieldError("layout", "unknown layout");
+  if (!kLayouts.Contains(layout)) {
+    return FieldError("layout", "unknown layout");
+  }
   if (spatial_dims != 2 && spatial_dims != 3) {
     return FieldError("in", absl::StrCat("2 or 3 spatial sizes required, got ",
                                          spatial_dims));
