@@ -43,7 +43,7 @@ TEST(RecordJsonTest, WritesTheDocumentedLayout) {
   const Json line = Json::parse(RecordToJson(TestRecord(1)));
   EXPECT_EQ(line["format"], "tunedb-record");
   EXPECT_EQ(line["version"], 1);
-  EXPECT_EQ(line["key"], TestKey(1).ToText());
+  EXPECT_EQ(line["key"], StemKey(1).ToText());
   EXPECT_EQ(line["results"][0]["math_type"], "tensor_op");
   EXPECT_EQ(line["results"][2]["status"], "not_supported");
   EXPECT_EQ(line["results"][3]["error"],
