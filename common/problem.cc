@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "common/enum_names.h"
 #include "common/status_macros.h"
+#include "common/valid_key.h"
 
 namespace tunedb {
 namespace {
@@ -550,18 +551,9 @@ std::string ProblemKey::ToText() const {
                       problem.ToText());
 }
 
-uint64_t ProblemKey::Hash() const {
-  uint64_t h = 1469598103934665603ULL;  // FNV-1a offset basis
-  for (unsigned char ch : ToText()) {
-    h ^= ch;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+uint64_t ProblemKey::Hash() const { return KeyTextHash(ToText()); }
 
-std::string ProblemKey::HashText() const {
-  return absl::StrFormat("%016x", Hash());
-}
+std::string ProblemKey::HashText() const { return KeyHashText(Hash()); }
 
 absl::StatusOr<ProblemKey> ProblemKey::Parse(absl::string_view text) {
   ASSIGN_OR_RETURN(Fields f, Fields::Split(text));

@@ -69,12 +69,15 @@ grpc::Status TuneDbService::Lookup(grpc::ServerContext* context,
     if (!request->has_device()) {
       return absl::InvalidArgumentError("device: required for Lookup");
     }
+    // FromProto validates each half: the key is checked here, once.
     ProblemKey key;
     ASSIGN_OR_RETURN(key.problem, FromProto(request->problem()));
     ASSIGN_OR_RETURN(key.device, FromProto(request->device()));
     ASSIGN_OR_RETURN(Constraints constraints,
                      FromProto(request->constraints()));
-    ASSIGN_OR_RETURN(TuneAnswer answer, core_->Lookup(key, constraints));
+    ASSIGN_OR_RETURN(
+        TuneAnswer answer,
+        core_->Lookup(ValidKey::FromValidated(std::move(key)), constraints));
     if (answer.choice) {
       ToProto(*answer.choice, response->mutable_choice()->mutable_algo());
     }

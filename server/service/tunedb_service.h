@@ -1,6 +1,7 @@
 // TuneDbService: the tunedb.v1.TuneDb gRPC service. A thin final class: it
-// validates and converts the wire messages, calls the TuningCore or the Store,
-// and converts absl::Status to grpc::Status (proto/grpc_status.h). No tuning
+// validates and converts the wire messages (the one validation of a request's
+// problem and device on its way down), calls the TuningCore or the Store, and
+// converts absl::Status to grpc::Status (proto/grpc_status.h). No tuning
 // logic lives here.
 //
 // Thread safety: thread-safe, as gRPC requires (state lives in the core).

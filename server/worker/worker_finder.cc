@@ -312,7 +312,6 @@ absl::StatusOr<SearchResult> WorkerFinder::Search(
         absl::StrCat("device index ", device_index, " out of range (",
                      workers_.size(), " devices)"));
   }
-  RETURN_IF_ERROR(problem.Validate());
   Worker& w = *workers_[device_index];
   std::lock_guard<std::mutex> lock(w.mu);
 

@@ -41,6 +41,14 @@ class TuningCoreTest : public testing::Test {
     return core_->Tune(p, std::nullopt, c, force, absl::Now() + timeout);
   }
 
+  // Lookup of `p` on the first device, as the service calls it.
+  absl::StatusOr<TuneAnswer> Lookup(const ConvProblem& p) {
+    absl::StatusOr<ValidKey> key =
+        ValidKey::Make(ProblemKey{core_->devices()[0].key, p});
+    if (!key.ok()) return key.status();
+    return core_->Lookup(*key, {});
+  }
+
   std::unique_ptr<Store> store_;
   std::unique_ptr<SimulatedFinder> finder_;
   std::unique_ptr<TuningCore> core_;
@@ -60,8 +68,7 @@ TEST_F(TuningCoreTest, TuneSearchesOnceThenServesFromStore) {
   EXPECT_EQ(second->choice->algo, first->choice->algo);
   EXPECT_EQ(finder_->searches(), 1);
 
-  ProblemKey key{core_->devices()[0].key, TestProblem(8)};
-  auto looked = core_->Lookup(key, {});
+  auto looked = Lookup(TestProblem(8));
   ASSERT_TRUE(looked.ok()) << looked.status();
   EXPECT_EQ(looked->record->id, first->record->id);
   CoreStats stats = core_->Stats();
@@ -73,8 +80,7 @@ TEST_F(TuningCoreTest, TuneSearchesOnceThenServesFromStore) {
 
 TEST_F(TuningCoreTest, LookupNeverSearches) {
   Start("");
-  ProblemKey key{core_->devices()[0].key, TestProblem(8)};
-  auto looked = core_->Lookup(key, {});
+  auto looked = Lookup(TestProblem(8));
   EXPECT_EQ(looked.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(finder_->searches(), 0);
 }
@@ -141,8 +147,7 @@ TEST_F(TuningCoreTest, DeadlineReturnsButSearchCompletesAndQueueMovesOn) {
   auto b = Tune(TestProblem(9));
   ASSERT_TRUE(b.ok()) << b.status();
   // The abandoned search finished and was stored.
-  ProblemKey key{core_->devices()[0].key, TestProblem(8)};
-  EXPECT_TRUE(core_->Lookup(key, {}).ok());
+  EXPECT_TRUE(Lookup(TestProblem(8)).ok());
   EXPECT_EQ(finder_->searches(), 2);
 }
 
