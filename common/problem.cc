@@ -77,22 +77,35 @@ absl::Status FieldError(absl::string_view field, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
 }
 
+// Calls visit(name, raw value) for each "name=value" token of a text form
+// (tokens separated by spaces, tabs or newlines), stopping at its first
+// error; a token that is not name=value is INVALID_ARGUMENT.
+template <typename Visit>
+absl::Status ForEachToken(absl::string_view text, Visit visit) {
+  for (absl::string_view token :
+       absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+    const size_t eq = token.find('=');
+    if (eq == absl::string_view::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("malformed token '", token, "' (expected name=value)"));
+    }
+    RETURN_IF_ERROR(visit(token.substr(0, eq), token.substr(eq + 1)));
+  }
+  return absl::OkStatus();
+}
+
 // Ordered fields of a text form: "name=value" tokens separated by spaces.
 class Fields {
  public:
   static absl::StatusOr<Fields> Split(absl::string_view text) {
     Fields f;
-    for (absl::string_view token :
-         absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
-      size_t eq = token.find('=');
-      if (eq == absl::string_view::npos || eq == 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("malformed token '", token, "' (expected name=value)"));
-      }
-      std::string name(token.substr(0, eq));
-      if (f.values_.count(name)) return FieldError(name, "given twice");
-      f.values_[name] = std::string(token.substr(eq + 1));
-    }
+    RETURN_IF_ERROR(ForEachToken(
+        text, [&f](absl::string_view name, absl::string_view value) {
+          auto [it, added] =
+              f.values_.emplace(std::string(name), std::string(value));
+          if (!added) return FieldError(name, "given twice");
+          return absl::OkStatus();
+        }));
     return f;
   }
 
@@ -574,16 +587,13 @@ absl::StatusOr<ProblemKey> ProblemKey::Parse(absl::string_view text) {
 absl::StatusOr<std::map<std::string, std::string>> KeyFields(
     absl::string_view text) {
   std::map<std::string, std::string> out;
-  for (absl::string_view token :
-       absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
-    size_t eq = token.find('=');
-    if (eq == absl::string_view::npos || eq == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("malformed token '", token, "' (expected name=value)"));
-    }
-    ASSIGN_OR_RETURN(std::string value, Unescape(token.substr(eq + 1)));
-    out[std::string(token.substr(0, eq))] = std::move(value);
-  }
+  RETURN_IF_ERROR(ForEachToken(
+      text,
+      [&out](absl::string_view name, absl::string_view raw) -> absl::Status {
+        ASSIGN_OR_RETURN(std::string value, Unescape(raw));
+        out[std::string(name)] = std::move(value);
+        return absl::OkStatus();
+      }));
   return out;
 }
 

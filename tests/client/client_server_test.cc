@@ -14,12 +14,9 @@
 namespace tunedb {
 namespace {
 
+using client_test::MsSince;
 using testing_util::TempDir;
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
 
 std::unique_ptr<Server> StartServer(const std::string& socket,
                                     const std::string& simulated = "") {

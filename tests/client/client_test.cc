@@ -16,15 +16,12 @@ namespace tunedb {
 namespace {
 
 using client_test::FakeDaemon;
+using client_test::MsSince;
 using std::chrono::milliseconds;
 using testing_util::OkResult;
 using testing_util::TempDir;
 using testing_util::TestKey;
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
 
 HeuristicFn FixedHeuristic(int algo) {
   return [algo](const ProblemKey&, const Constraints&) {

@@ -31,6 +31,13 @@ namespace tunedb::client_test {
 using testing_util::OkResult;
 using testing_util::TempDir;
 
+// Milliseconds since `start` on the steady clock.
+inline double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 // The fake daemon. Records are keyed by ProblemKey::ToText(); the choice is
 // Choose(record, constraints). Tune stores `tune_result(key)` (after
 // sleeping `tune_delay`) unless a record exists.
