@@ -159,8 +159,7 @@ grpc::Status TuneDbService::TuneBatch(
       } else {
         s = DoTune(context, item.request, out.mutable_response());
       }
-      out.set_code(static_cast<int>(s.code()));
-      out.set_message(std::string(s.message()));
+      SetStatusFields(s, &out);
       if (!s.ok()) out.clear_response();
       std::lock_guard<std::mutex> wlock(write_mu);
       {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tunedb/v1/tunedb.pb.h"
 
 namespace tunedb {
 namespace {
@@ -68,6 +69,26 @@ TEST(GrpcStatusTest, RoundTripIsIdentity) {
     const absl::Status s(code, "round trip");
     EXPECT_EQ(FromGrpcStatus(ToGrpcStatus(s)), s);
   }
+}
+
+TEST(GrpcStatusTest, StatusFieldsOfAMessageRoundTrip) {
+  for (absl::StatusCode code : kErrorCodes) {
+    const absl::Status s(code, "per item");
+    v1::TuneBatchResponse item;
+    SetStatusFields(s, &item);
+    EXPECT_EQ(item.code(), static_cast<int>(code));
+    EXPECT_EQ(item.message(), "per item");
+    EXPECT_EQ(StatusFromFields(item), s);
+  }
+}
+
+TEST(GrpcStatusTest, OkStatusFieldsAreCodeZero) {
+  v1::TuneBatchResponse item;
+  SetStatusFields(absl::OkStatus(), &item);
+  EXPECT_EQ(item.code(), 0);
+  EXPECT_EQ(item.message(), "");
+  item.set_message("ignored");
+  EXPECT_TRUE(StatusFromFields(item).ok());
 }
 
 }  // namespace
