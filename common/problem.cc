@@ -255,6 +255,18 @@ absl::StatusOr<ConvProblem> ParseProblemFields(Fields& f) {
   return p;
 }
 
+// Parses a whole text form: `parse_fields` takes the fields it knows from
+// the split text; a field left over is an error, and the value must pass
+// its Validate().
+template <typename T, typename ParseFields>
+absl::StatusOr<T> ParseText(absl::string_view text, ParseFields parse_fields) {
+  ASSIGN_OR_RETURN(Fields f, Fields::Split(text));
+  ASSIGN_OR_RETURN(T value, parse_fields(f));
+  RETURN_IF_ERROR(f.ExpectEmpty());
+  RETURN_IF_ERROR(value.Validate());
+  return value;
+}
+
 // a * b into *out, false on int64 overflow (operands are positive).
 bool MulOk(int64_t a, int64_t b, int64_t* out) {
   return !__builtin_mul_overflow(a, b, out);
@@ -338,11 +350,7 @@ std::string DeviceKey::ToText() const {
 }
 
 absl::StatusOr<DeviceKey> DeviceKey::Parse(absl::string_view text) {
-  ASSIGN_OR_RETURN(Fields f, Fields::Split(text));
-  ASSIGN_OR_RETURN(DeviceKey d, ParseDeviceFields(f));
-  RETURN_IF_ERROR(f.ExpectEmpty());
-  RETURN_IF_ERROR(d.Validate());
-  return d;
+  return ParseText<DeviceKey>(text, ParseDeviceFields);
 }
 
 // --- ConvProblem ---------------------------------------------------------
@@ -545,11 +553,7 @@ std::string ConvProblem::ToText() const {
 }
 
 absl::StatusOr<ConvProblem> ConvProblem::Parse(absl::string_view text) {
-  ASSIGN_OR_RETURN(Fields f, Fields::Split(text));
-  ASSIGN_OR_RETURN(ConvProblem p, ParseProblemFields(f));
-  RETURN_IF_ERROR(f.ExpectEmpty());
-  RETURN_IF_ERROR(p.Validate());
-  return p;
+  return ParseText<ConvProblem>(text, ParseProblemFields);
 }
 
 // --- ProblemKey ----------------------------------------------------------
@@ -569,19 +573,19 @@ uint64_t ProblemKey::Hash() const { return KeyTextHash(ToText()); }
 std::string ProblemKey::HashText() const { return KeyHashText(Hash()); }
 
 absl::StatusOr<ProblemKey> ProblemKey::Parse(absl::string_view text) {
-  ASSIGN_OR_RETURN(Fields f, Fields::Split(text));
-  ASSIGN_OR_RETURN(int64_t kv, f.TakeInt("kv"));
-  if (kv != kKeyFormatVersion) {
-    return FieldError("kv", absl::StrCat("key format version ", kv,
-                                         " is not the current version ",
-                                         kKeyFormatVersion));
-  }
-  ProblemKey key;
-  ASSIGN_OR_RETURN(key.device, ParseDeviceFields(f));
-  ASSIGN_OR_RETURN(key.problem, ParseProblemFields(f));
-  RETURN_IF_ERROR(f.ExpectEmpty());
-  RETURN_IF_ERROR(key.Validate());
-  return key;
+  return ParseText<ProblemKey>(
+      text, [](Fields& f) -> absl::StatusOr<ProblemKey> {
+        ASSIGN_OR_RETURN(int64_t kv, f.TakeInt("kv"));
+        if (kv != kKeyFormatVersion) {
+          return FieldError("kv", absl::StrCat("key format version ", kv,
+                                               " is not the current version ",
+                                               kKeyFormatVersion));
+        }
+        ProblemKey key;
+        ASSIGN_OR_RETURN(key.device, ParseDeviceFields(f));
+        ASSIGN_OR_RETURN(key.problem, ParseProblemFields(f));
+        return key;
+      });
 }
 
 absl::StatusOr<std::map<std::string, std::string>> KeyFields(
