@@ -17,30 +17,22 @@
 #include "client/answer_cache.h"
 #include "client/daemon_link.h"
 #include "client/packed_key.h"
-#include "store/store.h"
 #include "client/striped_counters.h"
+#include "common/enum_names.h"
+#include "store/store.h"
 
 namespace tunedb {
-
-std::string_view SourceName(Source s) {
-  switch (s) {
-    case Source::kNone:
-      return "none";
-    case Source::kCache:
-      return "cache";
-    case Source::kDaemon:
-      return "daemon";
-    case Source::kHeuristic:
-      return "heuristic";
-    case Source::kDatabase:
-      return "database";
-  }
-  return "unknown";
-}
 
 Client::~Client() = default;
 
 namespace {
+
+constexpr EnumNames<Source, 5> kSourceNames(
+    "source", {{{Source::kNone, "none"},
+                {Source::kCache, "cache"},
+                {Source::kDaemon, "daemon"},
+                {Source::kHeuristic, "heuristic"},
+                {Source::kDatabase, "database"}}});
 
 enum Counter {
   kHits,
@@ -505,6 +497,11 @@ class ClientImpl final : public Client {
 };
 
 }  // namespace
+
+std::string_view SourceName(Source s) {
+  const absl::string_view name = kSourceNames.Name(s);
+  return std::string_view(name.data(), name.size());
+}
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(
     const ClientOptions& options) {

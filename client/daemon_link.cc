@@ -8,14 +8,10 @@
 
 #include "client/answer_cache.h"
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
 
 namespace tunedb {
 namespace {
-
-absl::Status FromGrpc(const grpc::Status& s) {
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      s.error_message());
-}
 
 int ClampMs(absl::Duration d) {
   return static_cast<int>(
@@ -31,7 +27,7 @@ template <typename Response>
 DaemonLink::Reply ReplyFrom(const grpc::Status& status,
                             const Response& response) {
   DaemonLink::Reply reply;
-  reply.status = FromGrpc(status);
+  reply.status = FromGrpcStatus(status);
   if (!status.ok()) return reply;
   reply.measured_at_us = response.record().measured_at_us();
   if (response.has_choice()) {

@@ -8,54 +8,31 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/enum_names.h"
 #include "common/status_macros.h"
+#include "common/valid_key.h"
 
 namespace tunedb {
 namespace {
 
-template <typename E>
-struct NamedEnum {
-  E value;
-  absl::string_view name;
-};
-
-constexpr NamedEnum<ConvOp> kOps[] = {{ConvOp::kForward, "fwd"},
-                                      {ConvOp::kBackwardData, "bwd_data"},
-                                      {ConvOp::kBackwardFilter, "bwd_filter"}};
-constexpr NamedEnum<DataType> kTypes[] = {{DataType::kFloat, "f32"},
+constexpr EnumNames<ConvOp, 3> kOps("op", {{{ConvOp::kForward, "fwd"},
+                                            {ConvOp::kBackwardData, "bwd_data"},
+                                            {ConvOp::kBackwardFilter,
+                                             "bwd_filter"}}});
+constexpr EnumNames<DataType, 4> kTypes("data type",
+                                        {{{DataType::kFloat, "f32"},
                                           {DataType::kHalf, "f16"},
                                           {DataType::kBFloat16, "bf16"},
-                                          {DataType::kDouble, "f64"}};
-constexpr NamedEnum<Layout> kLayouts[] = {{Layout::kNCHW, "nchw"},
+                                          {DataType::kDouble, "f64"}}});
+constexpr EnumNames<Layout, 4> kLayouts("layout",
+                                        {{{Layout::kNCHW, "nchw"},
                                           {Layout::kNHWC, "nhwc"},
                                           {Layout::kNCDHW, "ncdhw"},
-                                          {Layout::kNDHWC, "ndhwc"}};
-constexpr NamedEnum<ConvMode> kModes[] = {
-    {ConvMode::kCrossCorrelation, "xcorr"}, {ConvMode::kConvolution, "conv"}};
-
-template <typename E, size_t N>
-absl::string_view NameOf(const NamedEnum<E> (&table)[N], E value) {
-  for (const auto& e : table) {
-    if (e.value == value) return e.name;
-  }
-  return "?";
-}
-
-template <typename E, size_t N>
-absl::StatusOr<E> ValueOf(const NamedEnum<E> (&table)[N], absl::string_view s,
-                          absl::string_view what) {
-  for (const auto& e : table) {
-    if (e.name == s) return e.value;
-  }
-  std::vector<absl::string_view> names;
-  for (const auto& e : table) names.push_back(e.name);
-  return absl::InvalidArgumentError(absl::StrCat("unknown ", what, " '", s,
-                                                 "' (expected one of ",
-                                                 absl::StrJoin(names, ", "),
-                                                 ")"));
-}
+                                          {Layout::kNDHWC, "ndhwc"}}});
+constexpr EnumNames<ConvMode, 2> kModes(
+    "mode", {{{ConvMode::kCrossCorrelation, "xcorr"},
+              {ConvMode::kConvolution, "conv"}}});
 
 // Text escaping for free-form values (the GPU model): every byte outside
 // [A-Za-z0-9._()-] becomes %XX, so values never contain spaces or '='.
@@ -100,22 +77,35 @@ absl::Status FieldError(absl::string_view field, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
 }
 
+// Calls visit(name, raw value) for each "name=value" token of a text form
+// (tokens separated by spaces, tabs or newlines), stopping at its first
+// error; a token that is not name=value is INVALID_ARGUMENT.
+template <typename Visit>
+absl::Status ForEachToken(absl::string_view text, Visit visit) {
+  for (absl::string_view token :
+       absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+    const size_t eq = token.find('=');
+    if (eq == absl::string_view::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("malformed token '", token, "' (expected name=value)"));
+    }
+    RETURN_IF_ERROR(visit(token.substr(0, eq), token.substr(eq + 1)));
+  }
+  return absl::OkStatus();
+}
+
 // Ordered fields of a text form: "name=value" tokens separated by spaces.
 class Fields {
  public:
   static absl::StatusOr<Fields> Split(absl::string_view text) {
     Fields f;
-    for (absl::string_view token :
-         absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
-      size_t eq = token.find('=');
-      if (eq == absl::string_view::npos || eq == 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("malformed token '", token, "' (expected name=value)"));
-      }
-      std::string name(token.substr(0, eq));
-      if (f.values_.count(name)) return FieldError(name, "given twice");
-      f.values_[name] = std::string(token.substr(eq + 1));
-    }
+    RETURN_IF_ERROR(ForEachToken(
+        text, [&f](absl::string_view name, absl::string_view value) {
+          auto [it, added] =
+              f.values_.emplace(std::string(name), std::string(value));
+          if (!added) return FieldError(name, "given twice");
+          return absl::OkStatus();
+        }));
     return f;
   }
 
@@ -265,6 +255,18 @@ absl::StatusOr<ConvProblem> ParseProblemFields(Fields& f) {
   return p;
 }
 
+// Parses a whole text form: `parse_fields` takes the fields it knows from
+// the split text; a field left over is an error, and the value must pass
+// its Validate().
+template <typename T, typename ParseFields>
+absl::StatusOr<T> ParseText(absl::string_view text, ParseFields parse_fields) {
+  ASSIGN_OR_RETURN(Fields f, Fields::Split(text));
+  ASSIGN_OR_RETURN(T value, parse_fields(f));
+  RETURN_IF_ERROR(f.ExpectEmpty());
+  RETURN_IF_ERROR(value.Validate());
+  return value;
+}
+
 // a * b into *out, false on int64 overflow (operands are positive).
 bool MulOk(int64_t a, int64_t b, int64_t* out) {
   return !__builtin_mul_overflow(a, b, out);
@@ -272,21 +274,21 @@ bool MulOk(int64_t a, int64_t b, int64_t* out) {
 
 }  // namespace
 
-absl::string_view ConvOpName(ConvOp op) { return NameOf(kOps, op); }
-absl::string_view DataTypeName(DataType t) { return NameOf(kTypes, t); }
-absl::string_view LayoutName(Layout l) { return NameOf(kLayouts, l); }
-absl::string_view ConvModeName(ConvMode m) { return NameOf(kModes, m); }
+absl::string_view ConvOpName(ConvOp op) { return kOps.Name(op); }
+absl::string_view DataTypeName(DataType t) { return kTypes.Name(t); }
+absl::string_view LayoutName(Layout l) { return kLayouts.Name(l); }
+absl::string_view ConvModeName(ConvMode m) { return kModes.Name(m); }
 absl::StatusOr<ConvOp> ParseConvOp(absl::string_view s) {
-  return ValueOf(kOps, s, "op");
+  return kOps.Parse(s);
 }
 absl::StatusOr<DataType> ParseDataType(absl::string_view s) {
-  return ValueOf(kTypes, s, "data type");
+  return kTypes.Parse(s);
 }
 absl::StatusOr<Layout> ParseLayout(absl::string_view s) {
-  return ValueOf(kLayouts, s, "layout");
+  return kLayouts.Parse(s);
 }
 absl::StatusOr<ConvMode> ParseConvMode(absl::string_view s) {
-  return ValueOf(kModes, s, "mode");
+  return kModes.Parse(s);
 }
 
 int LayoutSpatialDims(Layout l) {
@@ -348,11 +350,7 @@ std::string DeviceKey::ToText() const {
 }
 
 absl::StatusOr<DeviceKey> DeviceKey::Parse(absl::string_view text) {
-  ASSIGN_OR_RETURN(Fields f, Fields::Split(text));
-  ASSIGN_OR_RETURN(DeviceKey d, ParseDeviceFields(f));
-  RETURN_IF_ERROR(f.ExpectEmpty());
-  RETURN_IF_ERROR(d.Validate());
-  return d;
+  return ParseText<DeviceKey>(text, ParseDeviceFields);
 }
 
 // --- ConvProblem ---------------------------------------------------------
@@ -381,22 +379,20 @@ int64_t ConvProblem::OutputSize(int i) const {
 }
 
 absl::Status ConvProblem::Validate() const {
-  auto known = [](auto v, auto& table) {
-    for (const auto& e : table) {
-      if (e.value == v) return true;
-    }
-    return false;
-  };
-  if (!known(op, kOps)) return FieldError("op", "unknown op");
-  if (!known(mode, kModes)) return FieldError("mode", "unknown mode");
-  if (!known(input_type, kTypes)) return FieldError("in_type", "unknown type");
-  if (!known(output_type, kTypes)) {
+  if (!kOps.Contains(op)) return FieldError("op", "unknown op");
+  if (!kModes.Contains(mode)) return FieldError("mode", "unknown mode");
+  if (!kTypes.Contains(input_type)) {
+    return FieldError("in_type", "unknown type");
+  }
+  if (!kTypes.Contains(output_type)) {
     return FieldError("out_type", "unknown type");
   }
-  if (!known(compute_type, kTypes)) {
+  if (!kTypes.Contains(compute_type)) {
     return FieldError("compute", "unknown type");
   }
-  if (!known(layout, kLayouts)) return FieldError("layout", "unknown layout");
+  if (!kLayouts.Contains(layout)) {
+    return FieldError("layout", "unknown layout");
+  }
   if (spatial_dims != 2 && spatial_dims != 3) {
     return FieldError("in", absl::StrCat("2 or 3 spatial sizes required, got ",
                                          spatial_dims));
@@ -557,11 +553,7 @@ std::string ConvProblem::ToText() const {
 }
 
 absl::StatusOr<ConvProblem> ConvProblem::Parse(absl::string_view text) {
-  ASSIGN_OR_RETURN(Fields f, Fields::Split(text));
-  ASSIGN_OR_RETURN(ConvProblem p, ParseProblemFields(f));
-  RETURN_IF_ERROR(f.ExpectEmpty());
-  RETURN_IF_ERROR(p.Validate());
-  return p;
+  return ParseText<ConvProblem>(text, ParseProblemFields);
 }
 
 // --- ProblemKey ----------------------------------------------------------
@@ -576,48 +568,36 @@ std::string ProblemKey::ToText() const {
                       problem.ToText());
 }
 
-uint64_t ProblemKey::Hash() const {
-  uint64_t h = 1469598103934665603ULL;  // FNV-1a offset basis
-  for (unsigned char ch : ToText()) {
-    h ^= ch;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+uint64_t ProblemKey::Hash() const { return KeyTextHash(ToText()); }
 
-std::string ProblemKey::HashText() const {
-  return absl::StrFormat("%016x", Hash());
-}
+std::string ProblemKey::HashText() const { return KeyHashText(Hash()); }
 
 absl::StatusOr<ProblemKey> ProblemKey::Parse(absl::string_view text) {
-  ASSIGN_OR_RETURN(Fields f, Fields::Split(text));
-  ASSIGN_OR_RETURN(int64_t kv, f.TakeInt("kv"));
-  if (kv != kKeyFormatVersion) {
-    return FieldError("kv", absl::StrCat("key format version ", kv,
-                                         " is not the current version ",
-                                         kKeyFormatVersion));
-  }
-  ProblemKey key;
-  ASSIGN_OR_RETURN(key.device, ParseDeviceFields(f));
-  ASSIGN_OR_RETURN(key.problem, ParseProblemFields(f));
-  RETURN_IF_ERROR(f.ExpectEmpty());
-  RETURN_IF_ERROR(key.Validate());
-  return key;
+  return ParseText<ProblemKey>(
+      text, [](Fields& f) -> absl::StatusOr<ProblemKey> {
+        ASSIGN_OR_RETURN(int64_t kv, f.TakeInt("kv"));
+        if (kv != kKeyFormatVersion) {
+          return FieldError("kv", absl::StrCat("key format version ", kv,
+                                               " is not the current version ",
+                                               kKeyFormatVersion));
+        }
+        ProblemKey key;
+        ASSIGN_OR_RETURN(key.device, ParseDeviceFields(f));
+        ASSIGN_OR_RETURN(key.problem, ParseProblemFields(f));
+        return key;
+      });
 }
 
 absl::StatusOr<std::map<std::string, std::string>> KeyFields(
     absl::string_view text) {
   std::map<std::string, std::string> out;
-  for (absl::string_view token :
-       absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
-    size_t eq = token.find('=');
-    if (eq == absl::string_view::npos || eq == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("malformed token '", token, "' (expected name=value)"));
-    }
-    ASSIGN_OR_RETURN(std::string value, Unescape(token.substr(eq + 1)));
-    out[std::string(token.substr(0, eq))] = std::move(value);
-  }
+  RETURN_IF_ERROR(ForEachToken(
+      text,
+      [&out](absl::string_view name, absl::string_view raw) -> absl::Status {
+        ASSIGN_OR_RETURN(std::string value, Unescape(raw));
+        out[std::string(name)] = std::move(value);
+        return absl::OkStatus();
+      }));
   return out;
 }
 

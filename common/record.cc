@@ -3,57 +3,41 @@
 #include <algorithm>
 #include <tuple>
 
-#include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
 
 namespace tunedb {
 namespace {
 
-constexpr std::pair<MathType, absl::string_view> kMathNames[] = {
-    {MathType::kDefault, "default"},
-    {MathType::kTensorOp, "tensor_op"},
-    {MathType::kTensorOpAllowConversion, "tensor_op_allow_conversion"},
-    {MathType::kFma, "fma"}};
-constexpr std::pair<AlgoStatus, absl::string_view> kStatusNames[] = {
-    {AlgoStatus::kOk, "ok"},
-    {AlgoStatus::kNotSupported, "not_supported"},
-    {AlgoStatus::kFailed, "failed"}};
-constexpr std::pair<LaunchMode, absl::string_view> kLaunchModeNames[] = {
-    {LaunchMode::kDirect, "direct"}, {LaunchMode::kGraph, "graph"}};
-
-template <typename E, size_t N>
-absl::string_view Name(const std::pair<E, absl::string_view> (&table)[N],
-                      E value) {
-  for (const auto& [v, name] : table) {
-    if (v == value) return name;
-  }
-  return "?";
-}
-
-template <typename E, size_t N>
-absl::StatusOr<E> Parse(const std::pair<E, absl::string_view> (&table)[N],
-                        absl::string_view s, absl::string_view what) {
-  for (const auto& [v, name] : table) {
-    if (name == s) return v;
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unknown ", what, " '", s, "'"));
-}
+constexpr EnumNames<MathType, 4> kMathNames(
+    "math type",
+    {{{MathType::kDefault, "default"},
+      {MathType::kTensorOp, "tensor_op"},
+      {MathType::kTensorOpAllowConversion, "tensor_op_allow_conversion"},
+      {MathType::kFma, "fma"}}});
+constexpr EnumNames<AlgoStatus, 3> kStatusNames(
+    "algorithm status", {{{AlgoStatus::kOk, "ok"},
+                          {AlgoStatus::kNotSupported, "not_supported"},
+                          {AlgoStatus::kFailed, "failed"}}});
+constexpr EnumNames<LaunchMode, 2> kLaunchModeNames(
+    "launch mode", {{{LaunchMode::kDirect, "direct"},
+                     {LaunchMode::kGraph, "graph"}}});
 
 }  // namespace
 
-absl::string_view MathTypeName(MathType m) { return Name(kMathNames, m); }
+absl::string_view MathTypeName(MathType m) { return kMathNames.Name(m); }
 absl::StatusOr<MathType> ParseMathType(absl::string_view s) {
-  return Parse(kMathNames, s, "math type");
+  return kMathNames.Parse(s);
 }
-absl::string_view AlgoStatusName(AlgoStatus s) { return Name(kStatusNames, s); }
+absl::string_view AlgoStatusName(AlgoStatus s) { return kStatusNames.Name(s); }
 absl::StatusOr<AlgoStatus> ParseAlgoStatus(absl::string_view s) {
-  return Parse(kStatusNames, s, "algorithm status");
+  return kStatusNames.Parse(s);
 }
 
 absl::string_view LaunchModeName(LaunchMode m) {
-  return Name(kLaunchModeNames, m);
+  return kLaunchModeNames.Name(m);
 }
 absl::StatusOr<LaunchMode> ParseLaunchMode(absl::string_view s) {
-  return Parse(kLaunchModeNames, s, "launch mode");
+  return kLaunchModeNames.Parse(s);
 }
 
 bool operator==(const Timing& a, const Timing& b) {

@@ -11,10 +11,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/status_macros.h"
+#include "common/valid_key.h"
 #include "store/sql/statement.h"
 #include "store/sql/store_schema.h"
 #include "store/sql/transaction.h"
-#include "common/status_macros.h"
 
 namespace tunedb {
 namespace {
@@ -496,8 +497,9 @@ absl::StatusOr<std::optional<Record>> SqliteStore::Get(const ProblemKey& key) {
     RETURN_IF_ERROR(snapshot.Begin());
     {
       ASSIGN_OR_RETURN(sql::Statement get, db.GetCachedStatement(kGetRecord));
-      get.BindInt64(1, static_cast<int64_t>(key.Hash()));
-      get.BindText(2, key.ToText());
+      const std::string key_text = key.ToText();
+      get.BindInt64(1, static_cast<int64_t>(KeyTextHash(key_text)));
+      get.BindText(2, key_text);
       get.BindInt(3, kKeyFormatVersion);
       ASSIGN_OR_RETURN(bool row, get.Step());
       if (row) {

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
 #include "tuner/exit_codes.h"
 
 namespace tunedb::cli {
@@ -22,12 +23,6 @@ std::chrono::system_clock::time_point DeadlineIn(double seconds) {
 }
 
 }  // namespace
-
-absl::Status FromGrpc(const grpc::Status& status) {
-  if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
-}
 
 int ExitCodeFor(const absl::Status& status) {
   switch (status.code()) {
@@ -86,8 +81,8 @@ absl::StatusOr<DeviceKey> CliContext::ResolveDevice(const std::string& gpu,
   if (!stub.ok()) return stub.status();
   v1::DevicesResponse devices;
   auto context = NewContext();
-  absl::Status status =
-      FromGrpc((*stub)->Devices(context.get(), v1::DevicesRequest(), &devices));
+  absl::Status status = FromGrpcStatus(
+      (*stub)->Devices(context.get(), v1::DevicesRequest(), &devices));
   if (!status.ok()) return status;
   if (devices.devices().empty()) {
     return absl::FailedPreconditionError("the daemon serves no GPU");

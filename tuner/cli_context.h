@@ -85,9 +85,6 @@ class CliContext {
   std::unique_ptr<v1::TuneDb::Stub> stub_;
 };
 
-// Converts a gRPC status, keeping code and message.
-absl::Status FromGrpc(const grpc::Status& status);
-
 // The exit code for an error status: UNAVAILABLE -> 3, INVALID_ARGUMENT ->
 // 2, NOT_FOUND -> 6, DATA_LOSS (bad input file) -> 4, others -> 1.
 int ExitCodeFor(const absl::Status& status);

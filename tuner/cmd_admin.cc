@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
+#include "proto/grpc_status.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/filter_flags.h"
@@ -23,7 +24,7 @@ int RunStats(CliContext& ctx) {
   v1::StatsResponse s;
   auto context = ctx.NewContext();
   absl::Status status =
-      FromGrpc((*stub)->Stats(context.get(), v1::StatsRequest(), &s));
+      FromGrpcStatus((*stub)->Stats(context.get(), v1::StatsRequest(), &s));
   if (!status.ok()) return ctx.Fail(status);
   const int64_t answered = s.hits() + s.misses();
   if (ctx.json()) {
@@ -82,7 +83,7 @@ int RunDevices(CliContext& ctx, bool csv) {
   v1::DevicesResponse r;
   auto context = ctx.NewContext();
   absl::Status status =
-      FromGrpc((*stub)->Devices(context.get(), v1::DevicesRequest(), &r));
+      FromGrpcStatus((*stub)->Devices(context.get(), v1::DevicesRequest(), &r));
   if (!status.ok()) return ctx.Fail(status);
   if (ctx.json()) {
     nlohmann::json devices = nlohmann::json::array();
@@ -188,7 +189,8 @@ int RunInvalidate(CliContext& ctx, const InvalidateFlags& f) {
   request.set_all(f.all);
   v1::InvalidateResponse response;
   auto context = ctx.NewContext();
-  status = FromGrpc((*stub)->Invalidate(context.get(), request, &response));
+  status =
+      FromGrpcStatus((*stub)->Invalidate(context.get(), request, &response));
   if (!status.ok()) return ctx.Fail(status);
   if (ctx.json()) {
     ctx.out() << nlohmann::json({{"deleted", response.deleted()}}).dump()

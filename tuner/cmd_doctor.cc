@@ -9,9 +9,10 @@
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
+#include "tunedb/version.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
-#include "tunedb/version.h"
 #include "tuner/format.h"
 #include "tuner/table.h"
 
@@ -71,7 +72,7 @@ int RunDoctor(CliContext& ctx, const std::string& db_path) {
     v1::StatsResponse stats;
     auto c1 = ctx.NewContext();
     absl::Status s =
-        FromGrpc((*stub)->Stats(c1.get(), v1::StatsRequest(), &stats));
+        FromGrpcStatus((*stub)->Stats(c1.get(), v1::StatsRequest(), &stats));
     const std::string cli_version = TUNEDB_VERSION_STRING;
     if (s.ok()) {
       const std::string daemon_major =
@@ -93,7 +94,8 @@ int RunDoctor(CliContext& ctx, const std::string& db_path) {
     }
     v1::DevicesResponse devices;
     auto c2 = ctx.NewContext();
-    s = FromGrpc((*stub)->Devices(c2.get(), v1::DevicesRequest(), &devices));
+    s = FromGrpcStatus(
+        (*stub)->Devices(c2.get(), v1::DevicesRequest(), &devices));
     std::vector<std::string> names;
     bool healthy = s.ok() && devices.devices_size() > 0;
     for (const v1::DeviceInfo& d : devices.devices()) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/format.h"
@@ -97,7 +98,7 @@ int RunLookup(CliContext& ctx, const KeyFlags& f) {
   v1::LookupResponse response;
   auto context = ctx.NewContext();
   absl::Status status =
-      FromGrpc((*stub)->Lookup(context.get(), request, &response));
+      FromGrpcStatus((*stub)->Lookup(context.get(), request, &response));
   if (status.code() == absl::StatusCode::kNotFound) {
     if (ctx.json()) ctx.out() << "null\n";
     ctx.err() << "not found: nothing stored for " << key->ToText()
@@ -124,7 +125,7 @@ int RunTune(CliContext& ctx, const KeyFlags& f) {
   // A search can take long: no deadline beyond the daemon's own timeout.
   auto context = ctx.NewStreamContext();
   absl::Status status =
-      FromGrpc((*stub)->Tune(context.get(), request, &response));
+      FromGrpcStatus((*stub)->Tune(context.get(), request, &response));
   if (!status.ok()) return ctx.Fail(status);
   return PrintAnswer(ctx, f, response.record(),
                      response.has_choice() ? &response.choice() : nullptr,

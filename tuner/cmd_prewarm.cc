@@ -67,16 +67,15 @@ absl::StatusOr<std::vector<ProblemOptions>> Combinations(
             absl::StrCat("--dtype: ", dtype.status().message()));
       }
       for (const std::string& l : f.layouts) {
-        const std::string layout = absl::AsciiStrToLower(l);
-        if (layout != "nchw" && layout != "nhwc" && layout != "ncdhw" &&
-            layout != "ndhwc") {
+        absl::StatusOr<Layout> layout = ParseLayout(absl::AsciiStrToLower(l));
+        if (!layout.ok()) {
           return absl::InvalidArgumentError(absl::StrCat(
               "--layout '", l, "' is not nchw or nhwc (ncdhw/ndhwc for 3-D)"));
         }
         ProblemOptions o;
         o.batch = batch;
         o.dtype = *dtype;
-        o.channels_last = layout == "nhwc" || layout == "ndhwc";
+        o.channels_last = IsChannelsLast(*layout);
         o.ops = *ops;
         out.push_back(o);
       }

@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/filter_flags.h"
@@ -168,7 +169,7 @@ absl::StatusOr<Record> FindRecord(CliContext& ctx, const std::string& arg,
     v1::LookupResponse response;
     auto context = ctx.NewContext();
     absl::Status status =
-        FromGrpc((*stub)->Lookup(context.get(), request, &response));
+        FromGrpcStatus((*stub)->Lookup(context.get(), request, &response));
     if (status.code() == absl::StatusCode::kNotFound) {
       return absl::NotFoundError(
           absl::StrCat("nothing stored for ", key->ToText()));

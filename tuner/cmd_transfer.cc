@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
+#include "proto/grpc_status.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/filter_flags.h"
@@ -49,7 +50,7 @@ int RunExport(CliContext& ctx, const ExportFlags& f) {
     out << line.json() << "\n";
     ++count;
   }
-  absl::Status status = FromGrpc(reader->Finish());
+  absl::Status status = FromGrpcStatus(reader->Finish());
   if (!to_stdout) {
     file.close();
     if (!status.ok() || !file) {
@@ -115,7 +116,7 @@ int RunImport(CliContext& ctx, const std::string& path) {
     bar.Update(static_cast<int64_t>(i + 1));
   }
   writer->WritesDone();
-  absl::Status status = FromGrpc(writer->Finish());
+  absl::Status status = FromGrpcStatus(writer->Finish());
   bar.Finish();
   if (!status.ok()) return ctx.Fail(status);
   const std::string name = path == "-" ? "<stdin>" : path;

@@ -4,6 +4,29 @@
 #include "absl/strings/str_join.h"
 
 namespace tunedb::cli {
+namespace {
+
+// The layer that turns x into y (its output channels are y's).
+ConvLayer LayerBetween(const std::string& name, const Tensor& x,
+                       const Tensor& y, const Dims& kernel, const Dims& stride,
+                       const Dims& padding, const Dims& dilation,
+                       int64_t groups) {
+  ConvLayer layer;
+  layer.name = name;
+  layer.in_channels = x.channels;
+  layer.out_channels = y.channels;
+  layer.input = x.spatial;
+  layer.output = y.spatial;
+  layer.kernel = kernel;
+  layer.stride = stride;
+  layer.padding = padding;
+  layer.dilation = dilation;
+  layer.groups = groups;
+  layer.reads_network_input = x.is_network_input;
+  return layer;
+}
+
+}  // namespace
 
 std::string DimsToText(const Dims& d, int spatial_dims) {
   std::vector<int64_t> v(d.begin(), d.begin() + spatial_dims);
@@ -66,19 +89,8 @@ Tensor NetBuilder::Conv(const std::string& name, const Tensor& x,
       return y;
     }
   }
-  ConvLayer layer;
-  layer.name = name;
-  layer.in_channels = x.channels;
-  layer.out_channels = out_channels;
-  layer.input = x.spatial;
-  layer.output = y.spatial;
-  layer.kernel = kernel;
-  layer.stride = stride;
-  layer.padding = padding;
-  layer.dilation = dilation;
-  layer.groups = groups;
-  layer.reads_network_input = x.is_network_input;
-  layers_.push_back(layer);
+  layers_.push_back(
+      LayerBetween(name, x, y, kernel, stride, padding, dilation, groups));
   return y;
 }
 
@@ -95,19 +107,9 @@ Tensor NetBuilder::ConvTranspose(const std::string& name, const Tensor& x,
       return y;
     }
   }
-  ConvLayer layer;
-  layer.name = name;
-  layer.in_channels = x.channels;
-  layer.out_channels = out_channels;
-  layer.input = x.spatial;
-  layer.output = y.spatial;
-  layer.kernel = Uniform(kernel);
-  layer.stride = Uniform(stride);
-  layer.padding = Uniform(padding);
-  layer.dilation = Uniform(1);
-  layer.groups = 1;
+  ConvLayer layer = LayerBetween(name, x, y, Uniform(kernel), Uniform(stride),
+                                 Uniform(padding), Uniform(1), /*groups=*/1);
   layer.transposed = true;
-  layer.reads_network_input = x.is_network_input;
   layers_.push_back(layer);
   return y;
 }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
 #include "tuner/interrupt.h"
 #include "tuner/progress_bar.h"
 
@@ -59,7 +60,7 @@ absl::StatusOr<std::vector<size_t>> CheckStored(
       todo.push_back(i);
     } else if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      return FromGrpc(status);
+      return FromGrpcStatus(status);
     } else {
       AddFailure(s, items[i], absl::StrCat("lookup: ", status.error_message()));
     }
@@ -181,13 +182,12 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
     index_to_pos.erase(it);
     --inflight;
     const PrewarmItem& item = items[todo[pos]];
-    const auto code = static_cast<grpc::StatusCode>(response.code());
-    if (code != grpc::StatusCode::RESOURCE_EXHAUSTED &&
-        ++answers_at_window >= window) {
+    const absl::Status answer = StatusFromFields(response);
+    if (!absl::IsResourceExhausted(answer) && ++answers_at_window >= window) {
       window = std::min(max_window, window + 1);
       answers_at_window = 0;
     }
-    if (code == grpc::StatusCode::OK) {
+    if (answer.ok()) {
       const v1::TuneResponse& r = response.response();
       if (r.searched()) {
         ++s.searched;
@@ -197,7 +197,7 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
       }
       s.search_ms_saved += r.record().search_ms();
       ++answered;
-    } else if (code == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+    } else if (absl::IsResourceExhausted(answer) &&
                (attempts[pos] <= options.max_retries || stop_sending)) {
       // The daemon's queue is full: try again later (after an interrupt it
       // stays queued and is reported as not sent).
@@ -239,7 +239,7 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
   s.not_sent += static_cast<int64_t>(queue.size());
   if (!finish.ok() &&
       !(s.interrupted && finish.error_code() == grpc::StatusCode::CANCELLED)) {
-    s.stream_status = FromGrpc(finish);
+    s.stream_status = FromGrpcStatus(finish);
   }
   return s;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "proto/grpc_status.h"
+
 namespace tunedb::cli {
 
 absl::Status ForEachRecord(
@@ -34,7 +36,7 @@ absl::Status ForEachRecord(
     }
     grpc::Status status = reader->Finish();
     if (stopped) return absl::OkStatus();
-    if (!status.ok()) return FromGrpc(status);
+    if (!status.ok()) return FromGrpcStatus(status);
     if (page < want || (limit > 0 && seen >= limit)) return absl::OkStatus();
   }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -12,12 +13,23 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/enum_names.h"
 #include "nlohmann/json.hpp"
 
 namespace tunedb::cli {
 namespace {
 
 using Row = std::map<std::string, std::string>;  // field -> text value
+
+// --format names; the first of each format is its name.
+constexpr EnumNames<ShapeFormat, 7> kShapeFormats(
+    "format", {{{ShapeFormat::kAuto, "auto"},
+                {ShapeFormat::kJsonLines, "jsonl"},
+                {ShapeFormat::kJsonLines, "json"},
+                {ShapeFormat::kCsv, "csv"},
+                {ShapeFormat::kKeyText, "text"},
+                {ShapeFormat::kKeyText, "key"},
+                {ShapeFormat::kKeyText, "keys"}}});
 
 const std::set<std::string>& KnownFields() {
   static const auto* fields = new std::set<std::string>{
@@ -297,13 +309,12 @@ std::string NameField(absl::string_view message) {
 }  // namespace
 
 absl::StatusOr<ShapeFormat> ParseShapeFormat(absl::string_view text) {
-  const std::string t = absl::AsciiStrToLower(text);
-  if (t == "auto") return ShapeFormat::kAuto;
-  if (t == "jsonl" || t == "json") return ShapeFormat::kJsonLines;
-  if (t == "csv") return ShapeFormat::kCsv;
-  if (t == "text" || t == "key" || t == "keys") return ShapeFormat::kKeyText;
+  if (std::optional<ShapeFormat> format =
+          kShapeFormats.Find(absl::AsciiStrToLower(text))) {
+    return *format;
+  }
   return absl::InvalidArgumentError(absl::StrCat(
-      "--format '", text, "' is not one of auto, jsonl, csv, text"));
+      "--format '", text, "' is not one of ", kShapeFormats.NameList()));
 }
 
 ShapeFileResult ParseShapeFile(const std::string& name, std::istream& in,

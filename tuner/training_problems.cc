@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/enum_names.h"
 
 namespace tunedb::cli {
 namespace {
@@ -19,37 +21,46 @@ std::string Lower(absl::string_view s) {
   return out;
 }
 
+// Names as Lower() leaves them; the first of each preset is its name.
+constexpr EnumNames<DtypePreset, 14> kDtypePresets(
+    "dtype", {{{DtypePreset::kFp32, "fp32"},
+               {DtypePreset::kFp32, "f32"},
+               {DtypePreset::kFp32, "float"},
+               {DtypePreset::kFp32, "float32"},
+               {DtypePreset::kFp32NoTf32, "fp32-no-tf32"},
+               {DtypePreset::kFp32NoTf32, "fp32-notf32"},
+               {DtypePreset::kFp32NoTf32, "tf32-off"},
+               {DtypePreset::kFp32NoTf32, "fp32-strict"},
+               {DtypePreset::kFp16, "fp16"},
+               {DtypePreset::kFp16, "f16"},
+               {DtypePreset::kFp16, "half"},
+               {DtypePreset::kFp16, "float16"},
+               {DtypePreset::kBf16, "bf16"},
+               {DtypePreset::kBf16, "bfloat16"}}});
+
+// The passes --ops names, as Lower() leaves them ("all" is every pass).
+constexpr EnumNames<ConvOp, 7> kOpNames(
+    "op", {{{ConvOp::kForward, "fwd"},
+            {ConvOp::kForward, "forward"},
+            {ConvOp::kForward, "inference"},
+            {ConvOp::kBackwardData, "bwd-data"},
+            {ConvOp::kBackwardData, "dgrad"},
+            {ConvOp::kBackwardFilter, "bwd-filter"},
+            {ConvOp::kBackwardFilter, "wgrad"}}});
+
 }  // namespace
 
 absl::StatusOr<DtypePreset> ParseDtypePreset(absl::string_view text) {
   const std::string t = Lower(absl::StripAsciiWhitespace(text));
-  if (t == "fp32" || t == "f32" || t == "float" || t == "float32") {
-    return DtypePreset::kFp32;
+  if (std::optional<DtypePreset> preset = kDtypePresets.Find(t)) {
+    return *preset;
   }
-  if (t == "fp32-no-tf32" || t == "fp32-notf32" || t == "tf32-off" ||
-      t == "fp32-strict") {
-    return DtypePreset::kFp32NoTf32;
-  }
-  if (t == "fp16" || t == "f16" || t == "half" || t == "float16") {
-    return DtypePreset::kFp16;
-  }
-  if (t == "bf16" || t == "bfloat16") return DtypePreset::kBf16;
   return absl::InvalidArgumentError(absl::StrCat(
-      "dtype '", text, "' is not one of fp32, fp32-no-tf32, fp16, bf16"));
+      "dtype '", text, "' is not one of ", kDtypePresets.NameList()));
 }
 
 std::string DtypePresetName(DtypePreset preset) {
-  switch (preset) {
-    case DtypePreset::kFp32:
-      return "fp32";
-    case DtypePreset::kFp32NoTf32:
-      return "fp32-no-tf32";
-    case DtypePreset::kFp16:
-      return "fp16";
-    case DtypePreset::kBf16:
-      return "bf16";
-  }
-  return "?";
+  return std::string(kDtypePresets.Name(preset));
 }
 
 void ApplyDtypePreset(DtypePreset preset, ConvProblem& p) {
@@ -87,12 +98,8 @@ absl::StatusOr<std::vector<ConvOp>> ParseOps(absl::string_view text) {
       add(ConvOp::kForward);
       add(ConvOp::kBackwardData);
       add(ConvOp::kBackwardFilter);
-    } else if (part == "fwd" || part == "forward" || part == "inference") {
-      add(ConvOp::kForward);
-    } else if (part == "bwd-data" || part == "dgrad") {
-      add(ConvOp::kBackwardData);
-    } else if (part == "bwd-filter" || part == "wgrad") {
-      add(ConvOp::kBackwardFilter);
+    } else if (std::optional<ConvOp> op = kOpNames.Find(part)) {
+      add(*op);
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "op '", raw, "' is not one of fwd, bwd_data, bwd_filter, all"));

@@ -51,10 +51,12 @@ class Finder {
   virtual absl::StatusOr<std::vector<DeviceInfo>> Devices() = 0;
 
   // Measures every algorithm for `problem` on device `device_index`.
-  // An unsupported problem is an OK result whose entries are all
-  // kNotSupported (a stored negative answer), not an error. Errors:
-  // INVALID_ARGUMENT (bad index or problem), DEADLINE_EXCEEDED (timeout),
-  // UNAVAILABLE (the device or its worker failed), INTERNAL.
+  // `problem` has passed Validate() where it entered (the service, or the
+  // worker's frame decode); finders do not validate it again. An
+  // unsupported problem is an OK result whose entries are all kNotSupported
+  // (a stored negative answer), not an error. Errors: INVALID_ARGUMENT (bad
+  // index), DEADLINE_EXCEEDED (timeout), UNAVAILABLE (the device or its
+  // worker failed), INTERNAL.
   virtual absl::StatusOr<SearchResult> Search(int device_index,
                                               const ConvProblem& problem,
                                               const SearchOptions& options) = 0;

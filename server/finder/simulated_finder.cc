@@ -9,7 +9,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/status_macros.h"
 
 namespace tunedb {
 namespace {
@@ -194,7 +193,6 @@ absl::StatusOr<SearchResult> SimulatedFinder::Search(
     return absl::InvalidArgumentError(
         absl::StrCat("no simulated device ", device_index));
   }
-  RETURN_IF_ERROR(problem.Validate());
   std::lock_guard<std::mutex> lock(*device_mu_[device_index]);
   searches_.fetch_add(1);
   if (problem.n == options_.crash_n) {

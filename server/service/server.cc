@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -19,19 +19,11 @@
 #include "server/worker/worker_finder.h"
 #include "spdlog/spdlog.h"
 #include "tunedb/version.h"
-#include "common/status_macros.h"
 
 namespace tunedb {
 namespace {
 
 constexpr char kVersion[] = TUNEDB_VERSION_STRING;
-
-std::string ExecutableDir() {
-  char buf[PATH_MAX] = {};
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  return std::filesystem::path(std::string(buf, n)).parent_path().string();
-}
 
 // Removes a stale socket file left by a daemon that died; refuses to take
 // over a socket that another process is still serving.
@@ -102,9 +94,7 @@ absl::StatusOr<std::unique_ptr<Finder>> MakeFinder(
   }
   if (options.finder == "cudnn" || options.finder == "simulated-workers") {
     WorkerFinder::Options o;
-    o.worker_path = options.worker_path.empty()
-                        ? ExecutableDir() + "/tunedb-worker"
-                        : options.worker_path;
+    o.worker_path = options.worker_path;  // "": next to this executable
     o.library_dirs = options.cudnn_library_dirs;
     o.worker_finder = options.finder == "cudnn" ? "cudnn" : "simulated";
     o.simulated_options = options.simulated_options;

@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "proto/convert.h"
-#include "store/record_json.h"
-#include "spdlog/spdlog.h"
 #include "common/status_macros.h"
+#include "proto/convert.h"
+#include "proto/grpc_status.h"
+#include "spdlog/spdlog.h"
+#include "store/record_json.h"
 
 namespace tunedb {
 namespace {
@@ -46,12 +47,6 @@ void AnswerToProto(const TuneAnswer& answer, v1::Choice* choice,
 
 }  // namespace
 
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
-}
-
 TuneDbService::TuneDbService(TuningCore* core, Options options)
     : core_(core), options_(std::move(options)), started_(absl::Now()) {}
 
@@ -74,12 +69,15 @@ grpc::Status TuneDbService::Lookup(grpc::ServerContext* context,
     if (!request->has_device()) {
       return absl::InvalidArgumentError("device: required for Lookup");
     }
+    // FromProto validates each half: the key is checked here, once.
     ProblemKey key;
     ASSIGN_OR_RETURN(key.problem, FromProto(request->problem()));
     ASSIGN_OR_RETURN(key.device, FromProto(request->device()));
     ASSIGN_OR_RETURN(Constraints constraints,
                      FromProto(request->constraints()));
-    ASSIGN_OR_RETURN(TuneAnswer answer, core_->Lookup(key, constraints));
+    ASSIGN_OR_RETURN(
+        TuneAnswer answer,
+        core_->Lookup(ValidKey::FromValidated(std::move(key)), constraints));
     if (answer.choice) {
       ToProto(*answer.choice, response->mutable_choice()->mutable_algo());
     }
@@ -161,8 +159,7 @@ grpc::Status TuneDbService::TuneBatch(
       } else {
         s = DoTune(context, item.request, out.mutable_response());
       }
-      out.set_code(static_cast<int>(s.code()));
-      out.set_message(std::string(s.message()));
+      SetStatusFields(s, &out);
       if (!s.ok()) out.clear_response();
       std::lock_guard<std::mutex> wlock(write_mu);
       {

@@ -1,7 +1,8 @@
 // TuneDbService: the tunedb.v1.TuneDb gRPC service. A thin final class: it
-// validates and converts the wire messages, calls the TuningCore or the Store,
-// and converts absl::Status to grpc::Status (the one conversion at this
-// boundary). No tuning logic lives here.
+// validates and converts the wire messages (the one validation of a request's
+// problem and device on its way down), calls the TuningCore or the Store, and
+// converts absl::Status to grpc::Status (proto/grpc_status.h). No tuning
+// logic lives here.
 //
 // Thread safety: thread-safe, as gRPC requires (state lives in the core).
 #ifndef TUNEDB_SERVER_SERVICE_TUNEDB_SERVICE_H_
@@ -16,9 +17,6 @@
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
 namespace tunedb {
-
-// absl::Status -> grpc::Status (codes share their numbering).
-grpc::Status ToGrpcStatus(const absl::Status& status);
 
 class TuneDbService final : public v1::TuneDb::Service {
  public:

@@ -14,8 +14,8 @@ namespace tunedb {
 
 // One search and the callers waiting for it.
 struct TuningCore::Pending {
-  ProblemKey key;
-  std::string key_text;
+  explicit Pending(ValidKey k) : key(std::move(k)) {}
+  const ValidKey key;
   int device_index = 0;
   std::mutex mu;
   std::condition_variable cv;
@@ -108,7 +108,7 @@ void TuningCore::Shutdown(absl::Duration drain) {
     for (auto& p : dropped) {
       {
         std::lock_guard<std::mutex> lock(mu_);
-        inflight_.erase(p->key_text);
+        inflight_.erase(p->key.text());
       }
       std::lock_guard<std::mutex> lock(p->mu);
       p->result = absl::UnavailableError("tunedbd is shutting down");
@@ -165,13 +165,13 @@ int TuningCore::LeastBusy(const DeviceKey& key) {
 }
 
 absl::StatusOr<std::shared_ptr<const Record>> TuningCore::Stored(
-    const ProblemKey& key, const std::string& key_text) {
-  std::shared_ptr<const Record> cached = cache_.Get(key_text);
+    const ValidKey& key) {
+  std::shared_ptr<const Record> cached = cache_.Get(key.text());
   if (cached) return cached;
-  ASSIGN_OR_RETURN(std::optional<Record> record, store_->Get(key));
+  ASSIGN_OR_RETURN(std::optional<Record> record, store_->Get(key.key()));
   if (!record) return nullptr;
   auto shared = std::make_shared<const Record>(std::move(*record));
-  cache_.Put(key_text, shared);
+  cache_.Put(key.text(), shared);
   return shared;
 }
 
@@ -185,11 +185,9 @@ TuneAnswer TuningCore::Serve(std::shared_ptr<const Record> record,
   return answer;
 }
 
-absl::StatusOr<TuneAnswer> TuningCore::Lookup(const ProblemKey& key,
+absl::StatusOr<TuneAnswer> TuningCore::Lookup(const ValidKey& key,
                                               const Constraints& constraints) {
-  RETURN_IF_ERROR(key.Validate());
-  ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
-                   Stored(key, key.ToText()));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Record> record, Stored(key));
   if (!record) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return absl::NotFoundError(
@@ -202,14 +200,12 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
     const ConvProblem& problem, const std::optional<DeviceKey>& device,
     const Constraints& constraints, bool force, absl::Time deadline,
     const std::function<bool()>& cancelled) {
-  RETURN_IF_ERROR(problem.Validate());
-  if (device) RETURN_IF_ERROR(device->Validate());
   ASSIGN_OR_RETURN(int index, PickDevice(device));
-  ProblemKey key{devices_[index].key, problem};
-  std::string key_text = key.ToText();
+  // The finder's device keys were validated when its workers reported them.
+  const ValidKey key =
+      ValidKey::FromValidated(ProblemKey{devices_[index].key, problem});
   if (!force) {
-    ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
-                     Stored(key, key_text));
+    ASSIGN_OR_RETURN(std::shared_ptr<const Record> record, Stored(key));
     // A stale record (measured before launch timing) is searched again.
     if (record && !record->stale()) {
       return Serve(std::move(record), constraints);
@@ -220,7 +216,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   std::shared_ptr<Pending> pending;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = inflight_.find(key_text);
+    auto it = inflight_.find(key.text());
     if (it != inflight_.end()) {
       pending = it->second;
       coalesced_.fetch_add(1, std::memory_order_relaxed);
@@ -228,18 +224,15 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
       if (!force) {
         // A search may have finished between the store read above and
         // taking mu_ (it stores before leaving inflight_): look again.
-        ASSIGN_OR_RETURN(std::shared_ptr<const Record> record,
-                         Stored(key, key_text));
+        ASSIGN_OR_RETURN(std::shared_ptr<const Record> record, Stored(key));
         if (record && !record->stale()) {
           misses_.fetch_sub(1, std::memory_order_relaxed);
           return Serve(std::move(record), constraints);
         }
       }
       // Devices with one key share results: the least busy one searches.
-      index = LeastBusy(key.device);
-      pending = std::make_shared<Pending>();
-      pending->key = key;
-      pending->key_text = key_text;
+      index = LeastBusy(key.device());
+      pending = std::make_shared<Pending>(key);
       pending->device_index = index;
       DeviceWorker& w = *workers_[index];
       {
@@ -257,7 +250,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
         w.queue.push_back(pending);
       }
       w.cv.notify_one();
-      inflight_[key_text] = pending;
+      inflight_[key.text()] = pending;
     }
   }
 
@@ -307,7 +300,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
   const DeviceInfo& device = devices_[index];
   absl::Time start = absl::Now();
   absl::StatusOr<SearchResult> found =
-      finder_->Search(index, pending->key.problem, options_.search);
+      finder_->Search(index, pending->key.problem(), options_.search);
   double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   absl::StatusOr<std::shared_ptr<const Record>> result;
   if (!found.ok()) {
@@ -323,7 +316,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     search_us_total_.fetch_add(static_cast<int64_t>(ms * 1000),
                                std::memory_order_relaxed);
     Record record;
-    record.key = pending->key;
+    record.key = pending->key.key();
     record.results = std::move(found->results);
     SortResults(record.results);
     record.measured_at_us = NowMicros();
@@ -344,7 +337,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     } else {
       record.id = *id;
       auto stored = std::make_shared<const Record>(std::move(record));
-      cache_.Put(pending->key_text, stored);
+      cache_.Put(pending->key.text(), stored);
       spdlog::info("searched {} on device {} in {:.1f} ms ({} algorithms)",
                    pending->key.HashText(), index, ms,
                    stored->results.size());
@@ -353,7 +346,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    inflight_.erase(pending->key_text);
+    inflight_.erase(pending->key.text());
   }
   std::lock_guard<std::mutex> lock(pending->mu);
   pending->result = std::move(result);

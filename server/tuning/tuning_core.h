@@ -8,6 +8,10 @@
 // it never wedges the queue. A failed search fails the requests waiting on
 // it, nothing else.
 //
+// Keys and problems come in validated (the service validates the wire
+// input); the core computes a key's text once per request (ValidKey) and
+// does not validate again.
+//
 // Thread safety: every public method is thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_TUNING_CORE_H_
 #define TUNEDB_SERVER_TUNING_TUNING_CORE_H_
@@ -27,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/valid_key.h"
 #include "server/finder/finder.h"
 #include "server/tuning/record_cache.h"
 #include "store/store.h"
@@ -81,13 +86,14 @@ class TuningCore {
 
   // Store only: NOT_FOUND if nothing is stored. A stale record (measured
   // before launch timing) is still served.
-  absl::StatusOr<TuneAnswer> Lookup(const ProblemKey& key,
+  absl::StatusOr<TuneAnswer> Lookup(const ValidKey& key,
                                     const Constraints& constraints);
 
   // Store, else search; a stale record is searched again, as with `force`.
-  // `device` nullopt means the first device. `deadline`
-  // bounds the wait (absl::InfiniteFuture() for none); `cancelled`, if set,
-  // is polled so a caller that goes away stops waiting.
+  // `problem` and `device` have passed Validate(). `device` nullopt means the
+  // first device. `deadline` bounds the wait (absl::InfiniteFuture() for
+  // none); `cancelled`, if set, is polled so a caller that goes away stops
+  // waiting.
   absl::StatusOr<TuneAnswer> Tune(const ConvProblem& problem,
                                   const std::optional<DeviceKey>& device,
                                   const Constraints& constraints, bool force,
@@ -124,8 +130,7 @@ class TuningCore {
   void WorkerLoop(int index);
   void RunSearch(int index, const std::shared_ptr<Pending>& pending);
   // The stored record for `key` (memory first, then the store), or nullptr.
-  absl::StatusOr<std::shared_ptr<const Record>> Stored(
-      const ProblemKey& key, const std::string& key_text);
+  absl::StatusOr<std::shared_ptr<const Record>> Stored(const ValidKey& key);
   // An answer from a stored record, counted as a hit.
   TuneAnswer Serve(std::shared_ptr<const Record> record,
                    const Constraints& constraints);

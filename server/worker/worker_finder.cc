@@ -16,8 +16,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/worker/worker_protocol.h"
 #include "common/status_macros.h"
+#include "server/worker/worker_command.h"
+#include "server/worker/worker_protocol.h"
 
 extern char** environ;
 
@@ -160,13 +161,14 @@ absl::StatusOr<worker::Response> AwaitHello(Process& p, absl::Duration timeout,
   return hello;
 }
 
-std::string DefaultWorkerPath() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "tunedb-worker";
-  std::string self(buf, static_cast<size_t>(n));
-  const size_t slash = self.rfind('/');
-  return absl::StrCat(self.substr(0, slash + 1), "tunedb-worker");
+// The command line of the worker for CUDA device `ordinal` (-1: listing).
+std::vector<std::string> WorkerArgs(const WorkerFinder::Options& options,
+                                    int ordinal) {
+  WorkerCommand command;
+  command.finder = options.worker_finder;
+  command.simulated = options.simulated_options;
+  command.device = ordinal;
+  return command.ToArgs();
 }
 
 }  // namespace
@@ -211,21 +213,13 @@ absl::StatusOr<std::unique_ptr<WorkerFinder>> WorkerFinder::Create(
   }
   std::vector<std::string> dirs = options.library_dirs;
   if (dirs.empty()) dirs.push_back("");
-  auto base_args = [&](int device) {
-    std::vector<std::string> args = {
-        absl::StrCat("--finder=", options.worker_finder),
-        absl::StrCat("--device=", device), "--fd=3"};
-    if (options.worker_finder == "simulated") {
-      args.push_back(absl::StrCat("--simulated=", options.simulated_options));
-    }
-    return args;
-  };
 
   std::unique_ptr<WorkerFinder> finder(new WorkerFinder(options));
   // 1. One listing worker per library folder, all started at once.
   std::vector<Process> listers;
   for (const std::string& dir : dirs) {
-    ASSIGN_OR_RETURN(Process p, Spawn(options.worker_path, base_args(-1), dir));
+    ASSIGN_OR_RETURN(Process p,
+                     Spawn(options.worker_path, WorkerArgs(options, -1), dir));
     listers.push_back(p);
   }
   std::vector<std::vector<DeviceInfo>> listed(dirs.size());
@@ -266,8 +260,9 @@ absl::StatusOr<std::unique_ptr<WorkerFinder>> WorkerFinder::Create(
     return absl::UnavailableError("the workers found no device");
   }
   for (auto& w : finder->workers_) {
-    ASSIGN_OR_RETURN(w->proc, Spawn(options.worker_path,
-                                    base_args(w->ordinal), w->lib_dir));
+    ASSIGN_OR_RETURN(w->proc,
+                     Spawn(options.worker_path, WorkerArgs(options, w->ordinal),
+                           w->lib_dir));
   }
   for (auto& w : finder->workers_) {
     ASSIGN_OR_RETURN(worker::Response hello,
@@ -317,19 +312,13 @@ absl::StatusOr<SearchResult> WorkerFinder::Search(
         absl::StrCat("device index ", device_index, " out of range (",
                      workers_.size(), " devices)"));
   }
-  RETURN_IF_ERROR(problem.Validate());
   Worker& w = *workers_[device_index];
   std::lock_guard<std::mutex> lock(w.mu);
 
-  std::vector<std::string> args = {
-      absl::StrCat("--finder=", options_.worker_finder),
-      absl::StrCat("--device=", w.ordinal), "--fd=3"};
-  if (options_.worker_finder == "simulated") {
-    args.push_back(absl::StrCat("--simulated=", options_.simulated_options));
-  }
   // (Re)starts the worker; "" on success, else why not.
   auto restart = [&]() -> std::string {
-    absl::StatusOr<Process> p = Spawn(options_.worker_path, args, w.lib_dir);
+    absl::StatusOr<Process> p =
+        Spawn(options_.worker_path, WorkerArgs(options_, w.ordinal), w.lib_dir);
     if (!p.ok()) return std::string(p.status().message());
     w.proc = *p;
     absl::StatusOr<worker::Response> hello =

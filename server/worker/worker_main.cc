@@ -13,17 +13,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "server/finder/finder.h"
 #include "server/finder/simulated_finder.h"
+#include "server/worker/worker_command.h"
 #include "server/worker/worker_protocol.h"
 #ifdef TUNEDB_HAVE_CUDNN
 #include "cudnn/cudnn_device.h"
@@ -34,42 +32,6 @@
 namespace tunedb {
 namespace {
 
-struct Args {
-  std::string finder = "cudnn";
-  std::string simulated;
-  int device = 0;
-  int fd = 3;
-};
-
-absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
-  Args args;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    auto value = [&](std::string_view name) -> std::optional<std::string> {
-      if (a.substr(0, name.size()) == name) {
-        return std::string(a.substr(name.size()));
-      }
-      return std::nullopt;
-    };
-    if (auto v = value("--finder=")) {
-      args.finder = *v;
-    } else if (auto v = value("--simulated=")) {
-      args.simulated = *v;
-    } else if (auto v = value("--device=")) {
-      if (!absl::SimpleAtoi(*v, &args.device)) {
-        return absl::InvalidArgumentError(absl::StrCat("bad --device: ", *v));
-      }
-    } else if (auto v = value("--fd=")) {
-      if (!absl::SimpleAtoi(*v, &args.fd)) {
-        return absl::InvalidArgumentError(absl::StrCat("bad --fd: ", *v));
-      }
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown argument: ", std::string(a)));
-    }
-  }
-  return args;
-}
-
 // The finder of this worker and the index of its device in it.
 struct Setup {
   std::unique_ptr<Finder> finder;
@@ -77,7 +39,7 @@ struct Setup {
   std::vector<DeviceInfo> devices;  // reported in the hello
 };
 
-absl::StatusOr<Setup> MakeFinder(const Args& args) {
+absl::StatusOr<Setup> MakeFinder(const WorkerCommand& args) {
   Setup setup;
   if (args.finder == "simulated") {
     absl::StatusOr<SimulatedFinder::Options> options =
@@ -141,7 +103,8 @@ bool IsFatal(const absl::Status& s) {
 }
 
 int Main(int argc, char** argv) {
-  absl::StatusOr<Args> args = ParseArgs(argc, argv);
+  absl::StatusOr<WorkerCommand> args =
+      WorkerCommand::Parse(std::vector<std::string>(argv + 1, argv + argc));
   if (!args.ok()) {
     std::fprintf(stderr, "tunedb-worker: %s\n",
                  std::string(args.status().message()).c_str());

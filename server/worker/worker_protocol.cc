@@ -1,7 +1,5 @@
 #include "server/worker/worker_protocol.h"
 
-#include "proto/convert.h"
-
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -11,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
 
 namespace tunedb {
 namespace {
@@ -161,14 +160,11 @@ absl::StatusOr<SearchResult> FromProto(const worker::Response& in) {
 }
 
 void SetStatus(const absl::Status& status, worker::Response* out) {
-  out->set_code(static_cast<int>(status.code()));
-  out->set_message(std::string(status.message()));
+  SetStatusFields(status, out);
 }
 
 absl::Status GetStatus(const worker::Response& response) {
-  if (response.code() == 0) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(response.code()),
-                      response.message());
+  return StatusFromFields(response);
 }
 
 }  // namespace tunedb

@@ -15,7 +15,7 @@ namespace {
 
 PackedKey Packed(int64_t n, int device = 1) {
   PackedKey k;
-  EXPECT_TRUE(PackKey(device, client_test::MakeKey(n).problem, {}, &k));
+  EXPECT_TRUE(PackKey(device, testing_util::TestKey(n).problem, {}, &k));
   return k;
 }
 
@@ -30,7 +30,7 @@ CacheValue Tuned(int algo, int64_t deadline = INT64_MAX) {
 }
 
 TEST(PackKeyTest, DistinguishesEveryField) {
-  const ProblemKey base = client_test::MakeKey(4);
+  const ProblemKey base = testing_util::TestKey(4);
   PackedKey a;
   ASSERT_TRUE(PackKey(1, base.problem, {}, &a));
   auto differs = [&](ConvProblem p, Constraints c = {}, int device = 1) {
@@ -60,18 +60,18 @@ TEST(PackKeyTest, DistinguishesEveryField) {
 }
 
 TEST(PackKeyTest, RefusesValuesThatDoNotFit) {
-  ConvProblem p = client_test::MakeKey(4).problem;
+  ConvProblem p = testing_util::TestKey(4).problem;
   PackedKey k;
   p.n = int64_t{1} << 33;
   EXPECT_FALSE(PackKey(1, p, {}, &k));
   p.n = -1;
   EXPECT_FALSE(PackKey(1, p, {}, &k));
-  EXPECT_FALSE(PackKey(0, client_test::MakeKey(4).problem, {}, &k));
+  EXPECT_FALSE(PackKey(0, testing_util::TestKey(4).problem, {}, &k));
 }
 
 TEST(DeviceTableTest, InternsAndFinds) {
   DeviceTable t;
-  DeviceKey a = client_test::TestDevice();
+  DeviceKey a = testing_util::TestDevice();
   DeviceKey b = a;
   b.sm_count = 66;
   EXPECT_EQ(t.Find(a), 0);

@@ -14,12 +14,9 @@
 namespace tunedb {
 namespace {
 
-using client_test::TempDir;
+using client_test::MsSince;
+using testing_util::TempDir;
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
 
 std::unique_ptr<Server> StartServer(const std::string& socket,
                                     const std::string& simulated = "") {
@@ -35,13 +32,13 @@ std::unique_ptr<Server> StartServer(const std::string& socket,
 }
 
 ProblemKey Key(const Server& server, int64_t n) {
-  return client_test::MakeKey(
+  return testing_util::TestKey(
       n, 64, 64, const_cast<Server&>(server).core().devices().at(0).key);
 }
 
 HeuristicFn Heuristic() {
   return [](const ProblemKey&, const Constraints&) {
-    return std::optional<AlgoResult>(client_test::Algo(0));
+    return std::optional<AlgoResult>(testing_util::OkResult(0));
   };
 }
 
@@ -98,13 +95,13 @@ TEST(ClientServerTest, RecoversWhenTheDaemonRestarts) {
   server.reset();
   for (int n = 2; n < 12; ++n) {
     auto start = Clock::now();
-    Answer a = client->Get(client_test::MakeKey(n, 64, 64, device));
+    Answer a = client->Get(testing_util::TestKey(n, 64, 64, device));
     EXPECT_EQ(a.source, Source::kHeuristic);
     EXPECT_LT(MsSince(start), 1000);
   }
   EXPECT_GE(client->Stats().daemon_errors, 1);
   // The cached answer survives the outage.
-  EXPECT_EQ(client->Get(client_test::MakeKey(1, 64, 64, device)).source,
+  EXPECT_EQ(client->Get(testing_util::TestKey(1, 64, 64, device)).source,
             Source::kCache);
 
   // Back on the same socket: the client reconnects on its own.
@@ -114,7 +111,7 @@ TEST(ClientServerTest, RecoversWhenTheDaemonRestarts) {
   Answer a;
   int n = 100;
   while (MsSince(start) < 10000) {
-    a = client->Get(client_test::MakeKey(++n, 64, 64, device));
+    a = client->Get(testing_util::TestKey(++n, 64, 64, device));
     if (a.source == Source::kDaemon) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

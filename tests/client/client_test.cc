@@ -15,20 +15,17 @@
 namespace tunedb {
 namespace {
 
-using client_test::Algo;
 using client_test::FakeDaemon;
-using client_test::MakeKey;
-using client_test::TempDir;
+using client_test::MsSince;
 using std::chrono::milliseconds;
+using testing_util::OkResult;
+using testing_util::TempDir;
+using testing_util::TestKey;
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
 
 HeuristicFn FixedHeuristic(int algo) {
   return [algo](const ProblemKey&, const Constraints&) {
-    return std::optional<AlgoResult>(Algo(algo, 77, MathType::kFma));
+    return std::optional<AlgoResult>(OkResult(algo, 77, MathType::kFma));
   };
 }
 
@@ -74,8 +71,8 @@ TEST_F(ClientTest, CreateRejectsBadOptions) {
 
 TEST_F(ClientTest, CacheOnlyMissIsNoneAtOnceAndPrefetchFillsIt) {
   ASSERT_TRUE(daemon_.ok());
-  const ProblemKey key = MakeKey(8);
-  daemon_.service().Put(key, {Algo(5, 1024, MathType::kTensorOp)});
+  const ProblemKey key = TestKey(8);
+  daemon_.service().Put(key, {OkResult(5, 1024, MathType::kTensorOp)});
   auto client = Make(Options(MissPolicy::kCacheOnly));
 
   Answer a = client->Get(key);
@@ -93,8 +90,8 @@ TEST_F(ClientTest, CacheOnlyMissIsNoneAtOnceAndPrefetchFillsIt) {
 }
 
 TEST_F(ClientTest, BackgroundStoredRecordComesFromDaemonThenCache) {
-  const ProblemKey key = MakeKey(8);
-  daemon_.service().Put(key, {Algo(3, 4096)});
+  const ProblemKey key = TestKey(8);
+  daemon_.service().Put(key, {OkResult(3, 4096)});
   auto client = Make(Options(MissPolicy::kBackground));
 
   Answer a = client->Get(key);
@@ -117,10 +114,10 @@ TEST_F(ClientTest, BackgroundStoredRecordComesFromDaemonThenCache) {
 TEST_F(ClientTest, BackgroundMissAnswersHeuristicThenTunedAnswer) {
   daemon_.service().set_tune_delay(milliseconds(1500));
   daemon_.service().set_tune_result([](const ProblemKey&) {
-    return std::optional<std::vector<AlgoResult>>({Algo(6, 0)});
+    return std::optional<std::vector<AlgoResult>>({OkResult(6, 0)});
   });
   auto client = Make(Options(MissPolicy::kBackground));
-  const ProblemKey key = MakeKey(16);
+  const ProblemKey key = TestKey(16);
 
   auto start = Clock::now();
   Answer a = client->Get(key);
@@ -146,7 +143,7 @@ TEST_F(ClientTest, BackgroundWithoutHeuristicAnswersNone) {
   ClientOptions o = Options(MissPolicy::kBackground);
   o.heuristic = nullptr;
   auto client = Make(o);
-  const ProblemKey key = MakeKey(17);
+  const ProblemKey key = TestKey(17);
   EXPECT_EQ(client->Get(key).source, Source::kNone);
   ASSERT_TRUE(client->WaitForBackground(absl::Seconds(10)));
   EXPECT_EQ(client->Get(key).source, Source::kCache);
@@ -156,8 +153,8 @@ TEST_F(ClientTest, BackgroundWithoutHeuristicAnswersNone) {
 TEST_F(ClientTest, BackgroundWithZeroLookupDeadlineMakesNoCallOnTheLaunch) {
   ClientOptions o = Options(MissPolicy::kBackground);
   o.lookup_deadline = absl::ZeroDuration();
-  const ProblemKey key = MakeKey(18);
-  daemon_.service().Put(key, {Algo(2)});
+  const ProblemKey key = TestKey(18);
+  daemon_.service().Put(key, {OkResult(2)});
   daemon_.service().set_lookup_delay(milliseconds(1500));
   auto client = Make(o);
   auto start = Clock::now();
@@ -170,7 +167,7 @@ TEST_F(ClientTest, BackgroundWithZeroLookupDeadlineMakesNoCallOnTheLaunch) {
 
 TEST_F(ClientTest, TuneAndWaitReturnsTheSearchedAnswer) {
   auto client = Make(Options(MissPolicy::kTuneAndWait));
-  const ProblemKey key = MakeKey(9);
+  const ProblemKey key = TestKey(9);
   Answer a = client->Get(key);
   EXPECT_EQ(a.source, Source::kDaemon);
   EXPECT_EQ(a.algo, 1);
@@ -183,7 +180,7 @@ TEST_F(ClientTest, TuneAndWaitPastItsDeadlineFallsBackThenGetsTheAnswer) {
   ClientOptions o = Options(MissPolicy::kTuneAndWait);
   o.tune_deadline = absl::Milliseconds(100);
   auto client = Make(o);
-  const ProblemKey key = MakeKey(10);
+  const ProblemKey key = TestKey(10);
 
   auto start = Clock::now();
   Answer a = client->Get(key);
@@ -201,10 +198,10 @@ TEST_F(ClientTest, TuneAndWaitPastItsDeadlineFallsBackThenGetsTheAnswer) {
 }
 
 TEST_F(ClientTest, ConstraintsAreDistinctEntries) {
-  const ProblemKey key = MakeKey(11);
-  AlgoResult fast = Algo(7, 1 << 20);
+  const ProblemKey key = TestKey(11);
+  AlgoResult fast = OkResult(7, 1 << 20);
   fast.launch.median_ms = 0.5;  // faster, but needs workspace
-  daemon_.service().Put(key, {fast, Algo(0, 0)});
+  daemon_.service().Put(key, {fast, OkResult(0, 0)});
   auto client = Make(Options(MissPolicy::kBackground));
   Constraints none;
   Constraints small;
@@ -224,7 +221,7 @@ TEST_F(ClientTest, NegativeEntryLivesForItsTtl) {
   ClientOptions o = Options(MissPolicy::kBackground);
   o.negative_ttl = absl::Milliseconds(300);
   auto client = Make(o);
-  const ProblemKey key = MakeKey(12);
+  const ProblemKey key = TestKey(12);
 
   EXPECT_EQ(client->Get(key).source, Source::kHeuristic);
   ASSERT_TRUE(client->WaitForBackground(absl::Seconds(10)));
@@ -240,8 +237,8 @@ TEST_F(ClientTest, NegativeEntryLivesForItsTtl) {
 }
 
 TEST_F(ClientTest, RecordWithNoFittingAlgorithmIsNegative) {
-  const ProblemKey key = MakeKey(13);
-  daemon_.service().Put(key, {Algo(7, 1 << 20)});
+  const ProblemKey key = TestKey(13);
+  daemon_.service().Put(key, {OkResult(7, 1 << 20)});
   ClientOptions o = Options(MissPolicy::kBackground);
   o.heuristic = nullptr;
   o.negative_ttl = absl::Seconds(30);
@@ -254,14 +251,14 @@ TEST_F(ClientTest, RecordWithNoFittingAlgorithmIsNegative) {
 }
 
 TEST_F(ClientTest, RefreshPicksUpAChangedRecord) {
-  const ProblemKey key = MakeKey(14);
-  daemon_.service().Put(key, {Algo(1)}, /*measured_at_us=*/1000);
+  const ProblemKey key = TestKey(14);
+  daemon_.service().Put(key, {OkResult(1)}, /*measured_at_us=*/1000);
   ClientOptions o = Options(MissPolicy::kBackground);
   o.refresh_interval = absl::Milliseconds(100);
   auto client = Make(o);
   EXPECT_EQ(client->Get(key).algo, 1);
 
-  daemon_.service().Put(key, {Algo(4)}, /*measured_at_us=*/2000);
+  daemon_.service().Put(key, {OkResult(4)}, /*measured_at_us=*/2000);
   EXPECT_EQ(client->Get(key).algo, 1);  // fresh: served without a re-check
   std::this_thread::sleep_for(milliseconds(150));
   Answer stale = client->Get(key);  // past the interval: still served...
@@ -278,13 +275,13 @@ TEST_F(ClientTest, RefreshPicksUpAChangedRecord) {
 TEST_F(ClientTest, CacheStaysWithinCapacity) {
   daemon_.service().set_tune_result([](const ProblemKey& k) {
     return std::optional<std::vector<AlgoResult>>(
-        {Algo(static_cast<int>(k.problem.n % 8))});
+        {OkResult(static_cast<int>(k.problem.n % 8))});
   });
   ClientOptions o = Options(MissPolicy::kTuneAndWait);
   o.cache_capacity = 16;
   auto client = Make(o);
   for (int n = 1; n <= 100; ++n) {
-    Answer a = client->Get(MakeKey(n));
+    Answer a = client->Get(TestKey(n));
     ASSERT_EQ(a.source, Source::kDaemon);
     ASSERT_EQ(a.algo, n % 8);
   }
@@ -292,12 +289,12 @@ TEST_F(ClientTest, CacheStaysWithinCapacity) {
   EXPECT_LE(s.cache_entries, 16);
   EXPECT_GE(s.evictions, 84);
   // The most recent key is still cached.
-  EXPECT_EQ(client->Get(MakeKey(100)).source, Source::kCache);
+  EXPECT_EQ(client->Get(TestKey(100)).source, Source::kCache);
 }
 
 TEST_F(ClientTest, DisabledCacheGoesToTheDaemonEveryTime) {
-  const ProblemKey key = MakeKey(15);
-  daemon_.service().Put(key, {Algo(2)});
+  const ProblemKey key = TestKey(15);
+  daemon_.service().Put(key, {OkResult(2)});
   ClientOptions o = Options(MissPolicy::kBackground);
   o.cache_capacity = 0;
   auto client = Make(o);
@@ -308,8 +305,8 @@ TEST_F(ClientTest, DisabledCacheGoesToTheDaemonEveryTime) {
 }
 
 TEST_F(ClientTest, ClearCacheDropsEntries) {
-  const ProblemKey key = MakeKey(19);
-  daemon_.service().Put(key, {Algo(2)});
+  const ProblemKey key = TestKey(19);
+  daemon_.service().Put(key, {OkResult(2)});
   auto client = Make(Options(MissPolicy::kBackground));
   EXPECT_EQ(client->Get(key).source, Source::kDaemon);
   EXPECT_EQ(client->Get(key).source, Source::kCache);
@@ -319,8 +316,8 @@ TEST_F(ClientTest, ClearCacheDropsEntries) {
 }
 
 TEST_F(ClientTest, SlowLookupFallsBackWithinItsDeadline) {
-  const ProblemKey key = MakeKey(20);
-  daemon_.service().Put(key, {Algo(2)});
+  const ProblemKey key = TestKey(20);
+  daemon_.service().Put(key, {OkResult(2)});
   daemon_.service().set_lookup_delay(milliseconds(2500));
   ClientOptions o = Options(MissPolicy::kBackground);
   o.lookup_deadline = absl::Milliseconds(30);
@@ -343,7 +340,7 @@ TEST(ClientNoDaemonTest, AbsentDaemonFallsBackFastAndBacksOff) {
   auto client = *Client::Create(o);
 
   auto start = Clock::now();
-  Answer a = client->Get(MakeKey(1));
+  Answer a = client->Get(TestKey(1));
   EXPECT_LT(MsSince(start), 500);
   EXPECT_EQ(a.source, Source::kHeuristic);
   EXPECT_EQ(a.algo, 42);
@@ -352,7 +349,7 @@ TEST(ClientNoDaemonTest, AbsentDaemonFallsBackFastAndBacksOff) {
   // Many misses during the backoff make no RPC at all.
   start = Clock::now();
   for (int i = 0; i < 1000; ++i) {
-    ASSERT_EQ(client->Get(MakeKey(2 + i)).source, Source::kHeuristic);
+    ASSERT_EQ(client->Get(TestKey(2 + i)).source, Source::kHeuristic);
   }
   const double loop_ms = MsSince(start);
   ClientStats s = client->Stats();
@@ -369,7 +366,7 @@ TEST(ClientNoDaemonTest, AbsentDaemonFallsBackFastAndBacksOff) {
 TEST(ClientNoDaemonTest, DaemonDownAnswersFromItsDatabaseFile) {
   TempDir dir;
   const std::string db_path = dir.File("tunedb.db");
-  const ProblemKey stored = MakeKey(5);
+  const ProblemKey stored = TestKey(5);
   {
     Store::Options so;
     so.path = db_path;
@@ -377,7 +374,7 @@ TEST(ClientNoDaemonTest, DaemonDownAnswersFromItsDatabaseFile) {
     ASSERT_TRUE(store.ok()) << store.status();
     Record r;
     r.key = stored;
-    r.results = {Algo(6, 512, MathType::kTensorOp)};
+    r.results = {OkResult(6, 512, MathType::kTensorOp)};
     r.measured_at_us = 1234;
     r.finder = "simulated";
     ASSERT_TRUE((*store)->Put(r).ok());
@@ -401,7 +398,7 @@ TEST(ClientNoDaemonTest, DaemonDownAnswersFromItsDatabaseFile) {
   EXPECT_EQ(a.workspace_bytes, 512);
   EXPECT_EQ(client->Get(stored).source, Source::kCache);
   // Not in the file: the heuristic.
-  EXPECT_EQ(client->Get(MakeKey(6)).source, Source::kHeuristic);
+  EXPECT_EQ(client->Get(TestKey(6)).source, Source::kHeuristic);
   // A workspace limit nothing stored meets: the heuristic too.
   Constraints none_fit;
   none_fit.max_workspace_bytes = 0;
@@ -418,7 +415,7 @@ TEST(ClientNoDaemonTest, UnreadableDatabaseFileIsIgnored) {
   auto client = *Client::Create(o);
   std::this_thread::sleep_for(milliseconds(100));
   EXPECT_FALSE(client->Stats().database_open);
-  EXPECT_EQ(client->Get(MakeKey(1)).source, Source::kHeuristic);
+  EXPECT_EQ(client->Get(TestKey(1)).source, Source::kHeuristic);
 }
 
 TEST(ClientNoDaemonTest, DestroyingWithQueuedWorkIsPrompt) {
@@ -428,7 +425,7 @@ TEST(ClientNoDaemonTest, DestroyingWithQueuedWorkIsPrompt) {
   o.reconnect_backoff_min = absl::Seconds(5);
   o.reconnect_backoff_max = absl::Seconds(5);
   auto client = *Client::Create(o);
-  for (int i = 0; i < 50; ++i) client->Get(MakeKey(1 + i));
+  for (int i = 0; i < 50; ++i) client->Get(TestKey(1 + i));
   auto start = Clock::now();
   client.reset();
   EXPECT_LT(MsSince(start), 1000);
@@ -440,7 +437,7 @@ TEST_F(ClientTest, BackgroundQueueIsBounded) {
   o.background_queue_capacity = 4;
   auto client = Make(o);
   int queued = 0;
-  for (int n = 1; n <= 20; ++n) queued += client->Prefetch(MakeKey(n)) ? 1 : 0;
+  for (int n = 1; n <= 20; ++n) queued += client->Prefetch(TestKey(n)) ? 1 : 0;
   EXPECT_LE(queued, 5);  // 4 waiting plus possibly one already running
   EXPECT_GE(client->Stats().background_dropped, 15);
 }
@@ -450,14 +447,14 @@ TEST_F(ClientTest, ConcurrentReadersSeeOnlyConsistentAnswers) {
   // writers (misses) constantly replace the entries the readers read.
   daemon_.service().set_tune_result([](const ProblemKey& k) {
     return std::optional<std::vector<AlgoResult>>(
-        {Algo(static_cast<int>(k.problem.n % 7), k.problem.n * 100)});
+        {OkResult(static_cast<int>(k.problem.n % 7), k.problem.n * 100)});
   });
   ClientOptions o = Options(MissPolicy::kTuneAndWait);
   o.cache_capacity = 8;
   auto client = Make(o);
   constexpr int kKeys = 24;
   std::vector<ProblemKey> keys;
-  for (int n = 1; n <= kKeys; ++n) keys.push_back(MakeKey(n));
+  for (int n = 1; n <= kKeys; ++n) keys.push_back(TestKey(n));
   std::atomic<int> bad{0};
   std::atomic<int64_t> cached{0};
   std::vector<std::thread> threads;

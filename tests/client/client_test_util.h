@@ -1,15 +1,13 @@
-// Helpers for the client suites: temporary folders, keys, and FakeTuneDb, a
+// Helpers for the client suites on top of tunedb_testing: FakeTuneDb, a
 // small in-test tunedb.v1.TuneDb service whose answers and delays the test
 // controls and whose calls it counts.
 #ifndef TUNEDB_TESTS_CLIENT_CLIENT_TEST_UTIL_H_
 #define TUNEDB_TESTS_CLIENT_CLIENT_TEST_UTIL_H_
 
 #include <grpcpp/grpcpp.h>
-#include <stdlib.h>
 
 #include <atomic>
 #include <chrono>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,68 +17,25 @@
 #include <thread>
 
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_values.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
 namespace tunedb::client_test {
 
-// A fresh folder directly under /tmp (Unix socket paths stay short).
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = "/tmp/tunedb-client-XXXXXX";
-    char* made = mkdtemp(pattern.data());
-    path_ = made ? made : "/tmp";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
+// The client suites' names for the shared ones (cudnn_helpers_test.cc uses
+// client_test::TempDir).
+using testing_util::OkResult;
+using testing_util::TempDir;
 
- private:
-  std::string path_;
-};
-
-inline DeviceKey TestDevice() {
-  DeviceKey d;
-  d.gpu_model = "Simulated GPU";
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.sm_count = 132;
-  d.cudnn_version = 91900;
-  d.cuda_runtime_version = 13000;
-  return d;
-}
-
-inline ProblemKey MakeKey(int64_t n, int64_t c = 64, int64_t k = 64,
-                          const DeviceKey& device = TestDevice()) {
-  ProblemKey key;
-  key.device = device;
-  ConvProblem& p = key.problem;
-  p.n = n;
-  p.c = c;
-  p.k = k;
-  p.input = {28, 28, 0};
-  p.filter = {3, 3, 0};
-  p.padding = {1, 1, 0};
-  p.stride = {1, 1, 0};
-  p.dilation = {1, 1, 0};
-  return key;
-}
-
-inline AlgoResult Algo(int algo, int64_t workspace = 0,
-                       MathType math = MathType::kDefault) {
-  AlgoResult r;
-  r.algo = algo;
-  r.math_type = math;
-  r.status = AlgoStatus::kOk;
-  r.launch.median_ms = 1.0;
-  r.launch.samples = 3;
-  r.workspace_bytes = workspace;
-  r.deterministic = true;
-  return r;
+// Milliseconds since `start` on the steady clock.
+inline double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 // The fake daemon. Records are keyed by ProblemKey::ToText(); the choice is
@@ -117,7 +72,7 @@ class FakeTuneDb final : public v1::TuneDb::Service {
     Sleep(context, lookup_delay_);
     absl::StatusOr<ProblemKey> key =
         KeyOf(request->problem(), request->device());
-    if (!key.ok()) return Invalid(key.status());
+    if (!key.ok()) return ToGrpcStatus(key.status());
     std::lock_guard<std::mutex> lock(mu_);
     auto it = records_.find(key->ToText());
     if (it == records_.end()) {
@@ -138,7 +93,7 @@ class FakeTuneDb final : public v1::TuneDb::Service {
     ++tunes_;
     absl::StatusOr<ProblemKey> key =
         KeyOf(request->problem(), request->device());
-    if (!key.ok()) return Invalid(key.status());
+    if (!key.ok()) return ToGrpcStatus(key.status());
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = records_.find(key->ToText());
@@ -152,7 +107,8 @@ class FakeTuneDb final : public v1::TuneDb::Service {
     }
     std::lock_guard<std::mutex> lock(mu_);
     std::optional<std::vector<AlgoResult>> results =
-        tune_result_ ? tune_result_(*key) : std::vector<AlgoResult>{Algo(1)};
+        tune_result_ ? tune_result_(*key)
+                     : std::vector<AlgoResult>{OkResult(1)};
     if (!results.has_value()) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                           "no such GPU here");
@@ -189,10 +145,6 @@ class FakeTuneDb final : public v1::TuneDb::Service {
     key.problem = *problem;
     key.device = *device;
     return key;
-  }
-  static grpc::Status Invalid(const absl::Status& s) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        std::string(s.message()));
   }
   // Sleeps, or returns false early if the call is cancelled.
   static bool Sleep(grpc::ServerContext* context, std::chrono::milliseconds d) {

@@ -10,9 +10,9 @@
 namespace tunedb {
 namespace {
 
-using client_test::Algo;
 using client_test::FakeDaemon;
-using client_test::TempDir;
+using testing_util::OkResult;
+using testing_util::TempDir;
 
 void FillProblem(tunedb_problem_t* p, int64_t n) {
   tunedb_problem_init(p);
@@ -56,8 +56,8 @@ TEST(TunedbCTest, GetFromDaemonAndCache) {
   FakeDaemon daemon(dir.File("c.sock"));
   tunedb_problem_t p;
   FillProblem(&p, 8);
-  daemon.service().Put(client_test::MakeKey(8),
-                       {Algo(6, 2048, MathType::kTensorOp)});
+  daemon.service().Put(testing_util::TestKey(8),
+                       {OkResult(6, 2048, MathType::kTensorOp)});
 
   tunedb_options_t o;
   tunedb_options_init(&o);

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/test_values.h"
 #include "tunedb/problem.h"
 
 namespace tunedb {
@@ -12,20 +13,7 @@ constexpr char kResNetStem[] =
     "n=64 c=3 k=64 in=224x224 filt=7x7 pad=3x3 stride=2x2 dil=1x1 groups=1 "
     "mode=xcorr in_type=f32 out_type=f32 compute=f32 layout=nchw tc=1 tf32=1";
 
-ProblemKey Stem() {
-  ProblemKey key;
-  key.device = {"NVIDIA H200", 9, 0, 132, 91900, 13000};
-  ConvProblem& p = key.problem;
-  p.n = 64;
-  p.c = 3;
-  p.k = 64;
-  p.input = {224, 224, 0};
-  p.filter = {7, 7, 0};
-  p.padding = {3, 3, 0};
-  p.stride = {2, 2, 0};
-  p.dilation = {1, 1, 0};
-  return key;
-}
+ProblemKey Stem() { return testing_util::StemKey(64, "NVIDIA H200"); }
 
 TEST(KeyTest, CanonicalTextIsStable) {
   EXPECT_EQ(Stem().ToText(), kResNetStem);

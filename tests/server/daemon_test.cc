@@ -25,9 +25,9 @@ extern char** environ;
 namespace tunedb {
 namespace {
 
-using testing_util::MakeProblem;
 using testing_util::ProtoProblem;
 using testing_util::TempDir;
+using testing_util::TestProblem;
 
 class Daemon {
  public:
@@ -125,7 +125,7 @@ TEST(DaemonTest, KillNineDuringWriteStormLosesNoAcknowledgedWrite) {
   ASSERT_TRUE(key_device.ok()) << key_device.status();
   int missing = 0;
   for (int64_t n : acknowledged) {
-    auto r = (*store)->Get(ProblemKey{*key_device, MakeProblem(n)});
+    auto r = (*store)->Get(ProblemKey{*key_device, TestProblem(n)});
     ASSERT_TRUE(r.ok()) << r.status();
     if (!r->has_value()) ++missing;
   }

@@ -5,31 +5,19 @@
 #include <set>
 
 #include "gtest/gtest.h"
+#include "tests/testing/test_values.h"
 
 namespace tunedb {
 namespace {
 
-ConvProblem Conv(int64_t n, int64_t c, int64_t k, int64_t hw, int64_t f,
-                 int64_t stride, int64_t groups = 1) {
-  ConvProblem p;
-  p.n = n;
-  p.c = c;
-  p.k = k;
-  p.input = {hw, hw, 0};
-  p.filter = {f, f, 0};
-  p.padding = {f / 2, f / 2, 0};
-  p.stride = {stride, stride, 0};
-  p.dilation = {1, 1, 0};
-  p.groups = groups;
-  return p;
-}
+using testing_util::TestProblem;
 
 TEST(SimulatedFinderTest, DifferentShapesHaveDifferentWinners) {
   std::set<int> winners;
   for (const ConvProblem& p :
-       {Conv(64, 3, 64, 224, 7, 2), Conv(64, 64, 64, 56, 3, 1),
-        Conv(64, 256, 512, 28, 1, 2), Conv(8, 512, 512, 14, 5, 1),
-        Conv(32, 32, 32, 112, 3, 1, 32)}) {
+       {TestProblem(64, 3, 64, 224, 7, 2), TestProblem(64, 64, 64, 56, 3, 1),
+        TestProblem(64, 256, 512, 28, 1, 2), TestProblem(8, 512, 512, 14, 5, 1),
+        TestProblem(32, 32, 32, 112, 3, 1, 32)}) {
     auto results = SimulatedFinder::Model(p);
     ASSERT_FALSE(results.empty());
     ASSERT_EQ(results[0].status, AlgoStatus::kOk);
@@ -39,7 +27,7 @@ TEST(SimulatedFinderTest, DifferentShapesHaveDifferentWinners) {
 }
 
 TEST(SimulatedFinderTest, ModelHasWorkspaceNondeterminismAndUnsupported) {
-  auto results = SimulatedFinder::Model(Conv(64, 64, 64, 56, 3, 2));
+  auto results = SimulatedFinder::Model(TestProblem(64, 64, 64, 56, 3, 2));
   bool workspace = false, nondet = false, unsupported = false;
   for (const auto& r : results) {
     workspace |= r.workspace_bytes > 0;
@@ -52,14 +40,14 @@ TEST(SimulatedFinderTest, ModelHasWorkspaceNondeterminismAndUnsupported) {
 }
 
 TEST(SimulatedFinderTest, HugeProblemIsSupportedByNone) {
-  ConvProblem p = Conv(1 << 20, 1 << 11, 1 << 10, 1, 1, 1);
+  ConvProblem p = TestProblem(1 << 20, 1 << 11, 1 << 10, 1, 1, 1);
   ASSERT_TRUE(p.Validate().ok()) << p.Validate();
   auto results = SimulatedFinder::Model(p);
   for (const auto& r : results) EXPECT_NE(r.status, AlgoStatus::kOk);
 }
 
 TEST(SimulatedFinderTest, DeterministicAcrossCalls) {
-  ConvProblem p = Conv(16, 64, 128, 28, 3, 1);
+  ConvProblem p = TestProblem(16, 64, 128, 28, 3, 1);
   EXPECT_EQ(SimulatedFinder::Model(p), SimulatedFinder::Model(p));
 }
 
@@ -72,13 +60,16 @@ TEST(SimulatedFinderTest, FaultSwitchesAndOptions) {
   EXPECT_EQ(devices->size(), 2u);
   SearchOptions so;
   so.timeout = absl::Milliseconds(50);
-  EXPECT_TRUE(finder.Search(0, Conv(8, 16, 16, 8, 3, 1), so).ok());
-  EXPECT_EQ(finder.Search(1, Conv(13, 16, 16, 8, 3, 1), so).status().code(),
-            absl::StatusCode::kInternal);
-  EXPECT_EQ(finder.Search(0, Conv(14, 16, 16, 8, 3, 1), so).status().code(),
-            absl::StatusCode::kDeadlineExceeded);
-  EXPECT_EQ(finder.Search(2, Conv(8, 16, 16, 8, 3, 1), so).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(finder.Search(0, TestProblem(8, 16, 16, 8, 3, 1), so).ok());
+  EXPECT_EQ(
+      finder.Search(1, TestProblem(13, 16, 16, 8, 3, 1), so).status().code(),
+      absl::StatusCode::kInternal);
+  EXPECT_EQ(
+      finder.Search(0, TestProblem(14, 16, 16, 8, 3, 1), so).status().code(),
+      absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(
+      finder.Search(2, TestProblem(8, 16, 16, 8, 3, 1), so).status().code(),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(finder.searches(), 3);
   EXPECT_FALSE(SimulatedFinder::Options::Parse("devices=zero").ok());
   EXPECT_FALSE(SimulatedFinder::Options::Parse("colour=red").ok());
@@ -88,7 +79,7 @@ TEST(SimulatedFinderTest, WorkspaceCapFailsGreedyAlgorithms) {
   SimulatedFinder finder({});
   SearchOptions so;
   so.workspace_cap_bytes = 0;
-  auto result = finder.Search(0, Conv(8, 64, 64, 32, 3, 1), so);
+  auto result = finder.Search(0, TestProblem(8, 64, 64, 32, 3, 1), so);
   ASSERT_TRUE(result.ok());
   for (const auto& r : result->results) {
     if (r.status == AlgoStatus::kOk) {

@@ -12,9 +12,7 @@
 namespace tunedb {
 namespace {
 
-ConvProblem Problem(int64_t n, int64_t c = 64, int64_t k = 64) {
-  return testing_util::MakeProblem(n, c, k);
-}
+using testing_util::TestProblem;
 
 class TuningCoreTest : public testing::Test {
  protected:
@@ -43,6 +41,14 @@ class TuningCoreTest : public testing::Test {
     return core_->Tune(p, std::nullopt, c, force, absl::Now() + timeout);
   }
 
+  // Lookup of `p` on the first device, as the service calls it.
+  absl::StatusOr<TuneAnswer> Lookup(const ConvProblem& p) {
+    absl::StatusOr<ValidKey> key =
+        ValidKey::Make(ProblemKey{core_->devices()[0].key, p});
+    if (!key.ok()) return key.status();
+    return core_->Lookup(*key, {});
+  }
+
   std::unique_ptr<Store> store_;
   std::unique_ptr<SimulatedFinder> finder_;
   std::unique_ptr<TuningCore> core_;
@@ -50,20 +56,19 @@ class TuningCoreTest : public testing::Test {
 
 TEST_F(TuningCoreTest, TuneSearchesOnceThenServesFromStore) {
   Start("");
-  auto first = Tune(Problem(8));
+  auto first = Tune(TestProblem(8));
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE(first->searched);
   ASSERT_TRUE(first->choice.has_value());
   EXPECT_EQ(first->record->finder, "simulated");
   EXPECT_GT(first->record->id, 0);
-  auto second = Tune(Problem(8));
+  auto second = Tune(TestProblem(8));
   ASSERT_TRUE(second.ok());
   EXPECT_FALSE(second->searched);
   EXPECT_EQ(second->choice->algo, first->choice->algo);
   EXPECT_EQ(finder_->searches(), 1);
 
-  ProblemKey key{core_->devices()[0].key, Problem(8)};
-  auto looked = core_->Lookup(key, {});
+  auto looked = Lookup(TestProblem(8));
   ASSERT_TRUE(looked.ok()) << looked.status();
   EXPECT_EQ(looked->record->id, first->record->id);
   CoreStats stats = core_->Stats();
@@ -75,8 +80,7 @@ TEST_F(TuningCoreTest, TuneSearchesOnceThenServesFromStore) {
 
 TEST_F(TuningCoreTest, LookupNeverSearches) {
   Start("");
-  ProblemKey key{core_->devices()[0].key, Problem(8)};
-  auto looked = core_->Lookup(key, {});
+  auto looked = Lookup(TestProblem(8));
   EXPECT_EQ(looked.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(finder_->searches(), 0);
 }
@@ -88,7 +92,7 @@ TEST_F(TuningCoreTest, SixtyFourIdenticalConcurrentTunesRunOneSearch) {
   std::vector<int64_t> ids(64);
   for (int i = 0; i < 64; ++i) {
     threads.emplace_back([&, i] {
-      auto a = Tune(Problem(32));
+      auto a = Tune(TestProblem(32));
       if (a.ok()) {
         ++ok;
         if (a->searched) ++searched;
@@ -115,7 +119,7 @@ TEST_F(TuningCoreTest, FullQueueAnswersResourceExhausted) {
   std::atomic<int> ok{0}, exhausted{0}, other{0};
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, i] {
-      auto a = Tune(Problem(100 + i));
+      auto a = Tune(TestProblem(100 + i));
       if (a.ok()) {
         ++ok;
       } else if (a.status().code() == absl::StatusCode::kResourceExhausted) {
@@ -136,36 +140,35 @@ TEST_F(TuningCoreTest, FullQueueAnswersResourceExhausted) {
 TEST_F(TuningCoreTest, DeadlineReturnsButSearchCompletesAndQueueMovesOn) {
   Start("slow_ms=400");
   absl::Time start = absl::Now();
-  auto a = Tune(Problem(8), absl::Milliseconds(50));
+  auto a = Tune(TestProblem(8), absl::Milliseconds(50));
   EXPECT_EQ(a.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_LT(absl::Now() - start, absl::Milliseconds(350));
   // The next request for another problem is served: nothing is wedged.
-  auto b = Tune(Problem(9));
+  auto b = Tune(TestProblem(9));
   ASSERT_TRUE(b.ok()) << b.status();
   // The abandoned search finished and was stored.
-  ProblemKey key{core_->devices()[0].key, Problem(8)};
-  EXPECT_TRUE(core_->Lookup(key, {}).ok());
+  EXPECT_TRUE(Lookup(TestProblem(8)).ok());
   EXPECT_EQ(finder_->searches(), 2);
 }
 
 TEST_F(TuningCoreTest, CancelledCallerStopsWaiting) {
   Start("slow_ms=400");
   std::atomic<bool> gone{true};
-  auto a = core_->Tune(Problem(8), std::nullopt, {}, false,
+  auto a = core_->Tune(TestProblem(8), std::nullopt, {}, false,
                        absl::InfiniteFuture(), [&] { return gone.load(); });
   EXPECT_EQ(a.status().code(), absl::StatusCode::kCancelled);
 }
 
 TEST_F(TuningCoreTest, FailedSearchFailsOnlyItsRequest) {
   Start("fail_n=13");
-  auto bad = Tune(Problem(13));
+  auto bad = Tune(TestProblem(13));
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInternal);
   EXPECT_NE(bad.status().message().find("fail_n"), absl::string_view::npos);
-  auto good = Tune(Problem(14));
+  auto good = Tune(TestProblem(14));
   EXPECT_TRUE(good.ok()) << good.status();
   EXPECT_EQ(core_->Stats().search_failures, 1);
   // Not stored: the next attempt searches again.
-  EXPECT_FALSE(Tune(Problem(13)).ok());
+  EXPECT_FALSE(Tune(TestProblem(13)).ok());
   EXPECT_EQ(core_->Stats().search_failures, 2);
 }
 
@@ -173,7 +176,8 @@ TEST_F(TuningCoreTest, UnknownDeviceIsFailedPrecondition) {
   Start("");
   DeviceKey other = core_->devices()[0].key;
   other.gpu_model = "Some Other GPU";
-  auto a = core_->Tune(Problem(8), other, {}, false, absl::InfiniteFuture());
+  auto a =
+      core_->Tune(TestProblem(8), other, {}, false, absl::InfiniteFuture());
   EXPECT_EQ(a.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(a.status().message().find("Some%20Other%20GPU"),
             absl::string_view::npos)
@@ -182,15 +186,15 @@ TEST_F(TuningCoreTest, UnknownDeviceIsFailedPrecondition) {
 
 TEST_F(TuningCoreTest, InvalidProblemIsInvalidArgument) {
   Start("");
-  ConvProblem p = Problem(8);
+  ConvProblem p = TestProblem(8);
   p.groups = 3;
   EXPECT_EQ(Tune(p).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(TuningCoreTest, ForceSearchesAgain) {
   Start("");
-  ASSERT_TRUE(Tune(Problem(8)).ok());
-  auto again = Tune(Problem(8), absl::Seconds(30), /*force=*/true);
+  ASSERT_TRUE(Tune(TestProblem(8)).ok());
+  auto again = Tune(TestProblem(8), absl::Seconds(30), /*force=*/true);
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->searched);
   EXPECT_EQ(finder_->searches(), 2);
@@ -201,7 +205,7 @@ TEST_F(TuningCoreTest, StaleRecordIsServedByLookupAndSearchedAgainByTune) {
   Start("");
   // A record as the store holds one measured before launch timing: GPU
   // times only, timing version 1.
-  ProblemKey key{core_->devices()[0].key, Problem(8)};
+  ProblemKey key{core_->devices()[0].key, TestProblem(8)};
   Record old;
   old.key = key;
   old.finder = "simulated";
@@ -210,18 +214,18 @@ TEST_F(TuningCoreTest, StaleRecordIsServedByLookupAndSearchedAgainByTune) {
   for (AlgoResult& r : old.results) r.launch = r.host = Timing{};
   ASSERT_TRUE(store_->Put(old).ok());
 
-  auto looked = core_->Lookup(key, {});
+  auto looked = Lookup(TestProblem(8));
   ASSERT_TRUE(looked.ok()) << looked.status();
   EXPECT_TRUE(looked->record->stale());
   EXPECT_EQ(finder_->searches(), 0);
 
-  auto tuned = Tune(Problem(8));
+  auto tuned = Tune(TestProblem(8));
   ASSERT_TRUE(tuned.ok()) << tuned.status();
   EXPECT_TRUE(tuned->searched);
   EXPECT_EQ(finder_->searches(), 1);
   EXPECT_FALSE(tuned->record->stale());
   EXPECT_TRUE(tuned->choice->launch.measured());
-  auto again = Tune(Problem(8));
+  auto again = Tune(TestProblem(8));
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->searched);
   EXPECT_EQ(finder_->searches(), 1);
@@ -230,7 +234,7 @@ TEST_F(TuningCoreTest, StaleRecordIsServedByLookupAndSearchedAgainByTune) {
 TEST_F(TuningCoreTest, LaunchModeChoosesByLaunchOrGpuTime) {
   Start("");
   // Small and 1x1: the simulated host cost of algorithm 1 dominates.
-  ConvProblem p = Problem(2, 16, 16);
+  ConvProblem p = TestProblem(2, 16, 16);
   p.filter = {1, 1, 0};
   p.padding = {0, 0, 0};
   auto direct = Tune(p);
@@ -251,7 +255,7 @@ TEST_F(TuningCoreTest, LaunchModeChoosesByLaunchOrGpuTime) {
 
 TEST_F(TuningCoreTest, NegativeResultIsStoredAndNotSearchedAgain) {
   Start("");
-  ConvProblem huge = Problem(1 << 20, 1 << 11, 1 << 10);
+  ConvProblem huge = TestProblem(1 << 20, 1 << 11, 1 << 10);
   huge.input = {1, 1, 0};
   huge.filter = {1, 1, 0};
   huge.padding = {0, 0, 0};
@@ -267,23 +271,24 @@ TEST_F(TuningCoreTest, NegativeResultIsStoredAndNotSearchedAgain) {
 
 TEST_F(TuningCoreTest, ConstraintsFilterTheStoredRanking) {
   Start("");
-  ASSERT_TRUE(Tune(Problem(8)).ok());
+  ASSERT_TRUE(Tune(TestProblem(8)).ok());
   Constraints none;
   none.max_workspace_bytes = 0;
   none.deterministic_only = true;
-  auto a = Tune(Problem(8), absl::Seconds(30), false, none);
+  auto a = Tune(TestProblem(8), absl::Seconds(30), false, none);
   ASSERT_TRUE(a.ok());
   ASSERT_TRUE(a->choice.has_value());
   EXPECT_EQ(a->choice->workspace_bytes, 0);
   EXPECT_TRUE(a->choice->deterministic);
-  auto unconstrained = Tune(Problem(8));
-  EXPECT_LE(unconstrained->choice->launch.median_ms, a->choice->launch.median_ms);
+  auto unconstrained = Tune(TestProblem(8));
+  EXPECT_LE(unconstrained->choice->launch.median_ms,
+            a->choice->launch.median_ms);
 }
 
 TEST_F(TuningCoreTest, DevicesSearchInParallel) {
   Start("devices=2;slow_ms=300");
-  std::thread t1([&] { EXPECT_TRUE(Tune(Problem(8)).ok()); });
-  std::thread t2([&] { EXPECT_TRUE(Tune(Problem(9)).ok()); });
+  std::thread t1([&] { EXPECT_TRUE(Tune(TestProblem(8)).ok()); });
+  std::thread t2([&] { EXPECT_TRUE(Tune(TestProblem(9)).ok()); });
   // Both devices are busy at the same moment.
   bool both = false;
   for (int i = 0; i < 200 && !both; ++i) {
@@ -298,11 +303,11 @@ TEST_F(TuningCoreTest, DevicesSearchInParallel) {
 
 TEST_F(TuningCoreTest, ServedCountsAreFlushed) {
   Start("");
-  auto a = Tune(Problem(8));
+  auto a = Tune(TestProblem(8));
   ASSERT_TRUE(a.ok());
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Tune(Problem(8)).ok());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Tune(TestProblem(8)).ok());
   core_->Shutdown(absl::Seconds(1));
-  ProblemKey key{core_->devices()[0].key, Problem(8)};
+  ProblemKey key{core_->devices()[0].key, TestProblem(8)};
   auto r = store_->Get(key);
   ASSERT_TRUE(r.ok());
   ASSERT_TRUE(r->has_value());
@@ -315,7 +320,7 @@ TEST_F(TuningCoreTest, ShutdownFailsQueuedSearches) {
   std::atomic<int> unavailable{0};
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&, i] {
-      auto a = Tune(Problem(50 + i));
+      auto a = Tune(TestProblem(50 + i));
       if (a.status().code() == absl::StatusCode::kUnavailable) ++unavailable;
     });
   }
@@ -323,7 +328,8 @@ TEST_F(TuningCoreTest, ShutdownFailsQueuedSearches) {
   core_->Shutdown(absl::Seconds(2));
   for (auto& t : threads) t.join();
   EXPECT_GE(unavailable.load(), 1);
-  EXPECT_EQ(Tune(Problem(99)).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Tune(TestProblem(99)).status().code(),
+            absl::StatusCode::kUnavailable);
 }
 
 }  // namespace

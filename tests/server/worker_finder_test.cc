@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/finder/simulated_finder.h"
+#include "tests/testing/test_values.h"
 
 namespace tunedb {
 namespace {
@@ -28,19 +29,7 @@ std::string WorkerPath() {
 }
 
 ConvProblem Problem(int64_t n) {
-  ConvProblem p;
-  p.op = ConvOp::kForward;
-  p.spatial_dims = 2;
-  p.n = n;
-  p.c = 64;
-  p.k = 64;
-  p.input = {56, 56, 0};
-  p.filter = {3, 3, 0};
-  p.padding = {1, 1, 0};
-  p.stride = {1, 1, 0};
-  p.dilation = {1, 1, 0};
-  p.layout = Layout::kNCHW;
-  return p;
+  return testing_util::TestProblem(n, 64, 64, /*hw=*/56);
 }
 
 std::unique_ptr<WorkerFinder> MakeFinder(const std::string& sim,

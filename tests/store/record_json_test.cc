@@ -44,7 +44,7 @@ TEST(RecordJsonTest, WritesTheDocumentedLayout) {
   EXPECT_EQ(line["format"], "tunedb-record");
   EXPECT_EQ(line["version"], 2);
   EXPECT_EQ(line["timing_version"], kCurrentTimingVersion);
-  EXPECT_EQ(line["key"], TestKey(1).ToText());
+  EXPECT_EQ(line["key"], StemKey(1).ToText());
   EXPECT_EQ(line["results"][0]["launch"]["samples"], 5);
   EXPECT_EQ(line["results"][0]["gpu"]["median_ms"], 0.0625);
   EXPECT_EQ(line["results"][0]["host"]["spread_ms"], 0.001953125);

@@ -66,7 +66,7 @@ TEST_P(StoreTest, PutThenGetReturnsEveryField) {
 
 TEST_P(StoreTest, GetOfUnknownKeyIsEmpty) {
   MustPut(TestRecord(1));
-  absl::StatusOr<std::optional<Record>> got = store_->Get(TestKey(2));
+  absl::StatusOr<std::optional<Record>> got = store_->Get(StemKey(2));
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_FALSE(got->has_value());
 }
@@ -74,7 +74,7 @@ TEST_P(StoreTest, GetOfUnknownKeyIsEmpty) {
 TEST_P(StoreTest, KeysDifferingOnlyInDeviceAreDistinct) {
   MustPut(TestRecord(1, "GPU A"));
   MustPut(TestRecord(1, "GPU B"));
-  absl::StatusOr<std::optional<Record>> got = store_->Get(TestKey(1, "GPU B"));
+  absl::StatusOr<std::optional<Record>> got = store_->Get(StemKey(1, "GPU B"));
   ASSERT_TRUE(got.ok() && got->has_value());
   EXPECT_EQ((*got)->key.device.gpu_model, "GPU B");
   EXPECT_EQ(store_->Count().value_or(-1), 2);
@@ -105,8 +105,8 @@ TEST_P(StoreTest, AddServedAccumulatesAndIgnoresUnknownIds) {
   const int64_t b = MustPut(TestRecord(2));
   ASSERT_TRUE(store_->AddServed({{a, 2}, {b, 1}}).ok());
   ASSERT_TRUE(store_->AddServed({{a, 5}, {b + 1000, 9}}).ok());
-  EXPECT_EQ(store_->Get(TestKey(1))->value().served_count, 7);
-  EXPECT_EQ(store_->Get(TestKey(2))->value().served_count, 1);
+  EXPECT_EQ(store_->Get(StemKey(1))->value().served_count, 7);
+  EXPECT_EQ(store_->Get(StemKey(2))->value().served_count, 1);
   EXPECT_TRUE(store_->AddServed({}).ok());
 }
 
@@ -146,7 +146,7 @@ TEST_P(StoreTest, PutAllIsAllOrNothing) {
   records[2] = TestRecord(3);
   ASSERT_TRUE(store_->PutAll(records).ok());
   EXPECT_EQ(store_->Count().value_or(-1), 3);
-  ExpectSameRecord(store_->Get(TestKey(2))->value(), records[1]);
+  ExpectSameRecord(store_->Get(StemKey(2))->value(), records[1]);
 }
 
 TEST_P(StoreTest, QueryFiltersByKeyFields) {
@@ -246,8 +246,8 @@ TEST_P(StoreTest, VisitMayCallBackIntoTheStore) {
     return true;
   });
   ASSERT_TRUE(status.ok()) << status;
-  EXPECT_EQ(store_->Get(TestKey(1))->value().served_count, 1);
-  EXPECT_EQ(store_->Get(TestKey(1))->value().id, id);
+  EXPECT_EQ(store_->Get(StemKey(1))->value().served_count, 1);
+  EXPECT_EQ(store_->Get(StemKey(1))->value().id, id);
 }
 
 TEST_P(StoreTest, QueryAndDeleteRefuseUnknownFields) {
@@ -267,7 +267,7 @@ TEST_P(StoreTest, DeleteRemovesOnlyMatchingRecords) {
 
   EXPECT_EQ(store_->Delete({{{"gpu", "GPU A"}}}).value_or(-1), 2);
   EXPECT_THAT(QueryIds({}), ElementsAre(b1, b2));
-  EXPECT_FALSE(store_->Get(TestKey(1, "GPU A"))->has_value());
+  EXPECT_FALSE(store_->Get(StemKey(1, "GPU A"))->has_value());
 
   RecordFilter late;
   late.since_us = 4000;

@@ -46,7 +46,7 @@ TEST(StoreConcurrencyTest, ReadersRunWhileAWriterWrites) {
         const int acknowledged = written.load();
         if (acknowledged == 0) continue;
         const int n = 1 + (i++ % acknowledged);
-        absl::StatusOr<std::optional<Record>> got = store.Get(TestKey(n));
+        absl::StatusOr<std::optional<Record>> got = store.Get(StemKey(n));
         if (!got.ok()) {
           ++read_errors;
         } else if (!got->has_value() || (*got)->results.size() != 4) {
@@ -90,7 +90,7 @@ TEST(StoreConcurrencyTest, ReadersDoNotWaitForAnotherWritersTransaction) {
   ASSERT_TRUE((*other)->Execute("UPDATE records SET host = 'changed'").ok());
 
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::optional<Record>> got = (*store)->Get(TestKey(1));
+  absl::StatusOr<std::optional<Record>> got = (*store)->Get(StemKey(1));
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->host, "node-7");  // the uncommitted change is invisible
@@ -107,7 +107,7 @@ TEST(StoreConcurrencyTest, ReadersDoNotWaitForAnotherWritersTransaction) {
             absl::StatusCode::kUnavailable);
 
   ASSERT_TRUE((*other)->Execute("COMMIT").ok());
-  EXPECT_EQ((*store)->Get(TestKey(1))->value().host, "changed");
+  EXPECT_EQ((*store)->Get(StemKey(1))->value().host, "changed");
   EXPECT_TRUE((*second)->Put(TestRecord(2)).ok());
 }
 

@@ -103,7 +103,7 @@ TEST(StoreCrashTest, AcknowledgedPutsSurviveSigkill) {
     ASSERT_TRUE(store.ok()) << store.status();
     ASSERT_TRUE((*store)->QuickCheck().ok());
     for (long n : all) {
-      absl::StatusOr<std::optional<Record>> got = (*store)->Get(TestKey(n));
+      absl::StatusOr<std::optional<Record>> got = (*store)->Get(StemKey(n));
       ASSERT_TRUE(got.ok()) << got.status();
       ASSERT_TRUE(got->has_value()) << "acknowledged record " << n << " lost";
       EXPECT_EQ((*got)->results, TestRecord(n).results);

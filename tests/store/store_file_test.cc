@@ -162,7 +162,7 @@ TEST_F(StoreFileTest, NewFileHasTunedbIdentityWalAndIndexes) {
             2);
   // The stored hash is the key's 64-bit FNV hash as a signed integer.
   EXPECT_EQ(RawInt(path_, "SELECT key_hash FROM records"),
-            static_cast<int64_t>(TestKey(1).Hash()));
+            static_cast<int64_t>(StemKey(1).Hash()));
   // A point lookup by hash is an index search, not a scan.
   EXPECT_THAT(RawText(path_,
                       "EXPLAIN QUERY PLAN SELECT id FROM records "
@@ -228,7 +228,7 @@ TEST_F(StoreFileTest, MigratesAVersion1File) {
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawInt(path_, "PRAGMA user_version"), kStoreSchemaVersion);
-  absl::StatusOr<std::optional<Record>> got = store->Get(TestKey(11));
+  absl::StatusOr<std::optional<Record>> got = store->Get(StemKey(11));
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->id, 7);
@@ -243,7 +243,7 @@ TEST_F(StoreFileTest, MigratesAVersion1File) {
   EXPECT_FALSE((*got)->results[0].launch.measured());
   EXPECT_TRUE((*got)->stale());
   ASSERT_TRUE(store->AddServed({{7, 2}}).ok());
-  EXPECT_EQ(store->Get(TestKey(11))->value().served_count, 2);
+  EXPECT_EQ(store->Get(StemKey(11))->value().served_count, 2);
   RecordFilter recent;
   recent.since_us = 1;
   int seen = 0;
@@ -347,7 +347,7 @@ TEST_F(StoreFileTest, ReadOnlyStoreReadsButNeverWrites) {
   auto store = MustOpen(/*read_only=*/true);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->Count().value_or(-1), 3);
-  ExpectSameRecord(store->Get(TestKey(2))->value(), TestRecord(2));
+  ExpectSameRecord(store->Get(StemKey(2))->value(), TestRecord(2));
   EXPECT_TRUE(store->QuickCheck().ok());
   EXPECT_EQ(store->Put(TestRecord(9)).status().code(),
             absl::StatusCode::kFailedPrecondition);
@@ -391,7 +391,7 @@ TEST_F(StoreFileTest, TwoStoresOnOneFileSeeEachOthersWrites) {
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   ASSERT_TRUE(a->Put(TestRecord(1)).ok());
-  ExpectSameRecord(b->Get(TestKey(1))->value(), TestRecord(1));
+  ExpectSameRecord(b->Get(StemKey(1))->value(), TestRecord(1));
   ASSERT_TRUE(b->Put(TestRecord(2)).ok());
   EXPECT_EQ(a->Count().value_or(-1), 2);
   auto reader = MustOpen(/*read_only=*/true);
@@ -404,7 +404,7 @@ TEST_F(StoreFileTest, RowsOfAnOlderKeyFormatAreNeverReturned) {
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->Put(TestRecord(1)).ok());
-  std::string old_text = TestKey(2).ToText();
+  std::string old_text = StemKey(2).ToText();
   old_text.replace(0, 4, "kv=0");
   ASSERT_TRUE(Raw(path_)
                   ->Execute(absl::StrCat(
@@ -412,7 +412,7 @@ TEST_F(StoreFileTest, RowsOfAnOlderKeyFormatAreNeverReturned) {
                       " gpu_model, cudnn_version, op, measured_at_us, host,"
                       " gpu_uuid, driver_version, finder, repeats,"
                       " workspace_cap_bytes, search_ms, verified) VALUES(0, ",
-                      static_cast<int64_t>(TestKey(2).Hash()), ", '", old_text,
+                      static_cast<int64_t>(StemKey(2).Hash()), ", '", old_text,
                       "', 'Simulated GPU', 91900, 'fwd', 5, '', '', '', '', 1,"
                       " 0, 1, 0)"))
                   .ok());
@@ -427,7 +427,7 @@ TEST_F(StoreFileTest, RowsOfAnOlderKeyFormatAreNeverReturned) {
                           })
                   .ok());
   EXPECT_EQ(keys, std::vector<int64_t>{1});
-  EXPECT_FALSE(store->Get(TestKey(2))->has_value());
+  EXPECT_FALSE(store->Get(StemKey(2))->has_value());
   EXPECT_EQ(store->Delete({}).value_or(-1), 1);
 }
 

@@ -1,8 +1,5 @@
 #include "tests/tuner/cli_test_fixture.h"
 
-#include <stdlib.h>
-
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -17,9 +14,8 @@ nlohmann::json CliResult::Json() const {
 }
 
 void CliTest::SetUp() {
-  char tmpl[] = "/tmp/tunedb_cli_XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  dir_ = tmpl;
+  ASSERT_FALSE(temp_dir_.path().empty());
+  dir_ = temp_dir_.path();
   db_path_ = dir_ + "/tunedb.db";
   ClearInterrupt();
   StartServer();
@@ -27,8 +23,6 @@ void CliTest::SetUp() {
 
 void CliTest::TearDown() {
   StopServer();
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
   ClearInterrupt();
 }
 

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/service/server.h"
+#include "tests/testing/temp_dir.h"
 
 namespace tunedb::cli {
 
@@ -49,7 +50,8 @@ class CliTest : public ::testing::Test {
   int64_t StoredRecords();
   int64_t SearchesRun();
 
-  std::string dir_;
+  testing_util::TempDir temp_dir_;
+  std::string dir_;  // temp_dir_.path()
   std::string db_path_;
   std::unique_ptr<Server> server_;
 };

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/test_values.h"
 
 namespace tunedb::cli {
 namespace {
@@ -61,21 +62,8 @@ TEST(ShapeFileTest, CsvWithHeader) {
 }
 
 TEST(ShapeFileTest, KeyTextLines) {
-  ConvProblem p;
-  p.n = 4;
-  p.c = 8;
-  p.k = 16;
-  p.input = {10, 10, 0};
-  p.filter = {3, 3, 0};
-  p.stride = {1, 1, 0};
-  p.dilation = {1, 1, 0};
-  ProblemKey key;
-  key.device.gpu_model = "NVIDIA H200";
-  key.device.cc_major = 9;
-  key.device.sm_count = 132;
-  key.device.cudnn_version = 91900;
-  key.device.cuda_runtime_version = 13000;
-  key.problem = p;
+  const ConvProblem p = testing_util::TestProblem(4, 8, 16, /*hw=*/10);
+  ProblemKey key{testing_util::TestDevice("NVIDIA H200"), p};
   key.problem.op = ConvOp::kBackwardFilter;
   ShapeFileResult r = Parse("keys", p.ToText() + "\n" + key.ToText() + "\n");
   ASSERT_TRUE(r.errors.empty()) << r.errors[0];
