@@ -30,22 +30,7 @@ nvidia-smi
 nvidia-smi --query-gpu=name,uuid,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
 
 step "cuDNN folders"
-PIP_CUDNN=$(python3 - <<'PY' 2>/dev/null
-import os
-try:
-    import nvidia.cudnn as m
-    base = os.path.dirname(m.__file__) if getattr(m, "__file__", None) else list(m.__path__)[0]
-    print(os.path.join(base, "lib"))
-except Exception:
-    pass
-PY
-)
-if [[ -z "$PIP_CUDNN" || ! -e "$PIP_CUDNN/libcudnn.so.9" ]]; then
-  PIP_CUDNN=$(dirname "$(ls /usr/local/lib/python3*/dist-packages/nvidia/cudnn/lib/libcudnn.so.9 \
-    /opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn/lib/libcudnn.so.9 2>/dev/null | head -1)" 2>/dev/null)
-fi
-SYS_CUDNN=$(ldconfig -p | awk '/libcudnn\.so\.9 / {print $NF; exit}')
-SYS_CUDNN=${SYS_CUDNN:+$(dirname "$(readlink -f "$SYS_CUDNN")")}
+source "$(dirname "$0")/cudnn_env.sh"
 echo "pip cuDNN folder:    ${PIP_CUDNN:-none}"; ls -l "$PIP_CUDNN"/libcudnn.so* 2>/dev/null
 echo "system cuDNN folder: ${SYS_CUDNN:-none}"; ls -l "$SYS_CUDNN"/libcudnn.so* 2>/dev/null
 for d in "$PIP_CUDNN" "$SYS_CUDNN"; do
@@ -53,27 +38,7 @@ for d in "$PIP_CUDNN" "$SYS_CUDNN"; do
   echo "$d: $(cd "$d" && ls libcudnn.so.9.* 2>/dev/null | head -1) \
 $(cat "$d"/../include/cudnn_version.h 2>/dev/null | awk '/#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) /{printf "%s ", $3}')"
 done
-# Other CUDA libraries cuDNN may load (cuBLAS(Lt), NVRTC) from the pip
-# packages; never another cuDNN.
-EXTRA=$(python3 - <<'PY' 2>/dev/null
-import os, glob
-try:
-    import nvidia
-    roots = list(nvidia.__path__)
-except Exception:
-    roots = []
-dirs = []
-for r in roots:
-    for d in sorted(glob.glob(os.path.join(r, "*", "lib"))):
-        if "cudnn" not in d:
-            dirs.append(d)
-print(":".join(dirs))
-PY
-)
 export LD_LIBRARY_PATH="$B/lib${EXTRA:+:$EXTRA}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-FIRST=${PIP_CUDNN:-$SYS_CUDNN}
-DIRS=""
-[[ -n "$PIP_CUDNN" && -n "$SYS_CUDNN" && "$PIP_CUDNN" != "$SYS_CUDNN" ]] && DIRS="$PIP_CUDNN:$SYS_CUDNN"
 echo "tests run with LD_LIBRARY_PATH=$FIRST:..."
 echo "TUNEDB_TEST_CUDNN_DIRS=$DIRS"
 export TUNEDB_WORKER_PATH="$B/bin/tunedb-worker"

@@ -1,4 +1,4 @@
-// RecordFilter (declared in server/store.h): which records a Query, Delete or
+// RecordFilter (declared in store/store.h): which records a Query, Delete or
 // Export selects.
 #include <algorithm>
 #include <string>

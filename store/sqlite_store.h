@@ -1,4 +1,4 @@
-// SqliteStore: the Store (server/store.h) on a SQLite file.
+// SqliteStore: the Store (store/store.h) on a SQLite file.
 //
 // One write connection, guarded by a mutex, runs every write in a
 // BEGIN IMMEDIATE transaction; a pool of read-only connections serves reads,

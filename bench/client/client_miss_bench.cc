@@ -149,7 +149,7 @@ void SetUp() {
   options.cache_capacity = 0;
   options.lookup_deadline = absl::Seconds(1);
   world->client = Client::Create(options).value();
-  // The client's channel arguments (see client/src/daemon_link.cc).
+  // The client's channel arguments (see client/daemon_link.cc).
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);

@@ -1,5 +1,5 @@
 // The framing and conversions of the WorkerFinder <-> tunedb-worker protocol
-// (server/worker.proto): every message is a 4-byte little-endian length and
+// (server/worker/worker.proto): every message is a 4-byte little-endian length and
 // the serialized message, over a Unix stream socket.
 //
 // Thread safety: stateless functions; one reader and one writer per socket.

@@ -1,5 +1,5 @@
 // SqliteStatus: the one place where a SQLite result code becomes an
-// absl::Status. Everything in server/sql/ reports errors through it, so the
+// absl::Status. Everything in store/sql/ reports errors through it, so the
 // mapping from SQLite codes to canonical codes is defined once:
 //
 //   SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY, SQLITE_CANTOPEN

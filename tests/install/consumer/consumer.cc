@@ -32,8 +32,8 @@ tunedb::AlgoResult Result(int algo, double median_ms, int64_t workspace_bytes,
                           bool deterministic) {
   tunedb::AlgoResult r;
   r.algo = algo;
-  r.median_ms = median_ms;
-  r.samples = 10;
+  r.launch = {median_ms, 0, 10};
+  r.gpu = {median_ms / 2, 0, 10};
   r.workspace_bytes = workspace_bytes;
   r.deterministic = deterministic;
   return r;
@@ -86,6 +86,10 @@ void CheckChoose(const tunedb::ProblemKey& key) {
   std::optional<tunedb::AlgoResult> fits =
       tunedb::Choose(record, small_workspace);
   Check(fits && fits->algo == 2, "Choose under a workspace limit");
+  tunedb::Constraints graph;
+  graph.launch_mode = tunedb::LaunchMode::kGraph;
+  std::optional<tunedb::AlgoResult> by_gpu = tunedb::Choose(record, graph);
+  Check(by_gpu && by_gpu->algo == 1, "Choose for CUDA-graph launches");
   tunedb::Constraints strict;
   strict.max_workspace_bytes = 0;
   strict.deterministic_only = true;
