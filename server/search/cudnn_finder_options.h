@@ -15,9 +15,6 @@ namespace tunedb {
 struct CudnnFinderOptions {
   int ordinal = 0;              // CUDA device ordinal
   double retime_margin = 0.15;  // candidates within this of the best
-  // Screening times again only the candidates whose Find time is within
-  // this of Find's best (the rest keep Find's one sample).
-  double screen_margin = 1.0;
   int min_candidates = 2;
   int max_candidates = 6;
   int min_rounds = 10;

@@ -19,7 +19,6 @@ using Key = std::pair<int, MathType>;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxPasses = 4;
-constexpr int kMaxWarmupIterations = 1000;
 
 // One member's samples, per run.
 struct Samples {
@@ -106,20 +105,9 @@ class Retimer {
 
   // Runs the pool until options.warmup has passed, so clocks have ramped up.
   absl::Status WarmUp() {
-    const Clock::time_point start = Clock::now();
-    const auto warm_for = absl::ToChronoMilliseconds(options_.warmup);
-    for (int iter = 0; iter < kMaxWarmupIterations; ++iter) {
-      for (const Key& k : pool_) {
-        AlgoResult& r = Find(k);
-        if (r.status != AlgoStatus::kOk) continue;
-        const absl::Status s = sampler_.Run(r);
-        if (!s.ok()) RETURN_IF_ERROR(MarkFailed(r, s));
-      }
-      RETURN_IF_ERROR(CudaStatusToAbsl(cudaStreamSynchronize(sampler_.stream()),
-                                       "cudaStreamSynchronize(warm-up)"));
-      if (Clock::now() - start >= warm_for) break;
-    }
-    return absl::OkStatus();
+    std::vector<AlgoResult*> members;
+    for (const Key& k : pool_) members.push_back(&Find(k));
+    return sampler_.WarmUp(members, options_.warmup);
   }
 
   // One direct sample (launch and host time) and one graph sample (GPU time)

@@ -15,8 +15,10 @@
 #include <map>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "cudnn/cudnn_conv.h"
 #include "cudnn/cudnn_handles.h"
 #include "server/search/run_timer.h"
@@ -31,7 +33,16 @@ class Sampler {
       size_t workspace_bytes);
 
   cudaStream_t stream() const { return stream_; }
-  // One run of r's algorithm and math type (asynchronously).
+  // Runs every OK result of `members` back to back, round after round, until
+  // `duration` has passed, so the GPU's clocks have ramped up from idle. A
+  // member that fails is marked kFailed. Errors: the fatal one of a broken
+  // CUDA context, or a failed stream synchronisation.
+  absl::Status WarmUp(const std::vector<AlgoResult*>& members,
+                      absl::Duration duration);
+  // One run of r's algorithm and math type (asynchronously). Every run is
+  // offered the workspace r needs (r.workspace_bytes, at most the search's),
+  // as a caller given tunedb's answer offers it: some algorithms behave
+  // differently with more.
   absl::Status Run(const AlgoResult& r);
   // `batch` runs launched directly between the events: launch and host time
   // per run.
@@ -46,6 +57,7 @@ class Sampler {
   using Key = std::pair<int, MathType>;
   Sampler(CudnnConv* conv, cudaStream_t stream, void* workspace,
           size_t workspace_bytes, CudaEvent start, CudaEvent stop);
+  size_t WorkspaceFor(const AlgoResult& r) const;
 
   CudnnConv* conv_;
   cudaStream_t stream_;

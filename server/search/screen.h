@@ -1,7 +1,8 @@
 // Phase 2 of a cuDNN search: screening. Find's single sample is not trusted
-// (CUDA loads kernels lazily, so it may include loading them), so every OK
-// candidate whose Find time is within options.screen_margin of Find's best,
-// fastest first, until the deadline:
+// (CUDA loads kernels lazily, so it may include loading them: on an H200,
+// Find timed implicit precomp GEMM up to 4x slower than it runs), so after
+// Find's leader has kept the GPU busy for options.warmup, every OK
+// candidate, fastest first, until the deadline:
 //   - runs once untimed;
 //   - is timed once with a direct launch, which sizes its sample batch
 //     (SampleBatch: about options.sample_ms, at most options.max_batch runs);
