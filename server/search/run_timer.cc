@@ -50,6 +50,11 @@ absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
                                             size_t workspace_bytes, int batch,
                                             cudaEvent_t start,
                                             cudaEvent_t stop) {
+  // One untimed call first: switching a handle from one algorithm to another
+  // costs the first call more (implicit precomp GEMM rebuilds its indices),
+  // and a sample is the steady cost of back-to-back calls.
+  RETURN_IF_ERROR(
+      RunDirect(conv, algo, math, workspace, workspace_bytes, /*batch=*/1));
   std::chrono::steady_clock::duration host{};
   ASSIGN_OR_RETURN(const double launch_ms,
                    TimeBatch(stream, start, stop, batch, [&] {

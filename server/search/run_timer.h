@@ -38,7 +38,8 @@ struct DirectSample {
   double host_ms = 0;
 };
 
-// `batch` runs launched directly between two events.
+// `batch` runs launched directly between two events, after one untimed run
+// (the first call after another algorithm's costs the host more).
 absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
                                             cudaStream_t stream, int algo,
                                             MathType math, void* workspace,
