@@ -46,49 +46,11 @@ struct Plan {
   int64_t duplicates = 0;
 };
 
-// Every (batch, dtype, layout) combination asked for.
-absl::StatusOr<std::vector<ProblemOptions>> Combinations(
-    const PrewarmFlags& f) {
-  auto ops = ParseOps(f.ops);
-  if (!ops.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--ops: ", ops.status().message()));
-  }
-  std::vector<ProblemOptions> out;
-  for (int64_t batch : f.batches) {
-    if (batch < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--batch ", batch, ": must be >= 1"));
-    }
-    for (const std::string& d : f.dtypes) {
-      auto dtype = ParseDtypePreset(d);
-      if (!dtype.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--dtype: ", dtype.status().message()));
-      }
-      for (const std::string& l : f.layouts) {
-        absl::StatusOr<Layout> layout = ParseLayout(absl::AsciiStrToLower(l));
-        if (!layout.ok()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "--layout '", l, "' is not nchw or nhwc (ncdhw/ndhwc for 3-D)"));
-        }
-        ProblemOptions o;
-        o.batch = batch;
-        o.dtype = *dtype;
-        o.channels_last = IsChannelsLast(*layout);
-        o.ops = *ops;
-        out.push_back(o);
-      }
-    }
-  }
-  return out;
-}
-
 // Builds the deduplicated list; returns kExitOk or an exit code after
 // printing the errors.
 int BuildPlan(CliContext& ctx, const PrewarmFlags& f,
               const std::optional<DeviceKey>& device, Plan* plan) {
-  auto combos = Combinations(f);
+  auto combos = ProblemCombinations(f.batches, f.dtypes, f.layouts, f.ops);
   if (!combos.ok()) return ctx.Fail(combos.status());
   std::set<std::string> seen;
   auto add = [&](const ConvProblem& p, const DeviceKey& d,

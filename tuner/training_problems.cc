@@ -4,6 +4,7 @@
 #include <cctype>
 #include <optional>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -152,5 +153,44 @@ std::vector<PlannedProblem> LayerProblems(const std::vector<ConvLayer>& layers,
   }
   return out;
 }
+
+absl::StatusOr<std::vector<ProblemOptions>> ProblemCombinations(
+    const std::vector<int64_t>& batches, const std::vector<std::string>& dtypes,
+    const std::vector<std::string>& layouts, absl::string_view ops_text) {
+  auto ops = ParseOps(ops_text);
+  if (!ops.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ops: ", ops.status().message()));
+  }
+  std::vector<ProblemOptions> out;
+  for (int64_t batch : batches) {
+    if (batch < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--batch ", batch, ": must be >= 1"));
+    }
+    for (const std::string& d : dtypes) {
+      auto dtype = ParseDtypePreset(d);
+      if (!dtype.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--dtype: ", dtype.status().message()));
+      }
+      for (const std::string& l : layouts) {
+        absl::StatusOr<Layout> layout = ParseLayout(absl::AsciiStrToLower(l));
+        if (!layout.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--layout '", l, "' is not nchw or nhwc (ncdhw/ndhwc for 3-D)"));
+        }
+        ProblemOptions o;
+        o.batch = batch;
+        o.dtype = *dtype;
+        o.channels_last = IsChannelsLast(*layout);
+        o.ops = *ops;
+        out.push_back(o);
+      }
+    }
+  }
+  return out;
+}
+
 
 }  // namespace tunedb::cli

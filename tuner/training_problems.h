@@ -53,6 +53,13 @@ struct ProblemOptions {
                              ConvOp::kBackwardFilter};
 };
 
+// Every (batch, dtype, layout) combination of the values of --batch, --dtype
+// and --layout, in flag order, each with the passes of `ops` (as for --ops).
+// INVALID_ARGUMENT naming the flag for a bad value.
+absl::StatusOr<std::vector<ProblemOptions>> ProblemCombinations(
+    const std::vector<int64_t>& batches, const std::vector<std::string>& dtypes,
+    const std::vector<std::string>& layouts, absl::string_view ops);
+
 // A problem with the layer it came from (for messages).
 struct PlannedProblem {
   ConvProblem problem;

@@ -17,45 +17,6 @@ namespace {
 
 using cli::ProblemOptions;
 
-// Every (batch, dtype, layout) combination of the spec, in flag order.
-absl::StatusOr<std::vector<ProblemOptions>> Combinations(
-    const ProblemSetSpec& spec) {
-  absl::StatusOr<std::vector<ConvOp>> ops = cli::ParseOps(spec.ops);
-  if (!ops.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--ops: ", ops.status().message()));
-  }
-  std::vector<ProblemOptions> out;
-  for (int64_t batch : spec.batches) {
-    if (batch < 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--batch ", batch, ": must be >= 1"));
-    }
-    for (const std::string& d : spec.dtypes) {
-      absl::StatusOr<cli::DtypePreset> dtype = cli::ParseDtypePreset(d);
-      if (!dtype.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--dtype: ", dtype.status().message()));
-      }
-      for (const std::string& l : spec.layouts) {
-        const std::string layout = absl::AsciiStrToLower(l);
-        if (layout != "nchw" && layout != "nhwc" && layout != "ncdhw" &&
-            layout != "ndhwc") {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "--layout '", l, "' is not nchw or nhwc (ncdhw/ndhwc for 3-D)"));
-        }
-        ProblemOptions o;
-        o.batch = batch;
-        o.dtype = *dtype;
-        o.channels_last = layout == "nhwc" || layout == "ndhwc";
-        o.ops = *ops;
-        out.push_back(o);
-      }
-    }
-  }
-  return out;
-}
-
 // Appends problems, dropping repeats and counting them.
 class Collector {
  public:
@@ -129,7 +90,7 @@ absl::StatusOr<ProblemSet> BuildProblemSet(const ProblemSetSpec& spec) {
   if (spec.limit < 0) {
     return absl::InvalidArgumentError("--limit must be >= 0");
   }
-  ASSIGN_OR_RETURN(std::vector<ProblemOptions> combos, Combinations(spec));
+  ASSIGN_OR_RETURN(std::vector<ProblemOptions> combos, cli::ProblemCombinations(spec.batches, spec.dtypes, spec.layouts, spec.ops));
   ProblemSet set;
   Collector collector(&set);
   RETURN_IF_ERROR(AddModels(spec, combos, collector));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "cudnn/cudnn_conv.h"
 #include "cudnn/cudnn_handles.h"
 #include "gtest/gtest.h"
@@ -275,26 +276,41 @@ TEST(CudnnConvGpuTest, CpuReferenceAgreesWithImplicitGemm) {
   EXPECT_GE(compared, 12);
 }
 
+// One convolution on the current device with its own handle and stream, and
+// a workspace sized for one (algorithm, math type): what the timer tests use.
+struct TimedConv {
+  CudnnHandle handle;
+  CudaStream stream;
+  std::unique_ptr<CudnnConv> conv;
+  DeviceBuffer workspace;
+};
+
+absl::StatusOr<TimedConv> MakeTimedConv(const ConvProblem& p, int algo,
+                                        MathType math, uint64_t seed) {
+  ASSIGN_OR_RETURN(CudnnHandle handle, CreateCudnnHandle());
+  ASSIGN_OR_RETURN(CudaStream stream, CudaStream::Create());
+  ASSIGN_OR_RETURN(std::unique_ptr<CudnnConv> conv,
+                   CudnnConv::Create(p, handle.get(), stream.get(), seed));
+  ASSIGN_OR_RETURN(const int64_t need, conv->WorkspaceSize(algo, math));
+  ASSIGN_OR_RETURN(DeviceBuffer workspace,
+                   DeviceBuffer::Allocate(
+                       static_cast<size_t>(std::max<int64_t>(need, 1))));
+  return TimedConv{std::move(handle), std::move(stream), std::move(conv),
+                   std::move(workspace)};
+}
+
 TEST(CudnnConvGpuTest, RunTimerReplaysACudaGraph) {
   TUNEDB_SKIP_WITHOUT_GPU();
-  absl::StatusOr<CudnnHandle> handle = CreateCudnnHandle();
-  ASSERT_TRUE(handle.ok()) << handle.status();
-  absl::StatusOr<CudaStream> stream = CudaStream::Create();
-  ASSERT_TRUE(stream.ok()) << stream.status();
-  const ConvProblem p =
+  absl::StatusOr<TimedConv> t = MakeTimedConv(
       MakeProblem(ConvOp::kForward, Layout::kNHWC, DataType::kHalf, false, 8,
-                  64, 64, 28, 3, 1, 1, 1, 1);
-  absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
-      CudnnConv::Create(p, handle->get(), stream->get(), 3);
-  ASSERT_TRUE(conv.ok()) << conv.status();
-  absl::StatusOr<int64_t> need = (*conv)->WorkspaceSize(0, MathType::kTensorOp);
-  ASSERT_TRUE(need.ok()) << need.status();
-  absl::StatusOr<DeviceBuffer> ws =
-      DeviceBuffer::Allocate(static_cast<size_t>(*need));
-  ASSERT_TRUE(ws.ok());
+                  64, 64, 28, 3, 1, 1, 1, 1),
+      0, MathType::kTensorOp, 3);
+  ASSERT_TRUE(t.ok()) << t.status();
+  CudnnConv* conv = t->conv.get();
+  const DeviceBuffer& ws = t->workspace;
   absl::StatusOr<std::unique_ptr<RunTimer>> timer =
-      RunTimer::Create(conv->get(), stream->get(), 0, MathType::kTensorOp,
-                       ws->get(), ws->bytes(), 8);
+      RunTimer::Create(conv, t->stream.get(), 0, MathType::kTensorOp,
+                       ws.get(), ws.bytes(), 8);
   ASSERT_TRUE(timer.ok()) << timer.status();
   EXPECT_TRUE((*timer)->graphed())
       << "cuDNN's legacy convolution could not be captured in a CUDA graph";
@@ -305,12 +321,12 @@ TEST(CudnnConvGpuTest, RunTimerReplaysACudaGraph) {
   ASSERT_TRUE(ms.ok()) << ms.status();
   EXPECT_GT(*ms, 0);
   // The replayed runs compute the same output as a direct run.
-  absl::StatusOr<std::vector<float>> replayed = (*conv)->ReadOutput();
+  absl::StatusOr<std::vector<float>> replayed = conv->ReadOutput();
   ASSERT_TRUE(replayed.ok());
   ASSERT_TRUE(
-      (*conv)->Run(0, MathType::kFma, nullptr, 0).ok() ||
-      (*conv)->Run(0, MathType::kTensorOp, ws->get(), ws->bytes()).ok());
-  absl::StatusOr<std::vector<float>> direct = (*conv)->ReadOutput();
+      conv->Run(0, MathType::kFma, nullptr, 0).ok() ||
+      conv->Run(0, MathType::kTensorOp, ws.get(), ws.bytes()).ok());
+  absl::StatusOr<std::vector<float>> direct = conv->ReadOutput();
   ASSERT_TRUE(direct.ok());
   EXPECT_LE(RelativeL2(*replayed, *direct), 1e-2);
   std::printf("[ timer    ] graphed=%d, %.4f ms per run (batch 8)\n",
@@ -323,42 +339,34 @@ TEST(CudnnConvGpuTest, RunTimerReplaysACudaGraph) {
 // Launch time is what a direct caller waits for, so it must show that cost.
 TEST(CudnnConvGpuTest, HostHeavyAlgorithmLaunchTimeExceedsItsGpuTime) {
   TUNEDB_SKIP_WITHOUT_GPU();
-  absl::StatusOr<CudnnHandle> handle = CreateCudnnHandle();
-  ASSERT_TRUE(handle.ok()) << handle.status();
-  absl::StatusOr<CudaStream> stream = CudaStream::Create();
-  ASSERT_TRUE(stream.ok()) << stream.status();
-  const ConvProblem p =
-      MakeProblem(ConvOp::kForward, Layout::kNHWC, DataType::kHalf, false, 8,
-                  256, 256, 14, 1, 0, 1, 1, 1);
-  absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
-      CudnnConv::Create(p, handle->get(), stream->get(), 5);
-  ASSERT_TRUE(conv.ok()) << conv.status();
   constexpr int kAlgo = 1;  // CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM
-  absl::StatusOr<int64_t> need =
-      (*conv)->WorkspaceSize(kAlgo, MathType::kTensorOp);
-  ASSERT_TRUE(need.ok()) << need.status();
-  absl::StatusOr<DeviceBuffer> ws =
-      DeviceBuffer::Allocate(static_cast<size_t>(std::max<int64_t>(*need, 1)));
-  ASSERT_TRUE(ws.ok());
+  absl::StatusOr<TimedConv> t = MakeTimedConv(
+      MakeProblem(ConvOp::kForward, Layout::kNHWC, DataType::kHalf, false, 8,
+                  256, 256, 14, 1, 0, 1, 1, 1),
+      kAlgo, MathType::kTensorOp, 5);
+  ASSERT_TRUE(t.ok()) << t.status();
+  CudnnConv* conv = t->conv.get();
+  const DeviceBuffer& ws = t->workspace;
+  cudaStream_t stream = t->stream.get();
   absl::StatusOr<CudaEvent> e0 = CudaEvent::Create();
   absl::StatusOr<CudaEvent> e1 = CudaEvent::Create();
   ASSERT_TRUE(e0.ok() && e1.ok());
   constexpr int kBatch = 32;
   absl::StatusOr<std::unique_ptr<RunTimer>> timer =
-      RunTimer::Create(conv->get(), stream->get(), kAlgo, MathType::kTensorOp,
-                       ws->get(), ws->bytes(), kBatch);
+      RunTimer::Create(conv, stream, kAlgo, MathType::kTensorOp, ws.get(),
+                       ws.bytes(), kBatch);
   ASSERT_TRUE(timer.ok()) << timer.status();
   ASSERT_TRUE((*timer)->graphed());
   // Medians of interleaved samples, after the clocks have ramped up.
   std::vector<double> launch, host, gpu;
   for (int i = 0; i < 200; ++i) {
     ASSERT_TRUE(
-        (*conv)->Run(kAlgo, MathType::kTensorOp, ws->get(), ws->bytes()).ok());
+        conv->Run(kAlgo, MathType::kTensorOp, ws.get(), ws.bytes()).ok());
   }
   for (int round = 0; round < 9; ++round) {
     absl::StatusOr<DirectSample> direct =
-        TimeDirectRuns(**conv, stream->get(), kAlgo, MathType::kTensorOp,
-                       ws->get(), ws->bytes(), kBatch, e0->get(), e1->get());
+        TimeDirectRuns(*conv, stream, kAlgo, MathType::kTensorOp, ws.get(),
+                       ws.bytes(), kBatch, e0->get(), e1->get());
     ASSERT_TRUE(direct.ok()) << direct.status();
     absl::StatusOr<double> graphed = (*timer)->Sample(e0->get(), e1->get());
     ASSERT_TRUE(graphed.ok()) << graphed.status();

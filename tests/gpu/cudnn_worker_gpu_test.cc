@@ -17,16 +17,12 @@
 #include "cudnn/cudnn_device.h"
 #include "server/worker/worker_finder.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/testing/worker_path.h"
 
 namespace tunedb {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string WorkerPath() {
-  const char* env = std::getenv("TUNEDB_WORKER_PATH");
-  return env != nullptr ? env : TUNEDB_WORKER_PATH;
-}
 
 absl::StatusOr<std::unique_ptr<WorkerFinder>> CudnnWorkers(
     std::vector<std::string> dirs = {}) {

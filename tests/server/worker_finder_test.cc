@@ -17,16 +17,12 @@
 #include "gtest/gtest.h"
 #include "server/finder/simulated_finder.h"
 #include "tests/testing/test_values.h"
+#include "tests/testing/worker_path.h"
 
 namespace tunedb {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string WorkerPath() {
-  const char* env = std::getenv("TUNEDB_WORKER_PATH");
-  return env != nullptr ? env : TUNEDB_WORKER_PATH;
-}
 
 ConvProblem Problem(int64_t n) {
   return testing_util::TestProblem(n, 64, 64, /*hw=*/56);
