@@ -183,10 +183,10 @@ nlohmann::json RecordWithChoicesToJson(const Record& r) {
 }
 
 void PrintRecordDetails(std::ostream& out, const Record& r) {
-  out << "key       " << r.key.ToText() << "\n";
   PrintKeyValues(
       out,
-      {{"id", absl::StrCat(r.id)},
+      {{"key", r.key.ToText()},
+       {"id", absl::StrCat(r.id)},
        {"key hash", r.key.HashText()},
        {"gpu",
         absl::StrCat(r.key.device.gpu_model, " (cc ", r.key.device.cc_major,
