@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG, which the
+  // store reports, instead of the signal killing the daemon silently.
+  signal(SIGXFSZ, SIG_IGN);
 
   auto server = tunedb::Server::BuildAndStart(config.server);
   if (!server.ok()) {

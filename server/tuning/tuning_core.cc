@@ -312,7 +312,6 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
                                        device.key.gpu_model, ") failed: ",
                                        found.status().message()));
   } else {
-    searches_.fetch_add(1, std::memory_order_relaxed);
     search_us_total_.fetch_add(static_cast<int64_t>(ms * 1000),
                                std::memory_order_relaxed);
     Record record;
@@ -331,10 +330,17 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     record.timing_version = TimingVersionOf(record.results);
     absl::StatusOr<int64_t> id = store_->Put(record);
     if (!id.ok()) {
+      // A search whose result could not be stored failed (a full disk must
+      // not look like success in Stats).
+      failures_.fetch_add(1, std::memory_order_relaxed);
       spdlog::error("storing a search result failed: {}",
                     id.status().ToString());
-      result = id.status();
+      result = absl::Status(
+          id.status().code(),
+          absl::StrCat("the search ran but its result could not be stored: ",
+                       id.status().message()));
     } else {
+      searches_.fetch_add(1, std::memory_order_relaxed);
       record.id = *id;
       auto stored = std::make_shared<const Record>(std::move(record));
       cache_.Put(pending->key.text(), stored);

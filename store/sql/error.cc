@@ -11,6 +11,10 @@ namespace {
 
 absl::StatusCode CodeFor(int primary) {
   switch (primary) {
+    // A full disk is no reason to retry soon: RESOURCE_EXHAUSTED is the
+    // API's "queue full, retry later", and a client retrying would search
+    // again for nothing.
+    case SQLITE_FULL:
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
     case SQLITE_READONLY:
@@ -19,9 +23,6 @@ absl::StatusCode CodeFor(int primary) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       return absl::StatusCode::kUnavailable;
-    case SQLITE_FULL:
-    case SQLITE_NOMEM:
-      return absl::StatusCode::kResourceExhausted;
     case SQLITE_CONSTRAINT:
     case SQLITE_MISMATCH:
     case SQLITE_TOOBIG:

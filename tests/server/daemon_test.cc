@@ -31,16 +31,23 @@ using testing_util::TestProblem;
 
 class Daemon {
  public:
-  Daemon(const TempDir& dir, std::vector<std::string> extra) {
+  // `launcher`, if given, runs the daemon (e.g. prlimit with its flags).
+  Daemon(const TempDir& dir, std::vector<std::string> extra,
+         std::vector<std::string> launcher = {}) {
     socket_ = dir.File("d.sock");
-    std::vector<std::string> args = {TUNEDBD_PATH, "--db", dir.File("d.db"),
-                                     "--socket", socket_, "--log-level", "warn",
-                                     "--worker", TUNEDB_WORKER_PATH};
+    std::vector<std::string> args = std::move(launcher);
+    for (std::string a : {std::string(TUNEDBD_PATH), std::string("--db"),
+                          dir.File("d.db"), std::string("--socket"), socket_,
+                          std::string("--log-level"), std::string("warn"),
+                          std::string("--worker"),
+                          std::string(TUNEDB_WORKER_PATH)}) {
+      args.push_back(std::move(a));
+    }
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    int rc = posix_spawn(&pid_, TUNEDBD_PATH, nullptr, nullptr, argv.data(),
+    int rc = posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(),
                          environ);
     EXPECT_EQ(rc, 0) << "posix_spawn tunedbd failed";
   }
@@ -184,6 +191,52 @@ TEST(DaemonTest, CrashingWorkerFailsOneRequestNotTheDaemon) {
   grpc::Status s = Tune(stub.get(), 8, &ok);
   EXPECT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(ok.record().finder(), "simulated");
+}
+
+// A full disk, as a file-size limit (ulimit -f) makes one: the search whose
+// result cannot be stored fails with a code that says "do not retry" (not
+// RESOURCE_EXHAUSTED, the API's "queue full, retry later"), it counts as a
+// failed search, and the daemon keeps serving instead of dying of SIGXFSZ.
+TEST(DaemonTest, FullDiskFailsTheSearchNotTheDaemonAndIsNotRetryable) {
+  constexpr char kPrlimit[] = "/usr/bin/prlimit";
+  if (access(kPrlimit, X_OK) != 0) GTEST_SKIP() << "no " << kPrlimit;
+  TempDir dir;
+  Daemon daemon(dir, {"--finder", "simulated"},
+                {kPrlimit, "--fsize=196608"});  // 192 KiB per file
+  auto stub = daemon.Connect();
+  grpc::Status failed;
+  int64_t stored = 0;
+  for (int64_t n = 1; n <= 5000 && failed.ok(); ++n) {
+    v1::TuneResponse resp;
+    grpc::Status s = Tune(stub.get(), n, &resp);
+    if (s.ok()) {
+      ++stored;
+    } else {
+      failed = s;
+    }
+  }
+  ASSERT_FALSE(failed.ok()) << "the file-size limit was never reached ("
+                            << stored << " records stored)";
+  EXPECT_GT(stored, 0);
+  EXPECT_TRUE(failed.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+              failed.error_code() == grpc::StatusCode::INTERNAL)
+      << failed.error_code() << ": " << failed.error_message();
+  EXPECT_NE(failed.error_message().find("could not be stored"),
+            std::string::npos)
+      << failed.error_message();
+
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::StatsRequest request;
+  v1::StatsResponse stats;
+  grpc::Status alive = stub->Stats(&ctx, request, &stats);
+  ASSERT_TRUE(alive.ok()) << "the daemon died: " << alive.error_message();
+  EXPECT_EQ(stats.searches(), stored);
+  EXPECT_EQ(stats.search_failures(), 1);
+  // What was stored before the disk filled is still served.
+  v1::TuneResponse again;
+  EXPECT_TRUE(Tune(stub.get(), 1, &again).ok());
+  EXPECT_FALSE(again.searched());
 }
 
 TEST(DaemonTest, ConfigFileIsReadAndFlagsOverrideIt) {

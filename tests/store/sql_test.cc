@@ -122,8 +122,11 @@ TEST(SqliteStatusTest, MapsCodesOnce) {
             absl::StatusCode::kUnavailable);
   EXPECT_EQ(SqliteStatus(SQLITE_BUSY_SNAPSHOT, nullptr, "x").code(),
             absl::StatusCode::kUnavailable);
+  // Not RESOURCE_EXHAUSTED, which tells clients to retry later.
   EXPECT_EQ(SqliteStatus(SQLITE_FULL, nullptr, "x").code(),
-            absl::StatusCode::kResourceExhausted);
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(SqliteStatus(SQLITE_NOMEM, nullptr, "x").code(),
+            absl::StatusCode::kInternal);
   EXPECT_EQ(SqliteStatus(SQLITE_CONSTRAINT_UNIQUE, nullptr, "x").code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(SqliteStatus(SQLITE_IOERR_FSYNC, nullptr, "x").code(),
