@@ -18,7 +18,15 @@ rm -rf "$T"; mkdir -p "$T"
 DAEMON=$!
 for _ in $(seq 1 300); do [[ -S "$T/tunedb.sock" ]] && break; sleep 0.1; done
 export TUNEDB_ADDRESS="unix:$T/tunedb.sock"
-run() { echo "\$ $*"; "$@" 2>&1; echo; }
+# Prints the command as it can be pasted (arguments with spaces quoted), then
+# runs it.
+run() {
+  local line='$' a
+  for a in "$@"; do
+    if [[ $a == *[[:space:]]* ]]; then line+=" \"$a\""; else line+=" $a"; fi
+  done
+  echo "$line"; "$@" 2>&1; echo
+}
 tunedb() { "$BIN/tunedb" "$@"; }
 KEY="op=fwd n=64 c=256 k=256 in=14x14 filt=3x3 pad=1x1 stride=1x1 dil=1x1 groups=1 mode=xcorr in_type=f16 out_type=f16 compute=f32 layout=nhwc tc=1 tf32=0"
 run tunedb devices

@@ -74,10 +74,19 @@ absl::StatusOr<v1::Filter> BuildFilter(const FilterFlags& flags,
   const auto& names = KeyFieldNames();
   auto add = [&](const std::string& flag, const std::string& field,
                  const std::string& value) -> absl::Status {
-    if (std::find(names.begin(), names.end(), field) == names.end()) {
+    // "hash" is the 16-hex-digit key hash (the daemon's key-hash index).
+    const bool hash = field == "hash";
+    if (!hash && std::find(names.begin(), names.end(), field) == names.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          flag, ": unknown key field '", field,
-          "'; fields: ", absl::StrJoin(names.begin(), names.end(), " ")));
+          flag, ": unknown key field '", field, "'; fields: ",
+          absl::StrJoin(names.begin(), names.end(), " "), " hash"));
+    }
+    if (hash && (value.size() != 16 ||
+                 value.find_first_not_of("0123456789abcdef") !=
+                     std::string::npos)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": hash '", value,
+                       "' is not a key hash (16 lower-case hex digits)"));
     }
     auto it = fields.find(field);
     if (it != fields.end() && it->second != value) {

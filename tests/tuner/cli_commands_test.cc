@@ -200,6 +200,11 @@ TEST_F(CommandsTest, ShowByIdHashAndKey) {
       EXPECT_THAT(r.out, HasSubstr(set));
     }
   }
+  CliResult by_hash = Run({"--json", "query", "--filter",
+                           "hash=" + first["key_hash"].get<std::string>()});
+  ASSERT_EQ(by_hash.code, kExitOk) << by_hash.err;
+  ASSERT_EQ(by_hash.Json().size(), 1u);
+  EXPECT_EQ(by_hash.Json()[0]["id"], first["id"]);
   CliResult j = Run({"--json", "show", id});
   ASSERT_EQ(j.code, kExitOk);
   EXPECT_EQ(j.Json()["choices"].size(), 6u);

@@ -31,6 +31,22 @@ TEST(FilterFlagsTest, FieldsAndShortcuts) {
   EXPECT_EQ(m.count("tf32"), 0u);
 }
 
+TEST(FilterFlagsTest, HashSelectsByKeyHashAsTheProtoDocuments) {
+  FilterFlags f;
+  f.filters = {"hash=723440f9bbdc8824"};
+  auto filter = BuildFilter(f, {}, kNow);
+  ASSERT_TRUE(filter.ok()) << filter.status();
+  EXPECT_EQ(filter->fields().at("hash"), "723440f9bbdc8824");
+  for (const char* bad : {"hash=723440f9", "hash=723440F9BBDC8824",
+                          "hash=723440f9bbdc882g"}) {
+    f.filters = {bad};
+    auto refused = BuildFilter(f, {}, kNow);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+    EXPECT_THAT(refused.status().message(), HasSubstr("not a key hash"));
+  }
+}
+
 TEST(FilterFlagsTest, Fp32VariantsSetTf32) {
   FilterFlags f;
   f.dtype = "fp32-no-tf32";
