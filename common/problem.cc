@@ -122,7 +122,14 @@ class Fields {
     ASSIGN_OR_RETURN(std::string v, Take(name));
     int64_t out;
     if (!absl::SimpleAtoi(v, &out)) {
-      return FieldError(name, absl::StrCat("'", v, "' is not an integer"));
+      const bool digits =
+          !v.empty() &&
+          v.find_first_not_of("0123456789", v[0] == '-' ? 1 : 0) ==
+              std::string::npos &&
+          v != "-";
+      return FieldError(name, absl::StrCat("'", v, "' ",
+                                           digits ? "is out of range"
+                                                  : "is not an integer"));
     }
     return out;
   }

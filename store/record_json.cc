@@ -22,6 +22,11 @@ absl::Status Invalid(absl::string_view field, absl::string_view problem) {
 
 // Reads the members of one JSON object, naming each as "<prefix><name>" in
 // errors, and refuses members nobody asked for.
+// Longest names (host, GPU UUID, driver version, finder) and other texts
+// (the key, an error) a line may carry, in bytes.
+constexpr size_t kMaxNameBytes = 256;
+constexpr size_t kMaxTextBytes = 4096;
+
 class ObjectReader {
  public:
   ObjectReader(const Json& object, std::string prefix)
@@ -34,10 +39,17 @@ class ObjectReader {
     return &*it;
   }
 
-  absl::StatusOr<std::string> String(absl::string_view name) {
+  // A string of at most `max_bytes` (UTF-8) bytes.
+  absl::StatusOr<std::string> String(absl::string_view name,
+                                     size_t max_bytes = kMaxTextBytes) {
     ASSIGN_OR_RETURN(const Json* value, Member(name));
     if (!value->is_string()) return Invalid(Name(name), "must be a string");
-    return value->get<std::string>();
+    std::string text = value->get<std::string>();
+    if (text.size() > max_bytes) {
+      return Invalid(Name(name), absl::StrCat("is ", text.size(),
+                                              " bytes; at most ", max_bytes));
+    }
+    return text;
   }
 
   absl::StatusOr<bool> Bool(absl::string_view name) {
@@ -53,6 +65,16 @@ class ObjectReader {
       int64_t max = std::numeric_limits<int64_t>::max()) {
     ASSIGN_OR_RETURN(const Json* value, Member(name));
     if (!value->is_number_integer()) {
+      // 1e30 is a whole number JSON writes as a float: say what is wrong
+      // with it.
+      if (value->is_number_float()) {
+        const double d = value->get<double>();
+        if (std::isfinite(d) && d == std::floor(d) &&
+            (d < 0 || d > static_cast<double>(max))) {
+          return Invalid(Name(name),
+                         absl::StrCat("is out of range (0 to ", max, ")"));
+        }
+      }
       return Invalid(Name(name), "must be an integer");
     }
     if (value->is_number_unsigned()) {
@@ -233,10 +255,11 @@ absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
   if (!key.ok()) return Invalid("key", key.status().message());
   record.key = *std::move(key);
   ASSIGN_OR_RETURN(record.measured_at_us, reader.Count("measured_at_us"));
-  ASSIGN_OR_RETURN(record.host, reader.String("host"));
-  ASSIGN_OR_RETURN(record.gpu_uuid, reader.String("gpu_uuid"));
-  ASSIGN_OR_RETURN(record.driver_version, reader.String("driver_version"));
-  ASSIGN_OR_RETURN(record.finder, reader.String("finder"));
+  ASSIGN_OR_RETURN(record.host, reader.String("host", kMaxNameBytes));
+  ASSIGN_OR_RETURN(record.gpu_uuid, reader.String("gpu_uuid", kMaxNameBytes));
+  ASSIGN_OR_RETURN(record.driver_version,
+                   reader.String("driver_version", kMaxNameBytes));
+  ASSIGN_OR_RETURN(record.finder, reader.String("finder", kMaxNameBytes));
   ASSIGN_OR_RETURN(int64_t repeats, reader.Count("repeats", kIntMax));
   record.repeats = static_cast<int>(repeats);
   ASSIGN_OR_RETURN(record.workspace_cap_bytes,

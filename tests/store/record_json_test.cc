@@ -73,6 +73,13 @@ const BadLine kBadLines[] = {
     {"NoKey", [](Json& j) { j.erase("key"); }, "key"},
     {"BadKey", [](Json& j) { j["key"] = "kv=1 gpu=x"; }, "key"},
     {"KeyNotText", [](Json& j) { j["key"] = 5; }, "key"},
+    {"HugeHost", [](Json& j) { j["host"] = std::string(10 << 20, 'h'); },
+     "host"},
+    {"LongError",
+     [](Json& j) { j["results"][3]["error"] = std::string(5000, 'e'); },
+     "results[3].error"},
+    {"HugeCountAsFloat", [](Json& j) { j["served_count"] = 1e30; },
+     "served_count"},
     {"NegativeTime", [](Json& j) { j["measured_at_us"] = -1; },
      "measured_at_us"},
     {"FractionalTime", [](Json& j) { j["measured_at_us"] = 1.5; },
@@ -161,6 +168,18 @@ TEST(RecordJsonTest, RefusesTextThatIsNotAJsonObject) {
         << text;
     EXPECT_THAT(record.status().message(), HasSubstr("line:")) << text;
   }
+}
+
+TEST(RecordJsonTest, AWholeNumberBeyondRangeIsOutOfRangeNotANonInteger) {
+  Json line = Json::parse(RecordToJson(TestRecord(4)));
+  line["repeats"] = 1e30;
+  absl::StatusOr<Record> record = RecordFromJson(line.dump());
+  ASSERT_FALSE(record.ok());
+  EXPECT_THAT(record.status().message(),
+              HasSubstr("repeats: is out of range (0 to 2147483647)"));
+  line["repeats"] = 2.5;
+  EXPECT_THAT(RecordFromJson(line.dump()).status().message(),
+              HasSubstr("repeats: must be an integer"));
 }
 
 TEST(RecordJsonTest, AcceptsIntegralDurations) {
