@@ -319,6 +319,16 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
     }
     records.push_back(std::move(*r));
   }
+  // Read() ends the same way for a finished stream and a broken one (the
+  // client killed, a message over the size limit): only a finished one is
+  // imported, so a broken import stores nothing.
+  if (context->IsCancelled()) {
+    spdlog::warn("import stream broke after {} lines; nothing imported", n);
+    return grpc::Status(grpc::StatusCode::CANCELLED,
+                        absl::StrCat("the import stream broke after ", n,
+                                     " lines, before its end; nothing was "
+                                     "imported"));
+  }
   response->set_lines(n);
   if (response->rejects_size() > 0) {
     // All or nothing: a bad file imports nothing.

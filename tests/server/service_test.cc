@@ -393,6 +393,60 @@ TEST_F(ServiceTest, ExportImportRoundTripAndBadFileImportsNothing) {
   EXPECT_FALSE(resp.searched());
 }
 
+// A stream that breaks before its end (the client killed, or a line over
+// the message size limit) imports nothing, not the lines that arrived.
+TEST_F(ServiceTest, ImportStreamThatBreaksBeforeItsEndImportsNothing) {
+  for (int64_t n = 1; n <= 3; ++n) {
+    v1::TuneResponse resp;
+    ASSERT_TRUE(Tune(n, &resp).ok());
+  }
+  std::vector<std::string> lines;
+  {
+    grpc::ClientContext ctx;
+    auto reader = stub_->Export(&ctx, v1::ExportRequest());
+    v1::ExportLine line;
+    while (reader->Read(&line)) lines.push_back(line.json());
+    ASSERT_TRUE(reader->Finish().ok());
+  }
+  ASSERT_EQ(lines.size(), 3u);
+  server_->Shutdown(absl::Seconds(1));
+  server_.reset();
+  StartServer("");
+  // Nothing may appear, however long the daemon is given to commit.
+  auto expect_nothing_stored = [&](const char* how) {
+    for (int i = 0; i < 10; ++i) {
+      EXPECT_TRUE(QueryAll(stub_.get(), v1::QueryRequest()).empty()) << how;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  };
+  {
+    grpc::ClientContext ctx;
+    v1::ImportResponse resp;
+    auto writer = stub_->Import(&ctx, &resp);
+    for (const auto& l : lines) {
+      v1::ImportLine line;
+      line.set_json(l);
+      ASSERT_TRUE(writer->Write(line));
+    }
+    ctx.TryCancel();  // as if the client died before WritesDone
+    EXPECT_FALSE(writer->Finish().ok());
+  }
+  expect_nothing_stored("after a cancelled stream");
+  {
+    grpc::ClientContext ctx;
+    v1::ImportResponse resp;
+    auto writer = stub_->Import(&ctx, &resp);
+    v1::ImportLine line;
+    line.set_json(lines[0]);
+    ASSERT_TRUE(writer->Write(line));
+    line.set_json(std::string(64 << 20, ' '));  // over the message limit
+    writer->Write(line);
+    writer->WritesDone();
+    EXPECT_FALSE(writer->Finish().ok());
+  }
+  expect_nothing_stored("after a line over the message limit");
+}
+
 TEST_F(ServiceTest, DeadlineIsHonoured) {
   server_->Shutdown(absl::Seconds(1));
   server_.reset();
