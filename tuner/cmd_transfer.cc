@@ -12,6 +12,7 @@
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/filter_flags.h"
+#include "tuner/interrupt.h"
 #include "tuner/progress_bar.h"
 
 namespace tunedb::cli {
@@ -105,11 +106,21 @@ int RunImport(CliContext& ctx, const std::string& path) {
   if (!stub.ok()) return ctx.Fail(stub.status());
   auto context = ctx.NewStreamContext();
   v1::ImportResponse response;
+  // Ctrl-C breaks the stream off, and the daemon imports nothing of it.
+  ScopedSigintHandler sigint(ctx.io().handle_signals);
   auto writer = (*stub)->Import(context.get(), &response);
   ProgressBar bar(ctx.err(), ctx.io().stderr_is_tty, "importing",
                   static_cast<int64_t>(lines.size()));
   if (lines.size() < 1000) bar.Silence();
   for (size_t i = 0; i < lines.size(); ++i) {
+    if (InterruptRequested()) {
+      context->TryCancel();
+      writer->Finish();
+      bar.Finish();
+      ctx.err() << "tunedb: interrupted after sending " << i << " of "
+                << lines.size() << " lines; nothing was imported\n";
+      return kExitInterrupted;
+    }
     v1::ImportLine line;
     line.set_json(lines[i]);
     if (!writer->Write(line)) break;

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/tuner/cli_test_fixture.h"
 #include "tuner/exit_codes.h"
+#include "tuner/interrupt.h"
 
 namespace tunedb::cli {
 namespace {
@@ -257,6 +258,20 @@ TEST_F(CommandsTest, ImportRejectsAreAllOrNothing) {
   CliResult r = Run({"import", bad});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr(absl::StrCat("bad.jsonl:", total_lines, ":")));
+  EXPECT_THAT(r.err, HasSubstr("nothing was imported"));
+  EXPECT_EQ(StoredRecords(), 0);
+}
+
+TEST_F(CommandsTest, InterruptedImportImportsNothing) {
+  Fill();
+  const std::string path = dir_ + "/export.jsonl";
+  ASSERT_EQ(Run({"export", "-o", path}).code, kExitOk);
+  ASSERT_EQ(Run({"invalidate", "--all", "--yes"}).code, kExitOk);
+  RequestInterrupt();  // Ctrl-C
+  CliResult r = Run({"import", path});
+  ClearInterrupt();
+  EXPECT_EQ(r.code, kExitInterrupted);
+  EXPECT_THAT(r.err, HasSubstr("interrupted"));
   EXPECT_THAT(r.err, HasSubstr("nothing was imported"));
   EXPECT_EQ(StoredRecords(), 0);
 }
