@@ -123,6 +123,8 @@ int RunImport(CliContext& ctx, const std::string& path) {
     }
     v1::ImportLine line;
     line.set_json(lines[i]);
+    // The count lets the daemon tell a finished stream from a broken one.
+    if (i == 0) line.set_expected_lines(static_cast<int64_t>(lines.size()));
     if (!writer->Write(line)) break;
     bar.Update(static_cast<int64_t>(i + 1));
   }

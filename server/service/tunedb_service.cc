@@ -302,8 +302,22 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
   std::vector<Record> records;
   v1::ImportLine line;
   int64_t n = 0;
+  int64_t expected = 0;
   while (reader->Read(&line)) {
     ++n;
+    if (n == 1) {
+      expected = line.expected_lines();
+      if (expected < 0) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            "expected_lines: must not be negative");
+      }
+      if (expected > options_.max_import_lines) {
+        return grpc::Status(
+            grpc::StatusCode::RESOURCE_EXHAUSTED,
+            absl::StrCat("import of ", expected, " lines is larger than ",
+                         options_.max_import_lines, " lines; split the file"));
+      }
+    }
     if (n > options_.max_import_lines) {
       return grpc::Status(
           grpc::StatusCode::RESOURCE_EXHAUSTED,
@@ -322,7 +336,7 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
   // Read() ends the same way for a finished stream and a broken one (the
   // client killed, a message over the size limit): only a finished one is
   // imported, so a broken import stores nothing.
-  if (context->IsCancelled()) {
+  if (context->IsCancelled() || (expected > 0 && n != expected)) {
     spdlog::warn("import stream broke after {} lines; nothing imported", n);
     return grpc::Status(grpc::StatusCode::CANCELLED,
                         absl::StrCat("the import stream broke after ", n,

@@ -438,13 +438,31 @@ TEST_F(ServiceTest, ImportStreamThatBreaksBeforeItsEndImportsNothing) {
     auto writer = stub_->Import(&ctx, &resp);
     v1::ImportLine line;
     line.set_json(lines[0]);
+    line.set_expected_lines(2);  // as tunedb import sends it
     ASSERT_TRUE(writer->Write(line));
+    line.clear_expected_lines();
     line.set_json(std::string(64 << 20, ' '));  // over the message limit
     writer->Write(line);
     writer->WritesDone();
     EXPECT_FALSE(writer->Finish().ok());
   }
   expect_nothing_stored("after a line over the message limit");
+}
+
+// The line limit is checked on the first line, not after streaming them all.
+TEST_F(ServiceTest, ImportOverTheLineLimitIsRefusedOnItsFirstLine) {
+  grpc::ClientContext ctx;
+  v1::ImportResponse resp;
+  auto writer = stub_->Import(&ctx, &resp);
+  v1::ImportLine line;
+  line.set_json("{}");
+  line.set_expected_lines(2'000'000);
+  writer->Write(line);
+  grpc::Status s = writer->Finish();  // without sending the other lines
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(s.error_message().find("2000000 lines"), std::string::npos)
+      << s.error_message();
+  EXPECT_TRUE(QueryAll(stub_.get(), v1::QueryRequest()).empty());
 }
 
 TEST_F(ServiceTest, DeadlineIsHonoured) {
