@@ -54,6 +54,25 @@ class ServiceTest : public testing::Test {
     return stub_->Tune(&ctx, req, resp);
   }
 
+  // Tunes problems 1..count, exports them, and restarts on an empty database;
+  // returns the exported lines.
+  std::vector<std::string> ExportFromAFilledDaemon(int64_t count) {
+    for (int64_t n = 1; n <= count; ++n) {
+      v1::TuneResponse resp;
+      EXPECT_TRUE(Tune(n, &resp).ok());
+    }
+    std::vector<std::string> lines;
+    grpc::ClientContext ctx;
+    auto reader = stub_->Export(&ctx, v1::ExportRequest());
+    v1::ExportLine line;
+    while (reader->Read(&line)) lines.push_back(line.json());
+    EXPECT_TRUE(reader->Finish().ok());
+    server_->Shutdown(absl::Seconds(1));
+    server_.reset();
+    StartServer("");
+    return lines;
+  }
+
   TempDir dir_;
   std::unique_ptr<Server> server_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -345,24 +364,10 @@ TEST_F(ServiceTest, InvalidateNeedsAFilterOrAll) {
 }
 
 TEST_F(ServiceTest, ExportImportRoundTripAndBadFileImportsNothing) {
-  for (int64_t n = 1; n <= 4; ++n) {
-    v1::TuneResponse resp;
-    ASSERT_TRUE(Tune(n, &resp).ok());
-  }
   std::vector<std::string> lines;
-  {
-    grpc::ClientContext ctx;
-    auto reader = stub_->Export(&ctx, v1::ExportRequest());
-    v1::ExportLine line;
-    while (reader->Read(&line)) lines.push_back(line.json());
-    ASSERT_TRUE(reader->Finish().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(lines = ExportFromAFilledDaemon(4));
   ASSERT_EQ(lines.size(), 4u);
-
   // A fresh daemon imports them.
-  server_->Shutdown(absl::Seconds(1));
-  server_.reset();
-  StartServer("");
   auto import = [&](const std::vector<std::string>& in) {
     grpc::ClientContext ctx;
     v1::ImportResponse resp;
@@ -396,22 +401,9 @@ TEST_F(ServiceTest, ExportImportRoundTripAndBadFileImportsNothing) {
 // A stream that breaks before its end (the client killed, or a line over
 // the message size limit) imports nothing, not the lines that arrived.
 TEST_F(ServiceTest, ImportStreamThatBreaksBeforeItsEndImportsNothing) {
-  for (int64_t n = 1; n <= 3; ++n) {
-    v1::TuneResponse resp;
-    ASSERT_TRUE(Tune(n, &resp).ok());
-  }
   std::vector<std::string> lines;
-  {
-    grpc::ClientContext ctx;
-    auto reader = stub_->Export(&ctx, v1::ExportRequest());
-    v1::ExportLine line;
-    while (reader->Read(&line)) lines.push_back(line.json());
-    ASSERT_TRUE(reader->Finish().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(lines = ExportFromAFilledDaemon(3));
   ASSERT_EQ(lines.size(), 3u);
-  server_->Shutdown(absl::Seconds(1));
-  server_.reset();
-  StartServer("");
   // Nothing may appear, however long the daemon is given to commit.
   auto expect_nothing_stored = [&](const char* how) {
     for (int i = 0; i < 10; ++i) {
