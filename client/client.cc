@@ -66,8 +66,8 @@ int64_t DeadlineAfter(int64_t now_ms, absl::Duration d) {
 std::string JobName(bool refresh, const ProblemKey& key, const Constraints& c) {
   return absl::StrCat(refresh ? "refresh " : "tune ", key.ToText(), " ws=",
                       c.max_workspace_bytes ? *c.max_workspace_bytes : -1,
-                      " det=", c.deterministic_only ? 1 : 0, " launch=",
-                      LaunchModeName(c.launch_mode));
+                      " det=", c.deterministic_only ? 1 : 0,
+                      " launch=", LaunchModeName(c.launch_mode));
 }
 
 Answer FromValue(const CacheValue& v) {

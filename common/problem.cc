@@ -62,8 +62,7 @@ absl::StatusOr<std::string> Unescape(absl::string_view s) {
       out.push_back(s[i]);
       continue;
     }
-    if (i + 2 >= s.size() || hex(s[i + 1]) < 0 ||
-        hex(s[i + 2]) < 0) {
+    if (i + 2 >= s.size() || hex(s[i + 1]) < 0 || hex(s[i + 2]) < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("bad %-escape in '", s, "'"));
     }
@@ -127,9 +126,9 @@ class Fields {
           v.find_first_not_of("0123456789", v[0] == '-' ? 1 : 0) ==
               std::string::npos &&
           v != "-";
-      return FieldError(name, absl::StrCat("'", v, "' ",
-                                           digits ? "is out of range"
-                                                  : "is not an integer"));
+      return FieldError(
+          name, absl::StrCat("'", v, "' ",
+                             digits ? "is out of range" : "is not an integer"));
     }
     return out;
   }
@@ -152,7 +151,8 @@ class Fields {
     }
     for (size_t i = 0; i < parts.size(); ++i) {
       if (!absl::SimpleAtoi(parts[i], &dims[i])) {
-        return FieldError(name, absl::StrCat("'", v, "' is not sizes like 3x3"));
+        return FieldError(name,
+                          absl::StrCat("'", v, "' is not sizes like 3x3"));
       }
     }
     *count = static_cast<int>(parts.size());
@@ -242,8 +242,8 @@ absl::StatusOr<ConvProblem> ParseProblemFields(Fields& f) {
   for (auto& a : arrays) {
     ASSIGN_OR_RETURN(*a.dst, f.TakeDims(a.name, &count));
     if (count != dims) {
-      return FieldError(a.name, absl::StrCat("has ", count,
-                                             " sizes but 'in' has ", dims));
+      return FieldError(
+          a.name, absl::StrCat("has ", count, " sizes but 'in' has ", dims));
     }
   }
   ASSIGN_OR_RETURN(p.groups, f.TakeInt("groups"));
@@ -337,8 +337,8 @@ std::string CudaVersionText(int v) {
 absl::Status DeviceKey::Validate() const {
   if (gpu_model.empty()) return FieldError("gpu", "empty GPU model");
   if (cc_major <= 0 || cc_minor < 0 || cc_minor > 9) {
-    return FieldError("cc", absl::StrCat("bad compute capability ", cc_major,
-                                         ".", cc_minor));
+    return FieldError(
+        "cc", absl::StrCat("bad compute capability ", cc_major, ".", cc_minor));
   }
   if (sm_count <= 0) return FieldError("sms", "must be positive");
   if (cudnn_version <= 0) return FieldError("cudnn", "must be positive");
@@ -405,11 +405,10 @@ absl::Status ConvProblem::Validate() const {
                                          spatial_dims));
   }
   if (LayoutSpatialDims(layout) != spatial_dims) {
-    return FieldError("layout",
-                      absl::StrCat(LayoutName(layout), " is for ",
-                                   LayoutSpatialDims(layout),
-                                   "-D problems but the problem is ",
-                                   spatial_dims, "-D"));
+    return FieldError(
+        "layout",
+        absl::StrCat(LayoutName(layout), " is for ", LayoutSpatialDims(layout),
+                     "-D problems but the problem is ", spatial_dims, "-D"));
   }
   constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
   struct {
@@ -419,8 +418,8 @@ absl::Status ConvProblem::Validate() const {
   } scalars[] = {{"n", n, 1}, {"c", c, 1}, {"k", k, 1}, {"groups", groups, 1}};
   for (const auto& s : scalars) {
     if (s.value < s.min) {
-      return FieldError(s.name, absl::StrCat("must be >= ", s.min, ", got ",
-                                             s.value));
+      return FieldError(s.name,
+                        absl::StrCat("must be >= ", s.min, ", got ", s.value));
     }
     if (s.value > kMaxDim) {
       return FieldError(s.name, absl::StrCat(s.value, " exceeds 2^31-1"));
@@ -461,11 +460,10 @@ absl::Status ConvProblem::Validate() const {
   }
   for (int i = 0; i < spatial_dims; ++i) {
     if (OutputSize(i) < 1) {
-      return FieldError("in", absl::StrCat(
-                                  "output size below 1 in dimension ", i,
-                                  " (input ", input[i], ", filter ", filter[i],
-                                  ", padding ", padding[i], ", dilation ",
-                                  dilation[i], ")"));
+      return FieldError(
+          "in", absl::StrCat("output size below 1 in dimension ", i, " (input ",
+                             input[i], ", filter ", filter[i], ", padding ",
+                             padding[i], ", dilation ", dilation[i], ")"));
     }
   }
   // Element counts (and their byte sizes) must fit in int64.
@@ -546,8 +544,8 @@ int64_t ConvProblem::OutputElements() const {
 }
 
 std::string ConvProblem::ToText() const {
-  int d = spatial_dims >= 1 && spatial_dims <= kMaxSpatialDims ? spatial_dims
-                                                               : 0;
+  int d =
+      spatial_dims >= 1 && spatial_dims <= kMaxSpatialDims ? spatial_dims : 0;
   return absl::StrCat(
       "op=", ConvOpName(op), " n=", n, " c=", c, " k=", k,
       " in=", DimsText(input, d), " filt=", DimsText(filter, d),
@@ -610,9 +608,9 @@ absl::StatusOr<std::map<std::string, std::string>> KeyFields(
 
 const std::array<absl::string_view, 23>& KeyFieldNames() {
   static const std::array<absl::string_view, 23> kNames = {
-      "kv",     "gpu",    "cc",      "sms",      "cudnn",   "cuda",
-      "op",     "n",      "c",       "k",        "in",      "filt",
-      "pad",    "stride", "dil",     "groups",   "mode",    "in_type",
+      "kv",       "gpu",     "cc",     "sms",    "cudnn", "cuda",
+      "op",       "n",       "c",      "k",      "in",    "filt",
+      "pad",      "stride",  "dil",    "groups", "mode",  "in_type",
       "out_type", "compute", "layout", "tc",     "tf32"};
   return kNames;
 }

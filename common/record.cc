@@ -19,8 +19,8 @@ constexpr EnumNames<AlgoStatus, 3> kStatusNames(
                           {AlgoStatus::kNotSupported, "not_supported"},
                           {AlgoStatus::kFailed, "failed"}}});
 constexpr EnumNames<LaunchMode, 2> kLaunchModeNames(
-    "launch mode", {{{LaunchMode::kDirect, "direct"},
-                     {LaunchMode::kGraph, "graph"}}});
+    "launch mode",
+    {{{LaunchMode::kDirect, "direct"}, {LaunchMode::kGraph, "graph"}}});
 
 }  // namespace
 

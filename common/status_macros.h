@@ -9,10 +9,10 @@
 #define TUNEDB_CONCAT_(a, b) TUNEDB_CONCAT_INNER_(a, b)
 
 // Returns from the current function if `expr` (an absl::Status) is not OK.
-#define RETURN_IF_ERROR(expr)                                    \
-  do {                                                           \
-    ::absl::Status tunedb_status_ = (expr);                      \
-    if (!tunedb_status_.ok()) return tunedb_status_;             \
+#define RETURN_IF_ERROR(expr)                        \
+  do {                                               \
+    ::absl::Status tunedb_status_ = (expr);          \
+    if (!tunedb_status_.ok()) return tunedb_status_; \
   } while (0)
 
 // `ASSIGN_OR_RETURN(auto x, StatusOrExpr());` declares/assigns the value or

@@ -23,9 +23,9 @@ std::string_view CudnnStatusName(cudnnStatus_t status) {
 
 absl::Status CudnnStatusToAbsl(cudnnStatus_t status, std::string_view what) {
   if (status == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
-  const std::string message = absl::StrCat(
-      std::string(what), ": ", cudnnGetErrorString(status), " (", static_cast<int>(status),
-      ")");
+  const std::string message =
+      absl::StrCat(std::string(what), ": ", cudnnGetErrorString(status), " (",
+                   static_cast<int>(status), ")");
   switch (CUDNN_STATUS_CATEGORY(status)) {
     case CUDNN_STATUS_BAD_PARAM:
       return absl::InvalidArgumentError(message);

@@ -19,10 +19,10 @@
 #ifndef TUNEDB_CUDNN_CUDNN_STATUS_H_
 #define TUNEDB_CUDNN_CUDNN_STATUS_H_
 
-#include <string_view>
-
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
+
+#include <string_view>
 
 #include "absl/status/status.h"
 

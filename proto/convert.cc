@@ -159,8 +159,8 @@ absl::StatusOr<ConvProblem> FromProto(const v1::ConvProblem& in) {
   p.k = in.k();
   int d = in.input_spatial_size();
   if (d != 2 && d != 3) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "problem.input_spatial: needs 2 or 3 sizes, has ", d));
+    return absl::InvalidArgumentError(
+        absl::StrCat("problem.input_spatial: needs 2 or 3 sizes, has ", d));
   }
   p.spatial_dims = d;
   RETURN_IF_ERROR(SpatialFromProto(in.input_spatial(), "problem.input_spatial",
@@ -169,20 +169,21 @@ absl::StatusOr<ConvProblem> FromProto(const v1::ConvProblem& in) {
                                    "problem.filter_spatial", d, &p.filter));
   RETURN_IF_ERROR(
       SpatialFromProto(in.padding(), "problem.padding", d, &p.padding));
-  RETURN_IF_ERROR(SpatialFromProto(in.stride(), "problem.stride", d, &p.stride));
+  RETURN_IF_ERROR(
+      SpatialFromProto(in.stride(), "problem.stride", d, &p.stride));
   RETURN_IF_ERROR(
       SpatialFromProto(in.dilation(), "problem.dilation", d, &p.dilation));
   p.groups = in.groups();
   ASSIGN_OR_RETURN(p.mode,
                    EnumFromProto<ConvMode>(in.mode(), 2, "problem.mode"));
-  ASSIGN_OR_RETURN(p.input_type, EnumFromProto<DataType>(
-                                     in.input_type(), 4, "problem.input_type"));
-  ASSIGN_OR_RETURN(p.output_type,
-                   EnumFromProto<DataType>(in.output_type(), 4,
-                                           "problem.output_type"));
-  ASSIGN_OR_RETURN(p.compute_type,
-                   EnumFromProto<DataType>(in.compute_type(), 4,
-                                           "problem.compute_type"));
+  ASSIGN_OR_RETURN(p.input_type, EnumFromProto<DataType>(in.input_type(), 4,
+                                                         "problem.input_type"));
+  ASSIGN_OR_RETURN(
+      p.output_type,
+      EnumFromProto<DataType>(in.output_type(), 4, "problem.output_type"));
+  ASSIGN_OR_RETURN(
+      p.compute_type,
+      EnumFromProto<DataType>(in.compute_type(), 4, "problem.compute_type"));
   ASSIGN_OR_RETURN(p.layout,
                    EnumFromProto<Layout>(in.layout(), 4, "problem.layout"));
   p.allow_tensor_cores = in.allow_tensor_cores();
@@ -245,9 +246,9 @@ absl::StatusOr<Record> FromProto(const v1::Record& in) {
   r.served_count = in.served_count();
   r.timing_version = in.timing_version() == 0 ? 1 : in.timing_version();
   if (r.timing_version < 1 || r.timing_version > kCurrentTimingVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "record.timing_version: ", in.timing_version(), " is not 1..",
-        kCurrentTimingVersion));
+    return absl::InvalidArgumentError(
+        absl::StrCat("record.timing_version: ", in.timing_version(),
+                     " is not 1..", kCurrentTimingVersion));
   }
   return r;
 }

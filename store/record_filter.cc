@@ -31,17 +31,16 @@ absl::Status RecordFilter::Validate() const {
     if (name == kHashField) {
       uint64_t ignored;
       if (value.size() != 16 || !absl::SimpleHexAtoi(value, &ignored)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "filter field \"hash\" must be 16 hex digits, got \"", value,
-            "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat("filter field \"hash\" must be 16 hex digits, got \"",
+                         value, "\""));
       }
       continue;
     }
     if (std::find(names.begin(), names.end(), name) == names.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown filter field \"", name,
-                       "\"; key fields are: ", absl::StrJoin(names, ", "),
-                       ", and hash"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown filter field \"", name,
+          "\"; key fields are: ", absl::StrJoin(names, ", "), ", and hash"));
     }
   }
   if (since_us < 0 || until_us < 0) {

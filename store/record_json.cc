@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "nlohmann/json.hpp"
 #include "common/status_macros.h"
+#include "nlohmann/json.hpp"
 
 namespace tunedb {
 namespace {

@@ -251,11 +251,10 @@ absl::Status ScanRecords(sql::Database& db, const RecordFilter& filter,
                          std::vector<Record>* out, bool* exhausted) {
   const std::optional<uint64_t> hash = filter.KeyHash();
   const bool timed = !hash && (filter.since_us != 0 || filter.until_us != 0);
-  ASSIGN_OR_RETURN(
-      sql::Statement scan,
-      db.GetCachedStatement(hash    ? kScanRecordsByHash
-                            : timed ? kScanRecordsInTimeRange
-                                    : kScanRecords));
+  ASSIGN_OR_RETURN(sql::Statement scan,
+                   db.GetCachedStatement(hash    ? kScanRecordsByHash
+                                         : timed ? kScanRecordsInTimeRange
+                                                 : kScanRecords));
   scan.BindInt(1, kKeyFormatVersion);
   scan.BindInt64(2, *cursor);
   if (hash) {

@@ -43,7 +43,9 @@ struct RecordFilter {
   // (call after Validate).
   std::optional<uint64_t> KeyHash() const;
   bool Matches(const Record& record) const;
-  bool empty() const { return fields.empty() && since_us == 0 && until_us == 0; }
+  bool empty() const {
+    return fields.empty() && since_us == 0 && until_us == 0;
+  }
 };
 
 class Store {
@@ -83,9 +85,9 @@ class Store {
 
   // Calls `visit` for matching records with id > after_id in id order, at
   // most `limit` (<= 0: no limit) times, or until `visit` returns false.
-  virtual absl::Status Query(const RecordFilter& filter, int64_t after_id,
-                             int limit,
-                             const std::function<bool(const Record&)>& visit) = 0;
+  virtual absl::Status Query(
+      const RecordFilter& filter, int64_t after_id, int limit,
+      const std::function<bool(const Record&)>& visit) = 0;
 
   // Deletes matching records; returns how many.
   virtual absl::StatusOr<int64_t> Delete(const RecordFilter& filter) = 0;

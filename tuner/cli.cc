@@ -4,9 +4,9 @@
 #include <ostream>
 
 #include "CLI/CLI.hpp"
+#include "tunedb/version.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
-#include "tunedb/version.h"
 
 namespace tunedb::cli {
 
@@ -29,7 +29,8 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_flag("--json", global.json, "Machine-readable JSON on stdout");
-  app.set_version_flag("--version", std::string("tunedb ") + TUNEDB_VERSION_STRING);
+  app.set_version_flag("--version",
+                       std::string("tunedb ") + TUNEDB_VERSION_STRING);
 
   int exit_code = kExitOk;
   AddPrewarmCommand(app, ctx, &exit_code);

@@ -59,8 +59,7 @@ int PrintAnswer(CliContext& ctx, const KeyFlags& f, const v1::Record& wire,
               << FormatMs(chosen->cost(f.launch_mode).median_ms) << " ms ("
               << (f.launch_mode == LaunchMode::kGraph ? "GPU time"
                                                       : "launch time")
-              << "), workspace "
-              << FormatBytes(chosen->workspace_bytes)
+              << "), workspace " << FormatBytes(chosen->workspace_bytes)
               << (chosen->deterministic ? ", deterministic" : "") << "\n";
   } else {
     ctx.out() << "choice    none: no algorithm meets the constraints"

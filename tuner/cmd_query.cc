@@ -123,8 +123,8 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
               std::string(ConvOpName(p.op)), ShapeSummary(p), TypeSummary(p),
               std::string(LayoutName(p.layout)),
               best ? AlgoLabel(*best) : "unsupported",
-              best ? FormatMs(best->cost(LaunchMode::kDirect).median_ms) : "-", FormatMs(r.search_ms),
-              FormatTime(r.measured_at_us)});
+              best ? FormatMs(best->cost(LaunchMode::kDirect).median_ms) : "-",
+              FormatMs(r.search_ms), FormatTime(r.measured_at_us)});
   }
   t.Print(ctx.out());
   ctx.out() << records.size() << " record(s) matching "
@@ -148,11 +148,12 @@ absl::StatusOr<Record> FindRecord(CliContext& ctx, const std::string& arg,
     if (is_hash) {
       (*filter.mutable_fields())["hash"] = absl::AsciiStrToLower(text);
     }
-    absl::Status status = ForEachRecord(
-        ctx, filter, is_hash ? 0 : id - 1, 1, [&](const v1::Record& r) {
-          if (is_hash || r.id() == id) found = r;
-          return false;
-        });
+    absl::Status status = ForEachRecord(ctx, filter, is_hash ? 0 : id - 1, 1,
+                                        [&](const v1::Record& r) {
+                                          if (is_hash || r.id() == id)
+                                            found = r;
+                                          return false;
+                                        });
     if (!status.ok()) return status;
     if (!found) {
       return absl::NotFoundError(

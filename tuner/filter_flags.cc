@@ -81,9 +81,9 @@ absl::StatusOr<v1::Filter> BuildFilter(const FilterFlags& flags,
           flag, ": unknown key field '", field, "'; fields: ",
           absl::StrJoin(names.begin(), names.end(), " "), " hash"));
     }
-    if (hash && (value.size() != 16 ||
-                 value.find_first_not_of("0123456789abcdef") !=
-                     std::string::npos)) {
+    if (hash &&
+        (value.size() != 16 ||
+         value.find_first_not_of("0123456789abcdef") != std::string::npos)) {
       return absl::InvalidArgumentError(
           absl::StrCat(flag, ": hash '", value,
                        "' is not a key hash (16 lower-case hex digits)"));

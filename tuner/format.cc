@@ -223,14 +223,14 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
   for (const AlgoResult& a : r.results) {
     const bool ok = a.status == AlgoStatus::kOk;
     const Timing& cost = a.cost(LaunchMode::kDirect);
-    ranking.AddRow(
-        {ok ? absl::StrCat(++rank) : "-", absl::StrCat(a.algo),
-         std::string(MathTypeName(a.math_type)),
-         std::string(AlgoStatusName(a.status)), ok ? ms(a.launch) : "-",
-         ok ? ms(a.gpu) : "-", ok ? ms(a.host) : "-",
-         ok ? FormatMs(cost.spread_ms) : "-",
-         ok ? absl::StrCat(cost.samples) : "-", FormatBytes(a.workspace_bytes),
-         a.deterministic ? "yes" : "no", a.error});
+    ranking.AddRow({ok ? absl::StrCat(++rank) : "-", absl::StrCat(a.algo),
+                    std::string(MathTypeName(a.math_type)),
+                    std::string(AlgoStatusName(a.status)),
+                    ok ? ms(a.launch) : "-", ok ? ms(a.gpu) : "-",
+                    ok ? ms(a.host) : "-", ok ? FormatMs(cost.spread_ms) : "-",
+                    ok ? absl::StrCat(cost.samples) : "-",
+                    FormatBytes(a.workspace_bytes),
+                    a.deterministic ? "yes" : "no", a.error});
   }
   ranking.Print(out);
   out << "\nchosen under constraints\n";
@@ -238,10 +238,11 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
   for (const NamedConstraints& c : CommonConstraintSets()) {
     std::optional<AlgoResult> choice = Choose(r, c.constraints);
     if (choice) {
-      chosen.AddRow({c.name, absl::StrCat(choice->algo),
-                     std::string(MathTypeName(choice->math_type)),
-                     FormatMs(choice->cost(c.constraints.launch_mode).median_ms),
-                     FormatBytes(choice->workspace_bytes)});
+      chosen.AddRow(
+          {c.name, absl::StrCat(choice->algo),
+           std::string(MathTypeName(choice->math_type)),
+           FormatMs(choice->cost(c.constraints.launch_mode).median_ms),
+           FormatBytes(choice->workspace_bytes)});
     } else {
       chosen.AddRow({c.name, "-", "none meets these constraints", "-", "-"});
     }

@@ -192,5 +192,4 @@ absl::StatusOr<std::vector<ProblemOptions>> ProblemCombinations(
   return out;
 }
 
-
 }  // namespace tunedb::cli

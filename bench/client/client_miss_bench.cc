@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "proto/convert.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "proto/convert.h"
 #include "tunedb/client.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 

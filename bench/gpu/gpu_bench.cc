@@ -128,8 +128,9 @@ absl::StatusOr<std::pair<Timed, Timed>> TimePair(CudnnConv& conv,
         TimeDirectRuns(conv, stream, both[i]->algo, both[i]->math_type, ws,
                        ws_bytes, 1, e0->get(), e1->get());
     if (!one.ok()) return one.status();
-    const int batch = SampleBatch(one->launch_ms, CudnnFinder::Options().sample_ms,
-                                  CudnnFinder::Options().max_batch);
+    const int batch =
+        SampleBatch(one->launch_ms, CudnnFinder::Options().sample_ms,
+                    CudnnFinder::Options().max_batch);
     absl::StatusOr<std::unique_ptr<RunTimer>> t = RunTimer::Create(
         &conv, stream, both[i]->algo, both[i]->math_type, ws, ws_bytes, batch);
     if (!t.ok()) return t.status();

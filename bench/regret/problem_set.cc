@@ -90,7 +90,9 @@ absl::StatusOr<ProblemSet> BuildProblemSet(const ProblemSetSpec& spec) {
   if (spec.limit < 0) {
     return absl::InvalidArgumentError("--limit must be >= 0");
   }
-  ASSIGN_OR_RETURN(std::vector<ProblemOptions> combos, cli::ProblemCombinations(spec.batches, spec.dtypes, spec.layouts, spec.ops));
+  ASSIGN_OR_RETURN(std::vector<ProblemOptions> combos,
+                   cli::ProblemCombinations(spec.batches, spec.dtypes,
+                                            spec.layouts, spec.ops));
   ProblemSet set;
   Collector collector(&set);
   RETURN_IF_ERROR(AddModels(spec, combos, collector));

@@ -20,10 +20,10 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace tunedb {
 
@@ -58,11 +58,11 @@ int DataTypeBytes(DataType t);
 
 // The device half of the key. Two GPUs with equal keys share results.
 struct DeviceKey {
-  std::string gpu_model;      // e.g. "NVIDIA H200"
-  int cc_major = 0;           // compute capability
+  std::string gpu_model;  // e.g. "NVIDIA H200"
+  int cc_major = 0;       // compute capability
   int cc_minor = 0;
-  int sm_count = 0;           // multiprocessors (MIG slices differ)
-  int cudnn_version = 0;      // cudnnGetVersion(), e.g. 91900 = 9.19.0
+  int sm_count = 0;              // multiprocessors (MIG slices differ)
+  int cudnn_version = 0;         // cudnnGetVersion(), e.g. 91900 = 9.19.0
   int cuda_runtime_version = 0;  // cudaRuntimeGetVersion(), e.g. 13000
 
   absl::Status Validate() const;

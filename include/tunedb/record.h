@@ -14,9 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "tunedb/problem.h"
 
 namespace tunedb {
@@ -62,7 +61,7 @@ struct Timing {
 
 // One algorithm's measurement.
 struct AlgoResult {
-  int algo = 0;                         // cudnnConvolution*Algo_t value
+  int algo = 0;  // cudnnConvolution*Algo_t value
   MathType math_type = MathType::kDefault;
   AlgoStatus status = AlgoStatus::kOk;
   // Per call, in back-to-back direct launches: what a caller without graph
@@ -74,8 +73,8 @@ struct AlgoResult {
   Timing host;
   int64_t workspace_bytes = 0;
   bool deterministic = false;
-  bool retimed = false;                 // re-timed by tunedb after Find
-  std::string error;                    // for kFailed
+  bool retimed = false;  // re-timed by tunedb after Find
+  std::string error;     // for kFailed
 
   // The cost that ranks this result for callers launching in `mode`: the
   // launch time for kDirect, the GPU time for kGraph; where that one was not
@@ -105,7 +104,7 @@ struct Record {
   std::string finder;  // "cudnn" or "simulated"
   int repeats = 0;     // timed repeats per candidate
   int64_t workspace_cap_bytes = 0;
-  double search_ms = 0;  // wall time of the search
+  double search_ms = 0;   // wall time of the search
   bool verified = false;  // chosen output matched a reference algorithm
   int64_t served_count = 0;
   int timing_version = kCurrentTimingVersion;  // see kCurrentTimingVersion

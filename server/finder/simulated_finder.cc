@@ -21,28 +21,30 @@ struct AlgoModel {
   double overhead_ms;
   double workspace_factor;  // workspace bytes per input byte
   bool deterministic;
-  bool needs_unit_stride;     // FFT/Winograd-like: stride and dilation 1
-  bool needs_small_filter;    // Winograd-like: filter <= 5
-  bool tensor_op;             // uses tensor cores (math type)
-  double host_ms;             // host cost of one call (cuDNN 9: 15-440 us)
+  bool needs_unit_stride;   // FFT/Winograd-like: stride and dilation 1
+  bool needs_small_filter;  // Winograd-like: filter <= 5
+  bool tensor_op;           // uses tensor cores (math type)
+  double host_ms;           // host cost of one call (cuDNN 9: 15-440 us)
 };
 
 constexpr AlgoModel kAlgos[] = {
     {0, 1.00, 0.010, 0.0, true, false, false, false, 0.018},   // implicit gemm
     {1, 0.70, 0.020, 0.05, true, false, false, false, 0.110},  // precomp gemm
     {2, 0.55, 0.050, 1.0, true, false, false, true, 0.030},    // gemm
-    {3, 0.80, 0.005, 0.0, false, false, false, false, 0.020},  // direct, atomics
-    {4, 0.35, 0.120, 3.0, true, true, false, false, 0.060},    // fft
-    {5, 0.30, 0.200, 1.5, true, true, false, false, 0.080},    // fft tiling
-    {6, 0.25, 0.030, 0.5, true, true, true, true, 0.040},      // winograd
-    {7, 0.40, 0.015, 0.2, false, false, false, true, 0.025},   // tensor-op
+    {3, 0.80, 0.005, 0.0, false, false, false, false,
+     0.020},                                                  // direct, atomics
+    {4, 0.35, 0.120, 3.0, true, true, false, false, 0.060},   // fft
+    {5, 0.30, 0.200, 1.5, true, true, false, false, 0.080},   // fft tiling
+    {6, 0.25, 0.030, 0.5, true, true, true, true, 0.040},     // winograd
+    {7, 0.40, 0.015, 0.2, false, false, false, true, 0.025},  // tensor-op
 };
 
 double Gflop(const ConvProblem& p) {
   double v = 2.0 * static_cast<double>(p.n) * static_cast<double>(p.k) *
              static_cast<double>(p.c / p.groups);
   for (int i = 0; i < p.spatial_dims; ++i) {
-    v *= static_cast<double>(p.OutputSize(i)) * static_cast<double>(p.filter[i]);
+    v *=
+        static_cast<double>(p.OutputSize(i)) * static_cast<double>(p.filter[i]);
   }
   return v / 1e9;
 }
@@ -135,16 +137,16 @@ absl::StatusOr<std::vector<DeviceInfo>> SimulatedFinder::Devices() {
 std::vector<AlgoResult> SimulatedFinder::Model(const ConvProblem& p) {
   std::vector<AlgoResult> out;
   const double gflop = Gflop(p);
-  const bool none_supported =
-      static_cast<double>(p.n) * static_cast<double>(p.c) *
-          static_cast<double>(p.k) >
-      std::ldexp(1.0, 40);
-  const double type_factor =
-      p.input_type == DataType::kFloat ? (p.allow_tf32 ? 0.6 : 1.0)
-      : p.input_type == DataType::kDouble ? 4.0
-                                          : 0.4;
-  const double input_bytes = static_cast<double>(p.InputElements()) *
-                             DataTypeBytes(p.input_type);
+  const bool none_supported = static_cast<double>(p.n) *
+                                  static_cast<double>(p.c) *
+                                  static_cast<double>(p.k) >
+                              std::ldexp(1.0, 40);
+  const double type_factor = p.input_type == DataType::kFloat
+                                 ? (p.allow_tf32 ? 0.6 : 1.0)
+                             : p.input_type == DataType::kDouble ? 4.0
+                                                                 : 0.4;
+  const double input_bytes =
+      static_cast<double>(p.InputElements()) * DataTypeBytes(p.input_type);
   for (const AlgoModel& m : kAlgos) {
     AlgoResult r;
     r.algo = m.algo;
@@ -167,7 +169,8 @@ std::vector<AlgoResult> SimulatedFinder::Model(const ConvProblem& p) {
     double f = static_cast<double>(p.filter[0]);
     if (m.algo == 4 || m.algo == 5) shape *= 9.0 / (f * f);
     if (m.algo == 2 || m.algo == 7) {
-      shape *= 64.0 / std::min<double>(64.0, static_cast<double>(p.c / p.groups) + 1);
+      shape *= 64.0 /
+               std::min<double>(64.0, static_cast<double>(p.c / p.groups) + 1);
     }
     if (p.op != ConvOp::kForward && m.algo == 3) shape *= 0.5;
     double tc = (m.tensor_op && p.allow_tensor_cores) ? type_factor : 1.0;

@@ -29,10 +29,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "server/finder/finder.h"
 
 namespace tunedb {
@@ -40,11 +40,11 @@ namespace tunedb {
 class SimulatedFinder final : public Finder {
  public:
   struct Options {
-    int devices = 1;                         // simulated GPUs
-    std::string model = "Simulated GPU";     // DeviceKey::gpu_model
-    int cudnn_version = 91900;               // DeviceKey::cudnn_version
-    int slow_ms = 0;                         // sleep per search
-    int64_t fail_n = -1;                     // fault switches (see above)
+    int devices = 1;                      // simulated GPUs
+    std::string model = "Simulated GPU";  // DeviceKey::gpu_model
+    int cudnn_version = 91900;            // DeviceKey::cudnn_version
+    int slow_ms = 0;                      // sleep per search
+    int64_t fail_n = -1;                  // fault switches (see above)
     int64_t hang_n = -1;
     int64_t crash_n = -1;
 

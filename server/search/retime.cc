@@ -86,9 +86,9 @@ class Retimer {
       const Key key{r.algo, r.math_type};
       if (InPool(key)) continue;
       const double cost = r.cost(LaunchMode::kDirect).median_ms;
-      const double ref =
-          leader_ms < 0 ? results_[0].cost(LaunchMode::kDirect).median_ms
-                        : leader_ms;
+      const double ref = leader_ms < 0
+                             ? results_[0].cost(LaunchMode::kDirect).median_ms
+                             : leader_ms;
       const bool within = cost <= ref * (1 + options_.retime_margin);
       const bool needed =
           static_cast<int>(pool_.size()) < options_.min_candidates;

@@ -56,14 +56,14 @@ absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
   RETURN_IF_ERROR(
       RunDirect(conv, algo, math, workspace, workspace_bytes, /*batch=*/1));
   std::chrono::steady_clock::duration host{};
-  ASSIGN_OR_RETURN(const double launch_ms,
-                   TimeBatch(stream, start, stop, batch, [&] {
-                     const auto t0 = std::chrono::steady_clock::now();
-                     absl::Status s = RunDirect(conv, algo, math, workspace,
-                                                workspace_bytes, batch);
-                     host = std::chrono::steady_clock::now() - t0;
-                     return s;
-                   }));
+  ASSIGN_OR_RETURN(
+      const double launch_ms, TimeBatch(stream, start, stop, batch, [&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        absl::Status s =
+            RunDirect(conv, algo, math, workspace, workspace_bytes, batch);
+        host = std::chrono::steady_clock::now() - t0;
+        return s;
+      }));
   DirectSample sample;
   sample.launch_ms = launch_ms;
   sample.host_ms =

@@ -88,8 +88,9 @@ class NoDeviceFinder final : public Finder {
 absl::StatusOr<std::unique_ptr<Finder>> MakeFinder(
     const ServerOptions& options) {
   if (options.finder == "simulated") {
-    ASSIGN_OR_RETURN(SimulatedFinder::Options o,
-                     SimulatedFinder::Options::Parse(options.simulated_options));
+    ASSIGN_OR_RETURN(
+        SimulatedFinder::Options o,
+        SimulatedFinder::Options::Parse(options.simulated_options));
     return std::unique_ptr<Finder>(new SimulatedFinder(o));
   }
   if (options.finder == "cudnn" || options.finder == "simulated-workers") {
@@ -167,8 +168,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
   if (!server->grpc_server_) {
     server->core_->Shutdown(absl::ZeroDuration());
     return absl::UnavailableError(absl::StrCat(
-        "could not listen on ",
-        options.unix_socket.empty() ? options.tcp_address
+        "could not listen on ", options.unix_socket.empty()
+                                    ? options.tcp_address
                                     : "unix:" + options.unix_socket));
   }
   if (!options.unix_socket.empty() &&
@@ -179,10 +180,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
   grpc::HealthCheckServiceInterface* health =
       server->grpc_server_->GetHealthCheckService();
   if (health) health->SetServingStatus(true);
-  spdlog::info("tunedbd {} listening on {} (finder: {}, {} device(s), "
-               "database {})",
-               kVersion, server->address(), server->finder_->Name(),
-               server->core_->devices().size(), options.store.path);
+  spdlog::info(
+      "tunedbd {} listening on {} (finder: {}, {} device(s), "
+      "database {})",
+      kVersion, server->address(), server->finder_->Name(),
+      server->core_->devices().size(), options.store.path);
   for (const DeviceInfo& d : server->core_->devices()) {
     spdlog::info("  device {}: {}", d.ordinal, d.key.ToText());
   }
@@ -193,8 +195,8 @@ Server::~Server() { Shutdown(absl::ZeroDuration()); }
 
 std::string Server::address() const {
   if (!options_.unix_socket.empty()) return "unix:" + options_.unix_socket;
-  std::string host = options_.tcp_address.substr(
-      0, options_.tcp_address.rfind(':'));
+  std::string host =
+      options_.tcp_address.substr(0, options_.tcp_address.rfind(':'));
   if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";
   return absl::StrCat(host, ":", tcp_port_);
 }

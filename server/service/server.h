@@ -20,8 +20,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/finder/finder.h"
-#include "store/store.h"
 #include "server/tuning/tuning_core.h"
+#include "store/store.h"
 
 namespace grpc {
 class Server;

@@ -50,12 +50,12 @@ void AnswerToProto(const TuneAnswer& answer, v1::Choice* choice,
 TuneDbService::TuneDbService(TuningCore* core, Options options)
     : core_(core), options_(std::move(options)), started_(absl::Now()) {}
 
-#define TUNEDB_REFUSE_IF_STOPPING()                                   \
-  do {                                                                \
-    if (stopping_.load()) {                                           \
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE,              \
-                          "tunedbd is shutting down");                \
-    }                                                                 \
+#define TUNEDB_REFUSE_IF_STOPPING()                      \
+  do {                                                   \
+    if (stopping_.load()) {                              \
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, \
+                          "tunedbd is shutting down");   \
+    }                                                    \
   } while (0)
 
 grpc::Status TuneDbService::Lookup(grpc::ServerContext* context,
@@ -103,10 +103,10 @@ absl::Status TuneDbService::DoTune(grpc::ServerContext* context,
     ASSIGN_OR_RETURN(device, FromProto(request.device()));
   }
   ASSIGN_OR_RETURN(Constraints constraints, FromProto(request.constraints()));
-  ASSIGN_OR_RETURN(
-      TuneAnswer answer,
-      core_->Tune(problem, device, constraints, request.force(),
-                  Deadline(context), [context] { return context->IsCancelled(); }));
+  ASSIGN_OR_RETURN(TuneAnswer answer,
+                   core_->Tune(problem, device, constraints, request.force(),
+                               Deadline(context),
+                               [context] { return context->IsCancelled(); }));
   AnswerToProto(answer, response->mutable_choice(), response->mutable_record());
   if (!answer.choice) response->clear_choice();
   response->set_searched(answer.searched);
@@ -200,17 +200,16 @@ grpc::Status TuneDbService::Query(grpc::ServerContext* context,
   auto run = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(RecordFilter filter, FilterFromProto(request->filter()));
     if (request->page_size() < 0 || request->after_id() < 0) {
-      return absl::InvalidArgumentError(
-          "page_size and after_id must be >= 0");
+      return absl::InvalidArgumentError("page_size and after_id must be >= 0");
     }
     int limit = request->page_size() == 0 ? 1000 : request->page_size();
-    return core_->store().Query(
-        filter, request->after_id(), limit, [&](const Record& r) {
-          if (context->IsCancelled()) return false;
-          v1::Record out;
-          ToProto(r, &out);
-          return writer->Write(out);
-        });
+    return core_->store().Query(filter, request->after_id(), limit,
+                                [&](const Record& r) {
+                                  if (context->IsCancelled()) return false;
+                                  v1::Record out;
+                                  ToProto(r, &out);
+                                  return writer->Write(out);
+                                });
   };
   return ToGrpcStatus(run());
 }
@@ -269,7 +268,8 @@ grpc::Status TuneDbService::Invalidate(grpc::ServerContext* context,
           "filter: empty; set 'all' to delete every record");
     }
     if (!filter.empty() && request->all()) {
-      return absl::InvalidArgumentError("filter: give a filter or 'all', not both");
+      return absl::InvalidArgumentError(
+          "filter: give a filter or 'all', not both");
     }
     ASSIGN_OR_RETURN(int64_t deleted, core_->Invalidate(filter));
     spdlog::info("invalidated {} records", deleted);

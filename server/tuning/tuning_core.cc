@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "spdlog/spdlog.h"
 #include "common/status_macros.h"
+#include "spdlog/spdlog.h"
 
 namespace tunedb {
 
@@ -56,9 +56,10 @@ absl::StatusOr<std::unique_ptr<TuningCore>> TuningCore::Create(
   if (listed.ok()) {
     devices = std::move(*listed);
   } else {
-    spdlog::warn("finder '{}' lists no devices ({}); serving stored records "
-                 "only, Tune will fail",
-                 finder->Name(), listed.status().ToString());
+    spdlog::warn(
+        "finder '{}' lists no devices ({}); serving stored records "
+        "only, Tune will fail",
+        finder->Name(), listed.status().ToString());
   }
   if (devices.empty()) {
     spdlog::warn("no GPU to search on: Tune requests will be refused");
@@ -119,9 +120,10 @@ void TuningCore::Shutdown(absl::Duration drain) {
   absl::Time until = absl::Now() + drain;
   for (size_t i = 0; i < workers_.size(); ++i) {
     if (QueueDepth(static_cast<int>(i)) > 0 && absl::Now() >= until) {
-      spdlog::warn("device {}: a search is still running after the drain "
-                   "deadline; waiting for its timeout",
-                   i);
+      spdlog::warn(
+          "device {}: a search is still running after the drain "
+          "deadline; waiting for its timeout",
+          i);
     }
     if (workers_[i]->thread.joinable()) workers_[i]->thread.join();
   }
@@ -146,9 +148,9 @@ absl::StatusOr<int> TuningCore::PickDevice(
   if (best < 0) {
     std::vector<std::string> served;
     for (const auto& d : devices_) served.push_back(d.key.ToText());
-    return absl::FailedPreconditionError(absl::StrCat(
-        "this host serves no GPU matching [", device->ToText(),
-        "]; it serves: [", absl::StrJoin(served, "], ["), "]"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("this host serves no GPU matching [", device->ToText(),
+                     "]; it serves: [", absl::StrJoin(served, "], ["), "]"));
   }
   return best;
 }
@@ -242,10 +244,10 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
         }
         if (static_cast<int>(w.queue.size()) >= options_.queue_capacity) {
           rejected_.fetch_add(1, std::memory_order_relaxed);
-          return absl::ResourceExhaustedError(absl::StrCat(
-              "device ", index, " has ", w.queue.size(),
-              " searches queued (capacity ", options_.queue_capacity,
-              "); retry later"));
+          return absl::ResourceExhaustedError(
+              absl::StrCat("device ", index, " has ", w.queue.size(),
+                           " searches queued (capacity ",
+                           options_.queue_capacity, "); retry later"));
         }
         w.queue.push_back(pending);
       }
@@ -307,10 +309,10 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     failures_.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("search on device {} failed: {} (key {})", index,
                  found.status().ToString(), pending->key.HashText());
-    result = absl::Status(found.status().code(),
-                          absl::StrCat("search on device ", index, " (",
-                                       device.key.gpu_model, ") failed: ",
-                                       found.status().message()));
+    result = absl::Status(
+        found.status().code(),
+        absl::StrCat("search on device ", index, " (", device.key.gpu_model,
+                     ") failed: ", found.status().message()));
   } else {
     search_us_total_.fetch_add(static_cast<int64_t>(ms * 1000),
                                std::memory_order_relaxed);
@@ -345,8 +347,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
       auto stored = std::make_shared<const Record>(std::move(record));
       cache_.Put(pending->key.text(), stored);
       spdlog::info("searched {} on device {} in {:.1f} ms ({} algorithms)",
-                   pending->key.HashText(), index, ms,
-                   stored->results.size());
+                   pending->key.HashText(), index, ms, stored->results.size());
       result = std::move(stored);
     }
   }
@@ -368,7 +369,8 @@ void TuningCore::NoteServed(int64_t id) {
 void TuningCore::FlushLoop() {
   std::unique_lock<std::mutex> lock(served_mu_);
   while (!stopping_) {
-    flush_cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.flush_interval));
+    flush_cv_.wait_for(lock,
+                       absl::ToChronoMilliseconds(options_.flush_interval));
     if (stopping_) break;
     lock.unlock();
     FlushServed();

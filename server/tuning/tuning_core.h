@@ -118,7 +118,7 @@ class TuningCore {
   void Shutdown(absl::Duration drain);
 
  private:
-  struct Pending;   // one search with its waiters
+  struct Pending;  // one search with its waiters
   struct DeviceWorker;
 
   TuningCore(const Options& options, Store* store, Finder* finder,

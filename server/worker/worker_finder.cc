@@ -83,15 +83,15 @@ absl::StatusOr<Process> Spawn(const std::string& path,
                                       POSIX_SPAWN_SETSIGDEF |
                                       POSIX_SPAWN_SETPGROUP);
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, path.c_str(), &fa, &attr, argv.data(),
-                               envp.data());
+  const int rc =
+      ::posix_spawn(&pid, path.c_str(), &fa, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   ::close(sv[1]);
   if (rc != 0) {
     ::close(sv[0]);
-    return absl::UnavailableError(absl::StrCat("posix_spawn ", path, ": ",
-                                               std::strerror(rc)));
+    return absl::UnavailableError(
+        absl::StrCat("posix_spawn ", path, ": ", std::strerror(rc)));
   }
   return Process{pid, sv[0]};
 }
@@ -207,9 +207,10 @@ absl::StatusOr<std::unique_ptr<WorkerFinder>> WorkerFinder::Create(
         absl::StrCat("worker program ", options.worker_path,
                      " is not executable: ", std::strerror(errno)));
   }
-  if (options.worker_finder != "cudnn" && options.worker_finder != "simulated") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown worker finder '", options.worker_finder, "'"));
+  if (options.worker_finder != "cudnn" &&
+      options.worker_finder != "simulated") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown worker finder '", options.worker_finder, "'"));
   }
   std::vector<std::string> dirs = options.library_dirs;
   if (dirs.empty()) dirs.push_back("");
@@ -350,8 +351,8 @@ absl::StatusOr<SearchResult> WorkerFinder::Search(
   if (!s.ok()) {
     const std::string how = Reap(w.proc, true, absl::Seconds(2));
     return absl::UnavailableError(
-        absl::StrCat(w.Name(), " (pid ", pid, ") ", how, " before the search: ",
-                     s.message(), restart_note()));
+        absl::StrCat(w.Name(), " (pid ", pid, ") ", how,
+                     " before the search: ", s.message(), restart_note()));
   }
   const absl::Time deadline = absl::Now() + options.timeout;
   while (true) {
@@ -368,18 +369,17 @@ absl::StatusOr<SearchResult> WorkerFinder::Search(
       // End of file or a broken frame: the worker died (or is unusable).
       const std::string how =
           Reap(w.proc, !absl::IsOutOfRange(s), absl::Seconds(5));
-      return absl::UnavailableError(
-          absl::StrCat(w.Name(), " (pid ", pid, ") ", how,
-                       " during the search (", s.message(), ")",
-                       restart_note()));
+      return absl::UnavailableError(absl::StrCat(
+          w.Name(), " (pid ", pid, ") ", how, " during the search (",
+          s.message(), ")", restart_note()));
     }
     if (response.id() != request.id()) continue;  // stale answer
     if (response.fatal()) {
       const std::string how = Reap(w.proc, false, absl::Seconds(5));
       absl::Status st = GetStatus(response);
-      return absl::UnavailableError(
-          absl::StrCat(st.message(), " [", w.Name(), " (pid ", pid, ") ", how,
-                       restart_note(), "]"));
+      return absl::UnavailableError(absl::StrCat(st.message(), " [", w.Name(),
+                                                 " (pid ", pid, ") ", how,
+                                                 restart_note(), "]"));
     }
     RETURN_IF_ERROR(GetStatus(response));
     return FromProto(response);

@@ -25,8 +25,8 @@
 #include "server/worker/worker_protocol.h"
 #ifdef TUNEDB_HAVE_CUDNN
 #include "cudnn/cudnn_device.h"
-#include "server/search/cudnn_finder.h"
 #include "cudnn/cudnn_status.h"
+#include "server/search/cudnn_finder.h"
 #endif
 
 namespace tunedb {
@@ -89,9 +89,8 @@ absl::StatusOr<Setup> MakeFinder(const WorkerCommand& args) {
         "only --finder=simulated is available");
 #endif
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown finder '", args.finder,
-                   "' (expected cudnn or simulated)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown finder '", args.finder, "' (expected cudnn or simulated)"));
 }
 
 bool IsFatal(const absl::Status& s) {

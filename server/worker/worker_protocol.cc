@@ -38,10 +38,9 @@ absl::Status RecvAll(int fd, char* data, size_t size, absl::Time deadline,
       if (left <= absl::ZeroDuration()) {
         return absl::DeadlineExceededError("worker did not answer in time");
       }
-      timeout_ms = static_cast<int>(
-          std::min<int64_t>(absl::ToInt64Milliseconds(absl::Ceil(
-                                left, absl::Milliseconds(1))),
-                            1 << 30));
+      timeout_ms = static_cast<int>(std::min<int64_t>(
+          absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))),
+          1 << 30));
     }
     pollfd p{fd, POLLIN, 0};
     const int r = ::poll(&p, 1, timeout_ms);
@@ -79,10 +78,9 @@ absl::Status WriteFrame(int fd, const google::protobuf::MessageLite& message) {
     return absl::InternalError("worker message too large");
   }
   const uint32_t n = static_cast<uint32_t>(body.size());
-  const char header[4] = {static_cast<char>(n & 0xff),
-                          static_cast<char>((n >> 8) & 0xff),
-                          static_cast<char>((n >> 16) & 0xff),
-                          static_cast<char>((n >> 24) & 0xff)};
+  const char header[4] = {
+      static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
+      static_cast<char>((n >> 16) & 0xff), static_cast<char>((n >> 24) & 0xff)};
   std::string frame(header, 4);
   frame += body;
   return SendAll(fd, frame.data(), frame.size());
@@ -92,8 +90,8 @@ absl::Status ReadFrame(int fd, google::protobuf::MessageLite* message,
                        absl::Time deadline) {
   unsigned char header[4];
   bool got_any = false;
-  absl::Status s = RecvAll(fd, reinterpret_cast<char*>(header), 4, deadline,
-                           &got_any);
+  absl::Status s =
+      RecvAll(fd, reinterpret_cast<char*>(header), 4, deadline, &got_any);
   if (!s.ok()) return s;
   const uint32_t n = header[0] | (header[1] << 8) | (header[2] << 16) |
                      (static_cast<uint32_t>(header[3]) << 24);

@@ -2,8 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "store/sql/transaction.h"
 #include "common/status_macros.h"
+#include "store/sql/transaction.h"
 
 namespace tunedb {
 namespace {
@@ -92,11 +92,12 @@ absl::StatusOr<int> CheckStoreSchema(sql::Database& db) {
   // One statement, so the three values come from one snapshot: read one by
   // one, another process creating the file in between could make a new
   // tunedb file look like another application's.
-  ASSIGN_OR_RETURN(sql::Statement identity,
-                   db.GetUniqueStatement(
-                       "SELECT (SELECT application_id FROM pragma_application_id), "
-                       "(SELECT user_version FROM pragma_user_version), "
-                       "(SELECT COUNT(*) FROM sqlite_schema)"));
+  ASSIGN_OR_RETURN(
+      sql::Statement identity,
+      db.GetUniqueStatement(
+          "SELECT (SELECT application_id FROM pragma_application_id), "
+          "(SELECT user_version FROM pragma_user_version), "
+          "(SELECT COUNT(*) FROM sqlite_schema)"));
   ASSIGN_OR_RETURN(bool row, identity.Step());
   if (!row) return absl::InternalError("identity query returned no row");
   const int64_t application_id = identity.ColumnInt64(0);

@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "client_test_util.h"
 #include "client/packed_key.h"
+#include "client_test_util.h"
 
 namespace tunedb {
 namespace {

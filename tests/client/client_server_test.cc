@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "client_test_util.h"
-#include "server/service/server.h"
 #include "server/finder/simulated_finder.h"
+#include "server/service/server.h"
 #include "tunedb/client.h"
 
 namespace tunedb {

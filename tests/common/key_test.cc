@@ -45,8 +45,8 @@ TEST(KeyTest, RoundTripsAcrossTheProblemSpace) {
           ConvProblem& p = key.problem;
           p.op = op;
           p.input_type = p.output_type = t;
-          p.compute_type = t == DataType::kDouble ? DataType::kDouble
-                                                  : DataType::kFloat;
+          p.compute_type =
+              t == DataType::kDouble ? DataType::kDouble : DataType::kFloat;
           p.allow_tf32 = t == DataType::kFloat;
           p.spatial_dims = dims;
           p.c = 32;
@@ -140,13 +140,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadText{"UnknownMode", "mode=xcorr", "mode=fft", "mode"},
         BadText{"BadBool", "tc=1", "tc=yes", "tc"},
         BadText{"Tf32WithoutTensorCores", "tc=1", "tc=0", "tf32"},
-        BadText{"NotANumber", "n=64", "n=sixty", "n: 'sixty' is not an integer"},
+        BadText{"NotANumber", "n=64", "n=sixty",
+                "n: 'sixty' is not an integer"},
         BadText{"Int64Overflow", "n=64", "n=99999999999999999999",
                 "n: '99999999999999999999' is out of range"},
         BadText{"Exponent", "n=64", "n=1e30", "n: '1e30' is not an integer"},
         BadText{"HugeDim", "n=64", "n=99999999999", "n"},
-        BadText{"ElementOverflow", "in=224x224",
-                "in=2147483647x2147483647", "in"},
+        BadText{"ElementOverflow", "in=224x224", "in=2147483647x2147483647",
+                "in"},
         BadText{"MissingField", " groups=1", "", "groups"},
         BadText{"UnknownField", "tf32=1", "tf32=1 color=red", "color"},
         BadText{"RepeatedField", "n=64", "n=64 n=64", "n"},
@@ -157,7 +158,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadText{"EmptyGpu", "gpu=NVIDIA%20H200", "gpu=", "gpu"},
         BadText{"ZeroSms", "sms=132", "sms=0", "sms"},
         BadText{"MalformedToken", "n=64", "n64", "n64"}),
-    [](const testing::TestParamInfo<BadText>& info) { return info.param.name; });
+    [](const testing::TestParamInfo<BadText>& info) {
+      return info.param.name;
+    });
 
 TEST(KeyTest, Fp16WithTf32IsRejected) {
   ProblemKey key = Stem();

@@ -1,6 +1,7 @@
 // Ranking order and constraint-based choice.
-#include "gtest/gtest.h"
 #include "tunedb/record.h"
+
+#include "gtest/gtest.h"
 
 namespace tunedb {
 namespace {
@@ -85,8 +86,8 @@ TEST(RecordTest, EnumNamesRoundTrip) {
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, m);
   }
-  for (AlgoStatus s : {AlgoStatus::kOk, AlgoStatus::kNotSupported,
-                       AlgoStatus::kFailed}) {
+  for (AlgoStatus s :
+       {AlgoStatus::kOk, AlgoStatus::kNotSupported, AlgoStatus::kFailed}) {
     auto parsed = ParseAlgoStatus(AlgoStatusName(s));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, s);

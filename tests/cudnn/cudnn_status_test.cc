@@ -10,14 +10,15 @@ TEST(CudnnStatusTest, CategoriesMapToCodes) {
   EXPECT_TRUE(CudnnStatusToAbsl(CUDNN_STATUS_SUCCESS, "x").ok());
   EXPECT_EQ(CudnnStatusToAbsl(CUDNN_STATUS_BAD_PARAM, "x").code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(CudnnStatusToAbsl(CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH, "x").code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      CudnnStatusToAbsl(CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH, "x").code(),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CudnnStatusToAbsl(CUDNN_STATUS_NOT_SUPPORTED, "x").code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(CudnnStatusToAbsl(CUDNN_STATUS_NOT_SUPPORTED_LAYOUT, "x").code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(CudnnStatusToAbsl(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
-                              "x")
+  EXPECT_EQ(CudnnStatusToAbsl(
+                CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED, "x")
                 .code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(CudnnStatusToAbsl(CUDNN_STATUS_EXECUTION_FAILED, "x").code(),

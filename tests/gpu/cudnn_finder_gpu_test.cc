@@ -292,9 +292,9 @@ absl::StatusOr<TimedConv> MakeTimedConv(const ConvProblem& p, int algo,
   ASSIGN_OR_RETURN(std::unique_ptr<CudnnConv> conv,
                    CudnnConv::Create(p, handle.get(), stream.get(), seed));
   ASSIGN_OR_RETURN(const int64_t need, conv->WorkspaceSize(algo, math));
-  ASSIGN_OR_RETURN(DeviceBuffer workspace,
-                   DeviceBuffer::Allocate(
-                       static_cast<size_t>(std::max<int64_t>(need, 1))));
+  ASSIGN_OR_RETURN(
+      DeviceBuffer workspace,
+      DeviceBuffer::Allocate(static_cast<size_t>(std::max<int64_t>(need, 1))));
   return TimedConv{std::move(handle), std::move(stream), std::move(conv),
                    std::move(workspace)};
 }
@@ -308,9 +308,8 @@ TEST(CudnnConvGpuTest, RunTimerReplaysACudaGraph) {
   ASSERT_TRUE(t.ok()) << t.status();
   CudnnConv* conv = t->conv.get();
   const DeviceBuffer& ws = t->workspace;
-  absl::StatusOr<std::unique_ptr<RunTimer>> timer =
-      RunTimer::Create(conv, t->stream.get(), 0, MathType::kTensorOp,
-                       ws.get(), ws.bytes(), 8);
+  absl::StatusOr<std::unique_ptr<RunTimer>> timer = RunTimer::Create(
+      conv, t->stream.get(), 0, MathType::kTensorOp, ws.get(), ws.bytes(), 8);
   ASSERT_TRUE(timer.ok()) << timer.status();
   EXPECT_TRUE((*timer)->graphed())
       << "cuDNN's legacy convolution could not be captured in a CUDA graph";
@@ -323,9 +322,8 @@ TEST(CudnnConvGpuTest, RunTimerReplaysACudaGraph) {
   // The replayed runs compute the same output as a direct run.
   absl::StatusOr<std::vector<float>> replayed = conv->ReadOutput();
   ASSERT_TRUE(replayed.ok());
-  ASSERT_TRUE(
-      conv->Run(0, MathType::kFma, nullptr, 0).ok() ||
-      conv->Run(0, MathType::kTensorOp, ws.get(), ws.bytes()).ok());
+  ASSERT_TRUE(conv->Run(0, MathType::kFma, nullptr, 0).ok() ||
+              conv->Run(0, MathType::kTensorOp, ws.get(), ws.bytes()).ok());
   absl::StatusOr<std::vector<float>> direct = conv->ReadOutput();
   ASSERT_TRUE(direct.ok());
   EXPECT_LE(RelativeL2(*replayed, *direct), 1e-2);
@@ -352,9 +350,8 @@ TEST(CudnnConvGpuTest, HostHeavyAlgorithmLaunchTimeExceedsItsGpuTime) {
   absl::StatusOr<CudaEvent> e1 = CudaEvent::Create();
   ASSERT_TRUE(e0.ok() && e1.ok());
   constexpr int kBatch = 32;
-  absl::StatusOr<std::unique_ptr<RunTimer>> timer =
-      RunTimer::Create(conv, stream, kAlgo, MathType::kTensorOp, ws.get(),
-                       ws.bytes(), kBatch);
+  absl::StatusOr<std::unique_ptr<RunTimer>> timer = RunTimer::Create(
+      conv, stream, kAlgo, MathType::kTensorOp, ws.get(), ws.bytes(), kBatch);
   ASSERT_TRUE(timer.ok()) << timer.status();
   ASSERT_TRUE((*timer)->graphed());
   // Medians of interleaved samples, after the clocks have ramped up.

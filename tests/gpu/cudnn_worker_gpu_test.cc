@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "cudnn/cudnn_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "cudnn/cudnn_device.h"
 #include "server/worker/worker_finder.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/testing/worker_path.h"
@@ -34,8 +34,8 @@ absl::StatusOr<std::unique_ptr<WorkerFinder>> CudnnWorkers(
 }
 
 ConvProblem Small() {
-  return MakeProblem(ConvOp::kForward, Layout::kNHWC, DataType::kHalf, false,
-                     8, 64, 64, 28, 3, 1, 1, 1, 1);
+  return MakeProblem(ConvOp::kForward, Layout::kNHWC, DataType::kHalf, false, 8,
+                     64, 64, 28, 3, 1, 1, 1, 1);
 }
 
 TEST(CudnnWorkerGpuTest, WorkerReportsTheRuntimeDeviceKey) {
@@ -52,8 +52,8 @@ TEST(CudnnWorkerGpuTest, WorkerReportsTheRuntimeDeviceKey) {
     absl::StatusOr<DeviceInfo> here = QueryCudaDevice(d.ordinal);
     ASSERT_TRUE(here.ok()) << here.status();
     // Same library search path here and in the worker: same key.
-    EXPECT_EQ(d.key, here->key) << d.key.ToText() << " vs "
-                                << here->key.ToText();
+    EXPECT_EQ(d.key, here->key)
+        << d.key.ToText() << " vs " << here->key.ToText();
     EXPECT_EQ(d.uuid, here->uuid);
     std::printf("[ worker   ] device %d: %s %s driver %s\n", d.ordinal,
                 d.key.ToText().c_str(), d.uuid.c_str(),
@@ -153,8 +153,8 @@ TEST(CudnnWorkerGpuTest, TwoCudnnVersionsGiveTwoDeviceKeys) {
   SearchOptions options;
   options.timeout = absl::Seconds(60);
   for (size_t i : {size_t{0}, per_dir}) {
-    absl::StatusOr<SearchResult> r = (*f)->Search(static_cast<int>(i), Small(),
-                                                  options);
+    absl::StatusOr<SearchResult> r =
+        (*f)->Search(static_cast<int>(i), Small(), options);
     ASSERT_TRUE(r.ok()) << dirs[i / per_dir] << ": " << r.status();
     EXPECT_EQ(r->results[0].status, AlgoStatus::kOk);
     EXPECT_TRUE(r->verified);

@@ -32,8 +32,7 @@ inline std::string NoGpuReason() {
 inline ConvProblem MakeProblem(ConvOp op, Layout layout, DataType type,
                                bool tf32, int64_t n, int64_t c, int64_t k,
                                int64_t in, int64_t filt, int64_t pad,
-                               int64_t stride, int64_t dil,
-                               int64_t groups) {
+                               int64_t stride, int64_t dil, int64_t groups) {
   ConvProblem p;
   p.op = op;
   p.layout = layout;
@@ -51,8 +50,8 @@ inline ConvProblem MakeProblem(ConvOp op, Layout layout, DataType type,
   p.groups = groups;
   p.input_type = type;
   p.output_type = type;
-  p.compute_type = type == DataType::kDouble ? DataType::kDouble
-                                             : DataType::kFloat;
+  p.compute_type =
+      type == DataType::kDouble ? DataType::kDouble : DataType::kFloat;
   p.allow_tensor_cores = true;
   p.allow_tf32 = type == DataType::kFloat && tf32;
   return p;

@@ -36,19 +36,19 @@ class Daemon {
          std::vector<std::string> launcher = {}) {
     socket_ = dir.File("d.sock");
     std::vector<std::string> args = std::move(launcher);
-    for (std::string a : {std::string(TUNEDBD_PATH), std::string("--db"),
-                          dir.File("d.db"), std::string("--socket"), socket_,
-                          std::string("--log-level"), std::string("warn"),
-                          std::string("--worker"),
-                          std::string(TUNEDB_WORKER_PATH)}) {
+    for (std::string a :
+         {std::string(TUNEDBD_PATH), std::string("--db"), dir.File("d.db"),
+          std::string("--socket"), socket_, std::string("--log-level"),
+          std::string("warn"), std::string("--worker"),
+          std::string(TUNEDB_WORKER_PATH)}) {
       args.push_back(std::move(a));
     }
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    int rc = posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(),
-                         environ);
+    int rc =
+        posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ);
     EXPECT_EQ(rc, 0) << "posix_spawn tunedbd failed";
   }
   ~Daemon() {
@@ -180,8 +180,8 @@ TEST(DaemonTest, CrashingWorkerFailsOneRequestNotTheDaemon) {
   if (stat(TUNEDB_WORKER_PATH, &st) != 0) {
     GTEST_SKIP() << "tunedb-worker was not built";
   }
-  Daemon daemon(dir, {"--finder", "simulated-workers", "--simulated",
-                      "crash_n=13"});
+  Daemon daemon(dir,
+                {"--finder", "simulated-workers", "--simulated", "crash_n=13"});
   auto stub = daemon.Connect();
   v1::TuneResponse resp;
   grpc::Status crashed = Tune(stub.get(), 13, &resp);

@@ -4,10 +4,10 @@
 #include <thread>
 #include <vector>
 
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/service/server.h"
-#include "grpc/health/v1/health.grpc.pb.h"
 #include "test_util.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
@@ -138,15 +138,19 @@ TEST_F(ServiceTest, BadTuneRequestsGetClearStatuses) {
   std::vector<BadRequest> cases = {
       {"no problem", [](v1::TuneRequest* r) { r->clear_problem(); },
        grpc::StatusCode::INVALID_ARGUMENT, "problem"},
-      {"groups", [](v1::TuneRequest* r) { r->mutable_problem()->set_groups(5); },
+      {"groups",
+       [](v1::TuneRequest* r) { r->mutable_problem()->set_groups(5); },
        grpc::StatusCode::INVALID_ARGUMENT, "groups"},
-      {"op", [](v1::TuneRequest* r) { r->mutable_problem()->set_op(v1::ConvOp(42)); },
+      {"op",
+       [](v1::TuneRequest* r) { r->mutable_problem()->set_op(v1::ConvOp(42)); },
        grpc::StatusCode::INVALID_ARGUMENT, "op"},
       {"rank", [](v1::TuneRequest* r) { r->mutable_problem()->add_padding(1); },
        grpc::StatusCode::INVALID_ARGUMENT, "padding"},
-      {"negative n", [](v1::TuneRequest* r) { r->mutable_problem()->set_n(-1); },
+      {"negative n",
+       [](v1::TuneRequest* r) { r->mutable_problem()->set_n(-1); },
        grpc::StatusCode::INVALID_ARGUMENT, "n"},
-      {"layout", [](v1::TuneRequest* r) { r->mutable_problem()->clear_layout(); },
+      {"layout",
+       [](v1::TuneRequest* r) { r->mutable_problem()->clear_layout(); },
        grpc::StatusCode::INVALID_ARGUMENT, "layout"},
       {"workspace",
        [](v1::TuneRequest* r) {
@@ -311,11 +315,13 @@ TEST_F(ServiceTest, QueryFiltersAndPages) {
   EXPECT_TRUE(QueryAll(stub_.get(), by_hash).empty());
 
   v1::QueryRequest future;
-  future.mutable_filter()->set_since_us(absl::ToUnixMicros(absl::Now()) + 60000000);
+  future.mutable_filter()->set_since_us(absl::ToUnixMicros(absl::Now()) +
+                                        60000000);
   EXPECT_TRUE(QueryAll(stub_.get(), future).empty());
 
-  for (auto [field, value] : {std::pair<std::string, std::string>{"colour", "red"},
-                               {"hash", "not-a-hash"}}) {
+  for (auto [field, value] :
+       {std::pair<std::string, std::string>{"colour", "red"},
+        {"hash", "not-a-hash"}}) {
     v1::QueryRequest bad;
     (*bad.mutable_filter()->mutable_fields())[field] = value;
     grpc::ClientContext ctx;
@@ -338,8 +344,9 @@ TEST_F(ServiceTest, InvalidateNeedsAFilterOrAll) {
   {
     grpc::ClientContext ctx;
     v1::InvalidateResponse resp;
-    EXPECT_EQ(stub_->Invalidate(&ctx, v1::InvalidateRequest(), &resp).error_code(),
-              grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(
+        stub_->Invalidate(&ctx, v1::InvalidateRequest(), &resp).error_code(),
+        grpc::StatusCode::INVALID_ARGUMENT);
   }
   {
     grpc::ClientContext ctx;
@@ -470,7 +477,8 @@ TEST_F(ServiceTest, DeadlineIsHonoured) {
   auto start = std::chrono::steady_clock::now();
   grpc::Status s = stub_->Tune(&ctx, req, &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(900));
 }
 
 }  // namespace

@@ -52,7 +52,8 @@ TEST(SimulatedFinderTest, DeterministicAcrossCalls) {
 }
 
 TEST(SimulatedFinderTest, FaultSwitchesAndOptions) {
-  auto options = SimulatedFinder::Options::Parse("devices=2;fail_n=13;hang_n=14");
+  auto options =
+      SimulatedFinder::Options::Parse("devices=2;fail_n=13;hang_n=14");
   ASSERT_TRUE(options.ok()) << options.status();
   SimulatedFinder finder(*options);
   auto devices = finder.Devices();

@@ -36,8 +36,7 @@ class TuningCoreTest : public testing::Test {
 
   absl::StatusOr<TuneAnswer> Tune(const ConvProblem& p,
                                   absl::Duration timeout = absl::Seconds(30),
-                                  bool force = false,
-                                  Constraints c = {}) {
+                                  bool force = false, Constraints c = {}) {
     return core_->Tune(p, std::nullopt, c, force, absl::Now() + timeout);
   }
 

@@ -80,7 +80,8 @@ TEST(WorkerFinderTest, SearchMatchesTheInProcessModel) {
   auto finder = MakeFinder("devices=1");
   ASSERT_NE(finder, nullptr);
   const ConvProblem p = Problem(32);
-  absl::StatusOr<SearchResult> r = finder->Search(0, p, Timeout(absl::Seconds(30)));
+  absl::StatusOr<SearchResult> r =
+      finder->Search(0, p, Timeout(absl::Seconds(30)));
   ASSERT_TRUE(r.ok()) << r.status();
   std::vector<AlgoResult> expected = SimulatedFinder::Model(p);
   SortResults(expected);
@@ -88,7 +89,9 @@ TEST(WorkerFinderTest, SearchMatchesTheInProcessModel) {
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(r->results[i].algo, expected[i].algo) << i;
     EXPECT_EQ(r->results[i].status, expected[i].status) << i;
-    EXPECT_DOUBLE_EQ(r->results[i].launch.median_ms, expected[i].launch.median_ms) << i;
+    EXPECT_DOUBLE_EQ(r->results[i].launch.median_ms,
+                     expected[i].launch.median_ms)
+        << i;
     EXPECT_EQ(r->results[i].workspace_bytes, expected[i].workspace_bytes) << i;
   }
 }
@@ -96,8 +99,9 @@ TEST(WorkerFinderTest, SearchMatchesTheInProcessModel) {
 TEST(WorkerFinderTest, BadIndexIsInvalidArgument) {
   auto finder = MakeFinder("devices=1");
   ASSERT_NE(finder, nullptr);
-  EXPECT_EQ(finder->Search(1, Problem(8), Timeout(absl::Seconds(5))).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      finder->Search(1, Problem(8), Timeout(absl::Seconds(5))).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 TEST(WorkerFinderTest, CrashIsUnavailableAndTheWorkerRestarts) {
@@ -122,9 +126,9 @@ TEST(WorkerFinderTest, HangIsKilledAtTheTimeoutAndTheNextSearchWorks) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<SearchResult> r =
       finder->Search(0, Problem(9), Timeout(absl::Milliseconds(800)));
-  const double s = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  const double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   ASSERT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded)
       << r.status();
   EXPECT_GE(s, 0.75);

@@ -37,8 +37,8 @@ TEST(FilterFlagsTest, HashSelectsByKeyHashAsTheProtoDocuments) {
   auto filter = BuildFilter(f, {}, kNow);
   ASSERT_TRUE(filter.ok()) << filter.status();
   EXPECT_EQ(filter->fields().at("hash"), "723440f9bbdc8824");
-  for (const char* bad : {"hash=723440f9", "hash=723440F9BBDC8824",
-                          "hash=723440f9bbdc882g"}) {
+  for (const char* bad :
+       {"hash=723440f9", "hash=723440F9BBDC8824", "hash=723440f9bbdc882g"}) {
     f.filters = {bad};
     auto refused = BuildFilter(f, {}, kNow);
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument)
