@@ -13,34 +13,34 @@ namespace tunedb {
 absl::StatusOr<std::unique_ptr<CudnnConv>> CudnnConv::Create(
     const ConvProblem& problem, cudnnHandle_t handle, cudaStream_t stream,
     uint64_t seed) {
+  DeviceValues values(seed);
+  return Create(problem, handle, stream, values);
+}
+
+absl::StatusOr<std::unique_ptr<CudnnConv>> CudnnConv::Create(
+    const ConvProblem& problem, cudnnHandle_t handle, cudaStream_t stream,
+    DeviceValues& values) {
   RETURN_IF_ERROR(problem.Validate());
   std::unique_ptr<CudnnConv> conv(new CudnnConv());
   conv->problem_ = problem;
   conv->handle_ = handle;
   conv->stream_ = stream;
-  RETURN_IF_ERROR(conv->Init(seed));
+  RETURN_IF_ERROR(conv->Init(values));
   return conv;
 }
 
-absl::Status CudnnConv::Init(uint64_t seed) {
+absl::Status CudnnConv::Init(DeviceValues& values) {
   ASSIGN_OR_RETURN(descriptors_, DescribeConv(problem_));
   const int64_t elem = DataTypeBytes(problem_.input_type);
   for (int i = 0; i < kConvOperandCount; ++i) {
     const int64_t elements =
         OperandElements(problem_, static_cast<ConvOperand>(i));
     ASSIGN_OR_RETURN(buffers_[i], DeviceBuffer::Allocate(elements * elem));
+    RETURN_IF_ERROR(values.Fill(problem_.input_type, i * kOperandValueStride,
+                                elements, buffers_[i].get(), stream_));
   }
-  // x, w and y from seed, seed + 1 and seed + 2.
-  for (int i = 0; i < kConvOperandCount; ++i) {
-    const std::vector<unsigned char> host = RandomElements(
-        problem_.input_type, static_cast<int64_t>(buffers_[i].bytes()) / elem,
-        seed + i);
-    RETURN_IF_ERROR(
-        CudaStatusToAbsl(cudaMemcpy(buffers_[i].get(), host.data(), host.size(),
-                                    cudaMemcpyHostToDevice),
-                         "cudaMemcpy(fill)"));
-  }
-  return absl::OkStatus();
+  return CudaStatusToAbsl(cudaStreamSynchronize(stream_),
+                          "cudaStreamSynchronize(fill)");
 }
 
 ConvBuffers CudnnConv::buffers() const {
@@ -91,6 +91,31 @@ absl::StatusOr<std::vector<float>> CudnnConv::ReadOperand(ConvOperand operand) {
 
 absl::StatusOr<std::vector<float>> CudnnConv::ReadOutput() {
   return ReadOperand(RolesOf(problem_.op).out);
+}
+
+int64_t CudnnConv::OutputElements() const {
+  return OperandElements(problem_, RolesOf(problem_.op).out);
+}
+
+absl::StatusOr<std::vector<float>> CudnnConv::ReadOutputWindows(
+    const std::vector<OutputWindow>& windows) {
+  RETURN_IF_ERROR(CudaStatusToAbsl(cudaStreamSynchronize(stream_),
+                                   "cudaStreamSynchronize"));
+  const int64_t elem = DataTypeBytes(problem_.input_type);
+  const auto* base = static_cast<const unsigned char*>(
+      buffers_[static_cast<int>(RolesOf(problem_.op).out)].get());
+  int64_t total = 0;
+  for (const OutputWindow& w : windows) total += w.count;
+  std::vector<unsigned char> raw(static_cast<size_t>(total * elem));
+  int64_t at = 0;
+  for (const OutputWindow& w : windows) {
+    RETURN_IF_ERROR(CudaStatusToAbsl(
+        cudaMemcpy(raw.data() + at * elem, base + w.offset * elem,
+                   static_cast<size_t>(w.count * elem), cudaMemcpyDeviceToHost),
+        "cudaMemcpy(read window)"));
+    at += w.count;
+  }
+  return ElementsToFloats(problem_.input_type, raw);
 }
 
 absl::StatusOr<std::vector<float>> CudnnConv::CpuReference(int64_t max_macs) {

@@ -30,6 +30,8 @@
 #include "cudnn/conv_operands.h"
 #include "cudnn/conv_ops.h"
 #include "cudnn/cudnn_handles.h"
+#include "cudnn/device_values.h"
+#include "cudnn/output_windows.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
@@ -46,6 +48,13 @@ class CudnnConv {
   static absl::StatusOr<std::unique_ptr<CudnnConv>> Create(
       const ConvProblem& problem, cudnnHandle_t handle, cudaStream_t stream,
       uint64_t seed);
+  // The same, filling the buffers from `values` (which must outlive the
+  // call, not the conv): operand i gets the values from element
+  // i * kOperandValueStride on. Cheap when `values` already holds enough.
+  static absl::StatusOr<std::unique_ptr<CudnnConv>> Create(
+      const ConvProblem& problem, cudnnHandle_t handle, cudaStream_t stream,
+      DeviceValues& values);
+  static constexpr int64_t kOperandValueStride = 7919;
 
   const ConvProblem& problem() const { return problem_; }
   // Number of algorithms cuDNN defines for the problem's pass.
@@ -66,6 +75,12 @@ class CudnnConv {
   // Waits for the stream and copies the pass's output tensor to the host
   // (as floats, in memory order).
   absl::StatusOr<std::vector<float>> ReadOutput();
+  // The same for the elements inside `windows` only (OutputWindows over the
+  // output's element count), in order.
+  absl::StatusOr<std::vector<float>> ReadOutputWindows(
+      const std::vector<OutputWindow>& windows);
+  // Elements of the pass's output tensor.
+  int64_t OutputElements() const;
   // The pass's output computed on the CPU in double precision from the same
   // device inputs, in the same order as ReadOutput(). FAILED_PRECONDITION if
   // the problem needs more than `max_macs` multiply-accumulates.
@@ -73,7 +88,7 @@ class CudnnConv {
 
  private:
   CudnnConv() = default;
-  absl::Status Init(uint64_t seed);
+  absl::Status Init(DeviceValues& values);
   absl::Status PrepareCall(MathType math, bool on_stream);
   ConvBuffers buffers() const;
   // Waits for the stream and copies `operand` to the host as floats.

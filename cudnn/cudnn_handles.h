@@ -88,6 +88,13 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
+// Device memory owned elsewhere (a DeviceBuffer, or a part of one), such as
+// the workspace a search offers to cuDNN.
+struct DeviceSpan {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+};
+
 // A CUDA stream (non-blocking with respect to the legacy default stream).
 class CudaStream {
  public:

@@ -53,6 +53,7 @@ absl::Status MeasureTunedb(CudnnFinder& finder, LaunchMode mode,
   SortResults(record.results);
   m.workspace_cap_bytes = found->workspace_cap_bytes;
   m.verified = found->verified;
+  m.phases = found->phases;
   Constraints constraints;
   constraints.launch_mode = mode;
   std::optional<AlgoResult> choice = Choose(record, constraints);

@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "bench/regret/problem_set.h"
 #include "cudnn/conv_ops.h"
+#include "server/finder/finder.h"
 #include "tunedb/record.h"
 
 namespace tunedb::regret {
@@ -71,6 +72,7 @@ struct ProblemMeasurement {
   std::vector<AlgoResult> ranking;
   int64_t workspace_cap_bytes = 0;
   bool verified = false;
+  SearchPhases phases;  // where the search's wall time went
   // cudnnFind: one call per math type; find_s is their wall time summed.
   std::vector<FindRun> find_runs;
   double find_s = 0;

@@ -141,8 +141,13 @@ std::string ProgressLine(size_t index, size_t total,
                                       Ms(best->median_ms), " ms")
                        : "-",
                   ", ", m.candidates.size(), " candidates, search ",
-                  absl::StrFormat("%.2f", m.search_s), " s, find ",
-                  absl::StrFormat("%.2f", m.find_s), " s");
+                  absl::StrFormat("%.3f", m.search_s), " s (its find ",
+                  absl::StrFormat("%.1f", m.phases.find_ms), " ms, screen ",
+                  absl::StrFormat("%.1f", m.phases.screen_ms), ", retime ",
+                  absl::StrFormat("%.1f", m.phases.retime_ms), ", verify ",
+                  absl::StrFormat("%.1f", m.phases.verify_ms), ", setup ",
+                  absl::StrFormat("%.1f", m.phases.setup_ms), "), find ",
+                  absl::StrFormat("%.3f", m.find_s), " s");
   return line;
 }
 
@@ -185,6 +190,12 @@ nlohmann::json MeasurementToJson(const ProblemMeasurement& m) {
   j["tunedb_search"] = {{"wall_s", m.search_s},
                         {"workspace_cap_bytes", m.workspace_cap_bytes},
                         {"verified", m.verified},
+                        {"phases_ms",
+                         {{"setup", m.phases.setup_ms},
+                          {"find", m.phases.find_ms},
+                          {"screen", m.phases.screen_ms},
+                          {"retime", m.phases.retime_ms},
+                          {"verify", m.phases.verify_ms}}},
                         {"ranking", ranking}};
   nlohmann::json runs = nlohmann::json::array();
   for (const FindRun& run : m.find_runs) {

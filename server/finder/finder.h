@@ -32,12 +32,23 @@ struct SearchOptions {
   absl::Duration timeout = absl::Minutes(5);
 };
 
+// Where a search's wall time went, in milliseconds. CudnnFinder fills it;
+// other finders leave zeros. Not stored: for benchmarks and logs.
+struct SearchPhases {
+  double setup_ms = 0;   // descriptors, buffers, workspace, clock warm-up
+  double find_ms = 0;    // the cudnnFind calls
+  double screen_ms = 0;  // screening
+  double retime_ms = 0;  // re-timing
+  double verify_ms = 0;  // verification
+};
+
 // What a search produced.
 struct SearchResult {
   std::vector<AlgoResult> results;  // sorted with SortResults
   int repeats = 0;                  // timed repeats per re-timed candidate
   int64_t workspace_cap_bytes = 0;  // workspace actually offered
   bool verified = false;            // chosen output matched a reference
+  SearchPhases phases;
 };
 
 class Finder {

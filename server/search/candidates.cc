@@ -63,13 +63,13 @@ std::vector<MathType> SearchMathTypes(const ConvProblem& p) {
   return {MathType::kDefault};
 }
 
-absl::StatusOr<std::vector<AlgoResult>> FindCandidates(
-    CudnnConv& conv, const DeviceBuffer& workspace) {
-  const int64_t cap = static_cast<int64_t>(workspace.bytes());
+absl::StatusOr<std::vector<AlgoResult>> FindCandidates(CudnnConv& conv,
+                                                       DeviceSpan workspace) {
+  const int64_t cap = static_cast<int64_t>(workspace.bytes);
   std::map<std::pair<int, MathType>, AlgoResult> by_key;
   for (MathType math : SearchMathTypes(conv.problem())) {
     absl::StatusOr<std::vector<CudnnConv::Entry>> entries =
-        conv.Find(math, workspace.get(), workspace.bytes());
+        conv.Find(math, workspace.ptr, workspace.bytes);
     if (!entries.ok()) {
       if (!absl::IsFailedPrecondition(entries.status())) {
         return entries.status();

@@ -33,8 +33,8 @@ std::vector<MathType> SearchMathTypes(const ConvProblem& problem);
 // The candidates of conv's problem with `workspace` offered (its size is the
 // search's workspace cap), sorted by SortResults. Errors: Find's other than
 // FAILED_PRECONDITION, and the fatal error if the CUDA context broke.
-absl::StatusOr<std::vector<AlgoResult>> FindCandidates(
-    CudnnConv& conv, const DeviceBuffer& workspace);
+absl::StatusOr<std::vector<AlgoResult>> FindCandidates(CudnnConv& conv,
+                                                       DeviceSpan workspace);
 
 }  // namespace tunedb
 

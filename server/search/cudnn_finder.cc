@@ -28,7 +28,8 @@ CudnnFinder::CudnnFinder(const Options& options, DeviceInfo info,
     : options_(options),
       info_(std::move(info)),
       handle_(std::move(handle)),
-      stream_(std::move(stream)) {}
+      stream_(std::move(stream)),
+      values_(options.seed) {}
 
 absl::StatusOr<std::unique_ptr<CudnnFinder>> CudnnFinder::Create(
     const Options& options) {
@@ -74,41 +75,92 @@ absl::StatusOr<SearchResult> CudnnFinder::Search(int device_index,
   while (true) {
     absl::StatusOr<SearchResult> result =
         SearchWithCap(problem, cap, options.timeout - (absl::Now() - start));
+    last_busy_ = absl::Now();
     if (result.ok() || !absl::IsResourceExhausted(result.status()) ||
         cap == 0) {
       if (!result.ok()) RETURN_IF_ERROR(CheckStickyError());
       return result;
     }
-    // Out of device memory: offer less workspace and search again.
+    // Out of device memory: give back the kept memory, offer less workspace
+    // and search again.
+    workspace_ = DeviceBuffer();
+    values_ = DeviceValues(options_.seed);
     cap = cap >= (int64_t{64} << 20) ? cap / 4 : 0;
   }
 }
 
+absl::StatusOr<void*> CudnnFinder::Workspace(int64_t cap) {
+  if (static_cast<int64_t>(workspace_.bytes()) < cap) {
+    workspace_ = DeviceBuffer();  // its memory may be needed for the new one
+    ASSIGN_OR_RETURN(workspace_,
+                     DeviceBuffer::Allocate(static_cast<size_t>(cap)));
+  }
+  return workspace_.get();
+}
+
+absl::Status CudnnFinder::WarmUpIfIdle(void* workspace, size_t bytes) {
+  if (absl::Now() - last_busy_ < options_.idle_before_warmup) {
+    return absl::OkStatus();
+  }
+  // Memory traffic keeps the GPU busy without depending on which cuDNN
+  // algorithms the problem supports; 64 MiB a pass at most.
+  const size_t chunk = std::min<size_t>(bytes, size_t{64} << 20);
+  if (chunk == 0) return absl::OkStatus();
+  const absl::Time end = absl::Now() + options_.warmup;
+  while (absl::Now() < end) {
+    for (int i = 0; i < 8; ++i) {
+      RETURN_IF_ERROR(
+          CudaStatusToAbsl(cudaMemsetAsync(workspace, i, chunk, stream_.get()),
+                           "cudaMemsetAsync(warm-up)"));
+    }
+    RETURN_IF_ERROR(CudaStatusToAbsl(cudaStreamSynchronize(stream_.get()),
+                                     "cudaStreamSynchronize(warm-up)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     const ConvProblem& problem, int64_t cap, absl::Duration timeout) {
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<CudnnConv> conv,
-      CudnnConv::Create(problem, handle_.get(), stream_.get(), options_.seed));
-  ASSIGN_OR_RETURN(DeviceBuffer workspace,
-                   DeviceBuffer::Allocate(static_cast<size_t>(cap)));
   SearchResult out;
   out.workspace_cap_bytes = cap;
+  absl::Time mark = absl::Now();
+  // Milliseconds since the last call (the first: since `mark` above).
+  auto lap = [&mark] {
+    const absl::Time now = absl::Now();
+    const double ms = absl::ToDoubleMilliseconds(now - mark);
+    mark = now;
+    return ms;
+  };
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<CudnnConv> conv,
+      CudnnConv::Create(problem, handle_.get(), stream_.get(), values_));
+  ASSIGN_OR_RETURN(void* ws, Workspace(cap));
+  const DeviceSpan workspace{ws, static_cast<size_t>(cap)};
+  RETURN_IF_ERROR(WarmUpIfIdle(workspace.ptr, workspace.bytes));
+  out.phases.setup_ms = lap();
+
   ASSIGN_OR_RETURN(out.results, FindCandidates(*conv, workspace));
+  out.phases.find_ms = lap();
 
   ASSIGN_OR_RETURN(std::unique_ptr<Sampler> sampler,
-                   Sampler::Create(conv.get(), stream_.get(), workspace.get(),
-                                   workspace.bytes()));
-  // Screening and re-timing share one budget.
-  const absl::Time deadline =
-      absl::Now() + std::min(options_.retime_budget, timeout / 4);
+                   Sampler::Create(conv.get(), stream_.get(), workspace.ptr,
+                                   workspace.bytes));
+  // Screening and re-timing share one budget: a share of what Find cost.
+  const absl::Duration budget = std::min(
+      {absl::Milliseconds(out.phases.find_ms * options_.refine_budget_factor),
+       options_.retime_budget, timeout / 4});
+  const absl::Time deadline = absl::Now() + budget;
   RETURN_IF_ERROR(Screen(*sampler, options_, deadline, out.results));
+  out.phases.screen_ms = lap();
   ASSIGN_OR_RETURN(out.repeats,
                    Retime(*sampler, options_, deadline, out.results));
   SortResults(out.results);
+  out.phases.retime_ms = lap();
 
-  ASSIGN_OR_RETURN(
-      out.verified,
-      Verify(*conv, workspace, options_.cpu_reference_max_macs, out.results));
+  ASSIGN_OR_RETURN(out.verified,
+                   Verify(*conv, workspace, options_.verify_max_elements,
+                          options_.cpu_reference_max_macs, out.results));
+  out.phases.verify_ms = lap();
   return out;
 }
 

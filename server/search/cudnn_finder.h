@@ -1,23 +1,29 @@
 // CudnnFinder: measures cuDNN convolution algorithms on one GPU, in process.
 //
 // It is what a tunedb-worker process runs (one per GPU and cuDNN version);
-// the daemon itself talks to it only through WorkerFinder. A search builds
-// descriptors and random device buffers for the problem (CudnnConv), offers a
-// workspace of up to the cap (default min(free memory / 4, 4 GiB); quartered
-// again and again when the device runs out of memory), then runs its phases:
+// the daemon itself talks to it only through WorkerFinder. A search costs
+// about what a caller's own cudnnFind costs, times (1 + the options'
+// refine_budget_factor), and runs these phases:
+//   0. set-up: descriptors and buffers for the problem (CudnnConv, filled
+//      from values kept on the device, device_values.h), a workspace of up
+//      to the cap (default min(free memory / 4, 4 GiB), kept from search to
+//      search; quartered again and again when the device runs out of
+//      memory), and, after the GPU has been idle, a warm-up so its clocks
+//      are up;
 //   1. candidates.h: cudnnFind*AlgorithmEx once per math type the policy
-//      allows, results per (algo, math type); Find's one direct call is a
-//      first launch-time sample;
-//   2. screen.h: the OK results near Find's best timed again with batches of
-//      direct launches (launch and host time);
+//      allows, results per (algo, math type); Find's one timed call is a
+//      first launch-time sample, and the wall time of these calls sets the
+//      budget of phases 2 and 3;
+//   2. screen.h: the OK results near Find's best timed again with one batch
+//      of direct launches each (launch and host time);
 //   3. retime.h: the leaders by launch time re-timed together, interleaved,
-//      after a warm-up, each round one batch of direct launches (launch and
-//      host time) and one CUDA-graph replay (GPU time), until their medians
-//      settle or the budget (min(retime_budget, timeout / 4), shared with
-//      screening) is spent;
+//      each round one batch of direct launches (launch and host time), every
+//      other round a CUDA-graph replay (GPU time), until the leader is
+//      settled or the budget is spent;
 //   4. verify.h: the fastest checked against reference algorithms (or the
 //      CPU) on the same inputs; a mismatch is marked kFailed and the next is
 //      checked.
+// SearchResult::phases says where the time went.
 //
 // Thread safety: thread-safe; searches run one at a time (a mutex).
 #ifndef TUNEDB_SERVER_SEARCH_CUDNN_FINDER_H_
@@ -31,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cudnn/cudnn_handles.h"
+#include "cudnn/device_values.h"
 #include "server/finder/finder.h"
 #include "server/search/cudnn_finder_options.h"
 
@@ -60,12 +67,20 @@ class CudnnFinder final : public Finder {
   absl::StatusOr<SearchResult> SearchWithCap(const ConvProblem& problem,
                                              int64_t cap,
                                              absl::Duration timeout);
+  // The kept workspace, grown to `cap` bytes if smaller.
+  absl::StatusOr<void*> Workspace(int64_t cap);
+  // Keeps the GPU busy for options_.warmup when it has been idle for
+  // options_.idle_before_warmup or was never used by this finder.
+  absl::Status WarmUpIfIdle(void* workspace, size_t bytes);
 
   const Options options_;
   const DeviceInfo info_;
   std::mutex mu_;
   CudnnHandle handle_;
   CudaStream stream_;
+  DeviceValues values_;     // input data, kept between searches
+  DeviceBuffer workspace_;  // kept between searches, grown on demand
+  absl::Time last_busy_ = absl::InfinitePast();  // end of the last search
 };
 
 }  // namespace tunedb

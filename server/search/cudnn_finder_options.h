@@ -1,6 +1,8 @@
-// CudnnFinderOptions: how a CudnnFinder searches — the device, the re-timing
-// pool and rounds, the timed sample size and the verification limits. The
-// search phases (screen.h, retime.h, verify.h) read it.
+// CudnnFinderOptions: how a CudnnFinder searches — the device, what it
+// screens and re-times after cudnnFind, the time it may spend doing so (a
+// share of what its own Find calls cost), the timed sample sizes and the
+// verification limits. The search phases (screen.h, retime.h, verify.h)
+// read it.
 //
 // Thread safety: a plain value type.
 #ifndef TUNEDB_SERVER_SEARCH_CUDNN_FINDER_OPTIONS_H_
@@ -13,24 +15,52 @@
 namespace tunedb {
 
 struct CudnnFinderOptions {
-  int ordinal = 0;              // CUDA device ordinal
-  double retime_margin = 0.15;  // candidates within this of the best
-  int min_candidates = 2;
-  int max_candidates = 6;
-  int min_rounds = 10;
-  int max_rounds = 50;
-  int stable_rounds = 5;  // leader unchanged this many rounds
-  absl::Duration warmup = absl::Milliseconds(50);
-  // A timed sample is a batch of back-to-back runs lasting about this long
-  // (at most max_batch runs): long enough that event overhead is noise, and
-  // for direct launches what a caller issuing calls back to back waits for.
-  double sample_ms = 1.0;
-  int max_batch = 256;
-  // Re-timing budget: min(this, search timeout / 4).
+  int ordinal = 0;  // CUDA device ordinal
+
+  // --- Budget. Screening and re-timing together may spend this many times
+  // the wall time of the search's own cudnnFind calls (so the whole search
+  // costs about (1 + this) Find calls, plus verification), and at most
+  // min(retime_budget, search timeout / 4). Re-timing always runs
+  // min_rounds, budget or not.
+  double refine_budget_factor = 0.8;
   absl::Duration retime_budget = absl::Seconds(3);
+
+  // --- Screening: the OK candidates whose Find time is within this factor
+  // of Find's fastest (at most max_screened of them, fastest first) get one
+  // batch of direct launches lasting about screen_sample_ms.
+  double screen_ratio = 3.0;
+  int max_screened = 8;
+  double screen_sample_ms = 0.15;
+
+  // --- Re-timing: the screened candidates within retime_margin of the
+  // screened fastest (at least min_candidates, at most max_candidates) are
+  // timed in interleaved rounds, each a batch of direct launches lasting
+  // about sample_ms, every other round also a CUDA-graph replay (GPU time).
+  double retime_margin = 0.15;
+  int min_candidates = 2;
+  int max_candidates = 4;
+  int min_rounds = 4;
+  int max_rounds = 15;
+  // The leader is settled when every other member is either a near-tie
+  // (median within tie_margin of the leader's: either is as good a choice)
+  // or clearly slower (its fastest sample slower than the leader's median).
+  double tie_margin = 0.02;
+  double sample_ms = 0.25;
+  int max_batch = 256;
+
+  // --- Clocks. The GPU idles at a low clock and ramps up under load: a
+  // search that starts after the device has been idle this long first keeps
+  // it busy for `warmup`, so Find does not time a clocked-down GPU.
+  absl::Duration idle_before_warmup = absl::Seconds(1);
+  absl::Duration warmup = absl::Milliseconds(50);
+
   uint64_t seed = 20260101;  // input data seed
-  // Verification falls back to a CPU computation when no other algorithm
-  // runs, for problems of at most this many multiply-accumulates.
+
+  // --- Verification compares at most this many output elements (evenly
+  // spaced windows, output_windows.h) of the choice and its references.
+  int64_t verify_max_elements = int64_t{1} << 20;
+  // It falls back to a CPU computation when no other algorithm runs, for
+  // problems of at most this many multiply-accumulates.
   int64_t cpu_reference_max_macs = int64_t{1} << 29;
 };
 

@@ -1,7 +1,6 @@
 #include "server/search/retime.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -16,9 +15,11 @@ namespace tunedb {
 namespace {
 
 using Key = std::pair<int, MathType>;
-using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxPasses = 4;
+// Rounds every pool runs, budget or not: each member then has a GPU-time
+// sample and two launch-time samples.
+constexpr int kFloorRounds = 2;
 
 // One member's samples, per run.
 struct Samples {
@@ -46,7 +47,6 @@ class Retimer {
     for (int pass = 0; pass < kMaxPasses; ++pass) {
       const int added = ExtendPool();
       if (pool_.empty() || (pass > 0 && added == 0)) break;
-      if (pass == 0) RETURN_IF_ERROR(WarmUp());
       ASSIGN_OR_RETURN(const int ran, Rounds());
       rounds = std::max(rounds, ran);
       StoreSamples();
@@ -72,8 +72,8 @@ class Retimer {
     return std::find(pool_.begin(), pool_.end(), k) != pool_.end();
   }
 
-  // Adds the OK results within the margin of the pool's leader (of the best
-  // result while the pool is empty); returns how many joined.
+  // Adds the screened OK results within the margin of the pool's leader (of
+  // the best result while the pool is empty); returns how many joined.
   int ExtendPool() {
     double leader_ms = -1;
     for (const Key& k : pool_) {
@@ -84,7 +84,7 @@ class Retimer {
     for (const AlgoResult& r : results_) {
       if (r.status != AlgoStatus::kOk) break;
       const Key key{r.algo, r.math_type};
-      if (InPool(key)) continue;
+      if (!r.retimed || InPool(key)) continue;
       const double cost = r.cost(LaunchMode::kDirect).median_ms;
       const double ref = leader_ms < 0
                              ? results_[0].cost(LaunchMode::kDirect).median_ms
@@ -103,22 +103,17 @@ class Retimer {
     return added;
   }
 
-  // Runs the pool until options.warmup has passed, so clocks have ramped up.
-  absl::Status WarmUp() {
-    std::vector<AlgoResult*> members;
-    for (const Key& k : pool_) members.push_back(&Find(k));
-    return sampler_.WarmUp(members, options_.warmup);
-  }
-
-  // One direct sample (launch and host time) and one graph sample (GPU time)
-  // of r.
-  absl::Status SampleOne(const AlgoResult& r, Samples& out) {
+  // One direct sample (launch and host time) of r and, in even rounds, one
+  // graph sample (GPU time).
+  absl::Status SampleOne(const AlgoResult& r, int round, Samples& out) {
     const int batch = BatchFor(r, options_);
     ASSIGN_OR_RETURN(const DirectSample direct, sampler_.TimeDirect(r, batch));
-    ASSIGN_OR_RETURN(const double gpu_ms, sampler_.Sample(r, batch));
     out.launch.push_back(direct.launch_ms);
     out.host.push_back(direct.host_ms);
-    out.gpu.push_back(gpu_ms);
+    if (round % 2 == 0) {
+      ASSIGN_OR_RETURN(const double gpu_ms, sampler_.Sample(r, batch));
+      out.gpu.push_back(gpu_ms);
+    }
     return absl::OkStatus();
   }
 
@@ -134,7 +129,7 @@ class Retimer {
                 order.end());
     for (const Key& k : order) {
       AlgoResult& r = Find(k);
-      const absl::Status s = SampleOne(r, samples_[k]);
+      const absl::Status s = SampleOne(r, round, samples_[k]);
       if (!s.ok()) {
         RETURN_IF_ERROR(MarkFailed(r, s));
         samples_.erase(k);
@@ -143,34 +138,32 @@ class Retimer {
     return order;
   }
 
-  // Rounds until every member has min_rounds samples and the leader has held
-  // for stable_rounds, or max_rounds, or the deadline; returns how many ran.
+  // Whether the leader among `members` (by median launch time) is settled
+  // against every other member (SettledAgainst).
+  bool Settled(const std::vector<Key>& members) {
+    const Key* leader = nullptr;
+    for (const Key& k : members) {
+      if (!samples_.count(k)) continue;
+      if (leader == nullptr || MedianOf(k) < MedianOf(*leader)) leader = &k;
+    }
+    if (leader == nullptr) return true;
+    return std::all_of(members.begin(), members.end(), [&](const Key& k) {
+      return k == *leader || !samples_.count(k) ||
+             SettledAgainst(samples_[*leader].launch, samples_[k].launch,
+                            options_.tie_margin);
+    });
+  }
+
+  // Rounds until min_rounds have run and the leader is settled, or
+  // max_rounds, or (after kFloorRounds) the deadline; returns how many ran.
   absl::StatusOr<int> Rounds() {
     int ran = 0;
-    int stable = 0;
-    Key leader{-1, MathType::kDefault};
     for (int round = 0; round < options_.max_rounds; ++round) {
       ASSIGN_OR_RETURN(const std::vector<Key> order, Round(round));
       if (order.empty()) break;
       ran = round + 1;
-      Key best{-1, MathType::kDefault};
-      double best_ms = 0;
-      size_t fewest = SIZE_MAX;
-      for (const Key& k : order) {
-        if (!samples_.count(k)) continue;
-        fewest = std::min(fewest, samples_[k].launch.size());
-        const double m = MedianOf(k);
-        if (best.first < 0 || m < best_ms) {
-          best = k;
-          best_ms = m;
-        }
-      }
-      stable = best == leader ? stable + 1 : 1;
-      leader = best;
-      const bool enough =
-          fewest != SIZE_MAX && static_cast<int>(fewest) >= options_.min_rounds;
-      if (enough && stable >= options_.stable_rounds) break;
-      if (enough && absl::Now() >= deadline_) break;
+      if (ran >= kFloorRounds && absl::Now() >= deadline_) break;
+      if (ran >= options_.min_rounds && Settled(order)) break;
     }
     return ran;
   }
@@ -181,7 +174,7 @@ class Retimer {
       AlgoResult& r = Find(k);
       r.launch = Summarize(v.launch);
       r.host = Summarize(v.host);
-      r.gpu = Summarize(v.gpu);
+      if (!v.gpu.empty()) r.gpu = Summarize(v.gpu);
       r.retimed = true;
     }
   }

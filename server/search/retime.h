@@ -1,14 +1,14 @@
 // Phase 3 of a cuDNN search: re-timing the leaders by launch time. The pool
 // starts with the screened candidates within options.retime_margin of the
-// best launch time, at least min_candidates and at most max_candidates. After
-// a warm-up (the GPU busy for options.warmup so its clocks ramp up), rounds
-// take, of every pool member in an order that rotates from round to round,
-// one sample of direct launches (launch and host time) and one of CUDA-graph
-// replays (GPU time), until each has min_rounds samples and the leader (by
-// median launch time) has held for stable_rounds, or max_rounds, or the
-// deadline. A candidate outside the pool within the margin of the re-timed
-// leader then joins it and the rounds go on (at most four passes), so the
-// result ranked first has the full samples.
+// best launch time, at least min_candidates and at most max_candidates.
+// Rounds take, of every pool member in an order that rotates from round to
+// round, one sample of direct launches (launch and host time) and, every
+// other round, one of CUDA-graph replays (GPU time), until min_rounds have
+// run and the leader is settled (every other member a near-tie within
+// options.tie_margin or clearly slower), or max_rounds, or the deadline
+// (two rounds always run). A screened candidate outside the pool within the
+// margin of the re-timed leader then joins it and the rounds go on (at most
+// four passes), so the result ranked first has the full samples.
 //
 // Re-timed results get launch, host and GPU time (median, spread = max - min,
 // sample count) and retimed = true; a member that fails is marked kFailed.

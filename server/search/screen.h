@@ -1,14 +1,14 @@
-// Phase 2 of a cuDNN search: screening. Find's single sample is not trusted
-// (CUDA loads kernels lazily, so it may include loading them: on an H200,
-// Find timed implicit precomp GEMM up to 4x slower than it runs), so after
-// Find's leader has kept the GPU busy for options.warmup, every OK
-// candidate, fastest first, until the deadline:
-//   - runs once untimed;
-//   - is timed once with a direct launch, which sizes its sample batch
-//     (SampleBatch: about options.sample_ms, at most options.max_batch runs);
-//   - is timed with two batched samples of direct launches, the better of
-//     which becomes its launch time, with its host time (samples = 1,
-//     spread 0, retimed = true).
+// Phase 2 of a cuDNN search: screening. Find times each algorithm with one
+// call, so its order is right about what is clearly slower but not among
+// near-ties (and not for an algorithm whose first call pays for loading its
+// kernels lazily, or precomputing indices). Find's order is trusted only that
+// far: every OK candidate whose Find time is within options.screen_ratio of
+// Find's fastest (at most options.max_screened, fastest first, until the
+// deadline) is timed again with one batch of direct launches after one
+// untimed run (TimeDirectRuns), the batch sized from its Find time to last
+// about options.screen_sample_ms (SampleBatch, at most options.max_batch
+// runs). That sample becomes its launch time, with its host time (samples
+// = 1, spread 0, retimed = true); the others keep Find's sample.
 // Screening launches directly, as the callers that rank by launch time do;
 // GPU time (CUDA-graph replays) is measured for the leaders only, in
 // re-timing. A candidate that fails is marked kFailed. The results end
@@ -32,6 +32,11 @@ namespace tunedb {
 // broken CUDA context.
 absl::Status Screen(Sampler& sampler, const CudnnFinderOptions& options,
                     absl::Time deadline, std::vector<AlgoResult>& results);
+
+// Whether a candidate whose Find time is `find_ms` is screened when Find's
+// fastest took `best_ms` (within options.screen_ratio).
+bool WorthScreening(double find_ms, double best_ms,
+                    const CudnnFinderOptions& options);
 
 }  // namespace tunedb
 

@@ -28,14 +28,15 @@ struct Reference {
 
 // Outputs of up to kMaxReferences algorithms, in order of preference.
 absl::StatusOr<std::vector<Reference>> RunReferences(
-    CudnnConv& conv, const DeviceBuffer& workspace,
+    CudnnConv& conv, DeviceSpan workspace,
+    const std::vector<OutputWindow>& windows,
     const std::vector<AlgoResult>& results) {
   std::vector<std::pair<int, MathType>> order = {
       {0, MathType::kFma}, {1, MathType::kFma}, {0, MathType::kDefault}};
   for (const AlgoResult& r : results) {
     if (r.status == AlgoStatus::kOk) order.push_back({r.algo, r.math_type});
   }
-  const int64_t cap = static_cast<int64_t>(workspace.bytes());
+  const int64_t cap = static_cast<int64_t>(workspace.bytes);
   std::vector<Reference> refs;
   for (const auto& [algo, math] : order) {
     if (refs.size() >= kMaxReferences) break;
@@ -45,11 +46,12 @@ absl::StatusOr<std::vector<Reference>> RunReferences(
     if (dup) continue;
     absl::StatusOr<int64_t> need = conv.WorkspaceSize(algo, math);
     if (!need.ok() || *need > cap) continue;
-    if (!conv.Run(algo, math, workspace.get(), workspace.bytes()).ok()) {
+    if (!conv.Run(algo, math, workspace.ptr, workspace.bytes).ok()) {
       RETURN_IF_ERROR(CheckStickyError());
       continue;
     }
-    ASSIGN_OR_RETURN(std::vector<float> output, conv.ReadOutput());
+    ASSIGN_OR_RETURN(std::vector<float> output,
+                     conv.ReadOutputWindows(windows));
     refs.push_back({algo, math, std::move(output)});
   }
   return refs;
@@ -65,20 +67,22 @@ struct Verdict {
 
 // Runs `chosen` and compares its output with the references, adding the CPU
 // reference when no other algorithm is among them (once: `cpu_tried`).
-absl::StatusOr<Verdict> Check(CudnnConv& conv, const DeviceBuffer& workspace,
+absl::StatusOr<Verdict> Check(CudnnConv& conv, DeviceSpan workspace,
+                              const std::vector<OutputWindow>& windows,
                               int64_t cpu_reference_max_macs,
                               const AlgoResult& chosen,
                               std::vector<Reference>& refs, bool& cpu_tried) {
   Verdict v;
-  const absl::Status s = conv.Run(chosen.algo, chosen.math_type,
-                                  workspace.get(), workspace.bytes());
+  const absl::Status s =
+      conv.Run(chosen.algo, chosen.math_type, workspace.ptr, workspace.bytes);
   if (!s.ok()) {
     RETURN_IF_ERROR(CheckStickyError());
     v.conclusive = true;  // it does not run: rejected like a mismatch
     v.why = std::string(s.message());
     return v;
   }
-  ASSIGN_OR_RETURN(const std::vector<float> output, conv.ReadOutput());
+  ASSIGN_OR_RETURN(const std::vector<float> output,
+                   conv.ReadOutputWindows(windows));
   const double tol = VerifyTolerance(conv.problem(), chosen.math_type);
   const bool other =
       std::any_of(refs.begin(), refs.end(), [&](const Reference& ref) {
@@ -88,7 +92,9 @@ absl::StatusOr<Verdict> Check(CudnnConv& conv, const DeviceBuffer& workspace,
     cpu_tried = true;
     absl::StatusOr<std::vector<float>> cpu =
         conv.CpuReference(cpu_reference_max_macs);
-    if (cpu.ok()) refs.push_back({kCpuAlgo, MathType::kFma, std::move(*cpu)});
+    if (cpu.ok()) {
+      refs.push_back({kCpuAlgo, MathType::kFma, TakeWindows(*cpu, windows)});
+    }
   }
   for (const Reference& ref : refs) {
     if (ref.Is(chosen.algo, chosen.math_type)) continue;
@@ -142,18 +148,21 @@ double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
   return std::sqrt(diff) / std::max(std::sqrt(ref), 1e-30);
 }
 
-absl::StatusOr<bool> Verify(CudnnConv& conv, const DeviceBuffer& workspace,
+absl::StatusOr<bool> Verify(CudnnConv& conv, DeviceSpan workspace,
+                            int64_t verify_max_elements,
                             int64_t cpu_reference_max_macs,
                             std::vector<AlgoResult>& results) {
+  const std::vector<OutputWindow> windows =
+      OutputWindows(conv.OutputElements(), verify_max_elements);
   ASSIGN_OR_RETURN(std::vector<Reference> refs,
-                   RunReferences(conv, workspace, results));
+                   RunReferences(conv, workspace, windows, results));
   bool cpu_tried = false;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (results.empty() || results[0].status != AlgoStatus::kOk) break;
     AlgoResult& chosen = results[0];
     ASSIGN_OR_RETURN(const Verdict v,
-                     Check(conv, workspace, cpu_reference_max_macs, chosen,
-                           refs, cpu_tried));
+                     Check(conv, workspace, windows, cpu_reference_max_macs,
+                           chosen, refs, cpu_tried));
     if (!v.conclusive) break;
     if (v.match) return true;
     chosen.status = AlgoStatus::kFailed;

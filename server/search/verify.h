@@ -5,7 +5,10 @@
 // of preference (only those that fit the workspace and run). When no other
 // algorithm ran, the reference is the double-precision CPU computation
 // (CudnnConv::CpuReference), for problems of at most cpu_reference_max_macs.
-// The check is the relative L2 difference against VerifyTolerance. A fastest
+// The check is the relative L2 difference against VerifyTolerance, over at
+// most verify_max_elements of the output (evenly spaced windows,
+// output_windows.h: reading a whole large output back would cost more than
+// the search's timing). A fastest
 // result that disagrees is marked kFailed ("output differs from ...") and the
 // next one is checked, three at most.
 //
@@ -38,7 +41,8 @@ double RelativeL2(const std::vector<float>& a, const std::vector<float>& b);
 // matched a reference (SearchResult::verified); results it rejected are
 // marked kFailed and the results re-sorted. Errors: the fatal one of a broken
 // CUDA context, or a failed read of an output.
-absl::StatusOr<bool> Verify(CudnnConv& conv, const DeviceBuffer& workspace,
+absl::StatusOr<bool> Verify(CudnnConv& conv, DeviceSpan workspace,
+                            int64_t verify_max_elements,
                             int64_t cpu_reference_max_macs,
                             std::vector<AlgoResult>& results);
 

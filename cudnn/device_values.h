@@ -1,0 +1,48 @@
+// DeviceValues: seeded random element data kept on the device, per data
+// type, so that a search fills its buffers with a device-to-device copy
+// instead of generating and uploading them every time (a 100 MB activation
+// costs tens of milliseconds on the host, more than cudnnFind itself on the
+// smaller layers).
+//
+// A type's values are RandomElements(type, size, seed): uniform in [-1, 1),
+// the same prefix whatever the size, so growing the pool (regenerated at
+// twice the size, or what a fill needs) never changes the values a fill at
+// a given offset gets.
+//
+// Thread safety: none; one thread at a time, on the current CUDA device.
+#ifndef TUNEDB_CUDNN_DEVICE_VALUES_H_
+#define TUNEDB_CUDNN_DEVICE_VALUES_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+
+#include "absl/status/status.h"
+#include "cudnn/cudnn_handles.h"
+#include "tunedb/problem.h"
+
+namespace tunedb {
+
+class DeviceValues {
+ public:
+  explicit DeviceValues(uint64_t seed) : seed_(seed) {}
+
+  // Copies elements [offset, offset + count) of `type`'s values to `dst`
+  // (count * DataTypeBytes(type) bytes), ordered on `stream`. Grows the pool
+  // first when it is too short. RESOURCE_EXHAUSTED if the pool does not fit
+  // on the device.
+  absl::Status Fill(DataType type, int64_t offset, int64_t count, void* dst,
+                    cudaStream_t stream);
+
+  // Bytes held on the device, over all types.
+  int64_t bytes() const;
+
+ private:
+  uint64_t seed_;
+  std::map<DataType, DeviceBuffer> pools_;
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_CUDNN_DEVICE_VALUES_H_
