@@ -109,30 +109,16 @@ class ClientImpl final : public Client {
   }
 
   Answer Get(const ProblemKey& key, const Constraints& constraints) override {
-    if (cache_ != nullptr) {
-      const int device = devices_.Find(key.device);
-      PackedKey packed;
-      if (device != 0 && PackKey(device, key.problem, constraints, &packed)) {
-        const uint64_t hash = packed.Hash();
-        CacheValue value;
-        bool refresh = false;
-        if (cache_->Lookup(packed, hash, CoarseNowMs(), &value, &refresh)) {
-          counters_.Add(kHits);
-          if (refresh) Enqueue(Job::kRefresh, key, constraints);
-          Answer answer = FromValue(value);
-          if (answer.source == Source::kHeuristic) counters_.Add(kFallbacks);
-          if (answer.source == Source::kNone) counters_.Add(kNoneAnswers);
-          return answer;
-        }
-        return Miss(key, constraints, Slot{true, packed, hash});
-      }
+    if (options_.launch_mode.has_value() &&
+        constraints.launch_mode != *options_.launch_mode) {
+      return GetWith(key, WithClientLaunchMode(constraints));
     }
-    return Miss(key, constraints, MakeSlot(key, constraints));
+    return GetWith(key, constraints);
   }
 
   bool Prefetch(const ProblemKey& key,
                 const Constraints& constraints) override {
-    return Enqueue(Job::kTune, key, constraints);
+    return Enqueue(Job::kTune, key, WithClientLaunchMode(constraints));
   }
 
   bool WaitForBackground(absl::Duration timeout) override {
@@ -174,6 +160,37 @@ class ClientImpl final : public Client {
   }
 
  private:
+  // `constraints` with ClientOptions::launch_mode applied.
+  Constraints WithClientLaunchMode(Constraints constraints) const {
+    if (options_.launch_mode.has_value()) {
+      constraints.launch_mode = *options_.launch_mode;
+    }
+    return constraints;
+  }
+
+  // Get, once the constraints are final: the cache, else the miss path.
+  Answer GetWith(const ProblemKey& key, const Constraints& constraints) {
+    if (cache_ != nullptr) {
+      const int device = devices_.Find(key.device);
+      PackedKey packed;
+      if (device != 0 && PackKey(device, key.problem, constraints, &packed)) {
+        const uint64_t hash = packed.Hash();
+        CacheValue value;
+        bool refresh = false;
+        if (cache_->Lookup(packed, hash, CoarseNowMs(), &value, &refresh)) {
+          counters_.Add(kHits);
+          if (refresh) Enqueue(Job::kRefresh, key, constraints);
+          Answer answer = FromValue(value);
+          if (answer.source == Source::kHeuristic) counters_.Add(kFallbacks);
+          if (answer.source == Source::kNone) counters_.Add(kNoneAnswers);
+          return answer;
+        }
+        return Miss(key, constraints, Slot{true, packed, hash});
+      }
+    }
+    return Miss(key, constraints, MakeSlot(key, constraints));
+  }
+
   // Where a miss caches its answer.
   struct Slot {
     bool packable = false;

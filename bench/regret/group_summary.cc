@@ -41,6 +41,7 @@ std::vector<GroupSummary> SummarizeBy(
       ++g.measured;
       g.search_s += m->search_s;
       g.find_s += m->find_s;
+      g.find_cold_s += m->find_cold_s;
       for (PickKind kind : kPickKinds) {
         const int i = static_cast<int>(kind);
         if (std::optional<double> r = PickRatio(*m, kind)) {

@@ -44,6 +44,7 @@ struct GroupSummary {
   // cudnnFind's (all math types).
   double search_s = 0;
   double find_s = 0;
+  double find_cold_s = 0;  // the preloading Find calls (kernels not loaded)
 
   const PickSummary& pick(PickKind k) const {
     return picks[static_cast<int>(k)];

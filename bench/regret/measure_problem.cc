@@ -14,6 +14,9 @@
 namespace tunedb::regret {
 
 absl::Status MeasureProblem(const RegretContext& ctx, ProblemMeasurement& m) {
+  if (ctx.preload_find) {
+    RETURN_IF_ERROR(PreloadFind(ctx.handle, ctx.stream, ctx.seed, m));
+  }
   RETURN_IF_ERROR(MeasureTunedb(*ctx.finder, ctx.truth.batch.mode, m));
   if (!m.error.empty()) return absl::OkStatus();
   absl::StatusOr<std::unique_ptr<CudnnConv>> conv =

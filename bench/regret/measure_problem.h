@@ -27,6 +27,11 @@ struct RegretContext {
   cudaStream_t stream = nullptr;   // ours, not the finder's
   TruthOptions truth;
   uint64_t seed = CudnnFinder::Options().seed;  // the finder's input data
+  // Run (and time, as find_cold_s) cudnnFind once before tunedb's search, so
+  // that both the search and the timed Find after it find the problem's
+  // kernels loaded: CUDA loads them lazily, once per process, and whichever
+  // ran first would pay for it.
+  bool preload_find = true;
 };
 
 // Measures m.problem into m. A problem that cannot be measured gets m.error.

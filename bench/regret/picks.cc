@@ -70,6 +70,28 @@ absl::Status MeasureTunedb(CudnnFinder& finder, LaunchMode mode,
   return absl::OkStatus();
 }
 
+absl::Status PreloadFind(cudnnHandle_t handle, cudaStream_t stream,
+                         uint64_t seed, ProblemMeasurement& m) {
+  absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
+      CudnnConv::Create(m.problem.problem, handle, stream, seed);
+  if (!conv.ok()) return CheckStickyError();
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    return CheckStickyError();
+  }
+  Workspace workspace;
+  const size_t cap = std::min(free_bytes / 4, size_t{4} << 30);
+  if (!workspace.Reserve(cap).ok()) return CheckStickyError();
+  for (MathType math : SearchMathTypes(m.problem.problem)) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<std::vector<AlgoPerf>> entries =
+        (*conv)->Find(math, workspace.get(), workspace.bytes());
+    m.find_cold_s += SecondsSince(start);
+    if (!entries.ok()) RETURN_IF_ERROR(CheckStickyError());
+  }
+  return absl::OkStatus();
+}
+
 absl::Status MeasureFind(CudnnConv& conv, Workspace& workspace,
                          ProblemMeasurement& m) {
   const size_t offered = static_cast<size_t>(m.workspace_cap_bytes);

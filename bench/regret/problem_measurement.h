@@ -76,6 +76,9 @@ struct ProblemMeasurement {
   // cudnnFind: one call per math type; find_s is their wall time summed.
   std::vector<FindRun> find_runs;
   double find_s = 0;
+  // The same calls made first, before tunedb's search (kernels not yet
+  // loaded); 0 without the preload.
+  double find_cold_s = 0;
   // cuDNN's heuristic ranking (cudnnGet*Algorithm_v7).
   std::vector<AlgoPerf> heuristic_entries;
 

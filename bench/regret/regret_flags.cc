@@ -66,6 +66,12 @@ std::optional<int> ParseRegretFlags(int argc, const char* const* argv,
                  "time included) or graph (CUDA-graph replays, GPU time)")
       ->check(CLI::IsMember({"direct", "graph"}))
       ->capture_default_str();
+  app.add_flag("--preload-find,!--no-preload-find", flags->preload_find,
+               "Run cudnnFind once before tunedb's search (default), so "
+               "that neither the search nor the timed Find pays for loading "
+               "the problem's kernels lazily; --no-preload-find: the search "
+               "pays it")
+      ->capture_default_str();
   app.add_option("--device", flags->device, "CUDA device ordinal")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

@@ -25,7 +25,8 @@ inline constexpr int kExitSkip = 77;   // no usable GPU (ctest: skipped)
 struct RegretFlags {
   ProblemSetSpec problems;
   TruthOptions truth;
-  int device = 0;  // CUDA ordinal
+  int device = 0;            // CUDA ordinal
+  bool preload_find = true;  // RegretContext::preload_find
   std::string json_path;
   std::string csv_path;
   std::string command_line;  // argv joined, for the report

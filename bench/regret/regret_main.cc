@@ -106,6 +106,7 @@ int Main(int argc, char** argv) {
   ctx.handle = handle->get();
   ctx.stream = stream->get();
   ctx.truth = flags.truth;
+  ctx.preload_find = flags.preload_find;
   std::vector<ProblemMeasurement> measurements;
   absl::Status fatal;
   for (size_t i = 0; i < set->problems.size(); ++i) {

@@ -61,6 +61,13 @@ struct ClientOptions {
   // What a miss does. Default: kBackground.
   MissPolicy miss_policy = MissPolicy::kBackground;
 
+  // How this program launches its convolutions, for every Get and Prefetch:
+  // when set, it replaces Constraints::launch_mode (a program that captures
+  // CUDA graphs sets kGraph once here instead of in every call). nullopt:
+  // each call's Constraints decide (their default is kDirect). Default:
+  // nullopt.
+  std::optional<LaunchMode> launch_mode;
+
   // Heuristic answers for misses; empty means none (a miss the daemon
   // cannot answer is then Source::kNone). Default: empty.
   HeuristicFn heuristic;

@@ -1,6 +1,9 @@
 // Phase 1 of a cuDNN search: the candidates. cudnnFind*AlgorithmEx runs once
-// per math type the problem's policy allows, and every algorithm it reports
-// becomes one AlgoResult per (algorithm, math type):
+// per math type the problem's policy allows, and every entry it reports
+// becomes one AlgoResult per (algorithm, math type), the math type being the
+// one the entry reports where the policy allows it (Find reports some
+// algorithms twice in one call, under two math types), else the one asked
+// for; of two reports of one pair the one that ran, else the faster, counts:
 //   - ran: kOk with Find's time (samples = 1) and the larger of Find's memory
 //     and cudnnGet*WorkspaceSize (Find can under-report);
 //   - needs more workspace than offered: kFailed with its need;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -24,11 +25,13 @@ constexpr int64_t kMaxDefaultWorkspace = int64_t{4} << 30;
 }  // namespace
 
 CudnnFinder::CudnnFinder(const Options& options, DeviceInfo info,
-                         CudnnHandle handle, CudaStream stream)
+                         CudnnHandle handle, CudaStream stream,
+                         std::unique_ptr<GpuClocks> clocks)
     : options_(options),
       info_(std::move(info)),
       handle_(std::move(handle)),
       stream_(std::move(stream)),
+      clocks_(std::move(clocks)),
       values_(options.seed) {}
 
 absl::StatusOr<std::unique_ptr<CudnnFinder>> CudnnFinder::Create(
@@ -45,7 +48,8 @@ absl::StatusOr<std::unique_ptr<CudnnFinder>> CudnnFinder::Create(
   ASSIGN_OR_RETURN(CudnnHandle handle, CreateCudnnHandle());
   ASSIGN_OR_RETURN(CudaStream stream, CudaStream::Create());
   return std::unique_ptr<CudnnFinder>(new CudnnFinder(
-      options, std::move(info), std::move(handle), std::move(stream)));
+      options, std::move(info), std::move(handle), std::move(stream),
+      GpuClocks::ForCudaDevice(options.ordinal)));
 }
 
 absl::StatusOr<std::vector<DeviceInfo>> CudnnFinder::Devices() {
@@ -98,16 +102,21 @@ absl::StatusOr<void*> CudnnFinder::Workspace(int64_t cap) {
   return workspace_.get();
 }
 
-absl::Status CudnnFinder::WarmUpIfIdle(void* workspace, size_t bytes) {
-  if (absl::Now() - last_busy_ < options_.idle_before_warmup) {
-    return absl::OkStatus();
+bool CudnnFinder::ClockedDown() const {
+  if (std::optional<double> f = clocks_->SmClockFraction()) {
+    return *f < options_.warm_clock_fraction;
   }
+  return absl::Now() - last_busy_ >= options_.idle_before_warmup;
+}
+
+absl::Status CudnnFinder::WarmUpIfClockedDown(void* workspace, size_t bytes) {
   // Memory traffic keeps the GPU busy without depending on which cuDNN
   // algorithms the problem supports; 64 MiB a pass at most.
   const size_t chunk = std::min<size_t>(bytes, size_t{64} << 20);
-  if (chunk == 0) return absl::OkStatus();
+  if (chunk == 0 || !ClockedDown()) return absl::OkStatus();
+  const bool by_clock = clocks_->Known();
   const absl::Time end = absl::Now() + options_.warmup;
-  while (absl::Now() < end) {
+  while (absl::Now() < end && (!by_clock || ClockedDown())) {
     for (int i = 0; i < 8; ++i) {
       RETURN_IF_ERROR(
           CudaStatusToAbsl(cudaMemsetAsync(workspace, i, chunk, stream_.get()),
@@ -136,7 +145,7 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
       CudnnConv::Create(problem, handle_.get(), stream_.get(), values_));
   ASSIGN_OR_RETURN(void* ws, Workspace(cap));
   const DeviceSpan workspace{ws, static_cast<size_t>(cap)};
-  RETURN_IF_ERROR(WarmUpIfIdle(workspace.ptr, workspace.bytes));
+  RETURN_IF_ERROR(WarmUpIfClockedDown(workspace.ptr, workspace.bytes));
   out.phases.setup_ms = lap();
 
   ASSIGN_OR_RETURN(out.results, FindCandidates(*conv, workspace));

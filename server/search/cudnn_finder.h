@@ -8,8 +8,8 @@
 //      from values kept on the device, device_values.h), a workspace of up
 //      to the cap (default min(free memory / 4, 4 GiB), kept from search to
 //      search; quartered again and again when the device runs out of
-//      memory), and, after the GPU has been idle, a warm-up so its clocks
-//      are up;
+//      memory), and, while the GPU is clocked down, a warm-up so its
+//      clocks are up;
 //   1. candidates.h: cudnnFind*AlgorithmEx once per math type the policy
 //      allows, results per (algo, math type); Find's one timed call is a
 //      first launch-time sample, and the wall time of these calls sets the
@@ -38,6 +38,7 @@
 #include "absl/time/time.h"
 #include "cudnn/cudnn_handles.h"
 #include "cudnn/device_values.h"
+#include "cudnn/gpu_clocks.h"
 #include "server/finder/finder.h"
 #include "server/search/cudnn_finder_options.h"
 
@@ -63,23 +64,25 @@ class CudnnFinder final : public Finder {
 
  private:
   CudnnFinder(const Options& options, DeviceInfo info, CudnnHandle handle,
-              CudaStream stream);
+              CudaStream stream, std::unique_ptr<GpuClocks> clocks);
   absl::StatusOr<SearchResult> SearchWithCap(const ConvProblem& problem,
                                              int64_t cap,
                                              absl::Duration timeout);
   // The kept workspace, grown to `cap` bytes if smaller.
   absl::StatusOr<void*> Workspace(int64_t cap);
-  // Keeps the GPU busy for options_.warmup when it has been idle for
-  // options_.idle_before_warmup or was never used by this finder.
-  absl::Status WarmUpIfIdle(void* workspace, size_t bytes);
+  // Keeps the GPU busy while it is clocked down (options_.warmup at most;
+  // see CudnnFinderOptions).
+  absl::Status WarmUpIfClockedDown(void* workspace, size_t bytes);
+  bool ClockedDown() const;
 
   const Options options_;
   const DeviceInfo info_;
   std::mutex mu_;
   CudnnHandle handle_;
   CudaStream stream_;
-  DeviceValues values_;     // input data, kept between searches
-  DeviceBuffer workspace_;  // kept between searches, grown on demand
+  std::unique_ptr<GpuClocks> clocks_;  // never null
+  DeviceValues values_;                // input data, kept between searches
+  DeviceBuffer workspace_;             // kept between searches, grown on demand
   absl::Time last_busy_ = absl::InfinitePast();  // end of the last search
 };
 

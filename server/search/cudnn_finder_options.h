@@ -45,20 +45,24 @@ struct CudnnFinderOptions {
   // (median within tie_margin of the leader's: either is as good a choice)
   // or clearly slower (its fastest sample slower than the leader's median).
   double tie_margin = 0.02;
-  double sample_ms = 0.25;
+  double sample_ms = 0.3;
   int max_batch = 256;
 
-  // --- Clocks. The GPU idles at a low clock and ramps up under load: a
-  // search that starts after the device has been idle this long first keeps
-  // it busy for `warmup`, so Find does not time a clocked-down GPU.
+  // --- Clocks. The GPU idles at a low clock and ramps up under load. A
+  // search that finds the SM clock below warm_clock_fraction of its highest
+  // (through NVML, gpu_clocks.h) first keeps the GPU busy until it is not,
+  // for at most `warmup`, so that Find does not time a clocked-down GPU.
+  // Where NVML cannot say, a search that starts after this finder has been
+  // idle for idle_before_warmup warms up for `warmup`.
+  double warm_clock_fraction = 0.9;
+  absl::Duration warmup = absl::Milliseconds(100);
   absl::Duration idle_before_warmup = absl::Seconds(1);
-  absl::Duration warmup = absl::Milliseconds(50);
 
   uint64_t seed = 20260101;  // input data seed
 
   // --- Verification compares at most this many output elements (evenly
   // spaced windows, output_windows.h) of the choice and its references.
-  int64_t verify_max_elements = int64_t{1} << 20;
+  int64_t verify_max_elements = int64_t{1} << 18;
   // It falls back to a CPU computation when no other algorithm runs, for
   // problems of at most this many multiply-accumulates.
   int64_t cpu_reference_max_macs = int64_t{1} << 29;

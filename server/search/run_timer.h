@@ -39,7 +39,9 @@ struct DirectSample {
 };
 
 // `batch` runs launched directly between two events, after one untimed run
-// (the first call after another algorithm's costs the host more).
+// (the first call after another algorithm's costs the host more) and a wait
+// for the GPU to idle (so the first timed call's host cost counts, as it
+// does for a caller whose GPU waits for it).
 absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
                                             cudaStream_t stream, int algo,
                                             MathType math, void* workspace,

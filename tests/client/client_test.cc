@@ -214,6 +214,30 @@ TEST_F(ClientTest, ConstraintsAreDistinctEntries) {
   EXPECT_EQ(client->Get(key, small).algo, 0);
 }
 
+TEST_F(ClientTest, ClientLaunchModeRanksEveryCallWhateverItsConstraints) {
+  const ProblemKey key = TestKey(12);
+  AlgoResult host_heavy = OkResult(1);  // slow to call, fast on the GPU
+  host_heavy.launch.median_ms = 0.114;
+  host_heavy.gpu.median_ms = 0.003;
+  AlgoResult gpu_bound = OkResult(0);
+  gpu_bound.launch.median_ms = 0.040;
+  gpu_bound.gpu.median_ms = 0.039;
+  daemon_.service().Put(key, {gpu_bound, host_heavy});
+
+  ClientOptions graphs = Options(MissPolicy::kBackground);
+  graphs.launch_mode = LaunchMode::kGraph;
+  auto capturing = Make(graphs);
+  EXPECT_EQ(capturing->Get(key).algo, 1);  // default Constraints say kDirect
+  EXPECT_EQ(capturing->Get(key).source, Source::kCache);
+  EXPECT_EQ(capturing->Get(key).algo, 1);
+
+  auto direct = Make(Options(MissPolicy::kBackground));
+  EXPECT_EQ(direct->Get(key).algo, 0);
+  Constraints graph;
+  graph.launch_mode = LaunchMode::kGraph;
+  EXPECT_EQ(direct->Get(key, graph).algo, 1);
+}
+
 TEST_F(ClientTest, NegativeEntryLivesForItsTtl) {
   // The daemon has no record and cannot search (wrong GPU).
   daemon_.service().set_tune_result(
