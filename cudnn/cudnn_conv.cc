@@ -19,32 +19,39 @@ absl::StatusOr<std::unique_ptr<CudnnConv>> CudnnConv::Create(
 
 absl::StatusOr<std::unique_ptr<CudnnConv>> CudnnConv::Create(
     const ConvProblem& problem, cudnnHandle_t handle, cudaStream_t stream,
-    DeviceValues& values) {
+    DeviceValues& values, OperandArena* arena) {
   RETURN_IF_ERROR(problem.Validate());
   std::unique_ptr<CudnnConv> conv(new CudnnConv());
   conv->problem_ = problem;
   conv->handle_ = handle;
   conv->stream_ = stream;
-  RETURN_IF_ERROR(conv->Init(values));
+  RETURN_IF_ERROR(conv->Init(values, arena));
   return conv;
 }
 
-absl::Status CudnnConv::Init(DeviceValues& values) {
+absl::Status CudnnConv::Init(DeviceValues& values, OperandArena* arena) {
   ASSIGN_OR_RETURN(descriptors_, DescribeConv(problem_));
   const int64_t elem = DataTypeBytes(problem_.input_type);
   for (int i = 0; i < kConvOperandCount; ++i) {
     const int64_t elements =
         OperandElements(problem_, static_cast<ConvOperand>(i));
-    ASSIGN_OR_RETURN(buffers_[i], DeviceBuffer::Allocate(elements * elem));
+    const size_t bytes = static_cast<size_t>(elements * elem);
+    if (arena != nullptr) {
+      ASSIGN_OR_RETURN(buffers_[i],
+                       arena->Reserve(static_cast<ConvOperand>(i), bytes));
+    } else {
+      ASSIGN_OR_RETURN(owned_[i], DeviceBuffer::Allocate(bytes));
+      buffers_[i] = {owned_[i].get(), owned_[i].bytes()};
+    }
     RETURN_IF_ERROR(values.Fill(problem_.input_type, i * kOperandValueStride,
-                                elements, buffers_[i].get(), stream_));
+                                elements, buffers_[i].ptr, stream_));
   }
   return CudaStatusToAbsl(cudaStreamSynchronize(stream_),
                           "cudaStreamSynchronize(fill)");
 }
 
 ConvBuffers CudnnConv::buffers() const {
-  return {buffers_[0].get(), buffers_[1].get(), buffers_[2].get()};
+  return {buffers_[0].ptr, buffers_[1].ptr, buffers_[2].ptr};
 }
 
 absl::Status CudnnConv::PrepareCall(MathType math, bool on_stream) {
@@ -81,10 +88,10 @@ absl::Status CudnnConv::Run(int algo, MathType math, void* workspace,
 absl::StatusOr<std::vector<float>> CudnnConv::ReadOperand(ConvOperand operand) {
   RETURN_IF_ERROR(CudaStatusToAbsl(cudaStreamSynchronize(stream_),
                                    "cudaStreamSynchronize"));
-  const DeviceBuffer& buffer = buffers_[static_cast<int>(operand)];
-  std::vector<unsigned char> raw(buffer.bytes());
+  const DeviceSpan& buffer = buffers_[static_cast<int>(operand)];
+  std::vector<unsigned char> raw(buffer.bytes);
   RETURN_IF_ERROR(CudaStatusToAbsl(
-      cudaMemcpy(raw.data(), buffer.get(), raw.size(), cudaMemcpyDeviceToHost),
+      cudaMemcpy(raw.data(), buffer.ptr, raw.size(), cudaMemcpyDeviceToHost),
       "cudaMemcpy(read)"));
   return ElementsToFloats(problem_.input_type, raw);
 }
@@ -103,10 +110,20 @@ absl::StatusOr<std::vector<float>> CudnnConv::ReadOutputWindows(
                                    "cudaStreamSynchronize"));
   const int64_t elem = DataTypeBytes(problem_.input_type);
   const auto* base = static_cast<const unsigned char*>(
-      buffers_[static_cast<int>(RolesOf(problem_.op).out)].get());
+      buffers_[static_cast<int>(RolesOf(problem_.op).out)].ptr);
   int64_t total = 0;
   for (const OutputWindow& w : windows) total += w.count;
   std::vector<unsigned char> raw(static_cast<size_t>(total * elem));
+  int64_t stride = 0;
+  if (windows.size() > 1 && EvenlyStrided(windows, &stride)) {
+    const size_t width = static_cast<size_t>(windows[0].count * elem);
+    RETURN_IF_ERROR(CudaStatusToAbsl(
+        cudaMemcpy2D(raw.data(), width, base + windows[0].offset * elem,
+                     static_cast<size_t>(stride * elem), width, windows.size(),
+                     cudaMemcpyDeviceToHost),
+        "cudaMemcpy2D(read windows)"));
+    return ElementsToFloats(problem_.input_type, raw);
+  }
   int64_t at = 0;
   for (const OutputWindow& w : windows) {
     RETURN_IF_ERROR(CudaStatusToAbsl(

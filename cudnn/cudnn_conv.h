@@ -31,6 +31,7 @@
 #include "cudnn/conv_ops.h"
 #include "cudnn/cudnn_handles.h"
 #include "cudnn/device_values.h"
+#include "cudnn/operand_arena.h"
 #include "cudnn/output_windows.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
@@ -51,9 +52,11 @@ class CudnnConv {
   // The same, filling the buffers from `values` (which must outlive the
   // call, not the conv): operand i gets the values from element
   // i * kOperandValueStride on. Cheap when `values` already holds enough.
+  // With an `arena` (which must outlive the conv), the buffers are the
+  // arena's instead of the conv's own.
   static absl::StatusOr<std::unique_ptr<CudnnConv>> Create(
       const ConvProblem& problem, cudnnHandle_t handle, cudaStream_t stream,
-      DeviceValues& values);
+      DeviceValues& values, OperandArena* arena = nullptr);
   static constexpr int64_t kOperandValueStride = 7919;
 
   const ConvProblem& problem() const { return problem_; }
@@ -88,7 +91,7 @@ class CudnnConv {
 
  private:
   CudnnConv() = default;
-  absl::Status Init(DeviceValues& values);
+  absl::Status Init(DeviceValues& values, OperandArena* arena);
   absl::Status PrepareCall(MathType math, bool on_stream);
   ConvBuffers buffers() const;
   // Waits for the stream and copies `operand` to the host as floats.
@@ -98,7 +101,8 @@ class CudnnConv {
   cudnnHandle_t handle_ = nullptr;
   cudaStream_t stream_ = nullptr;
   ConvDescriptors descriptors_;
-  std::array<DeviceBuffer, kConvOperandCount> buffers_;  // x, w, y
+  std::array<DeviceBuffer, kConvOperandCount> owned_;  // x, w, y, or empty
+  std::array<DeviceSpan, kConvOperandCount> buffers_;  // x, w, y
 };
 
 }  // namespace tunedb

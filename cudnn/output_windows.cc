@@ -9,15 +9,26 @@ std::vector<OutputWindow> OutputWindows(int64_t total, int64_t max_elements) {
   if (max_elements <= 0 || total <= max_elements) return {{0, total}};
   const int64_t n = kOutputWindowCount;
   const int64_t count = std::max<int64_t>(1, max_elements / n);
-  // Starts spread over [0, total - count], the first at 0 and the last at
-  // total - count; windows never overlap since n * count <= total.
+  // Starts `stride` apart from 0, so that one strided copy reads them all;
+  // they never overlap since n * count <= total, and the last ends within
+  // `stride` of the end.
+  const int64_t stride = (total - count) / (n - 1);
   std::vector<OutputWindow> windows;
   windows.reserve(n);
-  const int64_t span = total - count;
-  for (int64_t i = 0; i < n; ++i) {
-    windows.push_back({span * i / (n - 1), count});
-  }
+  for (int64_t i = 0; i < n; ++i) windows.push_back({i * stride, count});
   return windows;
+}
+
+bool EvenlyStrided(const std::vector<OutputWindow>& windows, int64_t* stride) {
+  if (windows.empty()) return false;
+  *stride = windows.size() > 1 ? windows[1].offset - windows[0].offset : 0;
+  for (size_t i = 1; i < windows.size(); ++i) {
+    if (windows[i].count != windows[0].count ||
+        windows[i].offset - windows[i - 1].offset != *stride) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::vector<float> TakeWindows(const std::vector<float>& all,

@@ -25,10 +25,15 @@ struct OutputWindow {
 // The windows over an output of `total` elements: the whole output in one
 // window when total <= max_elements (or max_elements <= 0), else
 // kOutputWindowCount windows of max_elements / kOutputWindowCount elements,
-// evenly spaced, the first at 0 and the last ending at the end. Windows are
+// evenly spaced (a fixed stride apart, so one strided copy reads them), the
+// first at 0 and the last ending within one stride of the end. Windows are
 // sorted and do not overlap.
 inline constexpr int kOutputWindowCount = 64;
 std::vector<OutputWindow> OutputWindows(int64_t total, int64_t max_elements);
+
+// Whether `windows` are of one length and a fixed stride apart (then
+// *stride is set; a single window has stride 0).
+bool EvenlyStrided(const std::vector<OutputWindow>& windows, int64_t* stride);
 
 // The elements of `all` inside `windows`, in order.
 std::vector<float> TakeWindows(const std::vector<float>& all,

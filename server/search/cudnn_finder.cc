@@ -88,6 +88,7 @@ absl::StatusOr<SearchResult> CudnnFinder::Search(int device_index,
     // Out of device memory: give back the kept memory, offer less workspace
     // and search again.
     workspace_ = DeviceBuffer();
+    operands_.Release();
     values_ = DeviceValues(options_.seed);
     cap = cap >= (int64_t{64} << 20) ? cap / 4 : 0;
   }
@@ -140,9 +141,9 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     mark = now;
     return ms;
   };
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<CudnnConv> conv,
-      CudnnConv::Create(problem, handle_.get(), stream_.get(), values_));
+  ASSIGN_OR_RETURN(std::unique_ptr<CudnnConv> conv,
+                   CudnnConv::Create(problem, handle_.get(), stream_.get(),
+                                     values_, &operands_));
   ASSIGN_OR_RETURN(void* ws, Workspace(cap));
   const DeviceSpan workspace{ws, static_cast<size_t>(cap)};
   RETURN_IF_ERROR(WarmUpIfClockedDown(workspace.ptr, workspace.bytes));

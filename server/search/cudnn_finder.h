@@ -39,6 +39,7 @@
 #include "cudnn/cudnn_handles.h"
 #include "cudnn/device_values.h"
 #include "cudnn/gpu_clocks.h"
+#include "cudnn/operand_arena.h"
 #include "server/finder/finder.h"
 #include "server/search/cudnn_finder_options.h"
 
@@ -83,6 +84,7 @@ class CudnnFinder final : public Finder {
   std::unique_ptr<GpuClocks> clocks_;  // never null
   DeviceValues values_;                // input data, kept between searches
   DeviceBuffer workspace_;             // kept between searches, grown on demand
+  OperandArena operands_;              // the conv's buffers, likewise
   absl::Time last_busy_ = absl::InfinitePast();  // end of the last search
 };
 

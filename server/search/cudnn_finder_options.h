@@ -30,22 +30,27 @@ struct CudnnFinderOptions {
   // batch of direct launches lasting about screen_sample_ms.
   double screen_ratio = 3.0;
   int max_screened = 8;
-  double screen_sample_ms = 0.15;
+  double screen_sample_ms = 0.3;
 
   // --- Re-timing: the screened candidates within retime_margin of the
   // screened fastest (at least min_candidates, at most max_candidates) are
   // timed in interleaved rounds, each a batch of direct launches lasting
-  // about sample_ms, every other round also a CUDA-graph replay (GPU time).
+  // about sample_ms, every other round also a CUDA-graph replay lasting
+  // about graph_sample_ms (GPU time). Direct batches are long because a
+  // host-heavy algorithm's calls get cheaper over the first few after
+  // another algorithm's (0.16 ms a call in batches of 2, 0.10 in batches of
+  // 7, on an H200): shorter ones misrank it against GPU-bound ones.
   double retime_margin = 0.15;
   int min_candidates = 2;
   int max_candidates = 4;
-  int min_rounds = 4;
-  int max_rounds = 15;
+  int min_rounds = 3;
+  int max_rounds = 12;
   // The leader is settled when every other member is either a near-tie
   // (median within tie_margin of the leader's: either is as good a choice)
   // or clearly slower (its fastest sample slower than the leader's median).
   double tie_margin = 0.02;
-  double sample_ms = 0.3;
+  double sample_ms = 1.2;
+  double graph_sample_ms = 0.3;
   int max_batch = 256;
 
   // --- Clocks. The GPU idles at a low clock and ramps up under load. A

@@ -26,9 +26,11 @@ struct Samples {
   std::vector<double> launch, host, gpu;
 };
 
-// The batch length of a member's samples, from its screened launch time.
-int BatchFor(const AlgoResult& r, const CudnnFinderOptions& options) {
-  return SampleBatch(r.cost(LaunchMode::kDirect).median_ms, options.sample_ms,
+// The batch length of a member's samples lasting about `sample_ms`, from its
+// screened launch time.
+int BatchFor(const AlgoResult& r, double sample_ms,
+             const CudnnFinderOptions& options) {
+  return SampleBatch(r.cost(LaunchMode::kDirect).median_ms, sample_ms,
                      options.max_batch);
 }
 
@@ -106,12 +108,15 @@ class Retimer {
   // One direct sample (launch and host time) of r and, in even rounds, one
   // graph sample (GPU time).
   absl::Status SampleOne(const AlgoResult& r, int round, Samples& out) {
-    const int batch = BatchFor(r, options_);
-    ASSIGN_OR_RETURN(const DirectSample direct, sampler_.TimeDirect(r, batch));
+    ASSIGN_OR_RETURN(
+        const DirectSample direct,
+        sampler_.TimeDirect(r, BatchFor(r, options_.sample_ms, options_)));
     out.launch.push_back(direct.launch_ms);
     out.host.push_back(direct.host_ms);
     if (round % 2 == 0) {
-      ASSIGN_OR_RETURN(const double gpu_ms, sampler_.Sample(r, batch));
+      ASSIGN_OR_RETURN(
+          const double gpu_ms,
+          sampler_.Sample(r, BatchFor(r, options_.graph_sample_ms, options_)));
       out.gpu.push_back(gpu_ms);
     }
     return absl::OkStatus();

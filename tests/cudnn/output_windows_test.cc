@@ -37,7 +37,10 @@ TEST(OutputWindowsTest, LargeOutputGetsSpacedWindowsCoveringBothEnds) {
     sum += w[i].count;
   }
   EXPECT_EQ(w.front().offset, 0);
-  EXPECT_EQ(w.back().offset + w.back().count, total);
+  int64_t stride = 0;
+  ASSERT_TRUE(EvenlyStrided(w, &stride));
+  EXPECT_LE(w.back().offset + w.back().count, total);
+  EXPECT_GT(w.back().offset + w.back().count, total - stride);
   EXPECT_LE(sum, max);
 }
 
@@ -49,6 +52,17 @@ TEST(OutputWindowsTest, WindowsNeverOverlapJustAboveTheLimit) {
     }
     ASSERT_LE(w.back().offset + w.back().count, total);
   }
+}
+
+TEST(OutputWindowsTest, EvenlyStridedTellsUnevenWindowsApart) {
+  int64_t stride = -1;
+  EXPECT_TRUE(EvenlyStrided({{0, 2}, {5, 2}, {10, 2}}, &stride));
+  EXPECT_EQ(stride, 5);
+  EXPECT_TRUE(EvenlyStrided({{0, 7}}, &stride));
+  EXPECT_EQ(stride, 0);
+  EXPECT_FALSE(EvenlyStrided({{0, 2}, {5, 2}, {11, 2}}, &stride));
+  EXPECT_FALSE(EvenlyStrided({{0, 2}, {5, 3}}, &stride));
+  EXPECT_FALSE(EvenlyStrided({}, &stride));
 }
 
 TEST(OutputWindowsTest, TakeWindowsKeepsTheWindowedElementsInOrder) {
