@@ -29,11 +29,21 @@ absl::Status DeviceValues::Fill(DataType type, int64_t offset, int64_t count,
     pool = DeviceBuffer();
     ASSIGN_OR_RETURN(DeviceBuffer grown,
                      DeviceBuffer::Allocate(static_cast<size_t>(size * elem)));
-    const std::vector<unsigned char> host = RandomElements(type, size, seed_);
-    RETURN_IF_ERROR(
-        CudaStatusToAbsl(cudaMemcpy(grown.get(), host.data(), host.size(),
-                                    cudaMemcpyHostToDevice),
-                         "cudaMemcpy(values)"));
+    const int64_t made = std::min(size, kPeriod);
+    const std::vector<unsigned char> host = RandomElements(type, made, seed_);
+    auto* base = static_cast<unsigned char*>(grown.get());
+    RETURN_IF_ERROR(CudaStatusToAbsl(
+        cudaMemcpy(base, host.data(), host.size(), cudaMemcpyHostToDevice),
+        "cudaMemcpy(values)"));
+    // Repeat the first kPeriod elements: [0, have) copied after itself.
+    for (int64_t have_now = made; have_now < size;) {
+      const int64_t n = std::min(have_now, size - have_now);
+      RETURN_IF_ERROR(CudaStatusToAbsl(
+          cudaMemcpy(base + have_now * elem, base,
+                     static_cast<size_t>(n * elem), cudaMemcpyDeviceToDevice),
+          "cudaMemcpy(values, repeat)"));
+      have_now += n;
+    }
     pool = std::move(grown);
   }
   const auto* src =

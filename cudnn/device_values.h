@@ -4,10 +4,12 @@
 // costs tens of milliseconds on the host, more than cudnnFind itself on the
 // smaller layers).
 //
-// A type's values are RandomElements(type, size, seed): uniform in [-1, 1),
-// the same prefix whatever the size, so growing the pool (regenerated at
-// twice the size, or what a fill needs) never changes the values a fill at
-// a given offset gets.
+// A type's values are RandomElements(type, kPeriod, seed), uniform in
+// [-1, 1), repeated: element i is element i % kPeriod of that sequence, so
+// growing the pool (to twice its size, or what a fill needs) never changes
+// the values a fill at a given offset gets. Only kPeriod elements are made
+// on the host; the rest are device-to-device copies (the first layers of a
+// network at batch 64 need 200 M elements, 0.9 s to make on the host).
 //
 // Thread safety: none; one thread at a time, on the current CUDA device.
 #ifndef TUNEDB_CUDNN_DEVICE_VALUES_H_
@@ -26,6 +28,9 @@ namespace tunedb {
 
 class DeviceValues {
  public:
+  // A prime, so that no tensor dimension lines up with the repetition.
+  static constexpr int64_t kPeriod = 4'194'301;
+
   explicit DeviceValues(uint64_t seed) : seed_(seed) {}
 
   // Copies elements [offset, offset + count) of `type`'s values to `dst`

@@ -34,8 +34,17 @@ class References {
              const std::vector<OutputWindow>& windows,
              const std::vector<AlgoResult>& results)
       : conv_(conv), workspace_(workspace), windows_(windows) {
-    order_ = {
-        {0, MathType::kFma}, {1, MathType::kFma}, {0, MathType::kDefault}};
+    // First the fastest other algorithm: cheap, and two algorithms that
+    // agree are both right. Then the slow, trusted ones, then the rest.
+    for (const AlgoResult& r : results) {
+      if (r.status == AlgoStatus::kOk && r.algo != results.front().algo) {
+        order_.push_back({r.algo, r.math_type});
+        break;
+      }
+    }
+    order_.insert(
+        order_.end(),
+        {{0, MathType::kFma}, {1, MathType::kFma}, {0, MathType::kDefault}});
     for (const AlgoResult& r : results) {
       if (r.status == AlgoStatus::kOk) order_.push_back({r.algo, r.math_type});
     }

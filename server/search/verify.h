@@ -1,9 +1,11 @@
 // Phase 4 of a cuDNN search: verification. The fastest result runs again and
 // its output is compared with that of a reference algorithm run on the same
 // inputs, and on a mismatch with a second one (the first may be the wrong
-// one): implicit GEMM with FMA math, algorithm 1 with FMA math, implicit GEMM
-// with default math, then the other OK results, in that order of preference
-// (only those that fit the workspace and run, each run only when needed). When
+// one): the fastest OK result of another algorithm (cheap; two algorithms
+// that agree are both right), implicit GEMM with FMA math, algorithm 1 with
+// FMA math, implicit GEMM with default math, then the other OK results, in
+// that order of preference (only those that fit the workspace and run, each
+// run only when needed). When
 // no other algorithm ran, the reference is the double-precision CPU computation
 // (CudnnConv::CpuReference), for problems of at most cpu_reference_max_macs.
 // The check is the relative L2 difference against VerifyTolerance, over at
