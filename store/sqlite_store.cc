@@ -3,10 +3,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -23,11 +26,12 @@ namespace {
 // Query reads this many matching records per read transaction.
 constexpr size_t kQueryBatch = 256;
 
-// Columns of a record row, in the order ReadRecordRow expects.
+// Columns of a record row, in the order ReadRecordKey and ReadRecordFields
+// expect.
 #define TUNEDB_RECORD_COLUMNS                                              \
   "id, key_text, measured_at_us, host, gpu_uuid, driver_version, finder, " \
   "repeats, workspace_cap_bytes, search_ms, verified, served_count, "      \
-  "timing_version"
+  "timing_version, key_hash, gpu_model, op"
 
 constexpr const char kGetRecord[] =
     "SELECT " TUNEDB_RECORD_COLUMNS
@@ -102,6 +106,47 @@ constexpr const char kDeleteRecord[] = "DELETE FROM records WHERE id = ?1";
 constexpr const char kDeleteAllRecords[] =
     "DELETE FROM records WHERE key_version = ?1";
 
+// Rows that cannot be read are moved here by QuarantineBadRows. The copied
+// columns have no declared type, so every value keeps the storage class and
+// bytes it had. Created on first use, outside the versioned schema: nothing
+// but QuarantineBadRows reads or writes them.
+constexpr const char kCreateQuarantine[] =
+    "CREATE TABLE IF NOT EXISTS quarantined_records("
+    " quarantine_id INTEGER PRIMARY KEY, quarantined_at_us INTEGER NOT NULL,"
+    " reason TEXT NOT NULL, id, key_version, key_hash, key_text, gpu_model,"
+    " cudnn_version, op, measured_at_us, host, gpu_uuid, driver_version,"
+    " finder, repeats, workspace_cap_bytes, search_ms, verified, served_count,"
+    " last_served_us, timing_version);"
+    "CREATE TABLE IF NOT EXISTS quarantined_results("
+    " quarantine_id INTEGER NOT NULL, record_id, rank, algo, math_type,"
+    " status, gpu_median_ms, gpu_spread_ms, gpu_samples, workspace_bytes,"
+    " deterministic, retimed, error, launch_median_ms, launch_spread_ms,"
+    " launch_samples, host_median_ms, host_spread_ms, host_samples)";
+
+constexpr const char kQuarantineRecord[] =
+    "INSERT INTO quarantined_records(quarantined_at_us, reason, id,"
+    " key_version, key_hash, key_text, gpu_model, cudnn_version, op,"
+    " measured_at_us, host, gpu_uuid, driver_version, finder, repeats,"
+    " workspace_cap_bytes, search_ms, verified, served_count, last_served_us,"
+    " timing_version)"
+    " SELECT ?2, ?3, id, key_version, key_hash, key_text, gpu_model,"
+    " cudnn_version, op, measured_at_us, host, gpu_uuid, driver_version,"
+    " finder, repeats, workspace_cap_bytes, search_ms, verified, served_count,"
+    " last_served_us, timing_version FROM records WHERE id = ?1"
+    " RETURNING quarantine_id";
+
+constexpr const char kQuarantineResults[] =
+    "INSERT INTO quarantined_results(quarantine_id, record_id, rank, algo,"
+    " math_type, status, gpu_median_ms, gpu_spread_ms, gpu_samples,"
+    " workspace_bytes, deterministic, retimed, error, launch_median_ms,"
+    " launch_spread_ms, launch_samples, host_median_ms, host_spread_ms,"
+    " host_samples)"
+    " SELECT ?2, record_id, rank, algo, math_type, status, gpu_median_ms,"
+    " gpu_spread_ms, gpu_samples, workspace_bytes, deterministic, retimed,"
+    " error, launch_median_ms, launch_spread_ms, launch_samples,"
+    " host_median_ms, host_spread_ms, host_samples"
+    " FROM results WHERE record_id = ?1";
+
 constexpr const char kAddServed[] =
     "UPDATE records SET served_count = served_count + ?2,"
     " last_served_us = ?3 WHERE id = ?1";
@@ -120,30 +165,169 @@ bool FileExists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
-// A record row (TUNEDB_RECORD_COLUMNS) without its results.
-absl::StatusOr<Record> ReadRecordRow(const sql::Statement& row,
-                                     const std::string& path) {
-  Record record;
-  record.id = row.ColumnInt64(0);
-  absl::StatusOr<ProblemKey> key = ProblemKey::Parse(row.ColumnText(1));
+// True if `text` is well-formed UTF-8 (no overlong forms or surrogates).
+bool IsUtf8(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t length = 0;
+    uint32_t code = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xe0) == 0xc0) {
+      length = 2;
+      code = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      length = 3;
+      code = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      length = 4;
+      code = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + length > text.size()) return false;
+    for (size_t k = 1; k < length; ++k) {
+      const unsigned char next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xc0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3f);
+    }
+    constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kMin[length] || code > 0x10ffff ||
+        (code >= 0xd800 && code <= 0xdfff)) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+// Reads the columns of one stored row, checking each value's storage class
+// and range. The first problem is kept, naming the column as
+// "<prefix><name>", and the value read is then a default.
+class RowReader {
+ public:
+  RowReader(const sql::Statement& row, std::string prefix)
+      : row_(row), prefix_(std::move(prefix)) {}
+
+  int64_t Int(int column, absl::string_view name) {
+    if (!Is(column, name, sql::Statement::ColumnType::kInteger, "an integer")) {
+      return 0;
+    }
+    return row_.ColumnInt64(column);
+  }
+  // An integer that must not be negative.
+  int64_t Count(int column, absl::string_view name) {
+    const int64_t value = Int(column, name);
+    if (value >= 0) return value;
+    Fail(name, absl::StrCat("is ", value, ", negative"));
+    return 0;
+  }
+  bool Bool(int column, absl::string_view name) {
+    const int64_t value = Int(column, name);
+    if (value != 0 && value != 1) Fail(name, absl::StrCat("is ", value));
+    return value == 1;
+  }
+  // A time in milliseconds: finite and not negative.
+  double Time(int column, absl::string_view name) {
+    const auto type = row_.GetColumnType(column);
+    if (type != sql::Statement::ColumnType::kFloat &&
+        type != sql::Statement::ColumnType::kInteger) {
+      Is(column, name, sql::Statement::ColumnType::kFloat, "a number");
+      return 0;
+    }
+    const double value = row_.ColumnDouble(column);
+    if (std::isfinite(value) && value >= 0) return value;
+    Fail(name, absl::StrCat("is ", value));
+    return 0;
+  }
+  // Text that is well-formed UTF-8.
+  std::string Text(int column, absl::string_view name) {
+    if (!Is(column, name, sql::Statement::ColumnType::kText, "text")) {
+      return std::string();
+    }
+    std::string text = row_.ColumnText(column);
+    if (IsUtf8(text)) return text;
+    Fail(name,
+         absl::StrCat("\"", absl::CHexEscape(text), "\" is not valid UTF-8"));
+    return std::string();
+  }
+  // A name that `parse` knows (an enum's text form).
+  template <typename T>
+  T Name(int column, absl::string_view name,
+         absl::StatusOr<T> (*parse)(absl::string_view)) {
+    const std::string text = Text(column, name);
+    absl::StatusOr<T> value = parse(text);
+    if (value.ok()) return *value;
+    if (problem_.empty()) {
+      Fail(name, absl::StrCat("\"", absl::CHexEscape(text), "\" is unknown"));
+    }
+    return T();
+  }
+
+  void Fail(absl::string_view name, absl::string_view problem) {
+    if (problem_.empty()) problem_ = absl::StrCat(prefix_, name, " ", problem);
+  }
+  // Empty when every value read so far was sound.
+  const std::string& problem() const { return problem_; }
+
+ private:
+  bool Is(int column, absl::string_view name, sql::Statement::ColumnType want,
+          absl::string_view what) {
+    if (row_.GetColumnType(column) == want) return true;
+    Fail(name, absl::StrCat("is not ", what));
+    return false;
+  }
+
+  const sql::Statement& row_;
+  const std::string prefix_;
+  std::string problem_;
+};
+
+// The key of a record row (TUNEDB_RECORD_COLUMNS): the key text must parse
+// and agree with the columns stored beside it (key hash, GPU model, op).
+absl::StatusOr<ProblemKey> ReadRecordKey(const sql::Statement& row) {
+  RowReader reader(row, "");
+  const std::string text = reader.Text(1, "key_text");
+  const int64_t hash = reader.Int(13, "key_hash");
+  const std::string gpu_model = reader.Text(14, "gpu_model");
+  const std::string op = reader.Text(15, "op");
+  if (!reader.problem().empty()) return absl::DataLossError(reader.problem());
+  absl::StatusOr<ProblemKey> key = ProblemKey::Parse(text);
   if (!key.ok()) {
     return absl::DataLossError(
-        absl::StrCat(path, ": record ", record.id,
-                     " has a bad key: ", key.status().message()));
+        absl::StrCat("key_text does not parse: ", key.status().message()));
   }
-  record.key = *std::move(key);
-  record.measured_at_us = row.ColumnInt64(2);
-  record.host = row.ColumnText(3);
-  record.gpu_uuid = row.ColumnText(4);
-  record.driver_version = row.ColumnText(5);
-  record.finder = row.ColumnText(6);
-  record.repeats = row.ColumnInt(7);
-  record.workspace_cap_bytes = row.ColumnInt64(8);
-  record.search_ms = row.ColumnDouble(9);
-  record.verified = row.ColumnBool(10);
-  record.served_count = row.ColumnInt64(11);
-  record.timing_version = row.ColumnInt(12);
-  return record;
+  if (static_cast<int64_t>(key->Hash()) != hash) {
+    return absl::DataLossError(
+        "key_hash does not match key_text (one of them is damaged)");
+  }
+  if (gpu_model != key->device.gpu_model || op != ConvOpName(key->problem.op)) {
+    return absl::DataLossError(
+        absl::StrCat("gpu_model \"", absl::CHexEscape(gpu_model), "\" or op \"",
+                     absl::CHexEscape(op), "\" does not match key_text"));
+  }
+  return *std::move(key);
+}
+
+// The rest of a record row whose key was read, without its results.
+absl::Status ReadRecordFields(const sql::Statement& row, Record& record) {
+  RowReader reader(row, "");
+  record.measured_at_us = reader.Count(2, "measured_at_us");
+  record.host = reader.Text(3, "host");
+  record.gpu_uuid = reader.Text(4, "gpu_uuid");
+  record.driver_version = reader.Text(5, "driver_version");
+  record.finder = reader.Text(6, "finder");
+  record.repeats = static_cast<int>(reader.Count(7, "repeats"));
+  record.workspace_cap_bytes = reader.Count(8, "workspace_cap_bytes");
+  record.search_ms = reader.Time(9, "search_ms");
+  record.verified = reader.Bool(10, "verified");
+  record.served_count = reader.Count(11, "served_count");
+  record.timing_version = static_cast<int>(reader.Count(12, "timing_version"));
+  if (record.timing_version < 1) reader.Fail("timing_version", "is 0");
+  if (!reader.problem().empty()) return absl::DataLossError(reader.problem());
+  return absl::OkStatus();
 }
 
 absl::Status LoadResults(sql::Database& db, Record& record) {
@@ -154,31 +338,53 @@ absl::Status LoadResults(sql::Database& db, Record& record) {
   while (true) {
     ASSIGN_OR_RETURN(bool row, statement.Step());
     if (!row) return absl::OkStatus();
+    RowReader reader(statement,
+                     absl::StrCat("results[", record.results.size(), "]."));
     AlgoResult result;
-    result.algo = statement.ColumnInt(0);
-    absl::StatusOr<MathType> math_type = ParseMathType(statement.ColumnText(1));
-    absl::StatusOr<AlgoStatus> status =
-        ParseAlgoStatus(statement.ColumnText(2));
-    if (!math_type.ok() || !status.ok()) {
-      return absl::DataLossError(
-          absl::StrCat(db.path(), ": record ", record.id,
-                       " has a result with a bad math_type or status: ",
-                       statement.ColumnText(1), ", ", statement.ColumnText(2)));
-    }
-    result.math_type = *math_type;
-    result.status = *status;
-    result.workspace_bytes = statement.ColumnInt64(3);
-    result.deterministic = statement.ColumnBool(4);
-    result.retimed = statement.ColumnBool(5);
-    result.error = statement.ColumnText(6);
+    result.algo = static_cast<int>(reader.Count(0, "algo"));
+    result.math_type = reader.Name(1, "math_type", &ParseMathType);
+    result.status = reader.Name(2, "status", &ParseAlgoStatus);
+    result.workspace_bytes = reader.Count(3, "workspace_bytes");
+    result.deterministic = reader.Bool(4, "deterministic");
+    result.retimed = reader.Bool(5, "retimed");
+    result.error = reader.Text(6, "error");
     int column = 7;
-    for (Timing* timing : {&result.launch, &result.gpu, &result.host}) {
-      timing->median_ms = statement.ColumnDouble(column++);
-      timing->spread_ms = statement.ColumnDouble(column++);
-      timing->samples = statement.ColumnInt(column++);
+    for (auto [timing, name] :
+         {std::pair{&result.launch, "launch"}, std::pair{&result.gpu, "gpu"},
+          std::pair{&result.host, "host"}}) {
+      timing->median_ms =
+          reader.Time(column++, absl::StrCat(name, "_median_ms"));
+      timing->spread_ms =
+          reader.Time(column++, absl::StrCat(name, "_spread_ms"));
+      timing->samples = static_cast<int>(
+          reader.Count(column++, absl::StrCat(name, "_samples")));
     }
+    if (!reader.problem().empty()) return absl::DataLossError(reader.problem());
     record.results.push_back(std::move(result));
   }
+}
+
+// A record row (TUNEDB_RECORD_COLUMNS) with its results; DATA_LOSS saying
+// what is wrong (without the row id) if it cannot be read.
+absl::StatusOr<Record> ReadRecord(sql::Database& db,
+                                  const sql::Statement& row) {
+  Record record;
+  record.id = row.ColumnInt64(0);
+  ASSIGN_OR_RETURN(record.key, ReadRecordKey(row));
+  RETURN_IF_ERROR(ReadRecordFields(row, record));
+  RETURN_IF_ERROR(LoadResults(db, record));
+  return record;
+}
+
+// The BadRow for a row that ReadRecordKey or ReadRecord refused.
+BadRow MakeBadRow(const sql::Statement& row, const absl::Status& status) {
+  return BadRow{row.ColumnInt64(0), absl::CHexEscape(row.ColumnText(1)),
+                std::string(status.message())};
+}
+
+absl::Status BadRowStatus(const std::string& path, const BadRow& bad) {
+  return absl::DataLossError(
+      absl::StrCat(path, ": record ", bad.id, " cannot be read: ", bad.reason));
 }
 
 absl::StatusOr<int64_t> PutRecord(sql::Database& db, const Record& record) {
@@ -243,12 +449,17 @@ absl::StatusOr<int64_t> PutRecord(sql::Database& db, const Record& record) {
   return id;
 }
 
-// Reads matching records with id > *cursor, in id order, until `want` are
-// found or the table ends (*exhausted). Advances *cursor past every row read.
-// Results are loaded only `with_results`. Runs in the caller's transaction.
+// One row a scan read: a record, or a row that cannot be read.
+using ScannedRow = std::variant<Record, BadRow>;
+
+// Reads matching rows with id > *cursor, in id order, until `want` are found
+// or the table ends (*exhausted). Advances *cursor past every row read.
+// Results are loaded only `with_results`. A row that cannot be read is
+// returned as a BadRow (see Store::Query for which ones). Runs in the
+// caller's transaction.
 absl::Status ScanRecords(sql::Database& db, const RecordFilter& filter,
                          size_t want, bool with_results, int64_t* cursor,
-                         std::vector<Record>* out, bool* exhausted) {
+                         std::vector<ScannedRow>* out, bool* exhausted) {
   const std::optional<uint64_t> hash = filter.KeyHash();
   const bool timed = !hash && (filter.since_us != 0 || filter.until_us != 0);
   ASSIGN_OR_RETURN(sql::Statement scan,
@@ -291,11 +502,24 @@ absl::Status ScanRecords(sql::Database& db, const RecordFilter& filter,
       *exhausted = true;
       break;
     }
-    ASSIGN_OR_RETURN(Record record, ReadRecordRow(scan, db.path()));
-    *cursor = record.id;
-    if (!filter.Matches(record)) continue;
-    if (with_results) RETURN_IF_ERROR(LoadResults(db, record));
-    out->push_back(std::move(record));
+    *cursor = scan.ColumnInt64(0);
+    Record record;
+    record.id = *cursor;
+    absl::StatusOr<ProblemKey> key = ReadRecordKey(scan);
+    absl::Status read = key.status();
+    if (key.ok()) {
+      record.key = *std::move(key);
+      read = ReadRecordFields(scan, record);
+      // A record the filter rejects is skipped even if its results are bad.
+      if (read.ok() && !filter.Matches(record)) continue;
+      if (read.ok() && with_results) read = LoadResults(db, record);
+    }
+    if (absl::IsDataLoss(read)) {
+      out->push_back(MakeBadRow(scan, read));
+    } else {
+      RETURN_IF_ERROR(read);
+      out->push_back(std::move(record));
+    }
     ++found;
   }
   return absl::OkStatus();
@@ -502,9 +726,12 @@ absl::StatusOr<std::optional<Record>> SqliteStore::Get(const ProblemKey& key) {
       get.BindInt(3, kKeyFormatVersion);
       ASSIGN_OR_RETURN(bool row, get.Step());
       if (row) {
-        ASSIGN_OR_RETURN(Record record, ReadRecordRow(get, db.path()));
-        RETURN_IF_ERROR(LoadResults(db, record));
-        found = std::move(record);
+        absl::StatusOr<Record> record = ReadRecord(db, get);
+        if (absl::IsDataLoss(record.status())) {
+          return BadRowStatus(db.path(), MakeBadRow(get, record.status()));
+        }
+        RETURN_IF_ERROR(record.status());
+        found = *std::move(record);
       }
     }
     return snapshot.Commit();
@@ -532,14 +759,15 @@ absl::Status SqliteStore::PutAll(const std::vector<Record>& records) {
 
 absl::Status SqliteStore::Query(
     const RecordFilter& filter, int64_t after_id, int limit,
-    const std::function<bool(const Record&)>& visit) {
+    const std::function<bool(const Record&)>& visit,
+    const std::function<bool(const BadRow&)>& bad_row) {
   RETURN_IF_ERROR(filter.Validate());
   int64_t cursor = after_id;
   int64_t remaining = limit > 0 ? limit : std::numeric_limits<int64_t>::max();
   while (remaining > 0) {
     const size_t want = static_cast<size_t>(
         std::min<int64_t>(remaining, static_cast<int64_t>(kQueryBatch)));
-    std::vector<Record> batch;
+    std::vector<ScannedRow> batch;
     bool exhausted = false;
     RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
       sql::Transaction snapshot(&db, sql::Transaction::Kind::kDeferred);
@@ -549,8 +777,13 @@ absl::Status SqliteStore::Query(
       return snapshot.Commit();
     }));
     // No connection is held while the caller looks at the records.
-    for (const Record& record : batch) {
-      if (!visit(record)) return absl::OkStatus();
+    for (const ScannedRow& row : batch) {
+      if (const BadRow* bad = std::get_if<BadRow>(&row)) {
+        if (!bad_row) return BadRowStatus(options_.path, *bad);
+        if (!bad_row(*bad)) return absl::OkStatus();
+      } else if (!visit(std::get<Record>(row))) {
+        return absl::OkStatus();
+      }
       --remaining;
     }
     if (exhausted) break;
@@ -571,7 +804,9 @@ absl::StatusOr<int64_t> SqliteStore::Delete(const RecordFilter& filter) {
       return absl::OkStatus();
     }
     // Collect first, delete after: the scan must not see its own deletes.
-    std::vector<Record> matches;
+    // A row that cannot be read cannot be matched and is left alone (see
+    // QuarantineBadRows).
+    std::vector<ScannedRow> matches;
     int64_t cursor = 0;
     bool exhausted = false;
     RETURN_IF_ERROR(ScanRecords(db, filter, std::numeric_limits<size_t>::max(),
@@ -579,15 +814,60 @@ absl::StatusOr<int64_t> SqliteStore::Delete(const RecordFilter& filter) {
                                 &exhausted));
     ASSIGN_OR_RETURN(sql::Statement erase,
                      db.GetCachedStatement(kDeleteRecord));
-    for (const Record& record : matches) {
+    for (const ScannedRow& row : matches) {
+      const Record* record = std::get_if<Record>(&row);
+      if (record == nullptr) continue;
       erase.Reset();
-      erase.BindInt64(1, record.id);
+      erase.BindInt64(1, record->id);
       RETURN_IF_ERROR(erase.Run());
       deleted += db.Changes();
     }
     return absl::OkStatus();
   }));
   return deleted;
+}
+
+absl::StatusOr<std::vector<BadRow>> SqliteStore::QuarantineBadRows() {
+  std::vector<BadRow> moved;
+  RETURN_IF_ERROR(Write([&](sql::Database& db) -> absl::Status {
+    std::vector<ScannedRow> rows;
+    int64_t cursor = 0;
+    bool exhausted = false;
+    RETURN_IF_ERROR(
+        ScanRecords(db, RecordFilter(), std::numeric_limits<size_t>::max(),
+                    /*with_results=*/true, &cursor, &rows, &exhausted));
+    for (ScannedRow& row : rows) {
+      if (BadRow* bad = std::get_if<BadRow>(&row)) moved.push_back(*bad);
+    }
+    if (moved.empty()) return absl::OkStatus();
+    RETURN_IF_ERROR(db.Execute(kCreateQuarantine));
+    const int64_t now_us = absl::ToUnixMicros(absl::Now());
+    for (const BadRow& bad : moved) {
+      ASSIGN_OR_RETURN(sql::Statement keep,
+                       db.GetCachedStatement(kQuarantineRecord));
+      keep.BindInt64(1, bad.id);
+      keep.BindInt64(2, now_us);
+      keep.BindText(3, bad.reason);
+      ASSIGN_OR_RETURN(bool row, keep.Step());
+      if (!row) {
+        return absl::InternalError(absl::StrCat(
+            db.path(), ": quarantining record ", bad.id, " returned no id"));
+      }
+      const int64_t quarantine_id = keep.ColumnInt64(0);
+      RETURN_IF_ERROR(keep.Run());
+      ASSIGN_OR_RETURN(sql::Statement keep_results,
+                       db.GetCachedStatement(kQuarantineResults));
+      keep_results.BindInt64(1, bad.id);
+      keep_results.BindInt64(2, quarantine_id);
+      RETURN_IF_ERROR(keep_results.Run());
+      ASSIGN_OR_RETURN(sql::Statement erase,
+                       db.GetCachedStatement(kDeleteRecord));
+      erase.BindInt64(1, bad.id);
+      RETURN_IF_ERROR(erase.Run());
+    }
+    return absl::OkStatus();
+  }));
+  return moved;
 }
 
 absl::Status SqliteStore::AddServed(

@@ -10,7 +10,10 @@
 // for point lookups) and `results` the ranking of each record. A record's
 // row id stays the same when Put replaces it. Rows written under an older
 // key-format version (records.key_version) are invisible to Get, Query,
-// Count and Delete.
+// Count and Delete. Every value read is checked (storage class, range, UTF-8,
+// enum names, the key text against its hash), so a damaged row is a BadRow,
+// never a wrong record; QuarantineBadRows moves such rows, their values
+// untouched, into quarantined_records and quarantined_results.
 //
 // Query calls `visit` with no lock or connection held, in batches: it may
 // call back into the store. Batches are read in separate transactions, so a
@@ -48,8 +51,12 @@ class SqliteStore : public Store {
   absl::StatusOr<std::optional<Record>> Get(const ProblemKey& key) override;
   absl::StatusOr<int64_t> Put(const Record& record) override;
   absl::Status PutAll(const std::vector<Record>& records) override;
-  absl::Status Query(const RecordFilter& filter, int64_t after_id, int limit,
-                     const std::function<bool(const Record&)>& visit) override;
+  using Store::Query;
+  absl::Status Query(
+      const RecordFilter& filter, int64_t after_id, int limit,
+      const std::function<bool(const Record&)>& visit,
+      const std::function<bool(const BadRow&)>& bad_row) override;
+  absl::StatusOr<std::vector<BadRow>> QuarantineBadRows() override;
   absl::StatusOr<int64_t> Delete(const RecordFilter& filter) override;
   absl::Status AddServed(
       const std::vector<std::pair<int64_t, int64_t>>& id_counts) override;

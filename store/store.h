@@ -7,6 +7,12 @@
 // is a clear error, never a crash or a silent reset), and periodic WAL
 // checkpoints. Records with an older key-format version are never returned.
 //
+// A row whose stored values cannot be read back as a Record (a damaged file
+// whose structure still passes quick_check: a flipped byte in a key, an enum
+// name, a type) is a BadRow. Get fails on it with DATA_LOSS; Query fails the
+// same way, or reports it and goes on when the caller asks (bad_row); and
+// QuarantineBadRows moves every such row out of the way.
+//
 // Thread safety: all methods are thread-safe. Writes are serialized on one
 // connection; reads use a pool of read connections so readers never wait for
 // the writer (WAL).
@@ -48,6 +54,15 @@ struct RecordFilter {
   }
 };
 
+// A stored record row that cannot be read back: its row id, its key text as
+// stored (C-escaped, so it is printable ASCII even where the damage is) and
+// what is wrong with it, e.g. "results[2].math_type is \"tensor_oq\"".
+struct BadRow {
+  int64_t id = 0;
+  std::string key_text;
+  std::string reason;
+};
+
 class Store {
  public:
   struct Options {
@@ -73,7 +88,8 @@ class Store {
 
   virtual ~Store() = default;
 
-  // The record for `key`, or nullopt.
+  // The record for `key`, or nullopt. DATA_LOSS naming the row id if its
+  // row cannot be read (see BadRow).
   virtual absl::StatusOr<std::optional<Record>> Get(const ProblemKey& key) = 0;
 
   // Inserts or replaces the record for record.key (served_count is kept on
@@ -85,12 +101,30 @@ class Store {
 
   // Calls `visit` for matching records with id > after_id in id order, at
   // most `limit` (<= 0: no limit) times, or until `visit` returns false.
+  // DATA_LOSS naming the row id at the first row that cannot be read.
+  absl::Status Query(const RecordFilter& filter, int64_t after_id, int limit,
+                     const std::function<bool(const Record&)>& visit) {
+    return Query(filter, after_id, limit, visit, nullptr);
+  }
+
+  // As above, but a row that cannot be read goes to `bad_row` (when it is
+  // set) in its place in id order, and counts towards `limit`: the query
+  // goes on while `bad_row` returns true. A bad row is reported when the
+  // filter selects it or, where its key is the damaged part, when the
+  // filter's indexed fields (gpu, op, hash, time range) do.
   virtual absl::Status Query(
       const RecordFilter& filter, int64_t after_id, int limit,
-      const std::function<bool(const Record&)>& visit) = 0;
+      const std::function<bool(const Record&)>& visit,
+      const std::function<bool(const BadRow&)>& bad_row) = 0;
 
   // Deletes matching records; returns how many.
   virtual absl::StatusOr<int64_t> Delete(const RecordFilter& filter) = 0;
+
+  // Moves every record row that cannot be read (and its results) into the
+  // quarantine tables (quarantined_records, quarantined_results: the stored
+  // values untouched, with the reason and the time), in one transaction.
+  // Returns the rows moved.
+  virtual absl::StatusOr<std::vector<BadRow>> QuarantineBadRows() = 0;
 
   // Adds to served_count of the given record ids (batched by the caller).
   virtual absl::Status AddServed(

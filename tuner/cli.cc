@@ -38,7 +38,7 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
   AddQueryCommands(app, ctx, &exit_code);
   AddTransferCommands(app, ctx, &exit_code);
   AddAdminCommands(app, ctx, &exit_code);
-  AddDoctorCommand(app, ctx, &exit_code);
+  AddDoctorCommands(app, ctx, &exit_code);
   AddKeyCommands(app, ctx, &exit_code);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -35,7 +35,7 @@ int ExitCodeFor(const absl::Status& status) {
     case absl::StatusCode::kNotFound:
       return kExitNotFound;
     case absl::StatusCode::kDataLoss:
-      return kExitBadInput;
+      return kExitUnreadable;
     default:
       return kExitError;
   }

@@ -86,7 +86,8 @@ class CliContext {
 };
 
 // The exit code for an error status: UNAVAILABLE -> 3, INVALID_ARGUMENT ->
-// 2, NOT_FOUND -> 6, DATA_LOSS (bad input file) -> 4, others -> 1.
+// 2, NOT_FOUND -> 6, DATA_LOSS (a stored record cannot be read) -> 7,
+// others -> 1.
 int ExitCodeFor(const absl::Status& status);
 
 }  // namespace tunedb::cli

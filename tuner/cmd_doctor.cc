@@ -1,6 +1,8 @@
 // `tunedb doctor`: checks that the daemon is reachable, sees GPUs, runs a
 // compatible version, answers lookups, and that its database is intact
-// (through Stats, and with --db by a local read-only PRAGMA quick_check).
+// (through Stats, every stored record read back through CheckRecords, and
+// with --db by a local read-only PRAGMA quick_check); `tunedb repair`:
+// quarantines the records that cannot be read (QuarantineRecords).
 #include <sqlite3.h>
 
 #include <memory>
@@ -24,6 +26,43 @@ struct Check {
   bool ok = false;
   std::string detail;
 };
+
+// "record 17 (reason); record 20 (reason)".
+std::string DescribeBadRows(
+    const google::protobuf::RepeatedPtrField<v1::BadRow>& rows) {
+  std::vector<std::string> parts;
+  for (const v1::BadRow& bad : rows) {
+    parts.push_back(absl::StrCat("record ", bad.id(), " (", bad.reason(), ")"));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+// Every stored record read back through the daemon.
+Check CheckRecordRows(CliContext& ctx, v1::TuneDb::Stub* stub,
+                      nlohmann::json* bad_rows) {
+  Check c{"stored records readable", false, ""};
+  v1::CheckRecordsResponse response;
+  // Reading every record takes longer than one lookup: no deadline.
+  auto context = ctx.NewStreamContext();
+  absl::Status s = FromGrpcStatus(
+      stub->CheckRecords(context.get(), v1::CheckRecordsRequest(), &response));
+  if (!s.ok()) {
+    c.detail = std::string(s.message());
+    return c;
+  }
+  for (const v1::BadRow& bad : response.bad_rows()) {
+    bad_rows->push_back({{"id", bad.id()},
+                         {"key_text", bad.key_text()},
+                         {"reason", bad.reason()}});
+  }
+  c.ok = response.bad_rows().empty();
+  c.detail = c.ok ? absl::StrCat(response.checked(), " records read back")
+                  : absl::StrCat(response.bad_rows_size(), " of ",
+                                 response.checked(), " cannot be read: ",
+                                 DescribeBadRows(response.bad_rows()),
+                                 "; `tunedb repair` quarantines them");
+  return c;
+}
 
 // PRAGMA quick_check on a read-only connection to `path`.
 Check QuickCheckFile(const std::string& path) {
@@ -63,6 +102,7 @@ Check QuickCheckFile(const std::string& path) {
 
 int RunDoctor(CliContext& ctx, const std::string& db_path) {
   std::vector<Check> checks;
+  nlohmann::json bad_rows = nlohmann::json::array();
   bool unreachable = false;
   auto stub = ctx.Stub();
   checks.push_back({"daemon reachable", stub.ok(),
@@ -89,6 +129,7 @@ int RunDoctor(CliContext& ctx, const std::string& db_path) {
           {"database (via daemon)", true,
            absl::StrCat(stats.database_path(), ": ", stats.records(),
                         " records, ", FormatBytes(stats.database_bytes()))});
+      checks.push_back(CheckRecordRows(ctx, *stub, &bad_rows));
     } else {
       checks.push_back({"versions", false, std::string(s.message())});
     }
@@ -140,7 +181,9 @@ int RunDoctor(CliContext& ctx, const std::string& db_path) {
     for (const Check& c : checks) {
       j.push_back({{"check", c.name}, {"ok", c.ok}, {"detail", c.detail}});
     }
-    ctx.out() << nlohmann::json({{"ok", all_ok}, {"checks", j}}).dump(2)
+    ctx.out() << nlohmann::json(
+                     {{"ok", all_ok}, {"checks", j}, {"bad_rows", bad_rows}})
+                     .dump(2)
               << "\n";
   } else {
     Table t({"check", "result", "detail"});
@@ -152,9 +195,37 @@ int RunDoctor(CliContext& ctx, const std::string& db_path) {
   return all_ok ? kExitOk : kExitError;
 }
 
+int RunRepair(CliContext& ctx) {
+  auto stub = ctx.Stub();
+  if (!stub.ok()) return ctx.Fail(stub.status());
+  v1::QuarantineRecordsResponse response;
+  auto context = ctx.NewStreamContext();
+  absl::Status s = FromGrpcStatus((*stub)->QuarantineRecords(
+      context.get(), v1::QuarantineRecordsRequest(), &response));
+  if (!s.ok()) return ctx.Fail(s);
+  if (ctx.json()) {
+    nlohmann::json moved = nlohmann::json::array();
+    for (const v1::BadRow& bad : response.quarantined()) {
+      moved.push_back({{"id", bad.id()},
+                       {"key_text", bad.key_text()},
+                       {"reason", bad.reason()}});
+    }
+    ctx.out() << nlohmann::json({{"quarantined", moved}}).dump(2) << "\n";
+  } else if (response.quarantined().empty()) {
+    ctx.out() << "every stored record reads back; nothing to repair\n";
+  } else {
+    ctx.out() << "quarantined " << response.quarantined_size()
+              << " unreadable record(s): "
+              << DescribeBadRows(response.quarantined())
+              << "\n(their stored values are kept in the tables "
+                 "quarantined_records and quarantined_results)\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
-void AddDoctorCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
+void AddDoctorCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   auto db = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "doctor",
@@ -164,6 +235,11 @@ void AddDoctorCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
                   "Also open this database file read-only and run "
                   "PRAGMA quick_check");
   cmd->callback([&ctx, db, exit_code] { *exit_code = RunDoctor(ctx, *db); });
+  app.add_subcommand(
+         "repair",
+         "Quarantine the stored records that cannot be read (doctor lists "
+         "them): one transaction; their values are kept in quarantine tables")
+      ->callback([&ctx, exit_code] { *exit_code = RunRepair(ctx); });
 }
 
 }  // namespace tunedb::cli

@@ -31,9 +31,11 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
   auto filter = BuildFilter(f.filter, {}, absl::Now());
   if (!filter.ok()) return ctx.Fail(filter.status());
   std::vector<Record> records;
+  std::vector<v1::BadRow> skipped;
   absl::Status bad;
-  absl::Status status =
-      ForEachRecord(ctx, *filter, 0, f.limit, [&](const v1::Record& wire) {
+  absl::Status status = ForEachRecord(
+      ctx, *filter, 0, f.limit,
+      [&](const v1::Record& wire) {
         auto r = FromProto(wire);
         if (!r.ok()) {
           bad = absl::InternalError(absl::StrCat(
@@ -43,15 +45,22 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
         }
         records.push_back(*std::move(r));
         return true;
+      },
+      [&](const v1::BadRow& row) {
+        skipped.push_back(row);
+        return true;
       });
   if (!status.ok()) return ctx.Fail(status);
   if (!bad.ok()) return ctx.Fail(bad);
+  // The good records are printed; the unreadable ones are told on stderr.
+  ReportSkipped(ctx, skipped);
+  const int done = skipped.empty() ? kExitOk : kExitPartial;
 
   if (ctx.json()) {
     nlohmann::json j = nlohmann::json::array();
     for (const Record& r : records) j.push_back(RecordToJson(r));
     ctx.out() << j.dump(2) << "\n";
-    return kExitOk;
+    return done;
   }
   if (f.csv) {
     Table t({"id",
@@ -112,7 +121,7 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
                 r.key.ToText()});
     }
     t.PrintCsv(ctx.out());
-    return kExitOk;
+    return done;
   }
   Table t({"id>", "hash", "gpu", "op", "shape", "type", "layout", "best",
            "best ms>", "search ms>", "measured"});
@@ -129,7 +138,7 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
   t.Print(ctx.out());
   ctx.out() << records.size() << " record(s) matching "
             << DescribeFilter(*filter) << "\n";
-  return kExitOk;
+  return done;
 }
 
 // The record a `show` argument names.

@@ -1,4 +1,5 @@
-// `tunedb export` (records as JSON lines, via the Export rpc) and
+// `tunedb export` (records as JSON lines, via the Export rpc; --skip-bad
+// leaves out records the database cannot read) and
 // `tunedb import FILE` (the Import rpc: all or nothing, rejects by line).
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "tuner/filter_flags.h"
 #include "tuner/interrupt.h"
 #include "tuner/progress_bar.h"
+#include "tuner/record_stream.h"
 
 namespace tunedb::cli {
 namespace {
@@ -21,6 +23,7 @@ namespace {
 struct ExportFlags {
   FilterFlags filter;
   std::string output;  // "" or "-" = stdout
+  bool skip_bad = false;
 };
 
 int RunExport(CliContext& ctx, const ExportFlags& f) {
@@ -43,11 +46,19 @@ int RunExport(CliContext& ctx, const ExportFlags& f) {
   std::ostream& out = to_stdout ? ctx.out() : file;
   v1::ExportRequest request;
   *request.mutable_filter() = *filter;
+  // Without --skip-bad the daemon refuses, before the first line, an export
+  // that selects a record it cannot read.
+  request.set_skip_bad_rows(f.skip_bad);
   auto context = ctx.NewStreamContext();
   auto reader = (*stub)->Export(context.get(), request);
   v1::ExportLine line;
   int64_t count = 0;
+  std::vector<v1::BadRow> skipped;
   while (reader->Read(&line)) {
+    if (line.has_skipped()) {
+      skipped.push_back(line.skipped());
+      continue;
+    }
     out << line.json() << "\n";
     ++count;
   }
@@ -65,18 +76,21 @@ int RunExport(CliContext& ctx, const ExportFlags& f) {
     }
   }
   if (!status.ok()) return ctx.Fail(status);
+  ReportSkipped(ctx, skipped);
   if (!to_stdout) {
     if (ctx.json()) {
-      ctx.out()
-          << nlohmann::json({{"exported", count}, {"file", f.output}}).dump()
-          << "\n";
+      ctx.out() << nlohmann::json({{"exported", count},
+                                   {"skipped", skipped.size()},
+                                   {"file", f.output}})
+                       .dump()
+                << "\n";
     } else {
       ctx.out() << "exported " << count << " record(s) to " << f.output << "\n";
     }
   } else {
     ctx.err() << "exported " << count << " record(s)\n";
   }
-  return kExitOk;
+  return skipped.empty() ? kExitOk : kExitPartial;
 }
 
 int RunImport(CliContext& ctx, const std::string& path) {
@@ -177,6 +191,9 @@ void AddTransferCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   AddFilterFlags(exp, &ef->filter);
   exp->add_option("-o,--output", ef->output,
                   "Output file ('-' or none = stdout)");
+  exp->add_flag("--skip-bad", ef->skip_bad,
+                "Skip records the database cannot read (listed on stderr, "
+                "exit code 5) instead of failing with nothing written");
   exp->callback([&ctx, ef, exit_code] { *exit_code = RunExport(ctx, *ef); });
 
   auto path = std::make_shared<std::string>();

@@ -19,7 +19,8 @@ void AddQueryCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 void AddTransferCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 // stats, devices, invalidate.
 void AddAdminCommands(CLI::App& app, CliContext& ctx, int* exit_code);
-void AddDoctorCommand(CLI::App& app, CliContext& ctx, int* exit_code);
+// doctor and repair.
+void AddDoctorCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 // tune and lookup.
 void AddKeyCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 

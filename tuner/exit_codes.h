@@ -13,8 +13,13 @@ enum ExitCode : int {
   kExitUsage = 2,          // bad flags or arguments; confirmation refused
   kExitUnreachable = 3,    // the daemon could not be reached
   kExitBadInput = 4,       // a shape file or import file has bad lines
-  kExitPartial = 5,        // prewarm: some problems failed, the rest are stored
+  kExitPartial = 5,        // partial: prewarm: some problems failed, the rest
+                           // are stored; query, export --skip-bad: records
+                           // that cannot be read were skipped (on stderr)
   kExitNotFound = 6,       // lookup/show: nothing stored for the key
+  kExitUnreadable = 7,     // a record the command needs cannot be read (a
+                           // damaged database: see doctor and repair);
+                           // export: nothing was written
   kExitInterrupted = 130,  // interrupted (SIGINT); rerun to resume
 };
 
@@ -26,8 +31,11 @@ inline constexpr const char* kExitCodeHelp =
     "  2    usage error (bad flag or argument; confirmation refused)\n"
     "  3    daemon unreachable\n"
     "  4    bad input file (shape file or import rejects; nothing imported)\n"
-    "  5    partial failure (prewarm: some problems failed)\n"
+    "  5    partial (prewarm: some problems failed; query, export --skip-bad:\n"
+    "       unreadable records skipped and listed on stderr)\n"
     "  6    not found (lookup, show)\n"
+    "  7    a needed record cannot be read (damaged database; export wrote\n"
+    "       nothing): see `tunedb doctor` and `tunedb repair`\n"
     "  130  interrupted (prewarm: rerun to resume)\n";
 
 }  // namespace tunedb::cli

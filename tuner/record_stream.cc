@@ -8,7 +8,8 @@ namespace tunedb::cli {
 
 absl::Status ForEachRecord(
     CliContext& ctx, const v1::Filter& filter, int64_t after_id, int64_t limit,
-    const std::function<bool(const v1::Record&)>& visit) {
+    const std::function<bool(const v1::Record&)>& visit,
+    const std::function<bool(const v1::BadRow&)>& bad_row) {
   auto stub = ctx.Stub();
   if (!stub.ok()) return stub.status();
   int64_t seen = 0;
@@ -19,6 +20,7 @@ absl::Status ForEachRecord(
         limit > 0 ? std::min<int64_t>(1000, limit - seen) : 1000;
     request.set_page_size(static_cast<int32_t>(want));
     request.set_after_id(after_id);
+    request.set_report_bad_rows(bad_row != nullptr);
     auto context = ctx.NewContext();
     auto reader = (*stub)->Query(context.get(), request);
     v1::Record record;
@@ -28,7 +30,8 @@ absl::Status ForEachRecord(
       ++page;
       ++seen;
       after_id = record.id();
-      if (!visit(record)) {
+      if (!(record.has_unreadable() ? bad_row(record.unreadable())
+                                    : visit(record))) {
         stopped = true;
         context->TryCancel();
         break;
@@ -39,6 +42,18 @@ absl::Status ForEachRecord(
     if (!status.ok()) return FromGrpcStatus(status);
     if (page < want || (limit > 0 && seen >= limit)) return absl::OkStatus();
   }
+}
+
+void ReportSkipped(CliContext& ctx, const std::vector<v1::BadRow>& skipped) {
+  if (skipped.empty()) return;
+  for (const v1::BadRow& bad : skipped) {
+    ctx.err() << "tunedb: record " << bad.id()
+              << " cannot be read: " << bad.reason() << " (key as stored: \""
+              << bad.key_text() << "\")\n";
+  }
+  ctx.err() << "tunedb: " << skipped.size()
+            << " unreadable record(s) skipped; `tunedb doctor` lists them, "
+               "`tunedb repair` quarantines them\n";
 }
 
 }  // namespace tunedb::cli

@@ -39,6 +39,22 @@ absl::StatusOr<RecordFilter> FilterFromProto(const v1::Filter& in) {
   return f;
 }
 
+void BadRowToProto(const BadRow& in, v1::BadRow* out) {
+  out->set_id(in.id);
+  out->set_key_text(in.key_text);
+  out->set_reason(in.reason);
+}
+
+// A store status for the caller: a row that cannot be read (DATA_LOSS) says
+// what to do about it.
+absl::Status WithRepairHint(absl::Status status) {
+  if (!absl::IsDataLoss(status)) return status;
+  return absl::DataLossError(absl::StrCat(
+      status.message(),
+      " (`tunedb doctor` lists unreadable records, `tunedb repair` "
+      "quarantines them)"));
+}
+
 void AnswerToProto(const TuneAnswer& answer, v1::Choice* choice,
                    v1::Record* record) {
   if (answer.choice) ToProto(*answer.choice, choice->mutable_algo());
@@ -203,13 +219,25 @@ grpc::Status TuneDbService::Query(grpc::ServerContext* context,
       return absl::InvalidArgumentError("page_size and after_id must be >= 0");
     }
     int limit = request->page_size() == 0 ? 1000 : request->page_size();
-    return core_->store().Query(filter, request->after_id(), limit,
-                                [&](const Record& r) {
-                                  if (context->IsCancelled()) return false;
-                                  v1::Record out;
-                                  ToProto(r, &out);
-                                  return writer->Write(out);
-                                });
+    std::function<bool(const BadRow&)> report;
+    if (request->report_bad_rows()) {
+      report = [&](const BadRow& bad) {
+        if (context->IsCancelled()) return false;
+        v1::Record out;
+        out.set_id(bad.id);
+        BadRowToProto(bad, out.mutable_unreadable());
+        return writer->Write(out);
+      };
+    }
+    return WithRepairHint(core_->store().Query(
+        filter, request->after_id(), limit,
+        [&](const Record& r) {
+          if (context->IsCancelled()) return false;
+          v1::Record out;
+          ToProto(r, &out);
+          return writer->Write(out);
+        },
+        report));
   };
   return ToGrpcStatus(run());
 }
@@ -285,12 +313,32 @@ grpc::Status TuneDbService::Export(grpc::ServerContext* context,
   TUNEDB_REFUSE_IF_STOPPING();
   auto run = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(RecordFilter filter, FilterFromProto(request->filter()));
-    return core_->store().Query(filter, 0, 0, [&](const Record& r) {
-      if (context->IsCancelled()) return false;
-      v1::ExportLine line;
-      line.set_json(RecordToJson(r));
-      return writer->Write(line);
-    });
+    std::function<bool(const BadRow&)> skip;
+    if (request->skip_bad_rows()) {
+      skip = [&](const BadRow& bad) {
+        if (context->IsCancelled()) return false;
+        spdlog::warn("export skips record {}, which cannot be read: {}", bad.id,
+                     bad.reason);
+        v1::ExportLine line;
+        BadRowToProto(bad, line.mutable_skipped());
+        return writer->Write(line);
+      };
+    } else {
+      // A row that cannot be read fails the export before any line is
+      // sent, so no one takes a partial export for a whole one.
+      RETURN_IF_ERROR(WithRepairHint(core_->store().Query(
+          filter, 0, 0, [&](const Record&) { return !context->IsCancelled(); },
+          nullptr)));
+    }
+    return WithRepairHint(core_->store().Query(
+        filter, 0, 0,
+        [&](const Record& r) {
+          if (context->IsCancelled()) return false;
+          v1::ExportLine line;
+          line.set_json(RecordToJson(r));
+          return writer->Write(line);
+        },
+        skip));
   };
   return ToGrpcStatus(run());
 }
@@ -353,6 +401,45 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
   if (!s.ok()) return ToGrpcStatus(s);
   response->set_imported(static_cast<int64_t>(records.size()));
   spdlog::info("imported {} records", records.size());
+  return grpc::Status::OK;
+}
+
+grpc::Status TuneDbService::CheckRecords(grpc::ServerContext* context,
+                                         const v1::CheckRecordsRequest* request,
+                                         v1::CheckRecordsResponse* response) {
+  TUNEDB_REFUSE_IF_STOPPING();
+  int64_t checked = 0;
+  absl::Status s = core_->store().Query(
+      RecordFilter(), 0, 0,
+      [&](const Record&) {
+        ++checked;
+        return !context->IsCancelled();
+      },
+      [&](const BadRow& bad) {
+        ++checked;
+        BadRowToProto(bad, response->add_bad_rows());
+        return !context->IsCancelled();
+      });
+  if (!s.ok()) return ToGrpcStatus(s);
+  if (context->IsCancelled()) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "client cancelled");
+  }
+  response->set_checked(checked);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuneDbService::QuarantineRecords(
+    grpc::ServerContext* context, const v1::QuarantineRecordsRequest* request,
+    v1::QuarantineRecordsResponse* response) {
+  TUNEDB_REFUSE_IF_STOPPING();
+  absl::StatusOr<std::vector<BadRow>> moved =
+      core_->store().QuarantineBadRows();
+  if (!moved.ok()) return ToGrpcStatus(moved.status());
+  for (const BadRow& bad : *moved) {
+    spdlog::warn("quarantined record {}, which cannot be read: {}", bad.id,
+                 bad.reason);
+    BadRowToProto(bad, response->add_quarantined());
+  }
   return grpc::Status::OK;
 }
 

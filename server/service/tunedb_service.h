@@ -59,6 +59,12 @@ class TuneDbService final : public v1::TuneDb::Service {
   grpc::Status Import(grpc::ServerContext* context,
                       grpc::ServerReader<v1::ImportLine>* reader,
                       v1::ImportResponse* response) override;
+  grpc::Status CheckRecords(grpc::ServerContext* context,
+                            const v1::CheckRecordsRequest* request,
+                            v1::CheckRecordsResponse* response) override;
+  grpc::Status QuarantineRecords(
+      grpc::ServerContext* context, const v1::QuarantineRecordsRequest* request,
+      v1::QuarantineRecordsResponse* response) override;
 
   // New calls are refused with UNAVAILABLE from now on (shutdown).
   void StopAccepting() { stopping_.store(true); }

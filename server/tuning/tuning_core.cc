@@ -170,9 +170,17 @@ absl::StatusOr<std::shared_ptr<const Record>> TuningCore::Stored(
     const ValidKey& key) {
   std::shared_ptr<const Record> cached = cache_.Get(key.text());
   if (cached) return cached;
-  ASSIGN_OR_RETURN(std::optional<Record> record, store_->Get(key.key()));
-  if (!record) return nullptr;
-  auto shared = std::make_shared<const Record>(std::move(*record));
+  absl::StatusOr<std::optional<Record>> record = store_->Get(key.key());
+  if (absl::IsDataLoss(record.status())) {
+    // A damaged row is a miss: Tune searches again and its Put replaces the
+    // row; `tunedb repair` quarantines what is left.
+    spdlog::warn("{}; answered as a miss",
+                 std::string(record.status().message()));
+    return nullptr;
+  }
+  RETURN_IF_ERROR(record.status());
+  if (!*record) return nullptr;
+  auto shared = std::make_shared<const Record>(std::move(**record));
   cache_.Put(key.text(), shared);
   return shared;
 }

@@ -129,7 +129,8 @@ class TuningCore {
   int LeastBusy(const DeviceKey& key);
   void WorkerLoop(int index);
   void RunSearch(int index, const std::shared_ptr<Pending>& pending);
-  // The stored record for `key` (memory first, then the store), or nullptr.
+  // The stored record for `key` (memory first, then the store), or nullptr;
+  // also nullptr (logged) when its row cannot be read.
   absl::StatusOr<std::shared_ptr<const Record>> Stored(const ValidKey& key);
   // An answer from a stored record, counted as a hit.
   TuneAnswer Serve(std::shared_ptr<const Record> record,

@@ -115,4 +115,19 @@ bool Statement::ColumnIsNull(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
+Statement::ColumnType Statement::GetColumnType(int column) const {
+  switch (sqlite3_column_type(stmt_, column)) {
+    case SQLITE_INTEGER:
+      return ColumnType::kInteger;
+    case SQLITE_FLOAT:
+      return ColumnType::kFloat;
+    case SQLITE_TEXT:
+      return ColumnType::kText;
+    case SQLITE_BLOB:
+      return ColumnType::kBlob;
+    default:
+      return ColumnType::kNull;
+  }
+}
+
 }  // namespace tunedb::sql

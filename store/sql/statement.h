@@ -27,6 +27,9 @@ class Database;
 
 class Statement {
  public:
+  // The storage class of a column's value in the current row.
+  enum class ColumnType { kInteger, kFloat, kText, kBlob, kNull };
+
   Statement(Statement&& other) noexcept;
   Statement& operator=(Statement&& other) noexcept;
   Statement(const Statement&) = delete;
@@ -54,6 +57,7 @@ class Statement {
   double ColumnDouble(int column) const;
   std::string ColumnText(int column) const;
   bool ColumnIsNull(int column) const;
+  ColumnType GetColumnType(int column) const;
 
  private:
   friend class Database;

@@ -1,6 +1,9 @@
-// tunedbd as a process: kill -9 in the middle of a write storm loses no
-// acknowledged write and leaves a sound database; SIGTERM shuts down
-// cleanly; a crashing search worker fails one request, not the daemon.
+// tunedbd as a process, and the faults it must survive: kill -9 at random
+// moments of a Tune and Import storm loses no acknowledged record and leaves
+// a sound database; SIGTERM shuts down cleanly; a search worker that hangs or
+// dies fails its request while other clients are served; a full disk fails
+// the write, not the daemon; clients that disconnect mid-stream leave it
+// healthy with nothing partial stored.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -8,14 +11,22 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "store/record_json.h"
+#include "store/sql/database.h"
+#include "store/sql/statement.h"
 #include "store/store.h"
 #include "test_util.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
@@ -59,8 +70,14 @@ class Daemon {
   }
 
   std::unique_ptr<v1::TuneDb::Stub> Connect() {
-    auto channel = grpc::CreateChannel("unix:" + socket_,
-                                       grpc::InsecureChannelCredentials());
+    // Retry the connection every few ms while the daemon starts, not after
+    // gRPC's default one-second backoff.
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
+    auto channel = grpc::CreateCustomChannel(
+        "unix:" + socket_, grpc::InsecureChannelCredentials(), args);
     EXPECT_TRUE(channel->WaitForConnected(std::chrono::system_clock::now() +
                                           std::chrono::seconds(20)))
         << "tunedbd did not come up";
@@ -91,52 +108,148 @@ grpc::Status Tune(v1::TuneDb::Stub* stub, int64_t n, v1::TuneResponse* resp) {
   return stub->Tune(&ctx, req, resp);
 }
 
-TEST(DaemonTest, KillNineDuringWriteStormLosesNoAcknowledgedWrite) {
+// How many times the kill -9 campaign kills the daemon:
+// TUNEDB_KILL_CAMPAIGN_KILLS, or 12 (the ctest run, about 6 s). The figures
+// in docs/reliability.md come from a run with 100.
+int CampaignKills() {
+  const char* text = std::getenv("TUNEDB_KILL_CAMPAIGN_KILLS");
+  int kills = 0;
+  if (text != nullptr && absl::SimpleAtoi(text, &kills) && kills > 0) {
+    return kills;
+  }
+  return 12;
+}
+
+// Opens `path` as the next daemon would (recovering the WAL of the killed
+// one); true if the whole PRAGMA integrity_check (not only quick_check)
+// passes. `keys` receives the key text of every stored record.
+bool IntegrityOk(const std::string& path, std::set<std::string>* keys) {
+  auto db = sql::Database::Open(path, sql::Database::Mode::kReadWrite, 5000);
+  if (!db.ok()) return false;
+  auto check = (*db)->GetUniqueStatement("PRAGMA integrity_check");
+  if (!check.ok()) return false;
+  absl::StatusOr<bool> row = check->Step();
+  const bool ok = row.ok() && *row && check->ColumnText(0) == "ok" &&
+                  !check->Step().value_or(true);
+  auto stored = (*db)->GetUniqueStatement("SELECT key_text FROM records");
+  if (!stored.ok()) return false;
+  while (stored->Step().value_or(false)) keys->insert(stored->ColumnText(0));
+  return ok;
+}
+
+// One Import of `keys` (JSON lines as tunedb export writes them) on `stub`;
+// true when the daemon acknowledged every line as imported.
+bool ImportKeys(v1::TuneDb::Stub* stub, const std::vector<ProblemKey>& keys) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::ImportResponse response;
+  auto writer = stub->Import(&ctx, &response);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Record record = testing_util::TestRecord(1);
+    record.key = keys[i];
+    v1::ImportLine line;
+    line.set_json(RecordToJson(record));
+    if (i == 0) line.set_expected_lines(static_cast<int64_t>(keys.size()));
+    if (!writer->Write(line)) break;
+  }
+  writer->WritesDone();
+  return writer->Finish().ok() &&
+         response.imported() == static_cast<int64_t>(keys.size());
+}
+
+// kill -9 at random moments of a storm of Tunes (each stores a search) and
+// Imports (16 records in one transaction): after each kill the file passes
+// PRAGMA integrity_check, holds every record whose Tune or Import was
+// acknowledged, and of each Import in flight at the kill holds all records
+// or none.
+TEST(DaemonTest, KillNineCampaignDuringTuneAndImportStormLosesNothing) {
   TempDir dir;
-  std::set<int64_t> acknowledged;
+  const std::string path = dir.File("d.db");
+  const int kills = CampaignKills();
+  const unsigned seed = std::random_device()();
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<int> storm_ms(20, 400);
+  constexpr int kImportRecords = 16;
+  std::vector<std::string> acknowledged;  // key texts
+  int64_t tunes = 0, imports = 0;
+  int integrity_ok = 0, partial_imports = 0;
+  int64_t lost = 0;
   std::atomic<int64_t> next_n{1};
-  v1::DeviceKey device;
-  for (int round = 0; round < 3; ++round) {
-    Daemon daemon(dir, {"--finder", "simulated"});
-    auto stub = daemon.Connect();
+  for (int round = 0; round < kills; ++round) {
     std::mutex mu;
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> writers;
-    for (int t = 0; t < 4; ++t) {
-      writers.emplace_back([&] {
+    std::vector<std::vector<ProblemKey>> unacknowledged_imports;
+    {
+      Daemon daemon(dir, {"--finder", "simulated"});
+      auto stub = daemon.Connect();
+      grpc::ClientContext devices_ctx;
+      v1::DevicesResponse devices;
+      ASSERT_TRUE(
+          stub->Devices(&devices_ctx, v1::DevicesRequest(), &devices).ok());
+      absl::StatusOr<DeviceKey> device = FromProto(devices.devices(0).key());
+      ASSERT_TRUE(device.ok()) << device.status();
+      std::atomic<bool> stop{false};
+      std::vector<std::thread> clients;
+      for (int t = 0; t < 2; ++t) {
+        clients.emplace_back([&] {
+          while (!stop.load()) {
+            const int64_t n = next_n.fetch_add(1);
+            v1::TuneResponse resp;
+            if (Tune(stub.get(), n, &resp).ok()) {
+              std::lock_guard<std::mutex> lock(mu);
+              acknowledged.push_back(
+                  ProblemKey{*device, TestProblem(n)}.ToText());
+              ++tunes;
+            }
+          }
+        });
+      }
+      clients.emplace_back([&] {
         while (!stop.load()) {
-          int64_t n = next_n.fetch_add(1);
-          v1::TuneResponse resp;
-          if (Tune(stub.get(), n, &resp).ok()) {
-            std::lock_guard<std::mutex> lock(mu);
-            acknowledged.insert(n);
-            device = resp.record().device();
+          std::vector<ProblemKey> keys;
+          for (int i = 0; i < kImportRecords; ++i) {
+            keys.push_back(
+                ProblemKey{*device, TestProblem(next_n.fetch_add(1), 32, 32)});
+          }
+          const bool ok = ImportKeys(stub.get(), keys);
+          std::lock_guard<std::mutex> lock(mu);
+          if (ok) {
+            for (const ProblemKey& key : keys) {
+              acknowledged.push_back(key.ToText());
+            }
+            ++imports;
+          } else {
+            unacknowledged_imports.push_back(std::move(keys));
           }
         }
       });
+      std::this_thread::sleep_for(std::chrono::milliseconds(storm_ms(random)));
+      const int status = daemon.Stop(SIGKILL);
+      EXPECT_TRUE(WIFSIGNALED(status));
+      stop = true;
+      for (auto& c : clients) c.join();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    int status = daemon.Stop(SIGKILL);
-    EXPECT_TRUE(WIFSIGNALED(status));
-    stop = true;
-    for (auto& w : writers) w.join();
+    // The file as the next daemon finds it.
+    std::set<std::string> stored;
+    if (IntegrityOk(path, &stored)) ++integrity_ok;
+    for (const std::string& key : acknowledged) lost += stored.count(key) == 0;
+    for (const auto& keys : unacknowledged_imports) {
+      int present = 0;
+      for (const ProblemKey& key : keys) present += stored.count(key.ToText());
+      if (present != 0 && present != kImportRecords) ++partial_imports;
+    }
   }
-  ASSERT_GT(acknowledged.size(), 10u) << "the storm wrote too little to test";
-
-  Store::Options options;
-  options.path = dir.File("d.db");
-  auto store = Store::Open(options);
-  ASSERT_TRUE(store.ok()) << store.status();
-  EXPECT_TRUE((*store)->QuickCheck().ok());
-  absl::StatusOr<DeviceKey> key_device = FromProto(device);
-  ASSERT_TRUE(key_device.ok()) << key_device.status();
-  int missing = 0;
-  for (int64_t n : acknowledged) {
-    auto r = (*store)->Get(ProblemKey{*key_device, TestProblem(n)});
-    ASSERT_TRUE(r.ok()) << r.status();
-    if (!r->has_value()) ++missing;
-  }
-  EXPECT_EQ(missing, 0) << "of " << acknowledged.size() << " acknowledged";
+  const std::string summary = absl::StrCat(
+      "kill -9 campaign: ", kills, " kills, integrity ok ", integrity_ok, "/",
+      kills, ", acknowledged lost ", lost, " of ", acknowledged.size(), " (",
+      tunes, " tunes, ", imports, " imports of ", kImportRecords,
+      " records), partial imports ", partial_imports, ", seed ", seed);
+  std::printf("%s\n", summary.c_str());
+  RecordProperty("campaign", summary);
+  EXPECT_EQ(integrity_ok, kills);
+  EXPECT_EQ(lost, 0);
+  EXPECT_EQ(partial_imports, 0);
+  EXPECT_GT(tunes, 0) << "the storm stored too little to test";
+  EXPECT_GT(imports, 0) << "the storm imported too little to test";
 }
 
 TEST(DaemonTest, SigtermShutsDownCleanlyAndDataPersists) {
@@ -174,23 +287,194 @@ TEST(DaemonTest, SocketIsGroupAccessibleOnly) {
   EXPECT_EQ(st.st_mode & 0777, 0660);
 }
 
-TEST(DaemonTest, CrashingWorkerFailsOneRequestNotTheDaemon) {
+// The first device the daemon serves.
+v1::DeviceKey FirstDevice(v1::TuneDb::Stub* stub) {
+  grpc::ClientContext ctx;
+  v1::DevicesResponse devices;
+  EXPECT_TRUE(stub->Devices(&ctx, v1::DevicesRequest(), &devices).ok());
+  return devices.devices_size() > 0 ? devices.devices(0).key()
+                                    : v1::DeviceKey();
+}
+
+grpc::Status Lookup(v1::TuneDb::Stub* stub, const v1::DeviceKey& device,
+                    int64_t n) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  v1::LookupRequest req;
+  *req.mutable_problem() = ProtoProblem(n);
+  *req.mutable_device() = device;
+  v1::LookupResponse resp;
+  return stub->Lookup(&ctx, req, &resp);
+}
+
+// Searches run in a tunedb-worker process; one search hangs past the search
+// timeout (its worker is killed) and one kills its worker. Each fails its
+// own request; other clients' lookups are answered all the while, and the
+// next search runs in a fresh worker.
+TEST(DaemonTest, HangingOrDyingWorkerFailsItsRequestWhileOthersAreServed) {
   TempDir dir;
   struct stat st;
   if (stat(TUNEDB_WORKER_PATH, &st) != 0) {
     GTEST_SKIP() << "tunedb-worker was not built";
   }
-  Daemon daemon(dir,
-                {"--finder", "simulated-workers", "--simulated", "crash_n=13"});
+  Daemon daemon(dir, {"--finder", "simulated-workers", "--simulated",
+                      "hang_n=13,crash_n=14", "--search-timeout", "2"});
   auto stub = daemon.Connect();
-  v1::TuneResponse resp;
-  grpc::Status crashed = Tune(stub.get(), 13, &resp);
+  for (int64_t n = 1; n <= 3; ++n) {
+    v1::TuneResponse resp;
+    ASSERT_TRUE(Tune(stub.get(), n, &resp).ok());
+  }
+  const v1::DeviceKey device = FirstDevice(stub.get());
+  std::atomic<bool> done{false};
+  grpc::Status hung, crashed;
+  std::thread faulty([&] {
+    v1::TuneResponse resp;
+    hung = Tune(stub.get(), 13, &resp);
+    crashed = Tune(stub.get(), 14, &resp);
+    done = true;
+  });
+  int served = 0, failed = 0;
+  while (!done.load()) {
+    for (int64_t n = 1; n <= 3; ++n) {
+      if (Lookup(stub.get(), device, n).ok()) {
+        ++served;
+      } else {
+        ++failed;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  faulty.join();
+  EXPECT_TRUE(hung.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+              hung.error_code() == grpc::StatusCode::UNAVAILABLE)
+      << hung.error_code() << ": " << hung.error_message();
   EXPECT_EQ(crashed.error_code(), grpc::StatusCode::UNAVAILABLE)
       << crashed.error_message();
+  EXPECT_GT(served, 30) << "lookups were not answered during the hang";
+  EXPECT_EQ(failed, 0);
   v1::TuneResponse ok;
   grpc::Status s = Tune(stub.get(), 8, &ok);
   EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_TRUE(ok.searched());
   EXPECT_EQ(ok.record().finder(), "simulated");
+  grpc::ClientContext ctx;
+  v1::StatsResponse stats;
+  ASSERT_TRUE(stub->Stats(&ctx, v1::StatsRequest(), &stats).ok());
+  EXPECT_EQ(stats.search_failures(), 2);
+  EXPECT_EQ(stats.records(), 4);
+}
+
+// Clients that go away in the middle of an Import, a TuneBatch and a Query
+// stream: the daemon stays healthy, the broken Import stores nothing, and
+// the same calls made whole afterwards succeed.
+TEST(DaemonTest, ClientsThatDisconnectMidStreamLeaveTheDaemonHealthy) {
+  TempDir dir;
+  Daemon daemon(dir, {"--finder", "simulated", "--simulated", "slow_ms=5"});
+  auto stub = daemon.Connect();
+  absl::StatusOr<DeviceKey> device = FromProto(FirstDevice(stub.get()));
+  ASSERT_TRUE(device.ok()) << device.status();
+  std::vector<std::string> lines;
+  for (int64_t n = 1000; n < 1040; ++n) {
+    Record record = testing_util::TestRecord(1);
+    record.key = ProblemKey{*device, TestProblem(n, 32, 32)};
+    lines.push_back(RecordToJson(record));
+  }
+  auto records = [&] {
+    grpc::ClientContext ctx;
+    v1::StatsResponse stats;
+    EXPECT_TRUE(stub->Stats(&ctx, v1::StatsRequest(), &stats).ok())
+        << "the daemon is not answering";
+    return stats.records();
+  };
+
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    // Each broken client on a channel of its own, dropped with it.
+    auto channel = grpc::CreateChannel("unix:" + daemon.socket(),
+                                       grpc::InsecureChannelCredentials());
+    auto client = v1::TuneDb::NewStub(channel);
+    {
+      grpc::ClientContext ctx;
+      v1::ImportResponse resp;
+      auto writer = client->Import(&ctx, &resp);
+      for (size_t i = 0; i < lines.size() / 2; ++i) {
+        v1::ImportLine line;
+        line.set_json(lines[i]);
+        if (i == 0) line.set_expected_lines(static_cast<int64_t>(lines.size()));
+        ASSERT_TRUE(writer->Write(line));
+      }
+      ctx.TryCancel();
+      EXPECT_FALSE(writer->Finish().ok());
+    }
+    {
+      grpc::ClientContext ctx;
+      auto stream = client->TuneBatch(&ctx);
+      for (int64_t n = 1; n <= 40; ++n) {
+        v1::TuneBatchRequest req;
+        *req.mutable_request()->mutable_problem() = ProtoProblem(n);
+        stream->Write(req);
+      }
+      v1::TuneBatchResponse first;
+      EXPECT_TRUE(stream->Read(&first));
+      ctx.TryCancel();
+      stream->Finish();
+    }
+    {
+      grpc::ClientContext ctx;
+      v1::QueryRequest req;
+      req.set_page_size(1000);
+      auto reader = client->Query(&ctx, req);
+      v1::Record record;
+      EXPECT_TRUE(reader->Read(&record));
+      ctx.TryCancel();
+      reader->Finish();
+    }
+  }
+  // The cut-off TuneBatches stored whole searches; the imports, nothing.
+  EXPECT_GT(records(), 0);
+  {
+    grpc::ClientContext ctx;
+    auto reader = stub->Query(&ctx, v1::QueryRequest());
+    v1::Record record;
+    int imported = 0;
+    while (reader->Read(&record)) imported += record.problem().c() == 32;
+    EXPECT_TRUE(reader->Finish().ok());
+    EXPECT_EQ(imported, 0) << "records of a broken import were stored";
+  }
+
+  // Whole calls succeed, and the import arrives complete.
+  EXPECT_TRUE(ImportKeys(stub.get(), [&] {
+    std::vector<ProblemKey> keys;
+    for (int64_t n = 1000; n < 1040; ++n) {
+      keys.push_back(ProblemKey{*device, TestProblem(n, 32, 32)});
+    }
+    return keys;
+  }()));
+  {
+    grpc::ClientContext ctx;
+    auto stream = stub->TuneBatch(&ctx);
+    for (int64_t n = 1; n <= 40; ++n) {
+      v1::TuneBatchRequest req;
+      *req.mutable_request()->mutable_problem() = ProtoProblem(n);
+      ASSERT_TRUE(stream->Write(req));
+    }
+    stream->WritesDone();
+    v1::TuneBatchResponse resp;
+    int answered = 0;
+    while (stream->Read(&resp)) {
+      EXPECT_EQ(resp.code(), 0) << resp.message();
+      ++answered;
+    }
+    EXPECT_TRUE(stream->Finish().ok());
+    EXPECT_EQ(answered, 40);
+  }
+  EXPECT_EQ(records(), 80);
+  grpc::ClientContext ctx;
+  auto reader = stub->Query(&ctx, v1::QueryRequest());
+  v1::Record record;
+  int queried = 0;
+  while (reader->Read(&record)) ++queried;
+  EXPECT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(queried, 80);
 }
 
 // A full disk, as a file-size limit (ulimit -f) makes one: the search whose

@@ -1,0 +1,190 @@
+// Rows that cannot be read back: a byte flipped in a stored value (the file
+// still passes quick_check) or a value of the wrong type, range or name.
+// Get fails naming the row; Query fails the same way or reports the row in
+// its place and goes on; Delete leaves it alone; QuarantineBadRows moves it,
+// values untouched, and what is left reads back.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "store/sql/database.h"
+#include "store/sql/statement.h"
+#include "store/store.h"
+#include "tests/store/store_test_util.h"
+#include "tests/testing/file_bytes.h"
+
+namespace tunedb::store_test {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class BadRowsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.File("bad.db");
+    Reopen();
+    for (int64_t n = 1; n <= 5; ++n) {
+      absl::StatusOr<int64_t> id = store_->Put(TestRecord(n));
+      ASSERT_TRUE(id.ok()) << id.status();
+      ids_.push_back(*id);
+    }
+  }
+
+  void Reopen() {
+    store_.reset();
+    Store::Options options;
+    options.path = path_;
+    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+
+  // Runs `sql` on a second connection, as another program would.
+  void Damage(const std::string& sql) {
+    auto db = sql::Database::Open(path_, sql::Database::Mode::kReadWrite, 5000);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->Execute(sql).ok()) << sql;
+  }
+
+  // Every row Query reports, as "id" for a record and "id: reason" for a
+  // bad row.
+  std::vector<std::string> Rows(const RecordFilter& filter = {},
+                                int limit = 0) {
+    std::vector<std::string> rows;
+    absl::Status status = store_->Query(
+        filter, 0, limit,
+        [&](const Record& r) {
+          rows.push_back(absl::StrCat(r.id));
+          return true;
+        },
+        [&](const BadRow& bad) {
+          rows.push_back(absl::StrCat(bad.id, ": ", bad.reason));
+          return true;
+        });
+    EXPECT_TRUE(status.ok()) << status;
+    return rows;
+  }
+
+  TempDir dir_;
+  std::string path_;
+  std::unique_ptr<Store> store_;
+  std::vector<int64_t> ids_;
+};
+
+TEST_F(BadRowsTest, AFlippedByteInAKeyPassesQuickCheckAndIsABadRow) {
+  const std::string key = StemKey(3).ToText();
+  store_.reset();  // closing checkpoints the WAL into the file
+  // The key text in the records table is followed by the GPU model; in the
+  // unique index, by the row id. " n=3" becomes " n=2".
+  const size_t digit = key.find(" n=3 ") + 3;
+  ASSERT_TRUE(testing_util::FlipByte(path_, key + "Simulated GPU", digit));
+  Reopen();
+  ASSERT_TRUE(store_->QuickCheck().ok());
+  EXPECT_THAT(Rows(),
+              ElementsAre("1", "2",
+                          "3: key_hash does not match key_text (one of them "
+                          "is damaged)",
+                          "4", "5"));
+}
+
+TEST_F(BadRowsTest, EachKindOfDamageIsNamedByItsColumn) {
+  Damage(
+      "UPDATE results SET math_type = 'tensor_oq' WHERE record_id = 1"
+      " AND rank = 1");
+  Damage("UPDATE records SET host = CAST(x'ff7a' AS TEXT) WHERE id = 2");
+  Damage("UPDATE records SET repeats = 'many' WHERE id = 3");
+  Damage("UPDATE records SET key_text = 'kv=1 gpu=x' WHERE id = 4");
+  EXPECT_THAT(Rows(),
+              ElementsAre("1: results[1].math_type \"tensor_oq\" is unknown",
+                          "2: host \"\\xffz\" is not valid UTF-8",
+                          "3: repeats is not an integer",
+                          HasSubstr("4: key_text does not parse: "), "5"));
+}
+
+TEST_F(BadRowsTest, GetAndAStrictQueryFailNamingTheRow) {
+  Damage("UPDATE results SET gpu_median_ms = -1 WHERE record_id = 2");
+  absl::StatusOr<std::optional<Record>> got = store_->Get(StemKey(2));
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(got.status().message(),
+              HasSubstr("record 2 cannot be read: results[0].gpu_median_ms "
+                        "is -1"));
+  int visited = 0;
+  absl::Status strict = store_->Query({}, 0, 0, [&](const Record&) {
+    ++visited;
+    return true;
+  });
+  EXPECT_EQ(strict.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(strict.message(), HasSubstr("record 2 cannot be read"));
+  EXPECT_EQ(visited, 1);
+}
+
+TEST_F(BadRowsTest, BadRowsCountTowardsTheLimitAndFiltersStillApply) {
+  Damage("UPDATE results SET status = 'maybe' WHERE record_id = 2");
+  EXPECT_THAT(Rows({}, 2),
+              ElementsAre("1", "2: results[0].status \"maybe\" is unknown"));
+  // The key reads back, so a filter that rejects it skips the row.
+  RecordFilter n1;
+  n1.fields["n"] = "1";
+  EXPECT_THAT(Rows(n1), ElementsAre("1"));
+}
+
+TEST_F(BadRowsTest, PutOfTheSameKeyReplacesADamagedRow) {
+  Damage("UPDATE results SET status = 'maybe' WHERE record_id = 2");
+  ASSERT_TRUE(store_->Put(TestRecord(2)).ok());
+  absl::StatusOr<std::optional<Record>> got = store_->Get(StemKey(2));
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->has_value());
+  ExpectSameRecord(**got, TestRecord(2));
+}
+
+TEST_F(BadRowsTest, DeleteByFilterLeavesBadRowsAlone) {
+  Damage("UPDATE records SET key_text = 'garbage' WHERE id = 3");
+  RecordFilter fwd;
+  fwd.fields["op"] = "fwd";
+  absl::StatusOr<int64_t> deleted = store_->Delete(fwd);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 4);
+  EXPECT_THAT(Rows(), ElementsAre(HasSubstr("3: key_text does not parse")));
+}
+
+TEST_F(BadRowsTest, QuarantineMovesBadRowsWithTheirValuesAndLeavesACleanStore) {
+  Damage("UPDATE records SET host = CAST(x'ff7a' AS TEXT) WHERE id = 2");
+  Damage("UPDATE results SET math_type = 'tensor_oq' WHERE record_id = 4");
+  absl::StatusOr<std::vector<BadRow>> moved = store_->QuarantineBadRows();
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  ASSERT_EQ(moved->size(), 2u);
+  EXPECT_EQ((*moved)[0].id, 2);
+  EXPECT_EQ((*moved)[1].id, 4);
+  EXPECT_THAT(Rows(), ElementsAre("1", "3", "5"));
+  EXPECT_EQ(store_->Count().value_or(-1), 3);
+
+  auto db = sql::Database::Open(path_, sql::Database::Mode::kReadOnly, 5000);
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto kept = (*db)->GetUniqueStatement(
+      "SELECT id, hex(host), reason FROM quarantined_records ORDER BY id");
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  ASSERT_TRUE(kept->Step().value_or(false));
+  EXPECT_EQ(kept->ColumnInt64(0), 2);
+  EXPECT_EQ(kept->ColumnText(1), "FF7A");  // the stored bytes, untouched
+  EXPECT_THAT(kept->ColumnText(2), HasSubstr("host"));
+  auto results = (*db)->GetUniqueStatement(
+      "SELECT COUNT(*), SUM(math_type = 'tensor_oq') FROM quarantined_results"
+      " WHERE record_id = 4");
+  ASSERT_TRUE(results.ok()) << results.status();
+  ASSERT_TRUE(results->Step().value_or(false));
+  EXPECT_EQ(results->ColumnInt64(0),
+            static_cast<int64_t>(TestRecord(4).results.size()));
+  EXPECT_GE(results->ColumnInt64(1), 1);
+
+  absl::StatusOr<std::vector<BadRow>> again = store_->QuarantineBadRows();
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->empty());
+}
+
+}  // namespace
+}  // namespace tunedb::store_test
