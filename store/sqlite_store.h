@@ -12,6 +12,12 @@
 // key-format version (records.key_version) are invisible to Get, Query,
 // Count and Delete.
 //
+// A StagedImport attaches a private temporary database to the write
+// connection and stages into it through Write, a batch per transaction;
+// Commit moves the staged rows into records and results with a few
+// INSERT ... SELECT statements per chunk, in one transaction, then
+// truncates the WAL.
+//
 // Query calls `visit` with no lock or connection held, in batches: it may
 // call back into the store. Batches are read in separate transactions, so a
 // long Query sees records added behind its cursor but never one twice.
@@ -48,6 +54,7 @@ class SqliteStore : public Store {
   absl::StatusOr<std::optional<Record>> Get(const ProblemKey& key) override;
   absl::StatusOr<int64_t> Put(const Record& record) override;
   absl::Status PutAll(const std::vector<Record>& records) override;
+  absl::StatusOr<std::unique_ptr<StagedImport>> BeginImport() override;
   absl::Status Query(const RecordFilter& filter, int64_t after_id, int limit,
                      const std::function<bool(const Record&)>& visit) override;
   absl::StatusOr<int64_t> Delete(const RecordFilter& filter) override;
@@ -59,6 +66,12 @@ class SqliteStore : public Store {
   absl::Status Checkpoint() override;
   const std::string& path() const override { return options_.path; }
 
+  // How SQLite reads the records for `filter` (its EXPLAIN QUERY PLAN, one
+  // "; "-separated line), e.g. "SEARCH records USING INDEX
+  // records_by_gpu_model (gpu_model=? AND rowid>?)" or "SCAN records": for
+  // tests and diagnostics.
+  absl::StatusOr<std::string> ExplainScan(const RecordFilter& filter);
+
  private:
   using ReadFn = std::function<absl::Status(sql::Database&)>;
   using WriteFn = std::function<absl::Status(sql::Database&)>;
@@ -69,9 +82,23 @@ class SqliteStore : public Store {
   // Runs `fn` on a read connection (the write connection, under the write
   // mutex, when there is no pool).
   absl::Status Read(const ReadFn& fn);
-  // Runs `fn` in a BEGIN IMMEDIATE transaction on the write connection,
-  // commits, and checkpoints every checkpoint_every_writes commits.
-  absl::Status Write(const WriteFn& fn);
+  class Import;  // the StagedImport
+
+  // The transaction policy, in one place. Write runs `fn` in a
+  // BEGIN IMMEDIATE transaction on the write connection and commits; then,
+  // with `truncate_wal` (after an import) or when the WAL has grown past
+  // checkpoint_wal_bytes, it checkpoints and truncates the WAL, and
+  // otherwise runs a PASSIVE checkpoint every checkpoint_every_writes
+  // commits. Exclusive runs `fn` on the write connection outside any
+  // transaction (attaching and detaching staging databases, which SQLite
+  // refuses within one).
+  absl::Status Write(const WriteFn& fn, bool truncate_wal = false);
+  absl::Status Exclusive(const WriteFn& fn);
+  // PRAGMA wal_checkpoint(TRUNCATE); UNAVAILABLE if a reader kept it from
+  // finishing. Requires write_mu_.
+  absl::Status TruncateWal();
+  // Detaches an import's staging database (its destructor).
+  void EndImport(const std::string& name);
 
   const Options options_;
   const bool in_memory_;
@@ -79,6 +106,8 @@ class SqliteStore : public Store {
   // Null when read-only. Guarded by write_mu_.
   const std::unique_ptr<sql::Database> writer_;
   int writes_since_checkpoint_ = 0;  // guarded by write_mu_
+  int imports_ = 0;                  // staging databases; guarded by write_mu_
+  int64_t next_import_ = 0;          // guarded by write_mu_
   // Null for ":memory:" and read_connections == 0.
   const std::unique_ptr<sql::ConnectionPool> readers_;
 };
