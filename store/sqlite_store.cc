@@ -34,6 +34,8 @@ constexpr size_t kQueryBatch = 256;
 // Commit moves this many staged records per statement.
 constexpr int64_t kStageBatch = 1000;
 constexpr int64_t kCommitChunk = 20000;
+// The write connection's page cache while an import commits, KiB.
+constexpr int64_t kCommitCacheKib = 64 << 10;
 // Staging databases attached to the write connection at once (SQLite
 // attaches at most 10).
 constexpr int kMaxParallelImports = 4;
@@ -803,15 +805,27 @@ class SqliteStore::Import : public Store::StagedImport {
             ASSIGN_OR_RETURN(sql::Statement step, db.GetUniqueStatement(sql));
             steps.push_back(std::move(step));
           }
-          for (int64_t low = 0; low < last; low += kCommitChunk) {
+          // The indexes of records take keys in no particular order: a
+          // larger page cache for the commit saves most of the rereads of
+          // their pages from the WAL. Bounded (kCommitCacheKib), and
+          // given back afterwards.
+          ASSIGN_OR_RETURN(const int64_t cache,
+                           db.QueryInt64("PRAGMA main.cache_size"));
+          RETURN_IF_ERROR(db.Execute(
+              absl::StrCat("PRAGMA main.cache_size = -", kCommitCacheKib)));
+          absl::Status moved = absl::OkStatus();
+          for (int64_t low = 0; low < last && moved.ok(); low += kCommitChunk) {
             for (sql::Statement& step : steps) {
               step.Reset();
               step.BindInt64(1, low);
               step.BindInt64(2, low + kCommitChunk);
-              RETURN_IF_ERROR(step.Run());
+              moved = step.Run();
+              if (!moved.ok()) break;
             }
           }
-          return absl::OkStatus();
+          db.Execute(absl::StrCat("PRAGMA main.cache_size = ", cache))
+              .IgnoreError();
+          return moved;
         },
         /*truncate_wal=*/true));
     return added_;
