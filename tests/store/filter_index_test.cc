@@ -40,20 +40,11 @@ class FilterIndexTest : public ::testing::Test {
   }
 
   int64_t MustPut(const Record& record) {
-    absl::StatusOr<int64_t> id = store_->Put(record);
-    EXPECT_TRUE(id.ok()) << id.status();
-    return id.value_or(0);
+    return store_test::MustPut(*store_, record);
   }
 
   std::vector<int64_t> QueryIds(const RecordFilter& filter) {
-    std::vector<int64_t> ids;
-    absl::Status status =
-        store_->Query(filter, 0, 0, [&](const Record& record) {
-          ids.push_back(record.id);
-          return true;
-        });
-    EXPECT_TRUE(status.ok()) << status;
-    return ids;
+    return store_test::QueryIds(*store_, filter);
   }
 
   std::string Plan(const RecordFilter& filter) {
