@@ -895,13 +895,12 @@ SqliteStore::BeginImport() {
 }
 
 void SqliteStore::EndImport(const std::string& name) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  --imports_;
-  absl::Status detached =
-      writer_->Execute(absl::StrCat("DETACH DATABASE ", name));
   // Only a statement still running on the staging database stops DETACH,
   // and none runs outside the write mutex.
-  if (!detached.ok()) detached.IgnoreError();
+  Exclusive([&](sql::Database& db) {
+    --imports_;
+    return db.Execute(absl::StrCat("DETACH DATABASE ", name));
+  }).IgnoreError();
 }
 
 absl::StatusOr<std::optional<Record>> SqliteStore::Get(const ProblemKey& key) {

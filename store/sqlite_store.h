@@ -68,8 +68,9 @@ class SqliteStore : public Store {
 
   // How SQLite reads the records for `filter` (its EXPLAIN QUERY PLAN, one
   // "; "-separated line), e.g. "SEARCH records USING INDEX
-  // records_by_gpu_model (gpu_model=? AND rowid>?)" or "SCAN records": for
-  // tests and diagnostics.
+  // records_by_gpu_model (gpu_model=? AND rowid>?)" for an indexed field, or
+  // "SEARCH records USING INTEGER PRIMARY KEY (rowid>?)" for a filter that
+  // reads every record from the cursor on: for tests and diagnostics.
   absl::StatusOr<std::string> ExplainScan(const RecordFilter& filter);
 
  private:

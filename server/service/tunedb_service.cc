@@ -310,6 +310,14 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
   int64_t n = 0;
   int64_t expected = 0;
   int64_t rejected = 0;
+  // All or nothing: after a bad line nothing is staged any more, but the
+  // rest is still read for its rejects.
+  auto reject = [&](int64_t line_number, absl::string_view reason) {
+    if (++rejected > kMaxImportRejectsListed) return;
+    v1::ImportResponse::Reject* out = response->add_rejects();
+    out->set_line(line_number);
+    out->set_reason(std::string(reason));
+  };
   while (reader->Read(&line)) {
     ++n;
     if (n == 1) {
@@ -333,22 +341,13 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
     }
     absl::StatusOr<Record> r = RecordFromJson(line.json());
     if (!r.ok()) {
-      // All or nothing: after a bad line nothing is staged any more, but
-      // the rest is still read for its rejects.
-      if (++rejected <= kMaxImportRejectsListed) {
-        v1::ImportResponse::Reject* reject = response->add_rejects();
-        reject->set_line(n);
-        reject->set_reason(std::string(r.status().message()));
-      }
+      reject(n, r.status().message());
       continue;
     }
     if (rejected > 0) continue;
     absl::Status staged = (*import)->Add(*r);
     if (staged.code() == absl::StatusCode::kInvalidArgument) {
-      ++rejected;
-      v1::ImportResponse::Reject* reject = response->add_rejects();
-      reject->set_line(n);
-      reject->set_reason(std::string(staged.message()));
+      reject(n, staged.message());
     } else if (!staged.ok()) {
       return ToGrpcStatus(staged);
     }
