@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
@@ -36,6 +37,13 @@ absl::StatusOr<RecordFilter> FilterFromProto(const v1::Filter& in) {
   absl::Status s = f.Validate();
   if (!s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("filter: ", s.message()));
+  }
+  if (!f.empty() && !f.UsesIndex()) {
+    spdlog::info(
+        "a filter of no indexed field ({}) reads every record; name one of "
+        "{} or hash to read through an index",
+        absl::StrJoin(f.fields, ", ", absl::PairFormatter("=")),
+        absl::StrJoin(IndexedFilterFields(), ", "));
   }
   return f;
 }
