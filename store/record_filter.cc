@@ -55,6 +55,14 @@ absl::Status RecordFilter::Validate() const {
   return absl::OkStatus();
 }
 
+bool RecordFilter::UsesIndex() const {
+  if (KeyHash()) return true;
+  for (const std::string& field : IndexedFilterFields()) {
+    if (fields.count(field) > 0) return true;
+  }
+  return false;
+}
+
 bool RecordFilter::Matches(const Record& record) const {
   if (since_us != 0 && record.measured_at_us < since_us) return false;
   if (until_us != 0 && record.measured_at_us >= until_us) return false;

@@ -1,17 +1,26 @@
 #include "store/sqlite_store.h"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <utility>
 #include <variant>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/status_macros.h"
@@ -25,33 +34,60 @@ namespace {
 
 // Query reads this many matching records per read transaction.
 constexpr size_t kQueryBatch = 256;
+// A staged import writes this many records per staging transaction, and
+// Commit moves this many staged records per statement.
+constexpr int64_t kStageBatch = 1000;
+constexpr int64_t kCommitChunk = 20000;
+// The write connection's page cache while an import commits, KiB.
+constexpr int64_t kCommitCacheKib = 64 << 10;
+// Staging databases attached to the write connection at once (SQLite
+// attaches at most 10).
+constexpr int kMaxParallelImports = 4;
 
 // Columns of a record row, in the order ReadRecordKey and ReadRecordFields
 // expect.
 #define TUNEDB_RECORD_COLUMNS                                              \
   "id, key_text, measured_at_us, host, gpu_uuid, driver_version, finder, " \
   "repeats, workspace_cap_bytes, search_ms, verified, served_count, "      \
-  "timing_version, key_hash, gpu_model, op"
+  "timing_version, key_hash, gpu_model, op, cudnn_version, in_type, "      \
+  "layout"
+
+// Columns a record write sets, in the order BindRecord binds them.
+#define TUNEDB_RECORD_WRITE_COLUMNS                                         \
+  "key_version, key_hash, key_text, gpu_model, cudnn_version, op, in_type," \
+  " layout, measured_at_us, host, gpu_uuid, driver_version, finder,"        \
+  " repeats, workspace_cap_bytes, search_ms, verified, served_count,"       \
+  " timing_version"
+
+// A record write replaces an existing row of its key in place (same id);
+// served_count and last_served_us are left alone.
+#define TUNEDB_RECORD_UPSERT                                                 \
+  " ON CONFLICT(key_text) DO UPDATE SET"                                     \
+  " key_version = excluded.key_version, key_hash = excluded.key_hash,"       \
+  " gpu_model = excluded.gpu_model, cudnn_version = excluded.cudnn_version," \
+  " op = excluded.op, in_type = excluded.in_type,"                           \
+  " layout = excluded.layout, measured_at_us = excluded.measured_at_us,"     \
+  " host = excluded.host, gpu_uuid = excluded.gpu_uuid,"                     \
+  " driver_version = excluded.driver_version, finder = excluded.finder,"     \
+  " repeats = excluded.repeats,"                                             \
+  " workspace_cap_bytes = excluded.workspace_cap_bytes,"                     \
+  " search_ms = excluded.search_ms, verified = excluded.verified,"           \
+  " timing_version = excluded.timing_version"
+
+// Columns of a result row after its record_id, in the order BindResult
+// binds them.
+#define TUNEDB_RESULT_WRITE_COLUMNS                                         \
+  "rank, algo, math_type, status, workspace_bytes, deterministic, retimed," \
+  " error, launch_median_ms, launch_spread_ms, launch_samples,"             \
+  " gpu_median_ms, gpu_spread_ms, gpu_samples,"                             \
+  " host_median_ms, host_spread_ms, host_samples"
+
+constexpr int kRecordWriteColumns = 19;
 
 constexpr const char kGetRecord[] =
     "SELECT " TUNEDB_RECORD_COLUMNS
     " FROM records INDEXED BY records_by_key_hash"
     " WHERE key_hash = ?1 AND key_text = ?2 AND key_version = ?3";
-
-// ?3 and ?4 (gpu model, op) are pushed down from the filter when it has
-// them; RecordFilter::Matches checks every field afterwards anyway.
-constexpr const char kScanRecords[] =
-    "SELECT " TUNEDB_RECORD_COLUMNS
-    " FROM records WHERE key_version = ?1 AND id > ?2"
-    " AND (?3 IS NULL OR gpu_model = ?3) AND (?4 IS NULL OR op = ?4)"
-    " ORDER BY id";
-
-constexpr const char kScanRecordsInTimeRange[] =
-    "SELECT " TUNEDB_RECORD_COLUMNS
-    " FROM records WHERE key_version = ?1 AND id > ?2"
-    " AND (?3 IS NULL OR gpu_model = ?3) AND (?4 IS NULL OR op = ?4)"
-    " AND measured_at_us >= ?5 AND measured_at_us < ?6"
-    " ORDER BY id";
 
 // A filter with a key hash is answered through the key-hash index.
 constexpr const char kScanRecordsByHash[] =
@@ -60,8 +96,6 @@ constexpr const char kScanRecordsByHash[] =
     " WHERE key_hash = ?3 AND key_version = ?1 AND id > ?2"
     " ORDER BY id";
 
-#undef TUNEDB_RECORD_COLUMNS
-
 constexpr const char kGetResults[] =
     "SELECT algo, math_type, status, workspace_bytes, deterministic, retimed,"
     " error, launch_median_ms, launch_spread_ms, launch_samples,"
@@ -69,37 +103,18 @@ constexpr const char kGetResults[] =
     " host_median_ms, host_spread_ms, host_samples"
     " FROM results WHERE record_id = ?1 ORDER BY rank";
 
-// served_count and last_served_us are left alone on replace.
 constexpr const char kUpsertRecord[] =
-    "INSERT INTO records(key_version, key_hash, key_text, gpu_model,"
-    " cudnn_version, op, measured_at_us, host, gpu_uuid, driver_version,"
-    " finder, repeats, workspace_cap_bytes, search_ms, verified, served_count,"
-    " timing_version)"
-    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-    " ?16, ?17)"
-    " ON CONFLICT(key_text) DO UPDATE SET"
-    " key_version = excluded.key_version, key_hash = excluded.key_hash,"
-    " gpu_model = excluded.gpu_model, cudnn_version = excluded.cudnn_version,"
-    " op = excluded.op, measured_at_us = excluded.measured_at_us,"
-    " host = excluded.host, gpu_uuid = excluded.gpu_uuid,"
-    " driver_version = excluded.driver_version, finder = excluded.finder,"
-    " repeats = excluded.repeats,"
-    " workspace_cap_bytes = excluded.workspace_cap_bytes,"
-    " search_ms = excluded.search_ms, verified = excluded.verified,"
-    " timing_version = excluded.timing_version"
-    " RETURNING id";
+    "INSERT INTO records(" TUNEDB_RECORD_WRITE_COLUMNS
+    ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+    " ?15, ?16, ?17, ?18, ?19)" TUNEDB_RECORD_UPSERT " RETURNING id";
 
 constexpr const char kDeleteResults[] =
     "DELETE FROM results WHERE record_id = ?1";
 
 constexpr const char kInsertResult[] =
-    "INSERT INTO results(record_id, rank, algo, math_type, status,"
-    " workspace_bytes, deterministic, retimed, error,"
-    " launch_median_ms, launch_spread_ms, launch_samples,"
-    " gpu_median_ms, gpu_spread_ms, gpu_samples,"
-    " host_median_ms, host_spread_ms, host_samples)"
-    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-    " ?16, ?17, ?18)";
+    "INSERT INTO results(record_id, " TUNEDB_RESULT_WRITE_COLUMNS
+    ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+    " ?15, ?16, ?17, ?18)";
 
 // Results go with their record through ON DELETE CASCADE.
 constexpr const char kDeleteRecord[] = "DELETE FROM records WHERE id = ?1";
@@ -116,7 +131,7 @@ constexpr const char kCreateQuarantine[] =
     " reason TEXT NOT NULL, id, key_version, key_hash, key_text, gpu_model,"
     " cudnn_version, op, measured_at_us, host, gpu_uuid, driver_version,"
     " finder, repeats, workspace_cap_bytes, search_ms, verified, served_count,"
-    " last_served_us, timing_version);"
+    " last_served_us, timing_version, in_type, layout);"
     "CREATE TABLE IF NOT EXISTS quarantined_results("
     " quarantine_id INTEGER NOT NULL, record_id, rank, algo, math_type,"
     " status, gpu_median_ms, gpu_spread_ms, gpu_samples, workspace_bytes,"
@@ -128,11 +143,12 @@ constexpr const char kQuarantineRecord[] =
     " key_version, key_hash, key_text, gpu_model, cudnn_version, op,"
     " measured_at_us, host, gpu_uuid, driver_version, finder, repeats,"
     " workspace_cap_bytes, search_ms, verified, served_count, last_served_us,"
-    " timing_version)"
+    " timing_version, in_type, layout)"
     " SELECT ?2, ?3, id, key_version, key_hash, key_text, gpu_model,"
     " cudnn_version, op, measured_at_us, host, gpu_uuid, driver_version,"
     " finder, repeats, workspace_cap_bytes, search_ms, verified, served_count,"
-    " last_served_us, timing_version FROM records WHERE id = ?1"
+    " last_served_us, timing_version, in_type, layout FROM records"
+    " WHERE id = ?1"
     " RETURNING quarantine_id";
 
 constexpr const char kQuarantineResults[] =
@@ -147,12 +163,132 @@ constexpr const char kQuarantineResults[] =
     " host_median_ms, host_spread_ms, host_samples"
     " FROM results WHERE record_id = ?1";
 
+// Columns of records that quarantined_records gained after it was first
+// made (schema 4's in_type and layout): a file quarantined under schema 3
+// has the table without them.
+constexpr const char* kQuarantineLaterColumns[] = {"in_type", "layout"};
+
+absl::Status CreateQuarantine(sql::Database& db) {
+  RETURN_IF_ERROR(db.Execute(kCreateQuarantine));
+  for (const char* column : kQuarantineLaterColumns) {
+    ASSIGN_OR_RETURN(
+        const int64_t present,
+        db.QueryInt64(absl::StrCat("SELECT COUNT(*) FROM"
+                                   " pragma_table_info('quarantined_records')"
+                                   " WHERE name = '",
+                                   column, "'")));
+    if (present == 0) {
+      RETURN_IF_ERROR(db.Execute(
+          absl::StrCat("ALTER TABLE quarantined_records ADD COLUMN ", column)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 constexpr const char kAddServed[] =
     "UPDATE records SET served_count = served_count + ?2,"
     " last_served_us = ?3 WHERE id = ?1";
 
 constexpr const char kCountRecords[] =
     "SELECT COUNT(*) FROM records WHERE key_version = ?1";
+
+// The staging database of one import, attached to the write connection as
+// `name`: the records as they will be written (stage_id: the order they
+// came in; a later one of the same key replaces an earlier one) and their
+// results, keyed by stage_id.
+std::string StagingSchema(const std::string& name) {
+  return absl::StrCat(
+      "PRAGMA ", name, ".journal_mode = OFF; PRAGMA ", name,
+      ".synchronous = OFF;"
+      " CREATE TABLE ",
+      name, ".records(stage_id INTEGER PRIMARY KEY, ",
+      TUNEDB_RECORD_WRITE_COLUMNS, "); CREATE UNIQUE INDEX ", name,
+      ".records_by_key_text ON records(key_text); CREATE TABLE ", name,
+      ".results(stage_id INTEGER NOT NULL, ", TUNEDB_RESULT_WRITE_COLUMNS,
+      ", PRIMARY KEY(stage_id, rank)) WITHOUT ROWID;");
+}
+
+std::string StageRecordSql(const std::string& name) {
+  return absl::StrCat("INSERT OR REPLACE INTO ", name, ".records(stage_id, ",
+                      TUNEDB_RECORD_WRITE_COLUMNS,
+                      ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+                      " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
+}
+
+std::string StageResultSql(const std::string& name) {
+  return absl::StrCat("INSERT INTO ", name, ".results(stage_id, ",
+                      TUNEDB_RESULT_WRITE_COLUMNS,
+                      ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+                      " ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
+}
+
+// The three statements that move the staged records with stage_id in
+// (?1, ?2] into the store, as Put would: upsert the records (in stage
+// order), drop the old results of replaced ones, insert the new results.
+std::vector<std::string> CommitChunkSql(const std::string& name) {
+  const std::string range = " s.stage_id > ?1 AND s.stage_id <= ?2";
+  return {
+      absl::StrCat("INSERT INTO main.records(", TUNEDB_RECORD_WRITE_COLUMNS,
+                   ") SELECT ", TUNEDB_RECORD_WRITE_COLUMNS, " FROM ", name,
+                   ".records AS s WHERE", range, " ORDER BY s.stage_id",
+                   TUNEDB_RECORD_UPSERT),
+      absl::StrCat("DELETE FROM main.results WHERE record_id IN (SELECT r.id"
+                   " FROM ",
+                   name,
+                   ".records AS s JOIN main.records AS r"
+                   " ON r.key_text = s.key_text WHERE",
+                   range, ")"),
+      absl::StrCat("INSERT INTO main.results(record_id, ",
+                   TUNEDB_RESULT_WRITE_COLUMNS, ") SELECT r.id, ",
+                   TUNEDB_RESULT_WRITE_COLUMNS, " FROM ", name,
+                   ".records AS s JOIN ", name,
+                   ".results AS sr ON sr.stage_id = s.stage_id"
+                   " JOIN main.records AS r ON r.key_text = s.key_text WHERE",
+                   range),
+  };
+}
+
+// The start of a scan without a key hash (see ScanSql).
+constexpr const char kScanRecordsFrom[] =
+    "SELECT " TUNEDB_RECORD_COLUMNS
+    " FROM records WHERE key_version = ?1 AND id > ?2";
+
+#undef TUNEDB_RECORD_COLUMNS
+#undef TUNEDB_RECORD_WRITE_COLUMNS
+#undef TUNEDB_RECORD_UPSERT
+#undef TUNEDB_RESULT_WRITE_COLUMNS
+
+// A key field a filter finds through an index: the filter field, the
+// records column and whether the column holds the cuDNN version number
+// rather than the field's text.
+struct IndexedField {
+  const char* field;
+  const char* column;
+  bool cudnn_version;
+};
+constexpr IndexedField kIndexedFields[] = {
+    {"gpu", "gpu_model", false}, {"cudnn", "cudnn_version", true},
+    {"op", "op", false},         {"in_type", "in_type", false},
+    {"layout", "layout", false},
+};
+
+// The cuDNN version number whose key text is `text` ("9.19.0" -> 91900), or
+// nullopt where no key spells its version so (such a filter matches none).
+std::optional<int64_t> CudnnVersionFromText(absl::string_view text) {
+  std::vector<absl::string_view> parts = absl::StrSplit(text, '.');
+  if (parts.size() != 3) return std::nullopt;
+  int64_t version = 0;
+  for (absl::string_view part : parts) {
+    int value = 0;
+    if (!absl::SimpleAtoi(part, &value) || value < 0) return std::nullopt;
+    version = version * 100 + value;
+  }
+  if (version > std::numeric_limits<int>::max() ||
+      CudnnVersionText(static_cast<int>(version)) != text) {
+    return std::nullopt;
+  }
+  return version;
+}
 
 int64_t FileSize(const std::string& path) {
   struct stat st;
@@ -163,6 +299,14 @@ int64_t FileSize(const std::string& path) {
 bool FileExists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
+}
+
+// The folder a file name lies in ("." for a bare name).
+std::string FolderOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
 }
 
 // True if `text` is well-formed UTF-8 (no overlong forms or surrogates).
@@ -286,13 +430,18 @@ class RowReader {
 };
 
 // The key of a record row (TUNEDB_RECORD_COLUMNS): the key text must parse
-// and agree with the columns stored beside it (key hash, GPU model, op).
+// and agree with the columns stored beside it (key hash, and the indexed
+// key fields: GPU model, op, cuDNN version, input type, layout), since
+// scans select rows by those columns.
 absl::StatusOr<ProblemKey> ReadRecordKey(const sql::Statement& row) {
   RowReader reader(row, "");
   const std::string text = reader.Text(1, "key_text");
   const int64_t hash = reader.Int(13, "key_hash");
   const std::string gpu_model = reader.Text(14, "gpu_model");
   const std::string op = reader.Text(15, "op");
+  const int64_t cudnn_version = reader.Int(16, "cudnn_version");
+  const std::string in_type = reader.Text(17, "in_type");
+  const std::string layout = reader.Text(18, "layout");
   if (!reader.problem().empty()) return absl::DataLossError(reader.problem());
   absl::StatusOr<ProblemKey> key = ProblemKey::Parse(text);
   if (!key.ok()) {
@@ -307,6 +456,14 @@ absl::StatusOr<ProblemKey> ReadRecordKey(const sql::Statement& row) {
     return absl::DataLossError(
         absl::StrCat("gpu_model \"", absl::CHexEscape(gpu_model), "\" or op \"",
                      absl::CHexEscape(op), "\" does not match key_text"));
+  }
+  if (cudnn_version != key->device.cudnn_version ||
+      in_type != DataTypeName(key->problem.input_type) ||
+      layout != LayoutName(key->problem.layout)) {
+    return absl::DataLossError(
+        absl::StrCat("cudnn_version ", cudnn_version, ", in_type \"",
+                     absl::CHexEscape(in_type), "\" or layout \"",
+                     absl::CHexEscape(layout), "\" does not match key_text"));
   }
   return *std::move(key);
 }
@@ -387,6 +544,66 @@ absl::Status BadRowStatus(const std::string& path, const BadRow& bad) {
       absl::StrCat(path, ": record ", bad.id, " cannot be read: ", bad.reason));
 }
 
+// Binds the TUNEDB_RECORD_WRITE_COLUMNS of `record` to parameters
+// first .. first + kRecordWriteColumns - 1.
+void BindRecord(sql::Statement& statement, int first, const Record& record,
+                const std::string& key_text) {
+  const ConvProblem& problem = record.key.problem;
+  int param = first;
+  statement.BindInt(param++, kKeyFormatVersion);
+  statement.BindInt64(param++, static_cast<int64_t>(KeyTextHash(key_text)));
+  statement.BindText(param++, key_text);
+  statement.BindText(param++, record.key.device.gpu_model);
+  statement.BindInt(param++, record.key.device.cudnn_version);
+  statement.BindText(param++, ConvOpName(problem.op));
+  statement.BindText(param++, DataTypeName(problem.input_type));
+  statement.BindText(param++, LayoutName(problem.layout));
+  statement.BindInt64(param++, record.measured_at_us);
+  statement.BindText(param++, record.host);
+  statement.BindText(param++, record.gpu_uuid);
+  statement.BindText(param++, record.driver_version);
+  statement.BindText(param++, record.finder);
+  statement.BindInt(param++, record.repeats);
+  statement.BindInt64(param++, record.workspace_cap_bytes);
+  statement.BindDouble(param++, record.search_ms);
+  statement.BindBool(param++, record.verified);
+  statement.BindInt64(param++, record.served_count);
+  statement.BindInt(param++, record.timing_version);
+}
+
+// Binds `rank` and the TUNEDB_RESULT_WRITE_COLUMNS of `result` from
+// parameter 2 on (parameter 1 is the record's id or stage_id).
+void BindResult(sql::Statement& statement, size_t rank,
+                const AlgoResult& result) {
+  statement.BindInt64(2, static_cast<int64_t>(rank));
+  statement.BindInt(3, result.algo);
+  statement.BindText(4, MathTypeName(result.math_type));
+  statement.BindText(5, AlgoStatusName(result.status));
+  statement.BindInt64(6, result.workspace_bytes);
+  statement.BindBool(7, result.deterministic);
+  statement.BindBool(8, result.retimed);
+  statement.BindText(9, result.error);
+  int param = 10;
+  for (const Timing* timing : {&result.launch, &result.gpu, &result.host}) {
+    statement.BindDouble(param++, timing->median_ms);
+    statement.BindDouble(param++, timing->spread_ms);
+    statement.BindInt(param++, timing->samples);
+  }
+}
+
+// Writes `record`'s results under `id` (a record id, or a stage_id) with
+// `insert` (kInsertResult or StageResultSql).
+absl::Status InsertResults(sql::Statement& insert, int64_t id,
+                           const Record& record) {
+  for (size_t rank = 0; rank < record.results.size(); ++rank) {
+    insert.Reset();
+    insert.BindInt64(1, id);
+    BindResult(insert, rank, record.results[rank]);
+    RETURN_IF_ERROR(insert.Run());
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> PutRecord(sql::Database& db, const Record& record) {
   RETURN_IF_ERROR(record.key.Validate());
   const std::string key_text = record.key.ToText();
@@ -394,23 +611,7 @@ absl::StatusOr<int64_t> PutRecord(sql::Database& db, const Record& record) {
   {
     ASSIGN_OR_RETURN(sql::Statement upsert,
                      db.GetCachedStatement(kUpsertRecord));
-    upsert.BindInt(1, kKeyFormatVersion);
-    upsert.BindInt64(2, static_cast<int64_t>(record.key.Hash()));
-    upsert.BindText(3, key_text);
-    upsert.BindText(4, record.key.device.gpu_model);
-    upsert.BindInt(5, record.key.device.cudnn_version);
-    upsert.BindText(6, ConvOpName(record.key.problem.op));
-    upsert.BindInt64(7, record.measured_at_us);
-    upsert.BindText(8, record.host);
-    upsert.BindText(9, record.gpu_uuid);
-    upsert.BindText(10, record.driver_version);
-    upsert.BindText(11, record.finder);
-    upsert.BindInt(12, record.repeats);
-    upsert.BindInt64(13, record.workspace_cap_bytes);
-    upsert.BindDouble(14, record.search_ms);
-    upsert.BindBool(15, record.verified);
-    upsert.BindInt64(16, record.served_count);
-    upsert.BindInt(17, record.timing_version);
+    BindRecord(upsert, 1, record, key_text);
     ASSIGN_OR_RETURN(bool row, upsert.Step());
     if (!row) {
       return absl::InternalError(
@@ -426,27 +627,71 @@ absl::StatusOr<int64_t> PutRecord(sql::Database& db, const Record& record) {
     RETURN_IF_ERROR(erase.Run());
   }
   ASSIGN_OR_RETURN(sql::Statement insert, db.GetCachedStatement(kInsertResult));
-  for (size_t rank = 0; rank < record.results.size(); ++rank) {
-    const AlgoResult& result = record.results[rank];
-    insert.Reset();
-    insert.BindInt64(1, id);
-    insert.BindInt64(2, static_cast<int64_t>(rank));
-    insert.BindInt(3, result.algo);
-    insert.BindText(4, MathTypeName(result.math_type));
-    insert.BindText(5, AlgoStatusName(result.status));
-    insert.BindInt64(6, result.workspace_bytes);
-    insert.BindBool(7, result.deterministic);
-    insert.BindBool(8, result.retimed);
-    insert.BindText(9, result.error);
-    int param = 10;
-    for (const Timing* timing : {&result.launch, &result.gpu, &result.host}) {
-      insert.BindDouble(param++, timing->median_ms);
-      insert.BindDouble(param++, timing->spread_ms);
-      insert.BindInt(param++, timing->samples);
-    }
-    RETURN_IF_ERROR(insert.Run());
-  }
+  RETURN_IF_ERROR(InsertResults(insert, id, record));
   return id;
+}
+
+// True for the error of a write that met an index entry disagreeing with
+// its table row (SQLITE_CORRUPT_INDEX): quick_check does not compare the
+// two, so a byte flipped in an indexed column of a stored row shows only
+// when that row's index entries are changed.
+bool IsIndexCorruption(const absl::Status& status) {
+  return absl::IsFailedPrecondition(status) &&
+         absl::StrContains(
+             status.message(),
+             absl::StrCat("(SQLite code ", SQLITE_CORRUPT_INDEX, ")"));
+}
+
+// Rebuilds the indexes of records and results from their rows (in the
+// caller's transaction): afterwards every index entry agrees with its row.
+absl::Status RebuildRecordIndexes(sql::Database& db) {
+  return db.Execute("REINDEX main.records; REINDEX main.results");
+}
+
+// A value bound to a scan: an integer, a text, or neither (NULL: a cuDNN
+// version that no key spells so, which matches nothing).
+struct ScanValue {
+  int param = 0;
+  std::optional<int64_t> integer;
+  std::optional<std::string> text;
+};
+
+// The scan for a filter without a key hash: the indexed key fields it names
+// and its time range become conditions (so SQLite reads through the index
+// of a named field), in parameters from ?3 on, whose values go to `values`.
+// RecordFilter::Matches checks every field afterwards anyway.
+std::string ScanSql(const RecordFilter& filter,
+                    std::vector<ScanValue>* values) {
+  std::string sql = kScanRecordsFrom;
+  int param = 3;
+  for (const IndexedField& indexed : kIndexedFields) {
+    auto it = filter.fields.find(indexed.field);
+    if (it == filter.fields.end()) continue;
+    absl::StrAppend(&sql, " AND ", indexed.column, " = ?", param);
+    ScanValue value{param++, std::nullopt, std::nullopt};
+    if (indexed.cudnn_version) {
+      value.integer = CudnnVersionFromText(it->second);
+    } else {
+      value.text = it->second;
+    }
+    values->push_back(std::move(value));
+  }
+  if (filter.since_us != 0 || filter.until_us != 0) {
+    absl::StrAppend(&sql, " AND measured_at_us >= ?", param,
+                    " AND measured_at_us < ?", param + 1);
+    values->push_back({param++,
+                       filter.since_us != 0
+                           ? filter.since_us
+                           : std::numeric_limits<int64_t>::min(),
+                       std::nullopt});
+    values->push_back({param++,
+                       filter.until_us != 0
+                           ? filter.until_us
+                           : std::numeric_limits<int64_t>::max(),
+                       std::nullopt});
+  }
+  absl::StrAppend(&sql, " ORDER BY id");
+  return sql;
 }
 
 // One row a scan read: a record, or a row that cannot be read.
@@ -461,37 +706,25 @@ absl::Status ScanRecords(sql::Database& db, const RecordFilter& filter,
                          size_t want, bool with_results, int64_t* cursor,
                          std::vector<ScannedRow>* out, bool* exhausted) {
   const std::optional<uint64_t> hash = filter.KeyHash();
-  const bool timed = !hash && (filter.since_us != 0 || filter.until_us != 0);
-  ASSIGN_OR_RETURN(sql::Statement scan,
-                   db.GetCachedStatement(hash    ? kScanRecordsByHash
-                                         : timed ? kScanRecordsInTimeRange
-                                                 : kScanRecords));
+  std::vector<ScanValue> values;
+  // One cached statement per combination of named fields: a few dozen.
+  const std::string sql =
+      hash ? std::string(kScanRecordsByHash) : ScanSql(filter, &values);
+  ASSIGN_OR_RETURN(sql::Statement scan, db.GetCachedStatement(sql));
   scan.BindInt(1, kKeyFormatVersion);
   scan.BindInt64(2, *cursor);
   if (hash) {
     // The rest of the filter (other fields, time range) is checked by
     // Matches() below.
     scan.BindInt64(3, static_cast<int64_t>(*hash));
-  } else {
-    auto gpu = filter.fields.find("gpu");
-    if (gpu != filter.fields.end()) {
-      scan.BindText(3, gpu->second);
+  }
+  for (const ScanValue& value : values) {
+    if (value.integer) {
+      scan.BindInt64(value.param, *value.integer);
+    } else if (value.text) {
+      scan.BindText(value.param, *value.text);
     } else {
-      scan.BindNull(3);
-    }
-    auto op = filter.fields.find("op");
-    if (op != filter.fields.end()) {
-      scan.BindText(4, op->second);
-    } else {
-      scan.BindNull(4);
-    }
-    if (timed) {
-      scan.BindInt64(5, filter.since_us != 0
-                            ? filter.since_us
-                            : std::numeric_limits<int64_t>::min());
-      scan.BindInt64(6, filter.until_us != 0
-                            ? filter.until_us
-                            : std::numeric_limits<int64_t>::max());
+      scan.BindNull(value.param);
     }
   }
   *exhausted = false;
@@ -573,7 +806,7 @@ absl::StatusOr<std::unique_ptr<sql::Database>> OpenWriter(
                           options.busy_timeout_ms));
   // Identity first: nothing may be written to another application's file.
   ASSIGN_OR_RETURN(int version, CheckStoreSchema(*db));
-  RETURN_IF_ERROR(RunQuickCheck(*db));
+  if (version > 0) RETURN_IF_ERROR(CheckStoreFile(*db));
   RETURN_IF_ERROR(db->Execute("PRAGMA foreign_keys = ON"));
   if (!in_memory) {
     ASSIGN_OR_RETURN(sql::Statement wal,
@@ -588,6 +821,10 @@ absl::StatusOr<std::unique_ptr<sql::Database>> OpenWriter(
   }
   RETURN_IF_ERROR(db->Execute(absl::StrCat(
       "PRAGMA synchronous = ", absl::AsciiStrToUpper(options.synchronous))));
+  if (options.checkpoint_wal_bytes > 0) {
+    RETURN_IF_ERROR(db->Execute(absl::StrCat("PRAGMA journal_size_limit = ",
+                                             options.checkpoint_wal_bytes)));
+  }
   // An up-to-date file needs no write lock to open, so opening does not
   // wait for another process's long write.
   if (version < kStoreSchemaVersion) {
@@ -596,14 +833,44 @@ absl::StatusOr<std::unique_ptr<sql::Database>> OpenWriter(
   return db;
 }
 
+// The name a read connection opens `path` by. On a read-only file system
+// SQLite cannot create the WAL's shared-memory file beside the database,
+// and no process can change the file there, so it is opened as immutable
+// (a URI with immutable=1), unless a WAL left behind there holds commits
+// the file lacks: that is FAILED_PRECONDITION naming both.
+absl::StatusOr<std::string> ReaderName(const std::string& path) {
+  struct statvfs fs;
+  if (path == ":memory:" || absl::StartsWith(path, "file:") ||
+      statvfs(FolderOf(path).c_str(), &fs) != 0 ||
+      (fs.f_flag & ST_RDONLY) == 0) {
+    return path;
+  }
+  if (FileSize(path + "-wal") > 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the tunedb database ", path,
+                     " is on a read-only file system and its WAL ", path,
+                     "-wal holds writes not yet in the database file; mount it "
+                     "read-write once (opening it then folds the WAL in)"));
+  }
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      absl::StrAppend(&uri, absl::StrFormat("%%%02X", c));
+    } else {
+      uri += c;
+    }
+  }
+  return absl::StrCat(uri, "?immutable=1");
+}
+
 // Opens a read-only connection; with `check`, also verifies the file is a
 // current tunedb database that passes quick_check.
 absl::StatusOr<std::unique_ptr<sql::Database>> OpenReader(
     const Store::Options& options, bool check) {
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<sql::Database> db,
-      sql::Database::Open(options.path, sql::Database::Mode::kReadOnly,
-                          options.busy_timeout_ms));
+  ASSIGN_OR_RETURN(const std::string name, ReaderName(options.path));
+  ASSIGN_OR_RETURN(std::unique_ptr<sql::Database> db,
+                   sql::Database::Open(name, sql::Database::Mode::kReadOnly,
+                                       options.busy_timeout_ms));
   if (check) {
     ASSIGN_OR_RETURN(int version, CheckStoreSchema(*db));
     if (version == 0) {
@@ -616,9 +883,46 @@ absl::StatusOr<std::unique_ptr<sql::Database>> OpenReader(
                        ", older than this build's (", kStoreSchemaVersion,
                        "); open it once read-write to migrate it"));
     }
-    RETURN_IF_ERROR(RunQuickCheck(*db));
+    RETURN_IF_ERROR(CheckStoreFile(*db));
   }
   return db;
+}
+
+// Why `path` cannot be opened for writing, where the file system says so
+// before SQLite does (SQLite reports only "unable to open database file" or
+// "attempt to write a readonly database", with the statement that met it):
+// a read-only file system is FAILED_PRECONDITION, a file or folder that may
+// not be written PERMISSION_DENIED. OK where nothing stands in the way.
+// SQLite also writes the folder: the WAL and its shared-memory index lie
+// beside the file.
+absl::Status CheckWritable(const std::string& path) {
+  if (path == ":memory:" || absl::StartsWith(path, "file:")) {
+    return absl::OkStatus();
+  }
+  auto writable = [&path](const std::string& target,
+                          const std::string& what) -> absl::Status {
+    if (access(target.c_str(), W_OK) == 0) return absl::OkStatus();
+    const int error = errno;
+    if (error == EROFS) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the tunedb database ", path, " cannot be written: ", what,
+          " is on a read-only file system (EROFS). Mount it read-write, or "
+          "open the database read-only (tunedb doctor --db, "
+          "ClientOptions::db_path)"));
+    }
+    if (error == EACCES || error == EPERM) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "the tunedb database ", path, " cannot be written: ", what,
+          " may not be written by this user (", std::strerror(error),
+          "). Run as the database's owner, or open it read-only"));
+    }
+    return absl::OkStatus();  // ENOENT and others: SQLite says it
+  };
+  if (FileExists(path)) {
+    RETURN_IF_ERROR(writable(path, absl::StrCat("the file ", path)));
+  }
+  const std::string folder = FolderOf(path);
+  return writable(folder, absl::StrCat("its folder ", folder));
 }
 
 // Keeps the code, says which operation failed.
@@ -646,6 +950,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
   }
   std::unique_ptr<sql::Database> writer;
   if (!options.read_only) {
+    RETURN_IF_ERROR(CheckWritable(options.path));
     absl::StatusOr<std::unique_ptr<sql::Database>> opened =
         OpenWriter(options, in_memory);
     if (!opened.ok()) return OpenError(opened.status());
@@ -688,7 +993,16 @@ absl::Status SqliteStore::Read(const ReadFn& fn) {
   return fn(*writer_);
 }
 
-absl::Status SqliteStore::Write(const WriteFn& fn) {
+absl::Status SqliteStore::Exclusive(const WriteFn& fn) {
+  if (writer_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(options_.path, " is open read-only"));
+  }
+  std::lock_guard<std::mutex> lock(write_mu_);
+  return fn(*writer_);
+}
+
+absl::Status SqliteStore::Write(const WriteFn& fn, bool truncate_wal) {
   if (writer_ == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat(options_.path, " is open read-only"));
@@ -701,16 +1015,182 @@ absl::Status SqliteStore::Write(const WriteFn& fn) {
     RETURN_IF_ERROR(fn(*writer_));
     RETURN_IF_ERROR(transaction.Commit());
   }
-  if (!in_memory_ && options_.checkpoint_every_writes > 0 &&
-      ++writes_since_checkpoint_ >= options_.checkpoint_every_writes) {
+  if (in_memory_) return absl::OkStatus();
+  // The write is committed and durable already; what follows only keeps the
+  // WAL small, and a checkpoint that cannot finish now (a reader still
+  // needs the WAL, another process checkpoints) is retried after a later
+  // write, so its status is not the caller's concern.
+  if (truncate_wal ||
+      (options_.checkpoint_wal_bytes > 0 &&
+       FileSize(options_.path + "-wal") > options_.checkpoint_wal_bytes)) {
+    TruncateWal().IgnoreError();
+  } else if (options_.checkpoint_every_writes > 0 &&
+             ++writes_since_checkpoint_ >= options_.checkpoint_every_writes) {
     writes_since_checkpoint_ = 0;
-    // The write is committed and durable already. A PASSIVE checkpoint does
-    // what it can without waiting; if it cannot run now (another process is
-    // checkpointing) the next one catches up, so its status is not the
-    // caller's concern.
+    // A PASSIVE checkpoint does what it can without waiting.
     writer_->Execute("PRAGMA wal_checkpoint(PASSIVE)").IgnoreError();
   }
   return absl::OkStatus();
+}
+
+absl::Status SqliteStore::WriteRecords(const WriteFn& fn, bool truncate_wal) {
+  absl::Status written = Write(fn, truncate_wal);
+  if (!IsIndexCorruption(written)) return written;
+  // The failed transaction was rolled back. REINDEX fails as well where the
+  // damage made two rows' key texts equal; the row is then left to
+  // QuarantineBadRows, and the first error stands.
+  if (!Write(RebuildRecordIndexes).ok()) return written;
+  return Write(fn, truncate_wal);
+}
+
+absl::Status SqliteStore::TruncateWal() {
+  writes_since_checkpoint_ = 0;
+  ASSIGN_OR_RETURN(
+      sql::Statement checkpoint,
+      writer_->GetUniqueStatement("PRAGMA wal_checkpoint(TRUNCATE)"));
+  ASSIGN_OR_RETURN(bool row, checkpoint.Step());
+  if (row && checkpoint.ColumnInt(0) != 0) {
+    return absl::UnavailableError(absl::StrCat(
+        options_.path,
+        ": WAL checkpoint incomplete: another connection is reading"));
+  }
+  return absl::OkStatus();
+}
+
+// The StagedImport of a SqliteStore: a private temporary database attached
+// to the write connection as `name_` (SQLite deletes its file when it is
+// detached, or when the process ends).
+class SqliteStore::Import : public Store::StagedImport {
+ public:
+  Import(SqliteStore* store, std::string name)
+      : store_(store), name_(std::move(name)) {}
+  Import(const Import&) = delete;
+  Import& operator=(const Import&) = delete;
+  ~Import() override { store_->EndImport(name_); }
+
+  absl::Status Add(const Record& record) override {
+    RETURN_IF_ERROR(Usable());
+    status_ = record.key.Validate();
+    RETURN_IF_ERROR(status_);
+    pending_.push_back(record);
+    ++added_;
+    if (static_cast<int64_t>(pending_.size()) >= kStageBatch) {
+      status_ = Flush();
+    }
+    return status_;
+  }
+
+  int64_t added() const override { return added_; }
+
+  absl::StatusOr<int64_t> Commit() override {
+    RETURN_IF_ERROR(Usable());
+    status_ = Flush();
+    RETURN_IF_ERROR(status_);
+    committed_ = true;
+    const int64_t last = next_stage_id_;
+    RETURN_IF_ERROR(store_->WriteRecords(
+        [&](sql::Database& db) -> absl::Status {
+          std::vector<sql::Statement> steps;
+          for (const std::string& sql : CommitChunkSql(name_)) {
+            ASSIGN_OR_RETURN(sql::Statement step, db.GetUniqueStatement(sql));
+            steps.push_back(std::move(step));
+          }
+          // The indexes of records take keys in no particular order: a
+          // larger page cache for the commit saves most of the rereads of
+          // their pages from the WAL. Bounded (kCommitCacheKib), and
+          // given back afterwards.
+          ASSIGN_OR_RETURN(const int64_t cache,
+                           db.QueryInt64("PRAGMA main.cache_size"));
+          RETURN_IF_ERROR(db.Execute(
+              absl::StrCat("PRAGMA main.cache_size = -", kCommitCacheKib)));
+          absl::Status moved = absl::OkStatus();
+          for (int64_t low = 0; low < last && moved.ok(); low += kCommitChunk) {
+            for (sql::Statement& step : steps) {
+              step.Reset();
+              step.BindInt64(1, low);
+              step.BindInt64(2, low + kCommitChunk);
+              moved = step.Run();
+              if (!moved.ok()) break;
+            }
+          }
+          db.Execute(absl::StrCat("PRAGMA main.cache_size = ", cache))
+              .IgnoreError();
+          return moved;
+        },
+        /*truncate_wal=*/true));
+    return added_;
+  }
+
+ private:
+  absl::Status Usable() const {
+    if (committed_) {
+      return absl::FailedPreconditionError("the import is committed already");
+    }
+    return status_;
+  }
+
+  // Stages the pending records in one transaction.
+  absl::Status Flush() {
+    if (pending_.empty()) return absl::OkStatus();
+    RETURN_IF_ERROR(store_->Write([&](sql::Database& db) -> absl::Status {
+      ASSIGN_OR_RETURN(sql::Statement stage_record,
+                       db.GetUniqueStatement(StageRecordSql(name_)));
+      ASSIGN_OR_RETURN(sql::Statement stage_result,
+                       db.GetUniqueStatement(StageResultSql(name_)));
+      for (const Record& record : pending_) {
+        const int64_t stage_id = ++next_stage_id_;
+        stage_record.Reset();
+        stage_record.BindInt64(1, stage_id);
+        BindRecord(stage_record, 2, record, record.key.ToText());
+        RETURN_IF_ERROR(stage_record.Run());
+        RETURN_IF_ERROR(InsertResults(stage_result, stage_id, record));
+      }
+      return absl::OkStatus();
+    }));
+    pending_.clear();
+    return absl::OkStatus();
+  }
+
+  SqliteStore* const store_;
+  const std::string name_;
+  std::vector<Record> pending_;  // added, not staged yet
+  int64_t added_ = 0;
+  int64_t next_stage_id_ = 0;
+  bool committed_ = false;
+  absl::Status status_;  // the first error; the import is then unusable
+};
+
+absl::StatusOr<std::unique_ptr<Store::StagedImport>>
+SqliteStore::BeginImport() {
+  std::string name;
+  RETURN_IF_ERROR(Exclusive([&](sql::Database& db) -> absl::Status {
+    if (imports_ >= kMaxParallelImports) {
+      return absl::UnavailableError(
+          absl::StrCat(kMaxParallelImports,
+                       " imports are running already; try again later"));
+    }
+    name = absl::StrCat("import_", ++next_import_);
+    // '' is a private temporary database: a file in SQLite's temporary
+    // folder, deleted when it is detached.
+    RETURN_IF_ERROR(db.Execute(absl::StrCat("ATTACH DATABASE '' AS ", name)));
+    absl::Status created = db.Execute(StagingSchema(name));
+    if (!created.ok()) {
+      db.Execute(absl::StrCat("DETACH DATABASE ", name)).IgnoreError();
+      return created;
+    }
+    ++imports_;
+    return absl::OkStatus();
+  }));
+  return std::unique_ptr<Store::StagedImport>(new Import(this, name));
+}
+
+void SqliteStore::EndImport(const std::string& name) {
+  // Only a statement still running on the staging database stops DETACH,
+  // and none runs outside the write mutex.
+  Exclusive([&](sql::Database& db) {
+    --imports_;
+    return db.Execute(absl::StrCat("DETACH DATABASE ", name));
+  }).IgnoreError();
 }
 
 absl::StatusOr<std::optional<Record>> SqliteStore::Get(const ProblemKey& key) {
@@ -741,7 +1221,7 @@ absl::StatusOr<std::optional<Record>> SqliteStore::Get(const ProblemKey& key) {
 
 absl::StatusOr<int64_t> SqliteStore::Put(const Record& record) {
   int64_t id = 0;
-  RETURN_IF_ERROR(Write([&](sql::Database& db) -> absl::Status {
+  RETURN_IF_ERROR(WriteRecords([&](sql::Database& db) -> absl::Status {
     ASSIGN_OR_RETURN(id, PutRecord(db, record));
     return absl::OkStatus();
   }));
@@ -749,12 +1229,9 @@ absl::StatusOr<int64_t> SqliteStore::Put(const Record& record) {
 }
 
 absl::Status SqliteStore::PutAll(const std::vector<Record>& records) {
-  return Write([&](sql::Database& db) -> absl::Status {
-    for (const Record& record : records) {
-      RETURN_IF_ERROR(PutRecord(db, record).status());
-    }
-    return absl::OkStatus();
-  });
+  ASSIGN_OR_RETURN(std::unique_ptr<StagedImport> import, BeginImport());
+  for (const Record& record : records) RETURN_IF_ERROR(import->Add(record));
+  return import->Commit().status();
 }
 
 absl::Status SqliteStore::Query(
@@ -789,6 +1266,25 @@ absl::Status SqliteStore::Query(
     if (exhausted) break;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> SqliteStore::ExplainScan(
+    const RecordFilter& filter) {
+  RETURN_IF_ERROR(filter.Validate());
+  std::vector<ScanValue> values;
+  const std::string sql = filter.KeyHash() ? std::string(kScanRecordsByHash)
+                                           : ScanSql(filter, &values);
+  std::vector<std::string> steps;
+  RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(sql::Statement plan,
+                     db.GetUniqueStatement("EXPLAIN QUERY PLAN " + sql));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, plan.Step());
+      if (!row) return absl::OkStatus();
+      steps.push_back(plan.ColumnText(3));
+    }
+  }));
+  return absl::StrJoin(steps, "; ");
 }
 
 absl::StatusOr<int64_t> SqliteStore::Delete(const RecordFilter& filter) {
@@ -840,7 +1336,7 @@ absl::StatusOr<std::vector<BadRow>> SqliteStore::QuarantineBadRows() {
       if (BadRow* bad = std::get_if<BadRow>(&row)) moved.push_back(*bad);
     }
     if (moved.empty()) return absl::OkStatus();
-    RETURN_IF_ERROR(db.Execute(kCreateQuarantine));
+    RETURN_IF_ERROR(CreateQuarantine(db));
     const int64_t now_us = absl::ToUnixMicros(absl::Now());
     for (const BadRow& bad : moved) {
       ASSIGN_OR_RETURN(sql::Statement keep,
@@ -860,12 +1356,21 @@ absl::StatusOr<std::vector<BadRow>> SqliteStore::QuarantineBadRows() {
       keep_results.BindInt64(1, bad.id);
       keep_results.BindInt64(2, quarantine_id);
       RETURN_IF_ERROR(keep_results.Run());
-      ASSIGN_OR_RETURN(sql::Statement erase,
-                       db.GetCachedStatement(kDeleteRecord));
-      erase.BindInt64(1, bad.id);
-      RETURN_IF_ERROR(erase.Run());
     }
-    return absl::OkStatus();
+    // A damaged value in an indexed column has index entries that do not
+    // agree with it, and SQLite refuses to delete such a row
+    // (SQLITE_CORRUPT_INDEX) unless writable_schema is on; the indexes are
+    // then rebuilt from the rows that are left.
+    RETURN_IF_ERROR(db.Execute("PRAGMA writable_schema = ON"));
+    absl::Status erased = absl::OkStatus();
+    for (const BadRow& bad : moved) {
+      erased = db.Execute(
+          absl::StrCat("DELETE FROM main.records WHERE id = ", bad.id));
+      if (!erased.ok()) break;
+    }
+    RETURN_IF_ERROR(db.Execute("PRAGMA writable_schema = OFF"));
+    RETURN_IF_ERROR(erased);
+    return RebuildRecordIndexes(db);
   }));
   return moved;
 }
@@ -916,17 +1421,18 @@ absl::Status SqliteStore::Checkpoint() {
   }
   if (in_memory_) return absl::OkStatus();
   std::lock_guard<std::mutex> lock(write_mu_);
-  ASSIGN_OR_RETURN(
-      sql::Statement checkpoint,
-      writer_->GetUniqueStatement("PRAGMA wal_checkpoint(TRUNCATE)"));
-  ASSIGN_OR_RETURN(bool row, checkpoint.Step());
-  writes_since_checkpoint_ = 0;
-  if (row && checkpoint.ColumnInt(0) != 0) {
-    return absl::UnavailableError(absl::StrCat(
-        options_.path,
-        ": WAL checkpoint incomplete: another connection is reading"));
-  }
-  return absl::OkStatus();
+  return TruncateWal();
+}
+
+const std::vector<std::string>& IndexedFilterFields() {
+  static const auto* const kFields = [] {
+    auto* fields = new std::vector<std::string>;
+    for (const IndexedField& indexed : kIndexedFields) {
+      fields->push_back(indexed.field);
+    }
+    return fields;
+  }();
+  return *kFields;
 }
 
 }  // namespace tunedb

@@ -15,6 +15,12 @@
 // never a wrong record; QuarantineBadRows moves such rows, their values
 // untouched, into quarantined_records and quarantined_results.
 //
+// A StagedImport attaches a private temporary database to the write
+// connection and stages into it through Write, a batch per transaction;
+// Commit moves the staged rows into records and results with a few
+// INSERT ... SELECT statements per chunk, in one transaction, then
+// truncates the WAL.
+//
 // Query calls `visit` with no lock or connection held, in batches: it may
 // call back into the store. Batches are read in separate transactions, so a
 // long Query sees records added behind its cursor but never one twice.
@@ -51,6 +57,7 @@ class SqliteStore : public Store {
   absl::StatusOr<std::optional<Record>> Get(const ProblemKey& key) override;
   absl::StatusOr<int64_t> Put(const Record& record) override;
   absl::Status PutAll(const std::vector<Record>& records) override;
+  absl::StatusOr<std::unique_ptr<StagedImport>> BeginImport() override;
   using Store::Query;
   absl::Status Query(
       const RecordFilter& filter, int64_t after_id, int limit,
@@ -66,6 +73,13 @@ class SqliteStore : public Store {
   absl::Status Checkpoint() override;
   const std::string& path() const override { return options_.path; }
 
+  // How SQLite reads the records for `filter` (its EXPLAIN QUERY PLAN, one
+  // "; "-separated line), e.g. "SEARCH records USING INDEX
+  // records_by_gpu_model (gpu_model=? AND rowid>?)" for an indexed field, or
+  // "SEARCH records USING INTEGER PRIMARY KEY (rowid>?)" for a filter that
+  // reads every record from the cursor on: for tests and diagnostics.
+  absl::StatusOr<std::string> ExplainScan(const RecordFilter& filter);
+
  private:
   using ReadFn = std::function<absl::Status(sql::Database&)>;
   using WriteFn = std::function<absl::Status(sql::Database&)>;
@@ -76,9 +90,29 @@ class SqliteStore : public Store {
   // Runs `fn` on a read connection (the write connection, under the write
   // mutex, when there is no pool).
   absl::Status Read(const ReadFn& fn);
-  // Runs `fn` in a BEGIN IMMEDIATE transaction on the write connection,
-  // commits, and checkpoints every checkpoint_every_writes commits.
-  absl::Status Write(const WriteFn& fn);
+  class Import;  // the StagedImport
+
+  // The transaction policy, in one place. Write runs `fn` in a
+  // BEGIN IMMEDIATE transaction on the write connection and commits; then,
+  // with `truncate_wal` (after an import) or when the WAL has grown past
+  // checkpoint_wal_bytes, it checkpoints and truncates the WAL, and
+  // otherwise runs a PASSIVE checkpoint every checkpoint_every_writes
+  // commits. Exclusive runs `fn` on the write connection outside any
+  // transaction (attaching and detaching staging databases, which SQLite
+  // refuses within one).
+  absl::Status Write(const WriteFn& fn, bool truncate_wal = false);
+  // Write for an upsert of records (Put, an import's commit): where it meets
+  // an index entry that disagrees with its row (a byte flipped in an indexed
+  // column of a stored row: SQLITE_CORRUPT_INDEX), the indexes of records
+  // (and of results) are rebuilt from the rows once and `fn` runs again, so the
+  // write replaces the damaged row instead of failing on it.
+  absl::Status WriteRecords(const WriteFn& fn, bool truncate_wal = false);
+  absl::Status Exclusive(const WriteFn& fn);
+  // PRAGMA wal_checkpoint(TRUNCATE); UNAVAILABLE if a reader kept it from
+  // finishing. Requires write_mu_.
+  absl::Status TruncateWal();
+  // Detaches an import's staging database (its destructor).
+  void EndImport(const std::string& name);
 
   const Options options_;
   const bool in_memory_;
@@ -86,6 +120,8 @@ class SqliteStore : public Store {
   // Null when read-only. Guarded by write_mu_.
   const std::unique_ptr<sql::Database> writer_;
   int writes_since_checkpoint_ = 0;  // guarded by write_mu_
+  int imports_ = 0;                  // staging databases; guarded by write_mu_
+  int64_t next_import_ = 0;          // guarded by write_mu_
   // Null for ":memory:" and read_connections == 0.
   const std::unique_ptr<sql::ConnectionPool> readers_;
 };

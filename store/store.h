@@ -3,9 +3,12 @@
 // One file per daemon (the CLI may open the same file too). WAL journal, an
 // explicit synchronous level, a busy timeout, BEGIN IMMEDIATE for writes,
 // prepared statements reused, schema version in PRAGMA user_version with
-// forward migrations, an application_id, quick_check at open (a corrupt file
-// is a clear error, never a crash or a silent reset), and periodic WAL
-// checkpoints. Records with an older key-format version are never returned.
+// forward migrations, an application_id, a bounded check at open (identity,
+// schema, and each b-tree's root-to-edge pages: a damaged file is a clear
+// error, never a crash or a silent reset; the full PRAGMA quick_check is
+// QuickCheck(), run by `tunedb doctor --db`), periodic WAL checkpoints and a
+// WAL kept below a size limit. Records with an older key-format version are
+// never returned. Big writes (imports) are staged: see StagedImport.
 //
 // A row whose stored values cannot be read back as a Record (a damaged file
 // whose structure still passes quick_check: a flipped byte in a key, an enum
@@ -38,6 +41,11 @@ namespace tunedb {
 // unescaped value, see KeyFields; or "hash" -> the key's 16-hex-digit
 // HashText(), answered through the key-hash index) must match, and
 // measured_at_us must lie in [since_us, until_us) where a zero bound is open.
+//
+// The key fields gpu, cudnn, op, in_type and layout are indexed (see
+// IndexedFilterFields), as is "hash": a filter naming one of them reads only
+// the records with that value. A filter of other fields only (n, c, in, ...)
+// or of a time range only reads every record of the store.
 struct RecordFilter {
   std::map<std::string, std::string> fields;
   int64_t since_us = 0;
@@ -49,6 +57,8 @@ struct RecordFilter {
   // (call after Validate).
   std::optional<uint64_t> KeyHash() const;
   bool Matches(const Record& record) const;
+  // True if the filter names an indexed field (see above).
+  bool UsesIndex() const;
   bool empty() const {
     return fields.empty() && since_us == 0 && until_us == 0;
   }
@@ -63,8 +73,34 @@ struct BadRow {
   std::string reason;
 };
 
+// The key fields a filter finds through an index, besides "hash".
+const std::vector<std::string>& IndexedFilterFields();
+
 class Store {
  public:
+  // An import in progress (Store::BeginImport). Add() writes the records to a
+  // staging database (a private temporary file beside SQLite's other
+  // temporary files, never the store's own file) in batches as they come,
+  // so memory stays bounded however long the import; Commit() then stores
+  // every staged record in one transaction, all or nothing, and checkpoints
+  // the WAL. Destroying an import that was not committed discards what it
+  // staged, and the store is left as it was.
+  //
+  // Thread safety: one thread at a time per import; imports on one store
+  // may run in parallel. The store must outlive its imports.
+  class StagedImport {
+   public:
+    virtual ~StagedImport() = default;
+    // Validates and stages `record`; a later record with the same key
+    // replaces it. After an error the import can only be discarded.
+    virtual absl::Status Add(const Record& record) = 0;
+    // Records added so far.
+    virtual int64_t added() const = 0;
+    // Stores every staged record (inserting or replacing, as Put), in one
+    // transaction, and returns how many were added. May be called once.
+    virtual absl::StatusOr<int64_t> Commit() = 0;
+  };
+
   struct Options {
     // Database file; ":memory:" gives a private in-memory database (tests).
     std::string path = "tunedb.db";
@@ -77,13 +113,22 @@ class Store {
     std::string synchronous = "FULL";
     // Run PRAGMA wal_checkpoint(PASSIVE) after this many writes. Default 256.
     int checkpoint_every_writes = 256;
+    // After a write that leaves the WAL larger than this, checkpoint it and
+    // truncate it (TRUNCATE); also SQLite's journal_size_limit, so a WAL
+    // that could not be truncated then shrinks back to this at its next
+    // reset. 0: no limit. Default 64 MiB.
+    int64_t checkpoint_wal_bytes = int64_t{64} << 20;
     // Read connections kept open. Default 4.
     int read_connections = 4;
   };
 
-  // Opens (creating and migrating if needed) and runs quick_check.
-  // FAILED_PRECONDITION for a file that is not a tunedb database, is corrupt,
-  // or has a newer schema than this build understands.
+  // Opens (creating and migrating if needed) and runs the bounded check (a
+  // few pages per table and index, independent of the number of records).
+  // FAILED_PRECONDITION for a file that is not a tunedb database, is
+  // damaged where the check reads, has a newer schema than this build
+  // understands, or cannot be written because its file system is read-only;
+  // PERMISSION_DENIED where the file or its folder may not be written (the
+  // message names the path and the cause).
   static absl::StatusOr<std::unique_ptr<Store>> Open(const Options& options);
 
   virtual ~Store() = default;
@@ -96,8 +141,12 @@ class Store {
   // replace). Returns the row id. Durable when it returns.
   virtual absl::StatusOr<int64_t> Put(const Record& record) = 0;
 
-  // Puts every record in one transaction: all or nothing.
+  // Puts every record in one transaction: all or nothing (a StagedImport).
   virtual absl::Status PutAll(const std::vector<Record>& records) = 0;
+
+  // Starts a staged import (see StagedImport). FAILED_PRECONDITION on a
+  // read-only store; UNAVAILABLE while too many imports run at once.
+  virtual absl::StatusOr<std::unique_ptr<StagedImport>> BeginImport() = 0;
 
   // Calls `visit` for matching records with id > after_id in id order, at
   // most `limit` (<= 0: no limit) times, or until `visit` returns false.
@@ -111,7 +160,7 @@ class Store {
   // set) in its place in id order, and counts towards `limit`: the query
   // goes on while `bad_row` returns true. A bad row is reported when the
   // filter selects it or, where its key is the damaged part, when the
-  // filter's indexed fields (gpu, op, hash, time range) do.
+  // filter's indexed fields (IndexedFilterFields, hash, time range) do.
   virtual absl::Status Query(
       const RecordFilter& filter, int64_t after_id, int limit,
       const std::function<bool(const Record&)>& visit,
@@ -136,7 +185,8 @@ class Store {
   // Main file plus WAL, bytes (0 for :memory:).
   virtual int64_t SizeBytes() const = 0;
 
-  // PRAGMA quick_check; FAILED_PRECONDITION with SQLite's message if not ok.
+  // The full PRAGMA quick_check (reads the whole file: seconds for a
+  // million records); FAILED_PRECONDITION with SQLite's message if not ok.
   virtual absl::Status QuickCheck() = 0;
 
   // Checkpoints the WAL (TRUNCATE) — called at clean shutdown.

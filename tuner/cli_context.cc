@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
+#include "proto/wire_limits.h"
 #include "tuner/exit_codes.h"
 
 namespace tunedb::cli {
@@ -49,7 +50,7 @@ int CliContext::Fail(const absl::Status& status) {
 absl::StatusOr<v1::TuneDb::Stub*> CliContext::Stub() {
   if (stub_ != nullptr) return stub_.get();
   grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetMaxReceiveMessageSize(kCliMaxReceiveBytes);
   channel_ = grpc::CreateCustomChannel(
       options_.address, grpc::InsecureChannelCredentials(), args);
   // Connecting waits at most kConnectTimeoutS (or --timeout if shorter), so

@@ -1,8 +1,9 @@
 // `tunedb doctor`: checks that the daemon is reachable, sees GPUs, runs a
 // compatible version, answers lookups, and that its database is intact
 // (through Stats, every stored record read back through CheckRecords, and
-// with --db by a local read-only PRAGMA quick_check); `tunedb repair`:
-// quarantines the records that cannot be read (QuarantineRecords).
+// with --db by a local read-only PRAGMA quick_check of the whole file: the
+// daemon's own check at start-up is bounded); `tunedb repair`: quarantines
+// the records that cannot be read (QuarantineRecords).
 #include <sqlite3.h>
 
 #include <memory>
@@ -232,8 +233,9 @@ void AddDoctorCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
       "Check the daemon, its GPUs, versions and database; each check says "
       "ok or FAIL");
   cmd->add_option("--db", *db,
-                  "Also open this database file read-only and run "
-                  "PRAGMA quick_check");
+                  "Also open this database file read-only and run the full "
+                  "PRAGMA quick_check (the daemon checks only a bounded part "
+                  "of the file when it starts)");
   cmd->callback([&ctx, db, exit_code] { *exit_code = RunDoctor(ctx, *db); });
   app.add_subcommand(
          "repair",

@@ -1,18 +1,26 @@
 // `tunedb export` (records as JSON lines, via the Export rpc; --skip-bad
 // leaves out records the database cannot read) and
-// `tunedb import FILE` (the Import rpc: all or nothing, rejects by line).
+// `tunedb import FILE` (the Import rpc: all or nothing, rejects by line;
+// the file is checked against the wire limits first, then streamed line by
+// line, and the daemon's commit is shown as a phase of its own).
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <future>
+#include <map>
 #include <memory>
+#include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
 #include "proto/grpc_status.h"
+#include "proto/wire_limits.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/filter_flags.h"
+#include "tuner/import_file.h"
 #include "tuner/interrupt.h"
 #include "tuner/progress_bar.h"
 #include "tuner/record_stream.h"
@@ -94,28 +102,37 @@ int RunExport(CliContext& ctx, const ExportFlags& f) {
 }
 
 int RunImport(CliContext& ctx, const std::string& path) {
-  std::ifstream file;
-  std::istream* in = &ctx.in();
-  if (path != "-") {
-    file.open(path);
-    if (!file) {
-      ctx.err() << "tunedb: error: cannot open '" << path << "'\n";
-      return kExitBadInput;
-    }
-    in = &file;
+  absl::StatusOr<std::unique_ptr<ImportFile>> opened =
+      ImportFile::Open(path, ctx.in());
+  if (!opened.ok()) {
+    ctx.err() << "tunedb: error: " << opened.status().message() << "\n";
+    return kExitBadInput;
   }
-  // Blank lines are not sent; file_line maps the n-th line sent back to
-  // its line number in the file for the reject messages.
-  std::vector<std::string> lines;
-  std::vector<int64_t> file_line;
-  std::string raw;
-  int64_t number = 0;
-  while (std::getline(*in, raw)) {
-    ++number;
-    if (absl::StripAsciiWhitespace(raw).empty()) continue;
-    lines.push_back(raw);
-    file_line.push_back(number);
+  ImportFile& file = **opened;
+  // The limits are checked before a line is sent: a file the daemon would
+  // refuse is refused at once, not after minutes of streaming.
+  absl::StatusOr<ImportFile::Shape> shape = file.Measure();
+  if (!shape.ok()) {
+    ctx.err() << "tunedb: error: " << shape.status().message() << "\n";
+    return kExitBadInput;
   }
+  if (shape->lines > kMaxImportLines) {
+    ctx.err() << "tunedb: error: " << file.name() << " has " << shape->lines
+              << " lines to import; an import takes at most " << kMaxImportLines
+              << " (the daemon's limit); split the file (split -l "
+              << kMaxImportLines << ") and import each part; nothing was "
+              << "imported\n";
+    return kExitBadInput;
+  }
+  if (shape->longest_bytes > kMaxImportLineBytes) {
+    ctx.err() << "tunedb: error: " << file.name() << ":" << shape->longest_line
+              << " is " << shape->longest_bytes
+              << " bytes; an import line may be at most " << kMaxImportLineBytes
+              << " bytes (the daemon's 16 MiB message limit); nothing was "
+              << "imported\n";
+    return kExitBadInput;
+  }
+  const int64_t total = shape->lines;
   auto stub = ctx.Stub();
   if (!stub.ok()) return ctx.Fail(stub.status());
   auto context = ctx.NewStreamContext();
@@ -123,61 +140,99 @@ int RunImport(CliContext& ctx, const std::string& path) {
   // Ctrl-C breaks the stream off, and the daemon imports nothing of it.
   ScopedSigintHandler sigint(ctx.io().handle_signals);
   auto writer = (*stub)->Import(context.get(), &response);
-  ProgressBar bar(ctx.err(), ctx.io().stderr_is_tty, "importing",
-                  static_cast<int64_t>(lines.size()));
-  if (lines.size() < 1000) bar.Silence();
-  for (size_t i = 0; i < lines.size(); ++i) {
+  ProgressBar bar(ctx.err(), ctx.io().stderr_is_tty, "sending", total);
+  if (total < 1000) bar.Silence();
+  int64_t sent = 0;
+  bool interrupted = false;
+  absl::Status read = file.ForEachLine([&](const std::string& json) {
     if (InterruptRequested()) {
-      context->TryCancel();
-      writer->Finish();
-      bar.Finish();
-      ctx.err() << "tunedb: interrupted after sending " << i << " of "
-                << lines.size() << " lines; nothing was imported\n";
-      return kExitInterrupted;
+      interrupted = true;
+      return false;
     }
     v1::ImportLine line;
-    line.set_json(lines[i]);
+    line.set_json(json);
     // The count lets the daemon tell a finished stream from a broken one.
-    if (i == 0) line.set_expected_lines(static_cast<int64_t>(lines.size()));
-    if (!writer->Write(line)) break;
-    bar.Update(static_cast<int64_t>(i + 1));
+    if (sent == 0) line.set_expected_lines(total);
+    if (!writer->Write(line)) return false;
+    bar.Update(++sent);
+    return true;
+  });
+  if (interrupted || !read.ok()) {
+    context->TryCancel();
+    writer->Finish();
+    bar.Finish();
+    if (!read.ok()) {
+      ctx.err() << "tunedb: error: " << read.message()
+                << "; nothing was imported\n";
+      return kExitBadInput;
+    }
+    ctx.err() << "tunedb: interrupted after sending " << sent << " of " << total
+              << " lines; nothing was imported\n";
+    return kExitInterrupted;
   }
   writer->WritesDone();
-  absl::Status status = FromGrpcStatus(writer->Finish());
+  // The daemon checks the last lines and commits everything in one
+  // transaction before it answers: the bar says so rather than sit at 100 %.
+  bar.StartWaiting(absl::StrCat("committing ", total, " records"));
+  std::future<grpc::Status> finished =
+      std::async(std::launch::async, [&writer] { return writer->Finish(); });
+  bool told = false;
+  while (finished.wait_for(std::chrono::milliseconds(100)) !=
+         std::future_status::ready) {
+    bar.Update(sent);
+    if (InterruptRequested() && !told) {
+      // Past the last line the daemon stores all or nothing on its own;
+      // breaking off now would leave the outcome unknown.
+      ctx.err() << "\ntunedb: the daemon is committing the import (all or "
+                   "nothing); waiting for its answer\n";
+      told = true;
+    }
+  }
+  absl::Status status = FromGrpcStatus(finished.get());
   bar.Finish();
   if (!status.ok()) return ctx.Fail(status);
-  const std::string name = path == "-" ? "<stdin>" : path;
+  std::vector<int64_t> reject_lines;
+  for (const auto& r : response.rejects()) reject_lines.push_back(r.line());
+  absl::StatusOr<std::map<int64_t, int64_t>> file_lines =
+      file.FileLines(reject_lines);
   auto line_of = [&](int64_t sent_line) {
-    return sent_line >= 1 && sent_line <= static_cast<int64_t>(file_line.size())
-               ? file_line[sent_line - 1]
-               : sent_line;
+    if (!file_lines.ok()) return sent_line;
+    auto it = file_lines->find(sent_line);
+    return it == file_lines->end() ? sent_line : it->second;
   };
+  const int64_t rejected =
+      std::max<int64_t>(response.rejected(), response.rejects_size());
   if (ctx.json()) {
     nlohmann::json rejects = nlohmann::json::array();
     for (const auto& r : response.rejects()) {
       rejects.push_back({{"line", line_of(r.line())}, {"reason", r.reason()}});
     }
-    ctx.out() << nlohmann::json({{"file", name},
-                                 {"lines", lines.size()},
+    ctx.out() << nlohmann::json({{"file", file.name()},
+                                 {"lines", total},
                                  {"imported", response.imported()},
+                                 {"rejected", rejected},
                                  {"rejects", rejects}})
                      .dump(2)
               << "\n";
   } else {
     for (const auto& r : response.rejects()) {
-      ctx.err() << name << ":" << line_of(r.line()) << ": " << r.reason()
+      ctx.err() << file.name() << ":" << line_of(r.line()) << ": " << r.reason()
                 << "\n";
     }
+    if (rejected > response.rejects_size()) {
+      ctx.err() << file.name() << ": ... and "
+                << rejected - response.rejects_size() << " more bad line(s)\n";
+    }
   }
-  if (response.rejects_size() > 0) {
-    ctx.err() << "tunedb: error: " << response.rejects_size()
+  if (rejected > 0) {
+    ctx.err() << "tunedb: error: " << rejected
               << " bad line(s); nothing was imported (the import is all or "
                  "nothing)\n";
     return kExitBadInput;
   }
   if (!ctx.json()) {
     ctx.out() << "imported " << response.imported() << " record(s) from "
-              << name << "\n";
+              << file.name() << "\n";
   }
   return kExitOk;
 }

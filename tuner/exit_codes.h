@@ -12,7 +12,8 @@ enum ExitCode : int {
                            // doctor: a check failed
   kExitUsage = 2,          // bad flags or arguments; confirmation refused
   kExitUnreachable = 3,    // the daemon could not be reached
-  kExitBadInput = 4,       // a shape file or import file has bad lines
+  kExitBadInput = 4,       // a shape file or import file has bad lines, or
+                           // an import file is over the wire limits
   kExitPartial = 5,        // partial: prewarm: some problems failed, the rest
                            // are stored; query, export --skip-bad: records
                            // that cannot be read were skipped (on stderr)
@@ -30,7 +31,8 @@ inline constexpr const char* kExitCodeHelp =
     "  1    error reported by the daemon or database (doctor: a check failed)\n"
     "  2    usage error (bad flag or argument; confirmation refused)\n"
     "  3    daemon unreachable\n"
-    "  4    bad input file (shape file or import rejects; nothing imported)\n"
+    "  4    bad input file (shape file or import rejects, or an import file\n"
+    "       over the line limits; nothing imported)\n"
     "  5    partial (prewarm: some problems failed; query, export --skip-bad:\n"
     "       unreadable records skipped and listed on stderr)\n"
     "  6    not found (lookup, show)\n"

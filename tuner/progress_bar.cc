@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace tunedb::cli {
@@ -25,6 +26,13 @@ ProgressBar::ProgressBar(std::ostream& out, bool tty, std::string label,
       last_draw_(start_) {}
 
 std::string ProgressBar::Line(int64_t done, const std::string& detail) const {
+  if (waiting_) {
+    const double waited =
+        std::chrono::duration<double>(Clock::now() - wait_start_).count();
+    std::string line = absl::StrCat(label_, "...  ", FormatSeconds(waited));
+    if (!detail.empty()) absl::StrAppend(&line, "  ", detail);
+    return line;
+  }
   const double elapsed =
       std::chrono::duration<double>(Clock::now() - start_).count();
   const double rate = elapsed > 0 ? done / elapsed : 0;
@@ -57,6 +65,26 @@ void ProgressBar::Update(int64_t done, const std::string& detail) {
   }
   drawn_ = true;
   last_draw_ = now;
+}
+
+void ProgressBar::StartWaiting(const std::string& what) {
+  if (!silent_ && !finished_) {
+    // The counted part's final line stays.
+    if (tty_) {
+      out_ << "\r" << Line(done_, "") << "\x1b[K\n";
+    } else {
+      out_ << Line(done_, "") << "\n";
+    }
+  }
+  label_ = what;
+  waiting_ = true;
+  wait_start_ = Clock::now();
+  drawn_ = false;
+  last_draw_ = wait_start_;
+  if (!silent_ && !finished_ && tty_) {
+    out_ << Line(done_, "") << std::flush;
+    drawn_ = true;
+  }
 }
 
 void ProgressBar::Finish(const std::string& detail) {

@@ -5,6 +5,11 @@
 // prints a plain line at most every `interval` instead, and always a final
 // line, so logs stay readable.
 //
+// Work whose last part has no count (the daemon committing an import after
+// the last line was sent) is shown with StartWaiting: the line then names
+// what is awaited and how long it has taken so far, instead of a bar at
+// 100 % that does not move.
+//
 // Thread safety: not thread-safe; call from one thread.
 #ifndef TUNEDB_TUNER_PROGRESS_BAR_H_
 #define TUNEDB_TUNER_PROGRESS_BAR_H_
@@ -28,6 +33,10 @@ class ProgressBar {
   void Finish(const std::string& detail = "");
   // Disables all output.
   void Silence() { silent_ = true; }
+  // Ends the counted part (its line is kept) and waits: from now on the line
+  // is "`what`... <seconds since this call>" (e.g. "committing 1000 records").
+  // Update() redraws it; Finish() ends it.
+  void StartWaiting(const std::string& what);
 
   // The line Update would draw, without "\r" (tests).
   std::string Line(int64_t done, const std::string& detail) const;
@@ -37,7 +46,7 @@ class ProgressBar {
 
   std::ostream& out_;
   const bool tty_;
-  const std::string label_;
+  std::string label_;
   const int64_t total_;
   const std::chrono::milliseconds interval_;
   const Clock::time_point start_;
@@ -46,6 +55,8 @@ class ProgressBar {
   bool drawn_ = false;
   bool finished_ = false;
   bool silent_ = false;
+  bool waiting_ = false;
+  Clock::time_point wait_start_;
 };
 
 // "1m05s", "3.2s", "2h03m".

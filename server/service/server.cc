@@ -14,6 +14,7 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "proto/wire_limits.h"
 #include "server/finder/simulated_finder.h"
 #include "server/service/tunedb_service.h"
 #include "server/worker/worker_finder.h"
@@ -163,7 +164,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
                              &server->tcp_port_);
   }
   builder.RegisterService(server->service_.get());
-  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.SetMaxReceiveMessageSize(kDaemonMaxReceiveBytes);
   server->grpc_server_ = builder.BuildAndStart();
   if (!server->grpc_server_) {
     server->core_->Shutdown(absl::ZeroDuration());

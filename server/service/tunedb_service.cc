@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
+#include "proto/wire_limits.h"
 #include "spdlog/spdlog.h"
 #include "store/record_json.h"
 
@@ -35,6 +37,13 @@ absl::StatusOr<RecordFilter> FilterFromProto(const v1::Filter& in) {
   absl::Status s = f.Validate();
   if (!s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("filter: ", s.message()));
+  }
+  if (!f.empty() && !f.UsesIndex()) {
+    spdlog::info(
+        "a filter of no indexed field ({}) reads every record; name one of "
+        "{} or hash to read through an index",
+        absl::StrJoin(f.fields, ", ", absl::PairFormatter("=")),
+        absl::StrJoin(IndexedFilterFields(), ", "));
   }
   return f;
 }
@@ -347,10 +356,24 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
                                    grpc::ServerReader<v1::ImportLine>* reader,
                                    v1::ImportResponse* response) {
   TUNEDB_REFUSE_IF_STOPPING();
-  std::vector<Record> records;
+  // Each line is parsed and staged as it arrives (Store::StagedImport), so
+  // the daemon holds one batch of records, never the whole import; nothing
+  // reaches the records table before the whole stream has arrived, valid.
+  absl::StatusOr<std::unique_ptr<Store::StagedImport>> import =
+      core_->BeginImport();
+  if (!import.ok()) return ToGrpcStatus(import.status());
   v1::ImportLine line;
   int64_t n = 0;
   int64_t expected = 0;
+  int64_t rejected = 0;
+  // All or nothing: after a bad line nothing is staged any more, but the
+  // rest is still read for its rejects.
+  auto reject = [&](int64_t line_number, absl::string_view reason) {
+    if (++rejected > kMaxImportRejectsListed) return;
+    v1::ImportResponse::Reject* out = response->add_rejects();
+    out->set_line(line_number);
+    out->set_reason(std::string(reason));
+  };
   while (reader->Read(&line)) {
     ++n;
     if (n == 1) {
@@ -374,16 +397,21 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
     }
     absl::StatusOr<Record> r = RecordFromJson(line.json());
     if (!r.ok()) {
-      v1::ImportResponse::Reject* reject = response->add_rejects();
-      reject->set_line(n);
-      reject->set_reason(std::string(r.status().message()));
+      reject(n, r.status().message());
       continue;
     }
-    records.push_back(std::move(*r));
+    if (rejected > 0) continue;
+    absl::Status staged = (*import)->Add(*r);
+    if (staged.code() == absl::StatusCode::kInvalidArgument) {
+      reject(n, staged.message());
+    } else if (!staged.ok()) {
+      return ToGrpcStatus(staged);
+    }
   }
   // Read() ends the same way for a finished stream and a broken one (the
   // client killed, a message over the size limit): only a finished one is
-  // imported, so a broken import stores nothing.
+  // imported, so a broken import stores nothing (the staged records are
+  // discarded with `import`).
   if (context->IsCancelled() || (expected > 0 && n != expected)) {
     spdlog::warn("import stream broke after {} lines; nothing imported", n);
     return grpc::Status(grpc::StatusCode::CANCELLED,
@@ -392,15 +420,18 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
                                      "imported"));
   }
   response->set_lines(n);
-  if (response->rejects_size() > 0) {
+  response->set_rejected(rejected);
+  if (rejected > 0) {
     // All or nothing: a bad file imports nothing.
     response->set_imported(0);
     return grpc::Status::OK;
   }
-  absl::Status s = core_->Import(records);
-  if (!s.ok()) return ToGrpcStatus(s);
-  response->set_imported(static_cast<int64_t>(records.size()));
-  spdlog::info("imported {} records", records.size());
+  const absl::Time commit_start = absl::Now();
+  absl::StatusOr<int64_t> stored = core_->CommitImport(**import);
+  if (!stored.ok()) return ToGrpcStatus(stored.status());
+  response->set_imported(*stored);
+  spdlog::info("imported {} records (commit {:.1f} s)", *stored,
+               absl::ToDoubleSeconds(absl::Now() - commit_start));
   return grpc::Status::OK;
 }
 

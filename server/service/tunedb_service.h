@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
+#include "proto/wire_limits.h"
 #include "server/tuning/tuning_core.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
@@ -21,8 +22,8 @@ namespace tunedb {
 class TuneDbService final : public v1::TuneDb::Service {
  public:
   struct Options {
-    // Largest Import, in lines. Default one million.
-    int64_t max_import_lines = 1000000;
+    // Largest Import, in lines. Default kMaxImportLines (one million).
+    int64_t max_import_lines = kMaxImportLines;
     // Concurrent Tunes per TuneBatch stream. Default 8.
     int batch_parallelism = 8;
     // Daemon version reported by Stats.

@@ -404,10 +404,14 @@ absl::StatusOr<int64_t> TuningCore::Invalidate(const RecordFilter& filter) {
   return deleted;
 }
 
-absl::Status TuningCore::Import(const std::vector<Record>& records) {
-  absl::Status s = store_->PutAll(records);
+absl::StatusOr<std::unique_ptr<Store::StagedImport>> TuningCore::BeginImport() {
+  return store_->BeginImport();
+}
+
+absl::StatusOr<int64_t> TuningCore::CommitImport(Store::StagedImport& import) {
+  absl::StatusOr<int64_t> stored = import.Commit();
   cache_.Clear();
-  return s;
+  return stored;
 }
 
 CoreStats TuningCore::Stats() {

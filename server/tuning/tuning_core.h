@@ -110,8 +110,12 @@ class TuningCore {
 
   // Deletes matching records (store and memory); returns how many.
   absl::StatusOr<int64_t> Invalidate(const RecordFilter& filter);
-  // Stores every record in one transaction, all or nothing.
-  absl::Status Import(const std::vector<Record>& records);
+  // Starts a staged import into the store (Store::StagedImport: bounded
+  // memory, nothing visible until it is committed).
+  absl::StatusOr<std::unique_ptr<Store::StagedImport>> BeginImport();
+  // Commits `import` (one transaction, all or nothing) and drops the cached
+  // records it may have replaced; returns how many records it stored.
+  absl::StatusOr<int64_t> CommitImport(Store::StagedImport& import);
 
   // Stops the workers: queued searches fail with UNAVAILABLE, running ones
   // are waited for until `drain` passes. Flushes served counts.

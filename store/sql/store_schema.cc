@@ -1,5 +1,9 @@
 #include "store/sql/store_schema.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
@@ -18,6 +22,8 @@ CREATE TABLE records(
   gpu_model TEXT NOT NULL,
   cudnn_version INTEGER NOT NULL,
   op TEXT NOT NULL,
+  in_type TEXT NOT NULL DEFAULT '',
+  layout TEXT NOT NULL DEFAULT '',
   measured_at_us INTEGER NOT NULL,
   host TEXT NOT NULL,
   gpu_uuid TEXT NOT NULL,
@@ -32,6 +38,11 @@ CREATE TABLE records(
   timing_version INTEGER NOT NULL DEFAULT 1);
 CREATE INDEX records_by_key_hash ON records(key_hash);
 CREATE INDEX records_by_measured_at ON records(measured_at_us);
+CREATE INDEX records_by_gpu_model ON records(gpu_model);
+CREATE INDEX records_by_cudnn_version ON records(cudnn_version);
+CREATE INDEX records_by_op ON records(op);
+CREATE INDEX records_by_in_type ON records(in_type);
+CREATE INDEX records_by_layout ON records(layout);
 CREATE TABLE results(
   record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
   rank INTEGER NOT NULL,
@@ -79,6 +90,25 @@ ALTER TABLE results ADD COLUMN host_median_ms REAL NOT NULL DEFAULT 0;
 ALTER TABLE results ADD COLUMN host_spread_ms REAL NOT NULL DEFAULT 0;
 ALTER TABLE results ADD COLUMN host_samples INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 3 -> 4: indexes for the common key-field filters. in_type and layout
+    // are filled from the canonical key text, where each field stands once
+    // as " name=value" and type and layout names hold no space.
+    R"sql(
+ALTER TABLE records ADD COLUMN in_type TEXT NOT NULL DEFAULT '';
+ALTER TABLE records ADD COLUMN layout TEXT NOT NULL DEFAULT '';
+UPDATE records SET
+  in_type = substr(key_text, instr(key_text, ' in_type=') + 9,
+      instr(substr(key_text, instr(key_text, ' in_type=') + 9) || ' ', ' ')
+      - 1),
+  layout = substr(key_text, instr(key_text, ' layout=') + 8,
+      instr(substr(key_text, instr(key_text, ' layout=') + 8) || ' ', ' ')
+      - 1);
+CREATE INDEX records_by_gpu_model ON records(gpu_model);
+CREATE INDEX records_by_cudnn_version ON records(cudnn_version);
+CREATE INDEX records_by_op ON records(op);
+CREATE INDEX records_by_in_type ON records(in_type);
+CREATE INDEX records_by_layout ON records(layout);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,
@@ -123,6 +153,62 @@ absl::StatusOr<int> CheckStoreSchema(sql::Database& db) {
         " is marked as a tunedb database but has no schema version"));
   }
   return static_cast<int>(version);
+}
+
+absl::Status CheckStoreFile(sql::Database& db) {
+  // Each b-tree with the column that orders it: a table's primary key (its
+  // rowid for a rowid table without one), an index's first column.
+  std::vector<std::pair<std::string, std::string>> probes;
+  int tables = 0;
+  {
+    ASSIGN_OR_RETURN(
+        sql::Statement objects,
+        db.GetUniqueStatement(
+            "SELECT m.type, m.name, m.tbl_name, CASE m.type"
+            " WHEN 'table' THEN (SELECT name FROM pragma_table_info(m.name)"
+            "   WHERE pk = 1)"
+            " ELSE (SELECT name FROM pragma_index_info(m.name) WHERE seqno = 0)"
+            " END FROM sqlite_schema AS m"
+            " WHERE m.type IN ('table', 'index') AND m.rootpage > 0"
+            " ORDER BY m.rootpage"));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, objects.Step());
+      if (!row) break;
+      const std::string type = objects.ColumnText(0);
+      const std::string name = objects.ColumnText(1);
+      const std::string table = objects.ColumnText(2);
+      std::string column =
+          objects.ColumnIsNull(3) ? "rowid" : objects.ColumnText(3);
+      if (type == "table" && (name == "records" || name == "results")) {
+        ++tables;
+      }
+      const std::string from =
+          type == "table"
+              ? absl::StrCat("\"", table, "\"")
+              : absl::StrCat("\"", table, "\" INDEXED BY \"", name, "\"");
+      probes.emplace_back(from, column);
+    }
+  }
+  if (tables != 2) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        db.path(),
+        " is marked as a tunedb database but lacks its records or results "
+        "table"));
+  }
+  for (const auto& [from, column] : probes) {
+    for (const char* end : {"min", "max"}) {
+      // A lone min() or max() of the ordering column reads one path of the
+      // b-tree from its root to its first or last leaf.
+      absl::StatusOr<int64_t> probe = db.QueryInt64(absl::StrCat(
+          "SELECT ", end, "(\"", column, "\") IS NULL FROM ", from));
+      if (!probe.ok()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(db.path(), " is damaged (reading ", from,
+                         "): ", probe.status().message()));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CreateOrMigrateStoreSchema(sql::Database& db) {

@@ -6,6 +6,9 @@
 //   1  records (no usage columns) and results; key_hash and key_text indexes.
 //   2  records.served_count and records.last_served_us; an index on
 //      records.measured_at_us for time-range queries.
+//   3  records.timing_version; launch and host timings in results.
+//   4  records.in_type and records.layout, and an index on each common
+//      key-filter column (gpu_model, cudnn_version, op, in_type, layout).
 //
 // Thread safety: free functions on a Database the caller holds exclusively.
 #ifndef TUNEDB_STORE_SQL_STORE_SCHEMA_H_
@@ -22,13 +25,23 @@ namespace tunedb {
 // PRAGMA application_id of every tunedb database: "tund" in ASCII.
 inline constexpr int32_t kStoreApplicationId = 0x74756e64;
 // PRAGMA user_version this build writes and reads.
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 4;
 
 // Reads the file's identity and returns its schema version, 0 for a new,
 // empty database. FAILED_PRECONDITION (naming the file) if it belongs to
 // another application, has a version newer than kStoreSchemaVersion, or is
 // not a database at all.
 absl::StatusOr<int> CheckStoreSchema(sql::Database& db);
+
+// The bounded check run at every open, in place of a full PRAGMA
+// quick_check (which reads the whole file: seconds at a million records):
+// the records and results tables exist, and for each table and index of the
+// file the path from its root to its first and to its last entry reads
+// without error. It reads a few pages per b-tree, however many records the
+// file holds; damage elsewhere is found by the full check
+// (`tunedb doctor --db`) or, as SQLITE_CORRUPT, by the read that meets it.
+// FAILED_PRECONDITION naming the file on damage.
+absl::Status CheckStoreFile(sql::Database& db);
 
 // Creates the schema in an empty database or migrates an older one to
 // kStoreSchemaVersion, in one BEGIN IMMEDIATE transaction (so two processes

@@ -1,6 +1,9 @@
 // The TuneDb service through a real gRPC channel on a Unix socket, against
 // an in-process server on the simulated finder.
+#include <malloc.h>
+
 #include <atomic>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -8,6 +11,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/service/server.h"
+#include "store/record_json.h"
 #include "test_util.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
@@ -446,6 +450,40 @@ TEST_F(ServiceTest, ImportStreamThatBreaksBeforeItsEndImportsNothing) {
     EXPECT_FALSE(writer->Finish().ok());
   }
   expect_nothing_stored("after a line over the message limit");
+}
+
+// Resident memory of this process, bytes.
+int64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * 4096;
+}
+
+// The daemon stages what arrives: by the last line of a long import it
+// holds a batch of records, not all of them.
+TEST_F(ServiceTest, ImportHoldsABatchOfRecordsInMemoryNotTheWholeStream) {
+  server_->Shutdown(absl::Seconds(1));
+  server_.reset();
+  StartServer("", dir_.File("tunedb.db"));
+  constexpr int kLines = 60000;  // about 70 MiB of JSON lines
+  malloc_trim(0);
+  const int64_t before = ResidentBytes();
+  grpc::ClientContext ctx;
+  v1::ImportResponse resp;
+  auto writer = stub_->Import(&ctx, &resp);
+  for (int n = 1; n <= kLines; ++n) {
+    v1::ImportLine line;
+    line.set_json(RecordToJson(testing_util::TestRecord(n)));
+    if (n == 1) line.set_expected_lines(kLines);
+    ASSERT_TRUE(writer->Write(line));
+  }
+  const int64_t grown = ResidentBytes() - before;
+  writer->WritesDone();
+  ASSERT_TRUE(writer->Finish().ok());
+  EXPECT_EQ(resp.imported(), kLines);
+  EXPECT_LT(grown, int64_t{32} << 20);
+  EXPECT_EQ(server_->core().store().Count().value_or(-1), kLines);
 }
 
 // The line limit is checked on the first line, not after streaming them all.

@@ -186,5 +186,107 @@ TEST_F(BadRowsTest, QuarantineMovesBadRowsWithTheirValuesAndLeavesACleanStore) {
   EXPECT_TRUE(again->empty());
 }
 
+TEST_F(BadRowsTest, AnIndexedKeyColumnThatDisagreesWithTheKeyIsABadRow) {
+  // Filters select rows by these columns (schema 4's indexes), so a damaged
+  // one must not pass for the key's own value.
+  Damage("UPDATE records SET in_type = 'f16' WHERE id = 2");
+  Damage("UPDATE records SET cudnn_version = 1 WHERE id = 4");
+  EXPECT_THAT(
+      Rows(),
+      ElementsAre("1", HasSubstr("2: cudnn_version 91900, in_type \"f16\""),
+                  "3", HasSubstr("4: cudnn_version 1, in_type"), "5"));
+  // The damaged value selects the row: it is reported, not taken for a
+  // record of that value.
+  RecordFilter f16;
+  f16.fields["in_type"] = "f16";
+  EXPECT_THAT(Rows(f16), ElementsAre(HasSubstr("2: cudnn_version")));
+}
+
+TEST_F(BadRowsTest, AStagedImportOfTheSameKeyReplacesADamagedRow) {
+  Damage("UPDATE records SET host = CAST(x'ff7a' AS TEXT) WHERE id = 2");
+  absl::StatusOr<std::unique_ptr<Store::StagedImport>> import =
+      store_->BeginImport();
+  ASSERT_TRUE(import.ok()) << import.status();
+  ASSERT_TRUE((*import)->Add(TestRecord(2)).ok());
+  ASSERT_TRUE((*import)->Commit().ok());
+  import->reset();
+  EXPECT_THAT(Rows(), ElementsAre("1", "2", "3", "4", "5"));
+  absl::StatusOr<std::optional<Record>> got = store_->Get(StemKey(2));
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->has_value());
+  ExpectSameRecord(**got, TestRecord(2));
+}
+
+TEST_F(BadRowsTest, QuarantineTablesOfAnOlderFileGainTheNewColumns) {
+  // quarantined_records as a schema 3 store made it: no in_type, layout.
+  Damage(
+      "CREATE TABLE quarantined_records(quarantine_id INTEGER PRIMARY KEY,"
+      " quarantined_at_us INTEGER NOT NULL, reason TEXT NOT NULL, id,"
+      " key_version, key_hash, key_text, gpu_model, cudnn_version, op,"
+      " measured_at_us, host, gpu_uuid, driver_version, finder, repeats,"
+      " workspace_cap_bytes, search_ms, verified, served_count,"
+      " last_served_us, timing_version)");
+  Damage("UPDATE records SET layout = 'nhwc' WHERE id = 3");
+  absl::StatusOr<std::vector<BadRow>> moved = store_->QuarantineBadRows();
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  ASSERT_EQ(moved->size(), 1u);
+  EXPECT_EQ((*moved)[0].id, 3);
+
+  auto db = sql::Database::Open(path_, sql::Database::Mode::kReadOnly, 5000);
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto kept = (*db)->GetUniqueStatement(
+      "SELECT id, in_type, layout FROM quarantined_records");
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  ASSERT_TRUE(kept->Step().value_or(false));
+  EXPECT_EQ(kept->ColumnInt64(0), 3);
+  EXPECT_EQ(kept->ColumnText(1), "f32");
+  EXPECT_EQ(kept->ColumnText(2), "nhwc");  // as stored
+  db->reset();
+
+  // The quarantine tables pass the bounded check at open and the full one.
+  Reopen();
+  ASSERT_NE(store_, nullptr);
+  EXPECT_TRUE(store_->QuickCheck().ok());
+  EXPECT_THAT(Rows(), ElementsAre("1", "2", "4", "5"));
+}
+
+TEST_F(BadRowsTest, AFlippedByteInAnIndexedColumnIsReplacedOrQuarantined) {
+  // The GPU model's index entry keeps the byte the row lost, which SQLite
+  // meets (SQLITE_CORRUPT_INDEX) when the row is replaced or deleted.
+  auto flip_gpu_model = [&](int64_t n) {
+    store_.reset();
+    const std::string key = StemKey(n).ToText();
+    ASSERT_TRUE(
+        testing_util::FlipByte(path_, key + "Simulated GPU", key.size(), 0x02));
+    Reopen();
+  };
+  flip_gpu_model(3);
+  EXPECT_THAT(Rows(), ElementsAre("1", "2", HasSubstr("3: gpu_model \"Qimul"),
+                                  "4", "5"));
+  absl::StatusOr<std::unique_ptr<Store::StagedImport>> import =
+      store_->BeginImport();
+  ASSERT_TRUE(import.ok()) << import.status();
+  ASSERT_TRUE((*import)->Add(TestRecord(3)).ok());
+  absl::StatusOr<int64_t> committed = (*import)->Commit();
+  ASSERT_TRUE(committed.ok()) << committed.status();
+  import->reset();
+  EXPECT_THAT(Rows(), ElementsAre("1", "2", "3", "4", "5"));
+
+  flip_gpu_model(4);
+  absl::StatusOr<std::vector<BadRow>> moved = store_->QuarantineBadRows();
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  ASSERT_EQ(moved->size(), 1u);
+  EXPECT_THAT(Rows(), ElementsAre("1", "2", "3", "5"));
+  EXPECT_EQ(MustPut(*store_, TestRecord(4)), 6);
+
+  store_.reset();
+  auto db = sql::Database::Open(path_, sql::Database::Mode::kReadOnly, 5000);
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto check = (*db)->GetUniqueStatement("PRAGMA integrity_check");
+  ASSERT_TRUE(check.ok()) << check.status();
+  ASSERT_TRUE(check->Step().value_or(false));
+  EXPECT_EQ(check->ColumnText(0), "ok");
+}
+
 }  // namespace
 }  // namespace tunedb::store_test

@@ -30,21 +30,12 @@ class StoreTest : public ::testing::TestWithParam<bool> {
   }
 
   int64_t MustPut(const Record& record) {
-    absl::StatusOr<int64_t> id = store_->Put(record);
-    EXPECT_TRUE(id.ok()) << id.status();
-    return id.value_or(0);
+    return store_test::MustPut(*store_, record);
   }
 
   std::vector<int64_t> QueryIds(const RecordFilter& filter,
                                 int64_t after_id = 0, int limit = 0) {
-    std::vector<int64_t> ids;
-    absl::Status status =
-        store_->Query(filter, after_id, limit, [&](const Record& record) {
-          ids.push_back(record.id);
-          return true;
-        });
-    EXPECT_TRUE(status.ok()) << status;
-    return ids;
+    return store_test::QueryIds(*store_, filter, after_id, limit);
   }
 
   TempDir dir_;

@@ -334,6 +334,31 @@ TEST_F(StoreFileTest, RefusesAFileWithACorruptPage) {
   EXPECT_EQ(ReadFile(path_), bytes);
 }
 
+TEST_F(StoreFileTest, OpenReadsABoundedPartOfTheFileAndQuickCheckTheRest) {
+  MakeStore(600);
+  // A leaf of the records table away from both ends of its b-tree: the open
+  // check reads the root-to-edge paths only, the full check reads it all.
+  const int64_t page =
+      RawInt(path_,
+             "SELECT pageno FROM dbstat WHERE name = 'records' AND"
+             " pagetype = 'leaf' ORDER BY path LIMIT 1 OFFSET"
+             " (SELECT COUNT(*) / 2 FROM dbstat WHERE name = 'records' AND"
+             " pagetype = 'leaf')");
+  ASSERT_GT(page, 2);
+  std::string bytes = ReadFile(path_);
+  const size_t size = 4096;
+  for (size_t i = (page - 1) * size + 8; i < page * size; ++i) {
+    bytes[i] = static_cast<char>(i * 31);
+  }
+  WriteFile(path_, bytes);
+
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  absl::Status full = store->QuickCheck();
+  EXPECT_EQ(full.code(), absl::StatusCode::kFailedPrecondition) << full;
+  EXPECT_THAT(full.message(), HasSubstr(path_));
+}
+
 TEST_F(StoreFileTest, MissingDirectoryIsAnErrorNotACrash) {
   Store::Options options;
   options.path = dir_.File("no/such/dir/tunedb.db");

@@ -52,6 +52,28 @@ TEST(ProgressBarTest, RedrawsOnATerminal) {
   EXPECT_NE(out.str().find("[######"), std::string::npos);
 }
 
+TEST(ProgressBarTest,
+     AWaitAfterTheCountedPartSaysWhatIsAwaitedNotOneHundredPercent) {
+  for (bool tty : {false, true}) {
+    std::ostringstream out;
+    ProgressBar bar(out, tty, "sending", 4, std::chrono::milliseconds(0));
+    bar.Update(4);
+    bar.StartWaiting("committing 4 records");
+    bar.Update(4);
+    bar.Finish();
+    const std::string text = out.str();
+    const size_t sent = text.rfind("4/4 (100%)");
+    const size_t waiting = text.find("committing 4 records...");
+    ASSERT_NE(sent, std::string::npos) << text;
+    ASSERT_NE(waiting, std::string::npos) << text;
+    EXPECT_LT(sent, waiting) << text;
+    // The counted part ends on its own line; the wait line has no bar.
+    EXPECT_NE(text.substr(sent, waiting - sent).find('\n'), std::string::npos);
+    EXPECT_EQ(text.find("(100%)", waiting), std::string::npos) << text;
+    EXPECT_EQ(text.back(), '\n');
+  }
+}
+
 TEST(ProgressBarTest, FormatSeconds) {
   EXPECT_EQ(FormatSeconds(3.21), "3.2s");
   EXPECT_EQ(FormatSeconds(65), "1m05s");

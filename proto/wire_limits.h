@@ -1,0 +1,28 @@
+// The limits of the wire API that both ends check: the daemon refuses what
+// is over them, and the CLI checks an import file against them before it
+// streams a line. Documented in proto/tunedb/v1/tunedb.proto and
+// docs/cli.md.
+//
+// Thread safety: constants only.
+#ifndef TUNEDB_PROTO_WIRE_LIMITS_H_
+#define TUNEDB_PROTO_WIRE_LIMITS_H_
+
+#include <cstdint>
+
+namespace tunedb {
+
+// Largest Import, in lines (the daemon's default max_import_lines).
+inline constexpr int64_t kMaxImportLines = 1000000;
+// Largest message the daemon receives (an ImportLine, a TuneRequest), bytes.
+inline constexpr int kDaemonMaxReceiveBytes = 16 << 20;
+// Largest message the CLI receives (a Record of a Query), bytes.
+inline constexpr int kCliMaxReceiveBytes = 64 << 20;
+// Largest JSON line an import may carry: the daemon's message limit less
+// room for the message's own framing and its other fields.
+inline constexpr int64_t kMaxImportLineBytes = kDaemonMaxReceiveBytes - 1024;
+// Rejected lines an ImportResponse lists at most (it counts them all).
+inline constexpr int kMaxImportRejectsListed = 1000;
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_PROTO_WIRE_LIMITS_H_

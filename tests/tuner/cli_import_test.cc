@@ -1,0 +1,164 @@
+// `tunedb import` against an in-process daemon: a file over the limits is
+// refused before a line is sent (even with no daemon to send to), standard
+// input is streamed rather than held in memory, and the progress shows the
+// daemon's commit as a phase of its own.
+#include <malloc.h>
+
+#include <cstdint>
+#include <fstream>
+#include <istream>
+#include <sstream>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "proto/wire_limits.h"
+#include "store/record_json.h"
+#include "tests/testing/test_values.h"
+#include "tests/tuner/cli_test_fixture.h"
+#include "tuner/cli.h"
+#include "tuner/exit_codes.h"
+
+namespace tunedb::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Resident memory of this process, bytes.
+int64_t ResidentBytes() {
+  std::ifstream status("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  status >> pages >> resident;
+  return resident * 4096;
+}
+
+// Standard input of `count` export lines, made as they are read; notes the
+// process's resident memory when the reader reaches their end.
+class GeneratedLines : public std::streambuf {
+ public:
+  explicit GeneratedLines(int count) : count_(count) {}
+  int64_t resident_at_end() const { return resident_at_end_; }
+
+ protected:
+  int_type underflow() override {
+    if (next_ > count_) {
+      if (resident_at_end_ == 0) resident_at_end_ = ResidentBytes();
+      return traits_type::eof();
+    }
+    line_ = RecordToJson(testing_util::TestRecord(next_++)) + "\n";
+    setg(line_.data(), line_.data(), line_.data() + line_.size());
+    return traits_type::to_int_type(line_[0]);
+  }
+
+ private:
+  const int count_;
+  int next_ = 1;
+  std::string line_;
+  int64_t resident_at_end_ = 0;
+};
+
+class ImportTest : public CliTest {
+ protected:
+  // A file of records 1..count as export writes them.
+  std::string WriteRecords(const std::string& name, int count) {
+    std::string text;
+    for (int n = 1; n <= count; ++n) {
+      absl::StrAppend(&text, RecordToJson(testing_util::TestRecord(n)), "\n");
+    }
+    return WriteFile(name, text);
+  }
+
+  // Runs with the daemon stopped, at the address it had.
+  CliResult RunWithoutDaemon(const std::vector<std::string>& args) {
+    const std::string address = server_->address();
+    StopServer();
+    std::vector<std::string> full = {"--address", address, "--timeout", "2"};
+    full.insert(full.end(), args.begin(), args.end());
+    return RunRaw(full);
+  }
+};
+
+TEST_F(ImportTest, AFileOverTheLineLimitIsRefusedBeforeALineIsSent) {
+  std::string text;
+  text.reserve(3 * (kMaxImportLines + 1));
+  for (int64_t i = 0; i <= kMaxImportLines; ++i) text += "{}\n";
+  const std::string path = WriteFile("big.jsonl", text);
+  // No daemon: the file is refused before the CLI connects.
+  CliResult r = RunWithoutDaemon({"import", path});
+  EXPECT_EQ(r.code, kExitBadInput) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat(path, " has ", kMaxImportLines + 1,
+                                            " lines")));
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat("at most ", kMaxImportLines)));
+  EXPECT_THAT(r.err, HasSubstr("nothing was imported"));
+}
+
+TEST_F(ImportTest, ALineOverTheMessageLimitIsRefusedBeforeALineIsSent) {
+  const std::string good = RecordToJson(testing_util::TestRecord(1));
+  const std::string path = WriteFile(
+      "long.jsonl",
+      absl::StrCat(good, "\n\n", std::string(kMaxImportLineBytes + 1, 'x'),
+                   "\n", good, "\n"));
+  CliResult r = RunWithoutDaemon({"import", path});
+  EXPECT_EQ(r.code, kExitBadInput) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat(
+                         path, ":3 is ", kMaxImportLineBytes + 1, " bytes")));
+}
+
+TEST_F(ImportTest, TheProgressShowsTheCommitAfterTheLastLineIsSent) {
+  const std::string path = WriteRecords("records.jsonl", 1200);
+  CliResult r = Run({"import", path});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("sending 1200/1200 (100%)"));
+  // The wait for the daemon's commit is its own line, after the last line.
+  const size_t sent = r.err.find("sending 1200/1200");
+  const size_t committing = r.err.find("committing 1200 records...");
+  ASSERT_NE(committing, std::string::npos) << r.err;
+  EXPECT_GT(committing, sent);
+  EXPECT_THAT(r.out, HasSubstr("imported 1200 record(s)"));
+  EXPECT_EQ(StoredRecords(), 1200);
+}
+
+TEST_F(ImportTest, StandardInputIsStreamedNotHeldInMemory) {
+  constexpr int kLines = 60000;  // about 70 MiB of JSON lines
+  malloc_trim(0);
+  const int64_t before = ResidentBytes();
+  GeneratedLines lines(kLines);
+  std::istream in(&lines);
+  std::ostringstream out, err;
+  CliIo io;
+  io.in = &in;
+  io.out = &out;
+  io.err = &err;
+  const int code = RunCli(
+      {"--address", server_->address(), "--timeout", "60", "import", "-"}, io);
+  ASSERT_EQ(code, kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("imported 60000 record(s) from <stdin>"));
+  EXPECT_EQ(StoredRecords(), kLines);
+  // Holding the lines would take over 70 MiB by the time the last one is
+  // read; streaming them takes a staging batch or two.
+  ASSERT_GT(lines.resident_at_end(), 0);
+  EXPECT_LT(lines.resident_at_end() - before, int64_t{32} << 20);
+}
+
+TEST_F(ImportTest, RejectsNameTheirLineInTheFileAndCountThemAll) {
+  std::string text;
+  for (int n = 1; n <= 5; ++n) {
+    absl::StrAppend(&text, "\n", RecordToJson(testing_util::TestRecord(n)),
+                    "\n{\"broken\": 1}\n");
+  }
+  const std::string path = WriteFile("bad.jsonl", text);
+  CliResult r = Run({"--json", "import", path});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_EQ(r.Json()["rejected"], 5);
+  ASSERT_EQ(r.Json()["rejects"].size(), 5u);
+  EXPECT_EQ(r.Json()["rejects"][0]["line"], 3);
+  EXPECT_EQ(r.Json()["rejects"][4]["line"], 15);
+  EXPECT_EQ(StoredRecords(), 0);
+}
+
+}  // namespace
+}  // namespace tunedb::cli
