@@ -137,13 +137,14 @@ bool IntegrityOk(const std::string& path, std::set<std::string>* keys) {
   return ok;
 }
 
-// One Import of `keys` (JSON lines as tunedb export writes them) on `stub`;
-// true when the daemon acknowledged every line as imported.
-bool ImportKeys(v1::TuneDb::Stub* stub, const std::vector<ProblemKey>& keys) {
+// One Import of `keys` (JSON lines as tunedb export writes them) on `stub`:
+// the call's status, with the daemon's answer in `response`.
+grpc::Status ImportRecords(v1::TuneDb::Stub* stub,
+                           const std::vector<ProblemKey>& keys,
+                           v1::ImportResponse* response) {
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  v1::ImportResponse response;
-  auto writer = stub->Import(&ctx, &response);
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  auto writer = stub->Import(&ctx, response);
   for (size_t i = 0; i < keys.size(); ++i) {
     Record record = testing_util::TestRecord(1);
     record.key = keys[i];
@@ -153,7 +154,13 @@ bool ImportKeys(v1::TuneDb::Stub* stub, const std::vector<ProblemKey>& keys) {
     if (!writer->Write(line)) break;
   }
   writer->WritesDone();
-  return writer->Finish().ok() &&
+  return writer->Finish();
+}
+
+// True when the daemon acknowledged every line of `keys` as imported.
+bool ImportKeys(v1::TuneDb::Stub* stub, const std::vector<ProblemKey>& keys) {
+  v1::ImportResponse response;
+  return ImportRecords(stub, keys, &response).ok() &&
          response.imported() == static_cast<int64_t>(keys.size());
 }
 
@@ -520,6 +527,53 @@ TEST(DaemonTest, FullDiskFailsTheSearchNotTheDaemonAndIsNotRetryable) {
   // What was stored before the disk filled is still served.
   v1::TuneResponse again;
   EXPECT_TRUE(Tune(stub.get(), 1, &again).ok());
+  EXPECT_FALSE(again.searched());
+}
+
+// A disk that fills during an Import (the file-size limit again, this time
+// reached by the import's staging): the Import fails with a code that says
+// "do not retry", stores nothing, and the daemon goes on serving what it
+// had.
+TEST(DaemonTest, FullDiskFailsTheImportNotTheDaemonAndStoresNothing) {
+  constexpr char kPrlimit[] = "/usr/bin/prlimit";
+  if (access(kPrlimit, X_OK) != 0) GTEST_SKIP() << "no " << kPrlimit;
+  TempDir dir;
+  // Staging goes to SQLite's temporary folder: keep it in the test's.
+  Daemon daemon(dir, {"--finder", "simulated"},
+                {"/usr/bin/env", "SQLITE_TMPDIR=" + dir.path(), kPrlimit,
+                 "--fsize=196608"});  // 192 KiB per file
+  auto stub = daemon.Connect();
+  for (int64_t n = 1; n <= 3; ++n) {
+    v1::TuneResponse resp;
+    ASSERT_TRUE(Tune(stub.get(), n, &resp).ok());
+  }
+  grpc::ClientContext devices_ctx;
+  v1::DevicesResponse devices;
+  ASSERT_TRUE(stub->Devices(&devices_ctx, v1::DevicesRequest(), &devices).ok());
+  absl::StatusOr<DeviceKey> device = FromProto(devices.devices(0).key());
+  ASSERT_TRUE(device.ok()) << device.status();
+  std::vector<ProblemKey> keys;  // far more than 192 KiB of rows
+  for (int64_t n = 1000; n < 6000; ++n) {
+    keys.push_back(ProblemKey{*device, TestProblem(n, 32, 32)});
+  }
+  v1::ImportResponse response;
+  const grpc::Status failed = ImportRecords(stub.get(), keys, &response);
+  ASSERT_FALSE(failed.ok()) << "the file-size limit was never reached";
+  EXPECT_TRUE(failed.error_code() == grpc::StatusCode::FAILED_PRECONDITION ||
+              failed.error_code() == grpc::StatusCode::INTERNAL)
+      << failed.error_code() << ": " << failed.error_message();
+  EXPECT_EQ(response.imported(), 0);
+
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  auto reader = stub->Query(&ctx, v1::QueryRequest());
+  v1::Record record;
+  int stored = 0;
+  while (reader->Read(&record)) ++stored;
+  ASSERT_TRUE(reader->Finish().ok()) << "the daemon died or cannot read";
+  EXPECT_EQ(stored, 3) << "an Import that failed stored some of its rows";
+  v1::TuneResponse again;
+  ASSERT_TRUE(Tune(stub.get(), 2, &again).ok());
   EXPECT_FALSE(again.searched());
 }
 
