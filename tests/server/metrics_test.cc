@@ -239,5 +239,43 @@ TEST_F(MetricsTest, ExposesEveryMetricTheDashboardQueries) {
   }
 }
 
+TEST(MetricsConfigTest, MetricsAddressComesFromTheConfigFile) {
+  TempDir dir;
+  const int port = FreeLoopbackPort();
+  std::ofstream(dir.File("tunedbd.conf"))
+      << "finder = simulated\nmetrics-address = 127.0.0.1:" << port << "\n";
+  DaemonProcess daemon(dir, {"--config", dir.File("tunedbd.conf")});
+  daemon.Connect();
+  EXPECT_NE(Scrape(port).find("# TYPE tunedb_tunes_total counter"),
+            std::string::npos);
+}
+
+TEST(MetricsConfigTest, BusyMetricsPortFailsTheStartWithAMessage) {
+  TempDir dir;
+  // Hold a listening socket on the port.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string log = dir.File("tunedbd.log");
+  const std::string command =
+      absl::StrCat(TUNEDBD_PATH, " --finder simulated --db ", dir.File("d.db"),
+                   " --socket ", dir.File("d.sock"), " --metrics-address ",
+                   ntohs(addr.sin_port), " > ", log, " 2>&1");
+  const int status = system(command.c_str());
+  close(fd);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  std::ifstream in(log);
+  std::stringstream said;
+  said << in.rdbuf();
+  EXPECT_NE(said.str().find("cannot serve metrics on 127.0.0.1:"),
+            std::string::npos)
+      << said.str();
+}
+
 }  // namespace
 }  // namespace tunedb
