@@ -47,6 +47,26 @@ void AddValue(MetricFamily& f, Labels labels, double value) {
   f.metric.push_back(std::move(m));
 }
 
+// A gauge family with one sample.
+MetricFamily OneGauge(std::string name, std::string help, double value,
+                      Labels labels = {}) {
+  MetricFamily f = Family(std::move(name), std::move(help), MetricType::Gauge);
+  AddValue(f, std::move(labels), value);
+  return f;
+}
+
+// A counter family with one sample per outcome="..." label.
+MetricFamily ByOutcome(
+    std::string name, std::string help,
+    const std::vector<std::pair<const char*, double>>& outcomes) {
+  MetricFamily f =
+      Family(std::move(name), std::move(help), MetricType::Counter);
+  for (const auto& [outcome, value] : outcomes) {
+    AddValue(f, {{"outcome", outcome}}, value);
+  }
+  return f;
+}
+
 int64_t FileBytes(const std::string& path) {
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
@@ -66,37 +86,26 @@ class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
     const CoreStats s = core_->Stats();
     std::vector<MetricFamily> out;
 
-    MetricFamily lookups =
-        Family("tunedb_lookups_total",
-               "Lookup requests by outcome: hit (answered from the store) "
-               "or miss (nothing stored).",
-               MetricType::Counter);
-    AddValue(lookups, {{"outcome", "hit"}}, s.lookup_hits);
-    AddValue(lookups, {{"outcome", "miss"}}, s.lookup_misses);
-    out.push_back(std::move(lookups));
-
-    MetricFamily tunes = Family(
+    out.push_back(
+        ByOutcome("tunedb_lookups_total",
+                  "Lookup requests by outcome: hit (answered from "
+                  "the store) or miss (nothing stored).",
+                  {{"hit", s.lookup_hits}, {"miss", s.lookup_misses}}));
+    out.push_back(ByOutcome(
         "tunedb_tunes_total",
         "Tune requests by outcome: hit (answered from the store), miss "
         "(nothing usable stored: a search was queued or joined), coalesced "
         "(the misses that joined a search already queued or running) and "
         "rejected (the device's queue was full).",
-        MetricType::Counter);
-    AddValue(tunes, {{"outcome", "hit"}}, s.hits - s.lookup_hits);
-    AddValue(tunes, {{"outcome", "miss"}}, s.misses - s.lookup_misses);
-    AddValue(tunes, {{"outcome", "coalesced"}}, s.coalesced);
-    AddValue(tunes, {{"outcome", "rejected"}}, s.rejected);
-    out.push_back(std::move(tunes));
-
-    MetricFamily searches =
-        Family("tunedb_searches_total",
-               "Searches run by outcome: searched (measured and stored) or "
-               "failed (the finder failed, timed out, or the result could "
-               "not be stored).",
-               MetricType::Counter);
-    AddValue(searches, {{"outcome", "searched"}}, s.searches);
-    AddValue(searches, {{"outcome", "failed"}}, s.search_failures);
-    out.push_back(std::move(searches));
+        {{"hit", s.hits - s.lookup_hits},
+         {"miss", s.misses - s.lookup_misses},
+         {"coalesced", s.coalesced},
+         {"rejected", s.rejected}}));
+    out.push_back(ByOutcome(
+        "tunedb_searches_total",
+        "Searches run by outcome: searched (measured and stored) or failed "
+        "(the finder failed, timed out, or the result could not be stored).",
+        {{"searched", s.searches}, {"failed", s.search_failures}}));
 
     MetricFamily queue = Family(
         "tunedb_queue_depth", "Searches waiting or running, per device index.",
@@ -107,29 +116,21 @@ class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
     out.push_back(std::move(queue));
 
     if (s.records >= 0) {
-      MetricFamily records = Family(
-          "tunedb_records", "Records in the database.", MetricType::Gauge);
-      AddValue(records, {}, s.records);
-      out.push_back(std::move(records));
+      out.push_back(
+          OneGauge("tunedb_records", "Records in the database.", s.records));
     }
-    MetricFamily db =
-        Family("tunedb_database_bytes",
-               "Size of the SQLite database file, bytes.", MetricType::Gauge);
-    AddValue(db, {}, s.database_bytes);
-    out.push_back(std::move(db));
-    MetricFamily wal =
-        Family("tunedb_database_wal_bytes",
-               "Size of the SQLite write-ahead log (the -wal file), bytes.",
-               MetricType::Gauge);
-    AddValue(wal, {}, FileBytes(s.database_path + "-wal"));
-    out.push_back(std::move(wal));
-    MetricFamily last_write =
-        Family("tunedb_last_write_timestamp_seconds",
-               "Unix time when a search result, import or invalidation was "
-               "last stored; 0 if none since the daemon started.",
-               MetricType::Gauge);
-    AddValue(last_write, {}, s.last_write_us / 1e6);
-    out.push_back(std::move(last_write));
+    out.push_back(OneGauge("tunedb_database_bytes",
+                           "Size of the SQLite database file, bytes.",
+                           s.database_bytes));
+    out.push_back(
+        OneGauge("tunedb_database_wal_bytes",
+                 "Size of the SQLite write-ahead log (the -wal file), bytes.",
+                 FileBytes(s.database_path + "-wal")));
+    out.push_back(OneGauge(
+        "tunedb_last_write_timestamp_seconds",
+        "Unix time when a search result, import or invalidation was last "
+        "stored; 0 if none since the daemon started.",
+        s.last_write_us / 1e6));
 
     if (workers_ != nullptr) {
       MetricFamily starts =
@@ -159,12 +160,10 @@ class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
       out.push_back(std::move(exits));
     }
 
-    MetricFamily build =
-        Family("tunedb_build_info",
-               "Always 1; the labels name the daemon's version and finder.",
-               MetricType::Gauge);
-    AddValue(build, {{"version", version_}, {"finder", s.finder}}, 1);
-    out.push_back(std::move(build));
+    out.push_back(
+        OneGauge("tunedb_build_info",
+                 "Always 1; the labels name the daemon's version and finder.",
+                 1, {{"version", version_}, {"finder", s.finder}}));
 
     MetricFamily devices =
         Family("tunedb_device_info",
