@@ -12,4 +12,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libsqlite3-dev sqlite3 libabsl-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev \
+  prometheus-cpp-dev libsystemd-dev prometheus \
   python3 python3-grpcio python3-protobuf

@@ -41,7 +41,7 @@ mkdir -p "$out/bin" "$out/lib"
 [[ ${#tests[@]} -eq 0 ]] || mkdir -p "$out/tests"
 [[ ${#shares[@]} -eq 0 ]] || mkdir -p "$out/share"
 
-skip_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libutil\.so|libstdc\+\+\.so|libgcc_s\.so|libz\.so|libssl\.so|libcrypto\.so|libcudnn|libcuda\.so|libnvidia|libnvrtc|libcublas)'
+skip_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libutil\.so|libstdc\+\+\.so|libgcc_s\.so|libz\.so|libssl\.so|libcrypto\.so|libsystemd\.so|libcudnn|libcuda\.so|libnvidia|libnvrtc|libcublas)'
 
 copy_deps() {  # copies the non-system libraries `$1` needs into lib/
   ldd "$1" | awk '/=>/ {print $1, $3}' | while read -r name path; do

@@ -52,6 +52,9 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
                  "Seconds in-flight work may take after SIGTERM/SIGINT")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--metrics-address", s.metrics_address,
+                 "Serve Prometheus metrics on http://host:port/metrics; a "
+                 "bare port means 127.0.0.1:PORT (off unless given)");
   app.add_option("--host-name", s.core.host,
                  "Host name stored with each record (default: hostname)");
   app.add_option("--log-level", c->log_level, "Log level")

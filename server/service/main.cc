@@ -1,12 +1,38 @@
 // tunedbd: the tunedb daemon. See `tunedbd --help` and README.md.
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/service/daemon_config.h"
 #include "server/service/server.h"
+#include "server/service/systemd_notifier.h"
 #include "spdlog/spdlog.h"
+
+namespace {
+
+// The STATUS= line: searches waiting or running, per device.
+std::string InFlightStatus(tunedb::TuningCore& core) {
+  const int devices = static_cast<int>(core.devices().size());
+  int total = 0;
+  std::vector<std::string> busy;
+  for (int i = 0; i < devices; ++i) {
+    const int depth = core.QueueDepth(i);
+    total += depth;
+    if (depth > 0) busy.push_back(absl::StrCat("device ", i, ": ", depth));
+  }
+  std::string text = absl::StrCat("serving on ", devices, " device(s); ");
+  if (total == 0) return text + "no searches in flight";
+  return absl::StrCat(text, total, " search(es) in flight (",
+                      absl::StrJoin(busy, ", "), ")");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   tunedb::DaemonConfig config;
@@ -36,9 +62,25 @@ int main(int argc, char** argv) {
     spdlog::critical("tunedbd could not start: {}", server.status().ToString());
     return 1;
   }
-  int sig = 0;
-  sigwait(&signals, &sig);
+  // Serving: this thread tells systemd (when it started us) that we are
+  // ready, what is in flight and, with WatchdogSec=, that we are alive.
+  tunedb::SystemdNotifier notifier{tunedb::SystemdNotifier::Options()};
+  tunedb::TuningCore& core = (*server)->core();
+  notifier.Ready(InFlightStatus(core));
+  absl::Duration tick = absl::Milliseconds(250);
+  if (notifier.watchdog_interval() > absl::ZeroDuration()) {
+    tick = std::min(tick, notifier.watchdog_interval() / 2);
+  }
+  const timespec wait = absl::ToTimespec(tick);
+  int sig = -1;
+  while (sig < 0) {
+    sig = sigtimedwait(&signals, nullptr, &wait);
+    notifier.Watchdog();
+    if (sig < 0) notifier.Status(InFlightStatus(core));
+  }
   spdlog::info("received signal {}", sig);
+  notifier.Stopping(
+      absl::StrCat("draining (up to ", config.drain_seconds, " s)"));
   (*server)->Shutdown(absl::Milliseconds(config.drain_seconds * 1000));
   return 0;
 }

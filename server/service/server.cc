@@ -16,6 +16,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "proto/wire_limits.h"
 #include "server/finder/simulated_finder.h"
+#include "server/service/daemon_metrics.h"
 #include "server/service/tunedb_service.h"
 #include "server/worker/worker_finder.h"
 #include "spdlog/spdlog.h"
@@ -142,9 +143,31 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   }
   ASSIGN_OR_RETURN(server->store_, Store::Open(options.store));
+  TuningCore::Options core_options = options.core;
+  if (!options.metrics_address.empty()) {
+    DaemonMetrics::Options metrics_options;
+    metrics_options.address = options.metrics_address;
+    metrics_options.version = kVersion;
+    ASSIGN_OR_RETURN(server->metrics_, DaemonMetrics::Create(metrics_options));
+    core_options.on_search =
+        [metrics = server->metrics_.get(),
+         chained = options.core.on_search](const SearchEvent& event) {
+          metrics->ObserveSearch(event);
+          if (chained) chained(event);
+        };
+  }
   ASSIGN_OR_RETURN(server->core_,
-                   TuningCore::Create(options.core, server->store_.get(),
+                   TuningCore::Create(core_options, server->store_.get(),
                                       server->finder_.get()));
+  if (server->metrics_) {
+    absl::Status serving = server->metrics_->Serve(
+        server->core_.get(),
+        dynamic_cast<const WorkerFinder*>(server->finder_.get()));
+    if (!serving.ok()) {
+      server->core_->Shutdown(absl::ZeroDuration());
+      return serving;
+    }
+  }
   TuneDbService::Options service_options;
   service_options.version = kVersion;
   server->service_ =
@@ -189,8 +212,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
   for (const DeviceInfo& d : server->core_->devices()) {
     spdlog::info("  device {}: {}", d.ordinal, d.key.ToText());
   }
+  if (server->metrics_) {
+    spdlog::info("metrics on http://{}/metrics",
+                 DaemonMetrics::ListenAddress(options.metrics_address));
+  }
   return server;
 }
+
+int Server::metrics_port() const { return metrics_ ? metrics_->port() : 0; }
 
 Server::~Server() { Shutdown(absl::ZeroDuration()); }
 
@@ -223,6 +252,7 @@ void Server::Shutdown(absl::Duration drain) {
     absl::Status s = store_->Checkpoint();
     if (!s.ok()) spdlog::warn("final checkpoint failed: {}", s.ToString());
   }
+  metrics_.reset();  // its scrapes read the core
   core_.reset();
   store_.reset();
   if (!options_.unix_socket.empty()) unlink(options_.unix_socket.c_str());

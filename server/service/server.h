@@ -29,6 +29,7 @@ class Server;
 
 namespace tunedb {
 
+class DaemonMetrics;
 class TuneDbService;
 
 struct ServerOptions {
@@ -52,6 +53,9 @@ struct ServerOptions {
   std::vector<std::string> cudnn_library_dirs;
   // Search and queue behaviour.
   TuningCore::Options core;
+  // Prometheus endpoint, "host:port" or a bare port (127.0.0.1:PORT); ""
+  // (default) serves no metrics. See DaemonMetrics.
+  std::string metrics_address;
 };
 
 class Server {
@@ -78,6 +82,8 @@ class Server {
   void Wait();
 
   TuningCore& core() { return *core_; }
+  // The metrics port bound (0 when metrics are off).
+  int metrics_port() const;
 
  private:
   Server() = default;
@@ -86,6 +92,7 @@ class Server {
   std::unique_ptr<Finder> finder_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<TuningCore> core_;
+  std::unique_ptr<DaemonMetrics> metrics_;  // destroyed before core_
   std::unique_ptr<TuneDbService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int tcp_port_ = 0;

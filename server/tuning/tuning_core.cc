@@ -200,9 +200,11 @@ absl::StatusOr<TuneAnswer> TuningCore::Lookup(const ValidKey& key,
   ASSIGN_OR_RETURN(std::shared_ptr<const Record> record, Stored(key));
   if (!record) {
     misses_.fetch_add(1, std::memory_order_relaxed);
+    lookup_misses_.fetch_add(1, std::memory_order_relaxed);
     return absl::NotFoundError(
         absl::StrCat("no record for key ", key.HashText()));
   }
+  lookup_hits_.fetch_add(1, std::memory_order_relaxed);
   return Serve(std::move(record), constraints);
 }
 
@@ -351,6 +353,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
                        id.status().message()));
     } else {
       searches_.fetch_add(1, std::memory_order_relaxed);
+      last_write_us_.store(NowMicros(), std::memory_order_relaxed);
       record.id = *id;
       auto stored = std::make_shared<const Record>(std::move(record));
       cache_.Put(pending->key.text(), stored);
@@ -358,6 +361,14 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
                    pending->key.HashText(), index, ms, stored->results.size());
       result = std::move(stored);
     }
+  }
+  if (options_.on_search) {
+    SearchEvent event;
+    event.device_index = index;
+    event.ok = result.ok();
+    event.total_ms = ms;
+    if (found.ok()) event.phases = found->phases;
+    options_.on_search(event);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -400,6 +411,8 @@ void TuningCore::FlushServed() {
 
 absl::StatusOr<int64_t> TuningCore::Invalidate(const RecordFilter& filter) {
   absl::StatusOr<int64_t> deleted = store_->Delete(filter);
+  if (deleted.ok())
+    last_write_us_.store(NowMicros(), std::memory_order_relaxed);
   cache_.Clear();
   return deleted;
 }
@@ -410,6 +423,7 @@ absl::StatusOr<std::unique_ptr<Store::StagedImport>> TuningCore::BeginImport() {
 
 absl::StatusOr<int64_t> TuningCore::CommitImport(Store::StagedImport& import) {
   absl::StatusOr<int64_t> stored = import.Commit();
+  if (stored.ok()) last_write_us_.store(NowMicros(), std::memory_order_relaxed);
   cache_.Clear();
   return stored;
 }
@@ -420,6 +434,9 @@ CoreStats TuningCore::Stats() {
   s.records = records.ok() ? *records : -1;
   s.hits = hits_.load();
   s.misses = misses_.load();
+  s.lookup_hits = lookup_hits_.load();
+  s.lookup_misses = lookup_misses_.load();
+  s.last_write_us = last_write_us_.load();
   s.searches = searches_.load();
   s.search_failures = failures_.load();
   s.coalesced = coalesced_.load();

@@ -48,10 +48,20 @@ struct TuneAnswer {
   bool searched = false;             // a search ran for this answer
 };
 
+// One finished search, as TuningCore::Options::on_search sees it.
+struct SearchEvent {
+  int device_index = 0;
+  bool ok = false;      // searched and stored
+  double total_ms = 0;  // wall time of Finder::Search
+  SearchPhases phases;  // zeros where the finder does not fill them
+};
+
 struct CoreStats {
   int64_t records = 0;
-  int64_t hits = 0;
-  int64_t misses = 0;
+  int64_t hits = 0;           // Lookups and Tunes answered from the store
+  int64_t misses = 0;         // Lookups and Tunes that found nothing usable
+  int64_t lookup_hits = 0;    // the Lookup part of `hits`
+  int64_t lookup_misses = 0;  // the Lookup part of `misses`
   int64_t searches = 0;
   int64_t search_failures = 0;
   int64_t coalesced = 0;
@@ -59,6 +69,9 @@ struct CoreStats {
   double search_ms_total = 0;
   std::map<int, int> queue_depths;  // device index -> waiting + running
   int64_t database_bytes = 0;
+  // When a search result or an import was last stored (Unix µs); 0: not
+  // since this core started.
+  int64_t last_write_us = 0;
   std::string finder;
   std::string database_path;
 };
@@ -76,6 +89,9 @@ class TuningCore {
     absl::Duration flush_interval = absl::Seconds(2);
     // Records kept in memory for Lookup and Tune (0: none). Default 65536.
     size_t record_cache_capacity = 65536;
+    // Called after every search on the device's worker thread (metrics);
+    // must not block. Default: none.
+    std::function<void(const SearchEvent&)> on_search;
   };
 
   // Takes the finder's device list at construction; `store` and `finder`
@@ -160,7 +176,8 @@ class TuningCore {
   std::thread flusher_;
 
   std::atomic<int64_t> hits_{0}, misses_{0}, searches_{0}, failures_{0},
-      coalesced_{0}, rejected_{0};
+      coalesced_{0}, rejected_{0}, lookup_hits_{0}, lookup_misses_{0};
+  std::atomic<int64_t> last_write_us_{0};
   std::atomic<int64_t> search_us_total_{0};
 };
 

@@ -181,6 +181,7 @@ struct WorkerFinder::Worker {
   Process proc;  // guarded by mu
   uint64_t next_id = 1;
   int restarts = 0;
+  Supervision supervision;  // guarded by mu
   DeviceInfo info;
 
   std::string Name() const {
@@ -273,6 +274,7 @@ absl::StatusOr<std::unique_ptr<WorkerFinder>> WorkerFinder::Create(
           w->Name(), " reported ", hello.devices_size(), " devices, not 1"));
     }
     ASSIGN_OR_RETURN(w->info, FromProto(hello.devices(0)));
+    w->supervision.starts = 1;
     finder->devices_.push_back(w->info);
   }
   return finder;
@@ -296,6 +298,14 @@ int WorkerFinder::restarts(int device_index) const {
   }
   std::lock_guard<std::mutex> lock(workers_[device_index]->mu);
   return workers_[device_index]->restarts;
+}
+
+WorkerFinder::Supervision WorkerFinder::supervision(int device_index) const {
+  if (device_index < 0 || device_index >= static_cast<int>(workers_.size())) {
+    return {};
+  }
+  std::lock_guard<std::mutex> lock(workers_[device_index]->mu);
+  return workers_[device_index]->supervision;
 }
 
 std::string WorkerFinder::library_dir(int device_index) const {
@@ -326,6 +336,7 @@ absl::StatusOr<SearchResult> WorkerFinder::Search(
         AwaitHello(w.proc, options_.start_timeout, w.Name());
     if (!hello.ok()) return std::string(hello.status().message());
     ++w.restarts;
+    ++w.supervision.starts;
     return "";
   };
   auto restart_note = [&]() {
@@ -350,6 +361,7 @@ absl::StatusOr<SearchResult> WorkerFinder::Search(
   absl::Status s = WriteFrame(w.proc.fd, request);
   if (!s.ok()) {
     const std::string how = Reap(w.proc, true, absl::Seconds(2));
+    ++w.supervision.exits["died"];
     return absl::UnavailableError(
         absl::StrCat(w.Name(), " (pid ", pid, ") ", how,
                      " before the search: ", s.message(), restart_note()));
@@ -360,6 +372,7 @@ absl::StatusOr<SearchResult> WorkerFinder::Search(
     s = ReadFrame(w.proc.fd, &response, deadline);
     if (absl::IsDeadlineExceeded(s)) {
       Reap(w.proc, true, absl::Seconds(2));
+      ++w.supervision.exits["timeout"];
       return absl::DeadlineExceededError(absl::StrCat(
           "search on device ", device_index, " exceeded its timeout of ",
           absl::FormatDuration(options.timeout), "; worker pid ", pid,
@@ -369,6 +382,7 @@ absl::StatusOr<SearchResult> WorkerFinder::Search(
       // End of file or a broken frame: the worker died (or is unusable).
       const std::string how =
           Reap(w.proc, !absl::IsOutOfRange(s), absl::Seconds(5));
+      ++w.supervision.exits["died"];
       return absl::UnavailableError(absl::StrCat(
           w.Name(), " (pid ", pid, ") ", how, " during the search (",
           s.message(), ")", restart_note()));
@@ -376,6 +390,7 @@ absl::StatusOr<SearchResult> WorkerFinder::Search(
     if (response.id() != request.id()) continue;  // stale answer
     if (response.fatal()) {
       const std::string how = Reap(w.proc, false, absl::Seconds(5));
+      ++w.supervision.exits["fatal_error"];
       absl::Status st = GetStatus(response);
       return absl::UnavailableError(absl::StrCat(st.message(), " [", w.Name(),
                                                  " (pid ", pid, ") ", how,

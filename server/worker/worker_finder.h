@@ -20,6 +20,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -63,6 +65,15 @@ class WorkerFinder final : public Finder {
   pid_t worker_pid(int device_index) const;
   // How many times that worker was restarted.
   int restarts(int device_index) const;
+  // What the supervisor saw of the worker serving `device_index` (metrics).
+  struct Supervision {
+    int64_t starts = 0;  // the first start and every restart that answered
+    // Exits seen during searches, by reason: "timeout" (killed past the
+    // search timeout), "died" (crashed, was signalled or exited) and
+    // "fatal_error" (reported a fatal device error and exited).
+    std::map<std::string, int64_t> exits;
+  };
+  Supervision supervision(int device_index) const;
   // The library folder of that worker ("" = inherited environment).
   std::string library_dir(int device_index) const;
 

@@ -22,6 +22,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "daemon_process.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "store/record_json.h"
@@ -31,82 +32,14 @@
 #include "test_util.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
-extern char** environ;
-
 namespace tunedb {
 namespace {
 
+using testing_util::DaemonProcess;
 using testing_util::ProtoProblem;
 using testing_util::TempDir;
 using testing_util::TestProblem;
-
-class Daemon {
- public:
-  // `launcher`, if given, runs the daemon (e.g. prlimit with its flags).
-  Daemon(const TempDir& dir, std::vector<std::string> extra,
-         std::vector<std::string> launcher = {}) {
-    socket_ = dir.File("d.sock");
-    std::vector<std::string> args = std::move(launcher);
-    for (std::string a :
-         {std::string(TUNEDBD_PATH), std::string("--db"), dir.File("d.db"),
-          std::string("--socket"), socket_, std::string("--log-level"),
-          std::string("warn"), std::string("--worker"),
-          std::string(TUNEDB_WORKER_PATH)}) {
-      args.push_back(std::move(a));
-    }
-    args.insert(args.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int rc =
-        posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ);
-    EXPECT_EQ(rc, 0) << "posix_spawn tunedbd failed";
-  }
-  ~Daemon() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  std::unique_ptr<v1::TuneDb::Stub> Connect() {
-    // Retry the connection every few ms while the daemon starts, not after
-    // gRPC's default one-second backoff.
-    grpc::ChannelArguments args;
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
-    auto channel = grpc::CreateCustomChannel(
-        "unix:" + socket_, grpc::InsecureChannelCredentials(), args);
-    EXPECT_TRUE(channel->WaitForConnected(std::chrono::system_clock::now() +
-                                          std::chrono::seconds(20)))
-        << "tunedbd did not come up";
-    return v1::TuneDb::NewStub(channel);
-  }
-
-  // Sends `sig` and waits; returns the wait status.
-  int Stop(int sig) {
-    kill(pid_, sig);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return status;
-  }
-
-  const std::string& socket() const { return socket_; }
-
- private:
-  pid_t pid_ = -1;
-  std::string socket_;
-};
-
-grpc::Status Tune(v1::TuneDb::Stub* stub, int64_t n, v1::TuneResponse* resp) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  v1::TuneRequest req;
-  *req.mutable_problem() = ProtoProblem(n);
-  return stub->Tune(&ctx, req, resp);
-}
+using testing_util::Tune;
 
 // How many times the kill -9 campaign kills the daemon:
 // TUNEDB_KILL_CAMPAIGN_KILLS, or 12 (the ctest run, about 6 s). The figures
@@ -186,7 +119,7 @@ TEST(DaemonTest, KillNineCampaignDuringTuneAndImportStormLosesNothing) {
     std::mutex mu;
     std::vector<std::vector<ProblemKey>> unacknowledged_imports;
     {
-      Daemon daemon(dir, {"--finder", "simulated"});
+      DaemonProcess daemon(dir, {"--finder", "simulated"});
       auto stub = daemon.Connect();
       grpc::ClientContext devices_ctx;
       v1::DevicesResponse devices;
@@ -262,7 +195,7 @@ TEST(DaemonTest, KillNineCampaignDuringTuneAndImportStormLosesNothing) {
 TEST(DaemonTest, SigtermShutsDownCleanlyAndDataPersists) {
   TempDir dir;
   {
-    Daemon daemon(dir, {"--finder", "simulated"});
+    DaemonProcess daemon(dir, {"--finder", "simulated"});
     auto stub = daemon.Connect();
     for (int64_t n = 1; n <= 3; ++n) {
       v1::TuneResponse resp;
@@ -274,7 +207,7 @@ TEST(DaemonTest, SigtermShutsDownCleanlyAndDataPersists) {
     struct stat st;
     EXPECT_NE(stat(daemon.socket().c_str(), &st), 0) << "socket left behind";
   }
-  Daemon daemon(dir, {"--finder", "simulated"});
+  DaemonProcess daemon(dir, {"--finder", "simulated"});
   auto stub = daemon.Connect();
   v1::TuneResponse resp;
   ASSERT_TRUE(Tune(stub.get(), 2, &resp).ok());
@@ -287,7 +220,7 @@ TEST(DaemonTest, SigtermShutsDownCleanlyAndDataPersists) {
 
 TEST(DaemonTest, SocketIsGroupAccessibleOnly) {
   TempDir dir;
-  Daemon daemon(dir, {"--finder", "simulated"});
+  DaemonProcess daemon(dir, {"--finder", "simulated"});
   daemon.Connect();
   struct stat st;
   ASSERT_EQ(stat(daemon.socket().c_str(), &st), 0);
@@ -324,8 +257,8 @@ TEST(DaemonTest, HangingOrDyingWorkerFailsItsRequestWhileOthersAreServed) {
   if (stat(TUNEDB_WORKER_PATH, &st) != 0) {
     GTEST_SKIP() << "tunedb-worker was not built";
   }
-  Daemon daemon(dir, {"--finder", "simulated-workers", "--simulated",
-                      "hang_n=13,crash_n=14", "--search-timeout", "2"});
+  DaemonProcess daemon(dir, {"--finder", "simulated-workers", "--simulated",
+                             "hang_n=13,crash_n=14", "--search-timeout", "2"});
   auto stub = daemon.Connect();
   for (int64_t n = 1; n <= 3; ++n) {
     v1::TuneResponse resp;
@@ -376,7 +309,8 @@ TEST(DaemonTest, HangingOrDyingWorkerFailsItsRequestWhileOthersAreServed) {
 // the same calls made whole afterwards succeed.
 TEST(DaemonTest, ClientsThatDisconnectMidStreamLeaveTheDaemonHealthy) {
   TempDir dir;
-  Daemon daemon(dir, {"--finder", "simulated", "--simulated", "slow_ms=5"});
+  DaemonProcess daemon(dir,
+                       {"--finder", "simulated", "--simulated", "slow_ms=5"});
   auto stub = daemon.Connect();
   absl::StatusOr<DeviceKey> device = FromProto(FirstDevice(stub.get()));
   ASSERT_TRUE(device.ok()) << device.status();
@@ -492,8 +426,8 @@ TEST(DaemonTest, FullDiskFailsTheSearchNotTheDaemonAndIsNotRetryable) {
   constexpr char kPrlimit[] = "/usr/bin/prlimit";
   if (access(kPrlimit, X_OK) != 0) GTEST_SKIP() << "no " << kPrlimit;
   TempDir dir;
-  Daemon daemon(dir, {"--finder", "simulated"},
-                {kPrlimit, "--fsize=196608"});  // 192 KiB per file
+  DaemonProcess daemon(dir, {"--finder", "simulated"},
+                       {kPrlimit, "--fsize=196608"});  // 192 KiB per file
   auto stub = daemon.Connect();
   grpc::Status failed;
   int64_t stored = 0;
@@ -587,7 +521,7 @@ TEST(DaemonTest, ConfigFileIsReadAndFlagsOverrideIt) {
            << "socket = " << dir.File("ignored.sock") << "\n";
   }
   // The Daemon helper passes --socket, which must win over the file.
-  Daemon daemon(dir, {"--config", dir.File("tunedbd.conf")});
+  DaemonProcess daemon(dir, {"--config", dir.File("tunedbd.conf")});
   auto stub = daemon.Connect();
   grpc::ClientContext ctx;
   v1::DevicesResponse devices;
@@ -600,7 +534,7 @@ TEST(DaemonTest, ConfigFileIsReadAndFlagsOverrideIt) {
 
 TEST(DaemonTest, BadFlagsExitWithAMessage) {
   TempDir dir;
-  Daemon daemon(dir, {"--finder", "bogus"});
+  DaemonProcess daemon(dir, {"--finder", "bogus"});
   int status = daemon.Stop(0);  // just wait
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_NE(WEXITSTATUS(status), 0);

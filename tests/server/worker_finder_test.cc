@@ -138,6 +138,22 @@ TEST(WorkerFinderTest, HangIsKilledAtTheTimeoutAndTheNextSearchWorks) {
   EXPECT_TRUE(next.ok()) << next.status();
 }
 
+TEST(WorkerFinderTest, SupervisionCountsStartsAndExitsByReason) {
+  auto finder = MakeFinder("devices=1;crash_n=7;hang_n=9");
+  ASSERT_NE(finder, nullptr);
+  EXPECT_EQ(finder->supervision(0).starts, 1);
+  EXPECT_TRUE(finder->supervision(0).exits.empty());
+  EXPECT_FALSE(finder->Search(0, Problem(7), Timeout(absl::Seconds(30))).ok());
+  EXPECT_FALSE(
+      finder->Search(0, Problem(9), Timeout(absl::Milliseconds(500))).ok());
+  EXPECT_TRUE(finder->Search(0, Problem(8), Timeout(absl::Seconds(30))).ok());
+  const WorkerFinder::Supervision sup = finder->supervision(0);
+  EXPECT_EQ(sup.starts, 3);  // the first, after the crash, after the hang
+  EXPECT_EQ(sup.exits.at("died"), 1);
+  EXPECT_EQ(sup.exits.at("timeout"), 1);
+  EXPECT_EQ(sup.exits.count("fatal_error"), 0u);
+}
+
 TEST(WorkerFinderTest, KilledWorkerIsReportedWithItsSignal) {
   auto finder = MakeFinder("devices=1;slow_ms=3000");
   ASSERT_NE(finder, nullptr);

@@ -1,0 +1,281 @@
+// tunedbd's Prometheus endpoint, from a scraper's side: a real daemon with
+// --metrics-address on a free loopback port, a few Tunes and Lookups over
+// its socket, then GET /metrics over HTTP. The values must match what was
+// done, promtool must accept the exposition, and every tunedb_ metric the
+// Grafana dashboard queries must be exposed.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "daemon_process.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test_util.h"
+
+namespace tunedb {
+namespace {
+
+using testing_util::DaemonProcess;
+using testing_util::ProtoProblem;
+using testing_util::TempDir;
+using testing_util::Tune;
+
+// A loopback TCP port nobody listens on right now.
+int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// GET `path` from 127.0.0.1:port; the whole response, "" if it cannot
+// connect.
+std::string HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string request =
+      absl::StrCat("GET ", path,
+                   " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(write(fd, request.data(), request.size()),
+            static_cast<ssize_t>(request.size()));
+  std::string response;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) response.append(buf, n);
+  close(fd);
+  return response;
+}
+
+// The body of a successful scrape (retried while the daemon starts).
+std::string Scrape(int port) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string response = HttpGet(port, "/metrics");
+    if (response.rfind("HTTP/1.1 200", 0) == 0) {
+      return response.substr(response.find("\r\n\r\n") + 4);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ADD_FAILURE() << "no successful scrape of port " << port;
+  return "";
+}
+
+// Sample lines of an exposition: "name{labels}" -> value.
+std::map<std::string, double> Samples(const std::string& body) {
+  std::map<std::string, double> out;
+  std::istringstream in(body);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.rfind(' ');
+    double value = 0;
+    if (absl::SimpleAtod(line.substr(space + 1), &value)) {
+      out[line.substr(0, space)] = value;
+    }
+  }
+  return out;
+}
+
+// Tunes and looks up over the daemon's socket, then scrapes it.
+class MetricsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    port_ = FreeLoopbackPort();
+    // A bare port: the daemon listens on 127.0.0.1:port.
+    daemon_ = std::make_unique<DaemonProcess>(
+        dir_, std::vector<std::string>{
+                  "--finder", "simulated-workers", "--simulated", "slow_ms=5",
+                  "--metrics-address", absl::StrCat(port_)});
+    stub_ = daemon_->Connect();
+    v1::TuneResponse resp;
+    ASSERT_TRUE(Tune(stub_.get(), 1, &resp).ok());  // searched
+    ASSERT_TRUE(Tune(stub_.get(), 1, &resp).ok());  // hit
+    ASSERT_TRUE(Tune(stub_.get(), 2, &resp).ok());  // searched
+    {
+      grpc::ClientContext ctx;
+      v1::DevicesRequest req;
+      v1::DevicesResponse devices;
+      ASSERT_TRUE(stub_->Devices(&ctx, req, &devices).ok());
+      device_ = devices.devices(0).key();
+    }
+    EXPECT_TRUE(Lookup(1).ok());                         // hit
+    EXPECT_EQ(Lookup(3).error_code(), grpc::NOT_FOUND);  // miss
+    body_ = Scrape(port_);
+    samples_ = Samples(body_);
+  }
+
+  grpc::Status Lookup(int64_t n) {
+    grpc::ClientContext ctx;
+    v1::LookupRequest req;
+    *req.mutable_problem() = ProtoProblem(n);
+    *req.mutable_device() = device_;
+    v1::LookupResponse resp;
+    return stub_->Lookup(&ctx, req, &resp);
+  }
+
+  double Value(const std::string& sample) {
+    auto it = samples_.find(sample);
+    EXPECT_NE(it, samples_.end()) << sample << " not in\n" << body_;
+    return it == samples_.end() ? -1 : it->second;
+  }
+
+  TempDir dir_;
+  int port_ = 0;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<v1::TuneDb::Stub> stub_;
+  v1::DeviceKey device_;
+  std::string body_;
+  std::map<std::string, double> samples_;
+};
+
+TEST_F(MetricsTest, CountsLookupsTunesAndSearchesByOutcome) {
+  EXPECT_EQ(Value(R"(tunedb_lookups_total{outcome="hit"})"), 1);
+  EXPECT_EQ(Value(R"(tunedb_lookups_total{outcome="miss"})"), 1);
+  EXPECT_EQ(Value(R"(tunedb_tunes_total{outcome="hit"})"), 1);
+  EXPECT_EQ(Value(R"(tunedb_tunes_total{outcome="miss"})"), 2);
+  EXPECT_EQ(Value(R"(tunedb_tunes_total{outcome="coalesced"})"), 0);
+  EXPECT_EQ(Value(R"(tunedb_tunes_total{outcome="rejected"})"), 0);
+  EXPECT_EQ(Value(R"(tunedb_searches_total{outcome="searched"})"), 2);
+  EXPECT_EQ(Value(R"(tunedb_searches_total{outcome="failed"})"), 0);
+}
+
+TEST_F(MetricsTest, TimesEachSearchPerDevice) {
+  EXPECT_EQ(
+      Value(R"(tunedb_search_duration_seconds_count{device="0",pass="total"})"),
+      2);
+  // The simulated workers sleep slow_ms=5 per search.
+  EXPECT_GE(
+      Value(R"(tunedb_search_duration_seconds_sum{device="0",pass="total"})"),
+      0.010);
+  EXPECT_EQ(Value(R"(tunedb_queue_depth{device="0"})"), 0);
+}
+
+TEST_F(MetricsTest, ReportsTheStoreWorkersAndDevices) {
+  EXPECT_EQ(Value("tunedb_records"), 2);
+  EXPECT_GT(Value("tunedb_database_bytes"), 0);
+  EXPECT_GE(Value("tunedb_database_wal_bytes"), 0);
+  const double now = static_cast<double>(time(nullptr));
+  EXPECT_NEAR(Value("tunedb_last_write_timestamp_seconds"), now, 60);
+  EXPECT_EQ(Value(R"(tunedb_worker_starts_total{device="0"})"), 1);
+  EXPECT_EQ(Value(R"(tunedb_worker_exits_total{device="0",reason="died"})"), 0);
+  EXPECT_NE(body_.find(R"(gpu_model="Simulated GPU")"), std::string::npos)
+      << body_;
+  EXPECT_NE(body_.find(R"(cudnn_version="9.19.0")"), std::string::npos);
+  EXPECT_NE(body_.find("# HELP tunedb_tunes_total "), std::string::npos);
+  EXPECT_NE(body_.find(R"(tunedb_build_info{version=")"), std::string::npos);
+}
+
+TEST_F(MetricsTest, PromtoolAcceptsTheExposition) {
+  if (system("command -v promtool > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
+  }
+  const std::string file = dir_.File("metrics.txt");
+  std::ofstream(file) << body_;
+  const std::string output = dir_.File("promtool.txt");
+  const int rc = system(
+      absl::StrCat("promtool check metrics < ", file, " > ", output, " 2>&1")
+          .c_str());
+  std::ifstream in(output);
+  std::stringstream said;
+  said << in.rdbuf();
+  EXPECT_EQ(rc, 0) << said.str();
+}
+
+TEST_F(MetricsTest, ExposesEveryMetricTheDashboardQueries) {
+  std::ifstream in(std::string(TUNEDB_SOURCE_DIR) +
+                   "/deploy/grafana/tunedb.json");
+  ASSERT_TRUE(in) << "deploy/grafana/tunedb.json missing";
+  const nlohmann::json dashboard = nlohmann::json::parse(in);
+  std::set<std::string> queried;
+  const std::regex name(R"(tunedb_[a-z_]+)");
+  for (const auto& panel : dashboard.at("panels")) {
+    if (!panel.contains("targets")) continue;
+    for (const auto& target : panel.at("targets")) {
+      const std::string expr = target.at("expr");
+      for (std::sregex_iterator it(expr.begin(), expr.end(), name), end;
+           it != end; ++it) {
+        std::string metric = it->str();
+        for (const char* suffix : {"_bucket", "_count", "_sum"}) {
+          const std::string s = suffix;
+          if (metric.size() > s.size() &&
+              metric.compare(metric.size() - s.size(), s.size(), s) == 0) {
+            metric.resize(metric.size() - s.size());
+          }
+        }
+        queried.insert(metric);
+      }
+    }
+  }
+  EXPECT_GE(queried.size(), 10u);
+  for (const std::string& metric : queried) {
+    EXPECT_NE(body_.find(absl::StrCat("# TYPE ", metric, " ")),
+              std::string::npos)
+        << "the dashboard queries " << metric << ", which is not exposed";
+  }
+}
+
+TEST(MetricsConfigTest, MetricsAddressComesFromTheConfigFile) {
+  TempDir dir;
+  const int port = FreeLoopbackPort();
+  std::ofstream(dir.File("tunedbd.conf"))
+      << "finder = simulated\nmetrics-address = 127.0.0.1:" << port << "\n";
+  DaemonProcess daemon(dir, {"--config", dir.File("tunedbd.conf")});
+  daemon.Connect();
+  EXPECT_NE(Scrape(port).find("# TYPE tunedb_tunes_total counter"),
+            std::string::npos);
+}
+
+TEST(MetricsConfigTest, BusyMetricsPortFailsTheStartWithAMessage) {
+  TempDir dir;
+  // Hold a listening socket on the port.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string log = dir.File("tunedbd.log");
+  const std::string command =
+      absl::StrCat(TUNEDBD_PATH, " --finder simulated --db ", dir.File("d.db"),
+                   " --socket ", dir.File("d.sock"), " --metrics-address ",
+                   ntohs(addr.sin_port), " > ", log, " 2>&1");
+  const int status = system(command.c_str());
+  close(fd);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  std::ifstream in(log);
+  std::stringstream said;
+  said << in.rdbuf();
+  EXPECT_NE(said.str().find("cannot serve metrics on 127.0.0.1:"),
+            std::string::npos)
+      << said.str();
+}
+
+}  // namespace
+}  // namespace tunedb
