@@ -473,9 +473,9 @@ TEST(DaemonTest, FullDiskFailsTheImportNotTheDaemonAndStoresNothing) {
   if (access(kPrlimit, X_OK) != 0) GTEST_SKIP() << "no " << kPrlimit;
   TempDir dir;
   // Staging goes to SQLite's temporary folder: keep it in the test's.
-  Daemon daemon(dir, {"--finder", "simulated"},
-                {"/usr/bin/env", "SQLITE_TMPDIR=" + dir.path(), kPrlimit,
-                 "--fsize=196608"});  // 192 KiB per file
+  DaemonProcess daemon(dir, {"--finder", "simulated"},
+                       {kPrlimit, "--fsize=196608"},  // 192 KiB per file
+                       {"SQLITE_TMPDIR=" + dir.path()});
   auto stub = daemon.Connect();
   for (int64_t n = 1; n <= 3; ++n) {
     v1::TuneResponse resp;
