@@ -6,17 +6,18 @@
 # (edges and features) and crashes (docs/fuzzing.md).
 #
 #   scripts/fuzz.sh [--seconds N | --runs N] [--targets "key_text ..."]
-#                   [--report FILE] [--no-build]
+#                   [--report FILE] [--build-dir DIR] [--no-build]
 #
-# Default: 20 seconds a target, every target, report in
-# build-fuzz/fuzz/report.md. Each target grows its own corpus in
-# build-fuzz/fuzz/corpus/<target>/ (kept between runs) from the seeds in
+# Default: 20 seconds a target, every target, build in build-fuzz/ (another
+# --build-dir keeps a long run apart from the one scripts/test.sh makes),
+# report in <build dir>/fuzz/report.md. Each target grows its own corpus in
+# <build dir>/fuzz/corpus/<target>/ (kept between runs) from the seeds in
 # tests/fuzz/corpus/<target>/ and the inputs in tests/fuzz/regressions/;
-# a crash is saved in build-fuzz/fuzz/artifacts/<target>/. Exit 1 if any
+# a crash is saved in <build dir>/fuzz/artifacts/<target>/. Exit 1 if any
 # target crashed or failed a property.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=20 runs="" report="" build=1
+seconds=20 runs="" report="" build=1 dir=build-fuzz
 targets="key_text shape_file import_line request worker_frame"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -24,12 +25,13 @@ while [ $# -gt 0 ]; do
     --runs) runs="$2"; shift 2 ;;
     --targets) targets="$2"; shift 2 ;;
     --report) report="$2"; shift 2 ;;
+    --build-dir) dir="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     *) echo "usage: $0 [--seconds N | --runs N] [--targets \"T ...\"]" \
-            "[--report FILE] [--no-build]" >&2; exit 2 ;;
+            "[--report FILE] [--build-dir DIR] [--no-build]" >&2; exit 2 ;;
   esac
 done
-out=build-fuzz/fuzz
+out=$dir/fuzz
 report="${report:-$out/report.md}"
 
 if [ "$build" = 1 ]; then
@@ -39,11 +41,11 @@ if [ "$build" = 1 ]; then
   fi
   build_start=$(date +%s)
   # Debug keeps assertions (ValidKey's check among them); -O1 keeps it fast.
-  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja \
+  CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" \
     -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DTUNEDB_FUZZ=ON -DTUNEDB_BUILD_TESTS=OFF \
     -DTUNEDB_BUILD_BENCH=OFF -DTUNEDB_WITH_CUDNN=OFF "${launcher[@]}" >/dev/null
-  cmake --build build-fuzz -j"$(nproc)" --target tunedb_fuzzers
+  cmake --build "$dir" -j"$(nproc)" --target tunedb_fuzzers
   echo "fuzz build: $(( $(date +%s) - build_start )) s"
 fi
 
@@ -53,7 +55,7 @@ mkdir -p "$out/logs" "$(dirname "$report")"
 if [ -n "$runs" ]; then budget="$runs executions"; else budget="$seconds s"; fi
 rows=() failed=0
 for t in $targets; do
-  bin=build-fuzz/tests/fuzz/fuzz_$t
+  bin=$dir/tests/fuzz/fuzz_$t
   corpus=$out/corpus/$t
   artifacts=$out/artifacts/$t
   log=$out/logs/$t.log
@@ -93,6 +95,7 @@ done
   echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)," \
        "$(clang --version | head -1), ASan + UBSan, $(nproc) cores."
   echo "corpus: inputs in the target's corpus at the end (seeds and regressions that add coverage, and what the run found);"
+  echo "seconds: wall time, the start (loading the corpus) included."
   echo "cov: edges covered; ft: libFuzzer's coverage features."
   echo
   echo "| target | executions | seconds | exec/s | corpus | cov | ft | crashes |"
