@@ -32,6 +32,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 out=$dir/fuzz
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git status --porcelain 2>/dev/null)" ]; then commit="$commit + changes"; fi
 report="${report:-$out/report.md}"
 
 if [ "$build" = 1 ]; then
@@ -92,7 +94,7 @@ done
 {
   echo "# Fuzz run: $budget a target"
   echo
-  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)," \
+  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), commit $commit (at the start)," \
        "$(clang --version | head -1), ASan + UBSan, $(nproc) cores."
   echo "corpus: inputs in the target's corpus at the end (seeds and regressions that add coverage, and what the run found);"
   echo "seconds: wall time, the start (loading the corpus) included."
