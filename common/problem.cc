@@ -215,10 +215,21 @@ absl::StatusOr<DeviceKey> ParseDeviceFields(Fields& f) {
   if (cudnn[1] > 99 || cudnn[2] > 99) {
     return FieldError("cudnn", "minor and patch must be below 100");
   }
-  d.cudnn_version = cudnn[0] * 10000 + cudnn[1] * 100 + cudnn[2];
+  // The encodings are computed wide: a major version too large for an int
+  // once encoded is out of range, not an overflow.
+  const int64_t cudnn_version =
+      int64_t{cudnn[0]} * 10000 + cudnn[1] * 100 + cudnn[2];
+  if (cudnn_version > std::numeric_limits<int>::max()) {
+    return FieldError("cudnn", "out of range");
+  }
+  d.cudnn_version = static_cast<int>(cudnn_version);
   ASSIGN_OR_RETURN(std::vector<int> cuda, f.TakeVersion("cuda", 2));
   if (cuda[1] > 99) return FieldError("cuda", "minor must be below 100");
-  d.cuda_runtime_version = cuda[0] * 1000 + cuda[1] * 10;
+  const int64_t cuda_version = int64_t{cuda[0]} * 1000 + cuda[1] * 10;
+  if (cuda_version > std::numeric_limits<int>::max()) {
+    return FieldError("cuda", "out of range");
+  }
+  d.cuda_runtime_version = static_cast<int>(cuda_version);
   return d;
 }
 

@@ -1,5 +1,7 @@
 #include "proto/convert.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
@@ -79,9 +81,12 @@ void TimingToProto(const Timing& in, v1::Timing* out) {
 
 absl::StatusOr<Timing> TimingFromProto(const v1::Timing& in,
                                        absl::string_view field) {
-  if (in.median_ms() < 0 || in.spread_ms() < 0 || in.samples() < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": times and samples must be non-negative"));
+  // !(x >= 0) also refuses NaN, which would break the ranking's order.
+  if (!(in.median_ms() >= 0) || !(in.spread_ms() >= 0) ||
+      std::isinf(in.median_ms()) || std::isinf(in.spread_ms()) ||
+      in.samples() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": times must be finite and non-negative, samples too"));
   }
   return Timing{in.median_ms(), in.spread_ms(), in.samples()};
 }

@@ -27,10 +27,15 @@ void SetStatusFields(const absl::Status& status, Message* out) {
   out->set_message(std::string(status.message()));
 }
 
-// The status that in.code() and in.message() carry.
+// The status that in.code() and in.message() carry. A code that is not one
+// of absl's (from a newer or broken peer) reads as UNKNOWN, with its message.
 template <typename Message>
 absl::Status StatusFromFields(const Message& in) {
   if (in.code() == 0) return absl::OkStatus();
+  if (in.code() < 0 ||
+      in.code() > static_cast<int>(absl::StatusCode::kUnauthenticated)) {
+    return absl::UnknownError(in.message());
+  }
   return absl::Status(static_cast<absl::StatusCode>(in.code()), in.message());
 }
 

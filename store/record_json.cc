@@ -253,6 +253,15 @@ absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
   ASSIGN_OR_RETURN(std::string key_text, reader.String("key"));
   absl::StatusOr<ProblemKey> key = ProblemKey::Parse(key_text);
   if (!key.ok()) return Invalid("key", key.status().message());
+  // The key is exported in its canonical text, which escapes what the line
+  // may have left raw: that text, too, must be within the limit, or the
+  // record would export as a line that no import takes.
+  if (const size_t canonical = key->ToText().size();
+      canonical > kMaxTextBytes) {
+    return Invalid("key", absl::StrCat("is ", canonical,
+                                       " bytes in its canonical text; at most ",
+                                       kMaxTextBytes));
+  }
   record.key = *std::move(key);
   ASSIGN_OR_RETURN(record.measured_at_us, reader.Count("measured_at_us"));
   ASSIGN_OR_RETURN(record.host, reader.String("host", kMaxNameBytes));

@@ -12,6 +12,7 @@
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
 #include "proto/wire_limits.h"
+#include "server/service/request_validation.h"
 #include "spdlog/spdlog.h"
 #include "store/record_json.h"
 
@@ -26,18 +27,8 @@ absl::Time Deadline(const grpc::ServerContext* context) {
   return absl::FromChrono(d);
 }
 
-absl::StatusOr<RecordFilter> FilterFromProto(const v1::Filter& in) {
-  RecordFilter f;
-  for (const auto& [name, value] : in.fields()) f.fields[name] = value;
-  f.since_us = in.since_us();
-  f.until_us = in.until_us();
-  if (f.since_us < 0 || f.until_us < 0) {
-    return absl::InvalidArgumentError("filter: times must be >= 0");
-  }
-  absl::Status s = f.Validate();
-  if (!s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("filter: ", s.message()));
-  }
+// Logs a filter that names no indexed field: it reads every record.
+void LogIfItScans(const RecordFilter& f) {
   if (!f.empty() && !f.UsesIndex()) {
     spdlog::info(
         "a filter of no indexed field ({}) reads every record; name one of "
@@ -45,7 +36,6 @@ absl::StatusOr<RecordFilter> FilterFromProto(const v1::Filter& in) {
         absl::StrJoin(f.fields, ", ", absl::PairFormatter("=")),
         absl::StrJoin(IndexedFilterFields(), ", "));
   }
-  return f;
 }
 
 void BadRowToProto(const BadRow& in, v1::BadRow* out) {
@@ -88,21 +78,9 @@ grpc::Status TuneDbService::Lookup(grpc::ServerContext* context,
                                    v1::LookupResponse* response) {
   TUNEDB_REFUSE_IF_STOPPING();
   auto run = [&]() -> absl::Status {
-    if (!request->has_problem()) {
-      return absl::InvalidArgumentError("problem: required");
-    }
-    if (!request->has_device()) {
-      return absl::InvalidArgumentError("device: required for Lookup");
-    }
-    // FromProto validates each half: the key is checked here, once.
-    ProblemKey key;
-    ASSIGN_OR_RETURN(key.problem, FromProto(request->problem()));
-    ASSIGN_OR_RETURN(key.device, FromProto(request->device()));
-    ASSIGN_OR_RETURN(Constraints constraints,
-                     FromProto(request->constraints()));
-    ASSIGN_OR_RETURN(
-        TuneAnswer answer,
-        core_->Lookup(ValidKey::FromValidated(std::move(key)), constraints));
+    ASSIGN_OR_RETURN(LookupArgs args, ValidateLookup(*request));
+    ASSIGN_OR_RETURN(TuneAnswer answer,
+                     core_->Lookup(args.key, args.constraints));
     if (answer.choice) {
       ToProto(*answer.choice, response->mutable_choice()->mutable_algo());
     }
@@ -119,18 +97,10 @@ grpc::Status TuneDbService::Lookup(grpc::ServerContext* context,
 absl::Status TuneDbService::DoTune(grpc::ServerContext* context,
                                    const v1::TuneRequest& request,
                                    v1::TuneResponse* response) {
-  if (!request.has_problem()) {
-    return absl::InvalidArgumentError("problem: required");
-  }
-  ASSIGN_OR_RETURN(ConvProblem problem, FromProto(request.problem()));
-  std::optional<DeviceKey> device;
-  if (request.has_device()) {
-    ASSIGN_OR_RETURN(device, FromProto(request.device()));
-  }
-  ASSIGN_OR_RETURN(Constraints constraints, FromProto(request.constraints()));
+  ASSIGN_OR_RETURN(TuneArgs args, ValidateTune(request));
   ASSIGN_OR_RETURN(TuneAnswer answer,
-                   core_->Tune(problem, device, constraints, request.force(),
-                               Deadline(context),
+                   core_->Tune(args.problem, args.device, args.constraints,
+                               request.force(), Deadline(context),
                                [context] { return context->IsCancelled(); }));
   AnswerToProto(answer, response->mutable_choice(), response->mutable_record());
   if (!answer.choice) response->clear_choice();
@@ -223,11 +193,8 @@ grpc::Status TuneDbService::Query(grpc::ServerContext* context,
                                   grpc::ServerWriter<v1::Record>* writer) {
   TUNEDB_REFUSE_IF_STOPPING();
   auto run = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(RecordFilter filter, FilterFromProto(request->filter()));
-    if (request->page_size() < 0 || request->after_id() < 0) {
-      return absl::InvalidArgumentError("page_size and after_id must be >= 0");
-    }
-    int limit = request->page_size() == 0 ? 1000 : request->page_size();
+    ASSIGN_OR_RETURN(QueryArgs args, ValidateQuery(*request));
+    LogIfItScans(args.filter);
     std::function<bool(const BadRow&)> report;
     if (request->report_bad_rows()) {
       report = [&](const BadRow& bad) {
@@ -239,7 +206,7 @@ grpc::Status TuneDbService::Query(grpc::ServerContext* context,
       };
     }
     return WithRepairHint(core_->store().Query(
-        filter, request->after_id(), limit,
+        args.filter, args.after_id, args.limit,
         [&](const Record& r) {
           if (context->IsCancelled()) return false;
           v1::Record out;
@@ -299,15 +266,8 @@ grpc::Status TuneDbService::Invalidate(grpc::ServerContext* context,
                                        v1::InvalidateResponse* response) {
   TUNEDB_REFUSE_IF_STOPPING();
   auto run = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(RecordFilter filter, FilterFromProto(request->filter()));
-    if (filter.empty() && !request->all()) {
-      return absl::InvalidArgumentError(
-          "filter: empty; set 'all' to delete every record");
-    }
-    if (!filter.empty() && request->all()) {
-      return absl::InvalidArgumentError(
-          "filter: give a filter or 'all', not both");
-    }
+    ASSIGN_OR_RETURN(RecordFilter filter, ValidateInvalidate(*request));
+    LogIfItScans(filter);
     ASSIGN_OR_RETURN(int64_t deleted, core_->Invalidate(filter));
     spdlog::info("invalidated {} records", deleted);
     response->set_deleted(deleted);
@@ -321,7 +281,8 @@ grpc::Status TuneDbService::Export(grpc::ServerContext* context,
                                    grpc::ServerWriter<v1::ExportLine>* writer) {
   TUNEDB_REFUSE_IF_STOPPING();
   auto run = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(RecordFilter filter, FilterFromProto(request->filter()));
+    ASSIGN_OR_RETURN(RecordFilter filter, ValidateExport(*request));
+    LogIfItScans(filter);
     std::function<bool(const BadRow&)> skip;
     if (request->skip_bad_rows()) {
       skip = [&](const BadRow& bad) {
@@ -378,16 +339,9 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
     ++n;
     if (n == 1) {
       expected = line.expected_lines();
-      if (expected < 0) {
-        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                            "expected_lines: must not be negative");
-      }
-      if (expected > options_.max_import_lines) {
-        return grpc::Status(
-            grpc::StatusCode::RESOURCE_EXHAUSTED,
-            absl::StrCat("import of ", expected, " lines is larger than ",
-                         options_.max_import_lines, " lines; split the file"));
-      }
+      absl::Status length =
+          ValidateImportLength(expected, options_.max_import_lines);
+      if (!length.ok()) return ToGrpcStatus(length);
     }
     if (n > options_.max_import_lines) {
       return grpc::Status(
@@ -395,7 +349,7 @@ grpc::Status TuneDbService::Import(grpc::ServerContext* context,
           absl::StrCat("import is larger than ", options_.max_import_lines,
                        " lines; split the file"));
     }
-    absl::StatusOr<Record> r = RecordFromJson(line.json());
+    absl::StatusOr<Record> r = ValidateImportLine(line);
     if (!r.ok()) {
       reject(n, r.status().message());
       continue;

@@ -185,5 +185,28 @@ TEST(KeyTest, ProblemAndDeviceParseAlone) {
   EXPECT_EQ(CudaVersionText(12080), "12.8");
 }
 
+// tests/fuzz/regressions/key_text/: a major version whose encoding does not
+// fit in an int overflowed (undefined behaviour) instead of being refused.
+TEST(KeyTest, VersionsTooLargeToEncodeAreRejectedAsOutOfRange) {
+  for (const char* text :
+       {"gpu=A cc=9.0 sms=132 cudnn=999999.0.0 cuda=13.0",
+        "gpu=A cc=9.0 sms=132 cudnn=214748.36.48 cuda=13.0",
+        "gpu=A cc=9.0 sms=132 cudnn=9.19.0 cuda=9999999.0",
+        "gpu=A cc=9.0 sms=132 cudnn=9.19.0 cuda=2147483.65"}) {
+    absl::StatusOr<DeviceKey> d = DeviceKey::Parse(text);
+    ASSERT_FALSE(d.ok()) << text;
+    EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(d.status().message().find("out of range"),
+              absl::string_view::npos)
+        << d.status();
+  }
+  // The largest encodable ones still parse.
+  absl::StatusOr<DeviceKey> d = DeviceKey::Parse(
+      "gpu=A cc=9.0 sms=132 cudnn=214748.36.47 cuda=2147483.64");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->cudnn_version, 2147483647);
+  EXPECT_EQ(d->cuda_runtime_version, 2147483640);
+}
+
 }  // namespace
 }  // namespace tunedb

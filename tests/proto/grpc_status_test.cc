@@ -91,5 +91,21 @@ TEST(GrpcStatusTest, OkStatusFieldsAreCodeZero) {
   EXPECT_TRUE(StatusFromFields(item).ok());
 }
 
+// Found by the worker_frame fuzzer (tests/fuzz/regressions/worker_frame/):
+// a code absl does not know gave a status whose code() (UNKNOWN) differed
+// from its stored code, so it did not survive SetStatusFields.
+TEST(GrpcStatusTest, StatusFieldsWithACodeOutsideAbslsReadAsUnknown) {
+  for (int code : {17, 40, -1}) {
+    v1::TuneBatchResponse item;
+    item.set_code(code);
+    item.set_message("from a newer peer");
+    const absl::Status s = StatusFromFields(item);
+    EXPECT_EQ(s, absl::UnknownError("from a newer peer")) << code;
+    v1::TuneBatchResponse again;
+    SetStatusFields(s, &again);
+    EXPECT_EQ(StatusFromFields(again), s) << code;
+  }
+}
+
 }  // namespace
 }  // namespace tunedb

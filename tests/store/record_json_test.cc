@@ -182,6 +182,26 @@ TEST(RecordJsonTest, AWholeNumberBeyondRangeIsOutOfRangeNotANonInteger) {
               HasSubstr("repeats: must be an integer"));
 }
 
+// Found by the import_line fuzzer (tests/fuzz/regressions/import_line/): a
+// key within the limit as written, with characters its canonical text
+// escapes, was imported and then exported as a line over the limit, which
+// no import takes.
+TEST(RecordJsonTest, AKeyOverTheLimitInItsCanonicalTextIsRefused) {
+  Record record = TestRecord(4);
+  record.key.device.gpu_model = std::string(2000, ',');  // %2C when canonical
+  Json line = Json::parse(RecordToJson(record));
+  std::string raw = line["key"].get<std::string>();
+  const size_t at = raw.find("gpu=") + 4;
+  raw.replace(at, raw.find(' ', at) - at, std::string(2000, ','));
+  ASSERT_LE(raw.size(), 4096u);
+  line["key"] = raw;
+  absl::StatusOr<Record> back = RecordFromJson(line.dump());
+  ASSERT_FALSE(back.ok());
+  EXPECT_THAT(back.status().message(),
+              HasSubstr("key: is 6"));  // 6,000-odd bytes when canonical
+  EXPECT_THAT(back.status().message(), HasSubstr("at most 4096"));
+}
+
 TEST(RecordJsonTest, AcceptsIntegralDurations) {
   Json line = Json::parse(RecordToJson(TestRecord(4)));
   line["results"][1]["launch"]["median_ms"] = 3;

@@ -1,0 +1,100 @@
+#include "server/service/request_validation.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "proto/convert.h"
+#include "store/record_json.h"
+
+namespace tunedb {
+
+absl::StatusOr<LookupArgs> ValidateLookup(const v1::LookupRequest& request) {
+  if (!request.has_problem()) {
+    return absl::InvalidArgumentError("problem: required");
+  }
+  if (!request.has_device()) {
+    return absl::InvalidArgumentError("device: required for Lookup");
+  }
+  // FromProto validates each half: the key is checked here, once.
+  ProblemKey key;
+  ASSIGN_OR_RETURN(key.problem, FromProto(request.problem()));
+  ASSIGN_OR_RETURN(key.device, FromProto(request.device()));
+  ASSIGN_OR_RETURN(Constraints constraints, FromProto(request.constraints()));
+  return LookupArgs{ValidKey::FromValidated(std::move(key)), constraints};
+}
+
+absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request) {
+  if (!request.has_problem()) {
+    return absl::InvalidArgumentError("problem: required");
+  }
+  TuneArgs args;
+  ASSIGN_OR_RETURN(args.problem, FromProto(request.problem()));
+  if (request.has_device()) {
+    ASSIGN_OR_RETURN(args.device, FromProto(request.device()));
+  }
+  ASSIGN_OR_RETURN(args.constraints, FromProto(request.constraints()));
+  return args;
+}
+
+absl::StatusOr<RecordFilter> ValidateFilter(const v1::Filter& in) {
+  RecordFilter f;
+  for (const auto& [name, value] : in.fields()) f.fields[name] = value;
+  f.since_us = in.since_us();
+  f.until_us = in.until_us();
+  if (f.since_us < 0 || f.until_us < 0) {
+    return absl::InvalidArgumentError("filter: times must be >= 0");
+  }
+  absl::Status s = f.Validate();
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("filter: ", s.message()));
+  }
+  return f;
+}
+
+absl::StatusOr<QueryArgs> ValidateQuery(const v1::QueryRequest& request) {
+  QueryArgs args;
+  ASSIGN_OR_RETURN(args.filter, ValidateFilter(request.filter()));
+  if (request.page_size() < 0 || request.after_id() < 0) {
+    return absl::InvalidArgumentError("page_size and after_id must be >= 0");
+  }
+  args.after_id = request.after_id();
+  args.limit = request.page_size() == 0 ? 1000 : request.page_size();
+  return args;
+}
+
+absl::StatusOr<RecordFilter> ValidateInvalidate(
+    const v1::InvalidateRequest& request) {
+  ASSIGN_OR_RETURN(RecordFilter filter, ValidateFilter(request.filter()));
+  if (filter.empty() && !request.all()) {
+    return absl::InvalidArgumentError(
+        "filter: empty; set 'all' to delete every record");
+  }
+  if (!filter.empty() && request.all()) {
+    return absl::InvalidArgumentError(
+        "filter: give a filter or 'all', not both");
+  }
+  return filter;
+}
+
+absl::StatusOr<RecordFilter> ValidateExport(const v1::ExportRequest& request) {
+  return ValidateFilter(request.filter());
+}
+
+absl::Status ValidateImportLength(int64_t expected_lines, int64_t max_lines) {
+  if (expected_lines < 0) {
+    return absl::InvalidArgumentError("expected_lines: must not be negative");
+  }
+  if (expected_lines > max_lines) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("import of ", expected_lines, " lines is larger than ",
+                     max_lines, " lines; split the file"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Record> ValidateImportLine(const v1::ImportLine& line) {
+  return RecordFromJson(line.json());
+}
+
+}  // namespace tunedb

@@ -1,0 +1,69 @@
+// The validation of every request TuneDbService takes, as plain functions
+// from a wire message to the domain values the service then runs on (or
+// INVALID_ARGUMENT naming the field at fault). The service calls these and
+// nothing else to check its input; the request fuzzer (tests/fuzz/) calls
+// the same functions on arbitrary bytes.
+//
+// Thread safety: stateless functions.
+#ifndef TUNEDB_SERVER_SERVICE_REQUEST_VALIDATION_H_
+#define TUNEDB_SERVER_SERVICE_REQUEST_VALIDATION_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/valid_key.h"
+#include "store/store.h"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+#include "tunedb/v1/tunedb.pb.h"
+
+namespace tunedb {
+
+// A Lookup: the whole key (both halves required) and the constraints.
+struct LookupArgs {
+  ValidKey key;
+  Constraints constraints;
+};
+absl::StatusOr<LookupArgs> ValidateLookup(const v1::LookupRequest& request);
+
+// A Tune (also each item of a TuneBatch): the problem, the device if given
+// (unset means the first device) and the constraints.
+struct TuneArgs {
+  ConvProblem problem;
+  std::optional<DeviceKey> device;
+  Constraints constraints;
+};
+absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request);
+
+// A filter of Query, Invalidate or Export: known field names, a well-formed
+// hash, times >= 0.
+absl::StatusOr<RecordFilter> ValidateFilter(const v1::Filter& filter);
+
+// A Query: its filter, the id to start after and the page size (1000 when
+// the request leaves it 0).
+struct QueryArgs {
+  RecordFilter filter;
+  int64_t after_id = 0;
+  int limit = 0;
+};
+absl::StatusOr<QueryArgs> ValidateQuery(const v1::QueryRequest& request);
+
+// An Invalidate: a filter or `all`, exactly one of them.
+absl::StatusOr<RecordFilter> ValidateInvalidate(
+    const v1::InvalidateRequest& request);
+
+// An Export: its filter.
+absl::StatusOr<RecordFilter> ValidateExport(const v1::ExportRequest& request);
+
+// The first line of an Import announces the stream's length: not negative
+// (INVALID_ARGUMENT) and at most `max_lines` (RESOURCE_EXHAUSTED).
+absl::Status ValidateImportLength(int64_t expected_lines, int64_t max_lines);
+
+// One line of an Import: its record (RecordFromJson, store/record_json.h).
+absl::StatusOr<Record> ValidateImportLine(const v1::ImportLine& line);
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_SERVICE_REQUEST_VALIDATION_H_

@@ -1,0 +1,54 @@
+// The wire conversions of proto/convert.h: what FromProto refuses.
+#include "proto/convert.h"
+
+#include <cmath>
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace tunedb {
+namespace {
+
+v1::AlgoResult OkResult() {
+  v1::AlgoResult r;
+  r.set_algo(1);
+  r.set_math_type(v1::MathType(1));
+  r.set_status(v1::AlgoStatus(1));
+  for (v1::Timing* t :
+       {r.mutable_launch(), r.mutable_gpu(), r.mutable_host()}) {
+    t->set_median_ms(0.5);
+    t->set_spread_ms(0.01);
+    t->set_samples(5);
+  }
+  return r;
+}
+
+// Found by the worker_frame fuzzer (tests/fuzz/regressions/worker_frame/):
+// a NaN spread passed the "non-negative" check and broke the result's
+// equality with itself, as a NaN median would break the ranking's order.
+TEST(ConvertTest, ATimeThatIsNotAFiniteNumberIsRefused) {
+  ASSERT_TRUE(FromProto(OkResult()).ok());
+  for (double bad :
+       {std::nan(""), std::numeric_limits<double>::infinity(), -1.0}) {
+    v1::AlgoResult median = OkResult();
+    median.mutable_gpu()->set_median_ms(bad);
+    EXPECT_EQ(FromProto(median).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+    v1::AlgoResult spread = OkResult();
+    spread.mutable_launch()->set_spread_ms(bad);
+    EXPECT_EQ(FromProto(spread).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+    v1::AlgoResult legacy;  // a sender of the first revision: one time
+    legacy.set_math_type(v1::MathType(1));
+    legacy.set_status(v1::AlgoStatus(1));
+    legacy.set_median_ms(bad);
+    EXPECT_EQ(FromProto(legacy).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
+}  // namespace
+}  // namespace tunedb
