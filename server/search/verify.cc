@@ -36,8 +36,9 @@ class References {
       : conv_(conv), workspace_(workspace), windows_(windows) {
     // First the fastest other algorithm: cheap, and two algorithms that
     // agree are both right. Then the slow, trusted ones, then the rest.
+    const int first = results.empty() ? -1 : results.front().algo;
     for (const AlgoResult& r : results) {
-      if (r.status == AlgoStatus::kOk && r.algo != results.front().algo) {
+      if (r.status == AlgoStatus::kOk && r.algo != first) {
         order_.push_back({r.algo, r.math_type});
         break;
       }
