@@ -1,12 +1,10 @@
 #include "server/search/sampler.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 
 #include "common/status_macros.h"
 #include "cudnn/cudnn_status.h"
-#include "server/search/algo_failure.h"
 
 namespace tunedb {
 
@@ -32,24 +30,6 @@ Sampler::Sampler(CudnnConv* conv, cudaStream_t stream, void* workspace,
 size_t Sampler::WorkspaceFor(const AlgoResult& r) const {
   return std::min(static_cast<size_t>(std::max<int64_t>(r.workspace_bytes, 0)),
                   workspace_bytes_);
-}
-
-absl::Status Sampler::WarmUp(const std::vector<AlgoResult*>& members,
-                             absl::Duration duration) {
-  constexpr int kMaxIterations = 1000;
-  const auto start = std::chrono::steady_clock::now();
-  const auto warm_for = absl::ToChronoMilliseconds(duration);
-  for (int iter = 0; iter < kMaxIterations; ++iter) {
-    for (AlgoResult* r : members) {
-      if (r->status != AlgoStatus::kOk) continue;
-      const absl::Status s = Run(*r);
-      if (!s.ok()) RETURN_IF_ERROR(MarkFailed(*r, s));
-    }
-    RETURN_IF_ERROR(CudaStatusToAbsl(cudaStreamSynchronize(stream_),
-                                     "cudaStreamSynchronize(warm-up)"));
-    if (std::chrono::steady_clock::now() - start >= warm_for) break;
-  }
-  return absl::OkStatus();
 }
 
 absl::Status Sampler::Run(const AlgoResult& r) {

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "cudnn/cudnn_conv.h"
 #include "cudnn/cudnn_handles.h"
 #include "server/search/run_timer.h"
@@ -33,12 +32,6 @@ class Sampler {
       size_t workspace_bytes);
 
   cudaStream_t stream() const { return stream_; }
-  // Runs every OK result of `members` back to back, round after round, until
-  // `duration` has passed, so the GPU's clocks have ramped up from idle. A
-  // member that fails is marked kFailed. Errors: the fatal one of a broken
-  // CUDA context, or a failed stream synchronisation.
-  absl::Status WarmUp(const std::vector<AlgoResult*>& members,
-                      absl::Duration duration);
   // One run of r's algorithm and math type (asynchronously). Every run is
   // offered the workspace r needs (r.workspace_bytes, at most the search's),
   // as a caller given tunedb's answer offers it: some algorithms behave
