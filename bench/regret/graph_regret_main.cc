@@ -2,7 +2,10 @@
 // daemon has tuned with `tunedb prewarm --api graph` into a database file.
 // Three phases, each meant for a fresh process:
 //
-//   --phase quality  For every problem: tunedb's stored choice, heuristic
+//   --phase quality  For every problem: a tunedb search in this process
+//                    (its cost and phases, beside the benchmark mode's
+//                    below); tunedb's stored choice (its plan loaded, and
+//                    apart rebuilt from engine id + knobs), heuristic
 //                    mode A's first config that builds, and what PyTorch's
 //                    benchmark mode picks (every plan of heuristic mode
 //                    INSTANT plus the fallback list built and timed once,
@@ -43,6 +46,7 @@
 #include "cudnn/cudnn_handles.h"
 #include "cudnn/cudnn_status.h"
 #include "nlohmann/json.hpp"
+#include "server/search/cudnn_finder.h"
 #include "server/search/graph_search.h"
 #include "server/search/run_timer.h"
 #include "store/store.h"
@@ -76,6 +80,7 @@ struct Flags {
 };
 
 struct Context {
+  CudnnFinder* finder;  // quality phase: a search in this process
   cudnnHandle_t handle;
   cudaStream_t stream;
   DeviceKey device;
@@ -118,9 +123,29 @@ absl::StatusOr<AlgoResult> AddCandidate(const ConvOpGraph& graph,
 }
 
 Json MeasureQuality(const Context& ctx, const Flags& f,
-                    const RegretProblem& rp, double* pytorch_cost_ms) {
+                    const RegretProblem& rp, double* pytorch_cost_ms,
+                    double* search_cost_ms) {
   Json out = {{"source", rp.source}, {"problem", rp.problem.ToText()}};
   const ConvProblem& p = rp.problem;
+  // What tunedb's search costs, here, beside PyTorch's benchmark mode.
+  {
+    const Clock::time_point s0 = Clock::now();
+    absl::StatusOr<SearchResult> r = ctx.finder->Search(0, p, SearchOptions());
+    *search_cost_ms = MsSince(s0);
+    if (r.ok()) {
+      const SearchPhases& ph = r->phases;
+      out["search"] = {{"wall_ms", *search_cost_ms},
+                       {"setup_ms", ph.setup_ms},
+                       {"candidates_ms", ph.find_ms},
+                       {"heuristics_ms", ph.heuristics_ms},
+                       {"screen_ms", ph.screen_ms},
+                       {"retime_ms", ph.retime_ms},
+                       {"verify_ms", ph.verify_ms},
+                       {"configs", r->results.size()}};
+    } else {
+      out["search"] = {{"error", std::string(r.status().message())}};
+    }
+  }
   absl::StatusOr<AlgoResult> stored = StoredChoice(ctx, p);
   if (!stored.ok()) {
     out["error"] = std::string(stored.status().message());
@@ -187,12 +212,31 @@ Json MeasureQuality(const Context& ctx, const Flags& f,
       }
     }
   }
-  // tunedb's choice, built from its engine id and knobs.
+  // tunedb's choice as a caller gets it (GetExecutionPlan): its stored
+  // plan loaded; and, apart, built again from its engine id and knobs (the
+  // fallback when a blob is refused), in a launcher of its own.
+  GraphLauncher rebuilt_launcher(ctx.handle, (*conv)->buffers());
   absl::StatusOr<EngineConfig> tuned_config =
       graph->ConfigFor(stored->algo, stored->knobs);
-  absl::StatusOr<AlgoResult> tunedb =
-      tuned_config.ok() ? AddCandidate(*graph, launcher, *tuned_config)
-                        : absl::StatusOr<AlgoResult>(tuned_config.status());
+  absl::StatusOr<AlgoResult> rebuilt =
+      tuned_config.ok()
+          ? AddCandidate(*graph, rebuilt_launcher, *tuned_config)
+          : absl::StatusOr<AlgoResult>(tuned_config.status());
+  absl::StatusOr<AlgoResult> tunedb = rebuilt;
+  if (!stored->plan.empty()) {
+    absl::StatusOr<BackendDescriptor> loaded =
+        LoadPlan(ctx.handle, stored->plan);
+    if (loaded.ok()) {
+      AlgoResult r = *stored;
+      r.plan.clear();
+      absl::StatusOr<int64_t> ws = PlanWorkspaceBytes(loaded->get());
+      if (ws.ok()) r.workspace_bytes = *ws;
+      launcher.Add(r, *std::move(loaded));
+      tunedb = r;
+    } else {
+      out["plan_load_error"] = std::string(loaded.status().message());
+    }
+  }
   if (!tunedb.ok()) {
     out["error"] = absl::StrCat("tunedb's engine ", ConfigName(*stored),
                                 " did not build: ", tunedb.status().message());
@@ -203,20 +247,30 @@ Json MeasureQuality(const Context& ctx, const Flags& f,
   struct Pick {
     std::string name;
     AlgoResult config;
+    GraphLauncher* launcher;
+    std::string id;  // timers are per (launcher, config)
   };
-  std::vector<Pick> picks = {{"tunedb", *tunedb}};
-  if (pytorch.has_value()) picks.push_back({"pytorch_benchmark", *pytorch});
-  if (heuristic.has_value()) picks.push_back({"heuristic_a", *heuristic});
+  std::vector<Pick> picks = {{"tunedb", *tunedb, &launcher, ""}};
+  if (pytorch.has_value()) {
+    picks.push_back({"pytorch_benchmark", *pytorch, &launcher, ""});
+  }
+  if (heuristic.has_value()) {
+    picks.push_back({"heuristic_a", *heuristic, &launcher, ""});
+  }
+  if (rebuilt.ok()) {
+    picks.push_back({"tunedb_rebuilt", *rebuilt, &rebuilt_launcher, "r:"});
+  }
+  for (Pick& pick : picks) pick.id += ConfigName(pick.config);
   std::map<std::string, std::unique_ptr<BatchTimer>> timers;
   std::map<std::string, std::vector<double>> samples;
   BatchTimer::Options options;
   options.mode = LaunchMode::kDirect;
   options.min_sample_ms = f.min_sample_ms;
   for (const Pick& pick : picks) {
-    const std::string id = ConfigName(pick.config);
+    const std::string& id = pick.id;
     if (timers.count(id)) continue;
     absl::StatusOr<std::unique_ptr<BatchTimer>> t = BatchTimer::Create(
-        &launcher, pick.config, ctx.stream, ctx.workspace,
+        pick.launcher, pick.config, ctx.stream, ctx.workspace,
         static_cast<size_t>(pick.config.workspace_bytes), options);
     if (!t.ok()) {
       out["error"] = absl::StrCat(pick.name, " ", id,
@@ -237,8 +291,7 @@ Json MeasureQuality(const Context& ctx, const Flags& f,
     if (best == 0 || m < best) best = m;
   }
   for (const Pick& pick : picks) {
-    const std::string id = ConfigName(pick.config);
-    const double m = Median(samples[id]);
+    const double m = Median(samples[pick.id]);
     out[pick.name] = {{"engine", pick.config.algo},
                       {"knobs", KnobsText(pick.config.knobs)},
                       {"median_ms", m},
@@ -356,13 +409,23 @@ int Main(int argc, char** argv) {
   }
   cudnnSetStream(handle->get(), stream->get());
   const double setup_ms = MsSince(process0);
-  Context ctx{handle->get(), stream->get(), info->key, store->get(), nullptr,
-              0};
+  Context ctx{nullptr, handle->get(), stream->get(), info->key, store->get(),
+              nullptr, 0};
+  std::unique_ptr<CudnnFinder> finder;
   Json result = {{"device", info->key.ToText()},
                  {"phase", f.phase},
                  {"problems", set->problems.size()},
                  {"handle_setup_ms", setup_ms}};
   if (f.phase == "quality") {
+    absl::StatusOr<std::unique_ptr<CudnnFinder>> created =
+        CudnnFinder::Create(CudnnFinder::Options());
+    if (!created.ok()) {
+      std::cerr << "tunedb_graph_regret: " << created.status().message()
+                << "\n";
+      return 1;
+    }
+    finder = *std::move(created);
+    ctx.finder = finder.get();
     absl::StatusOr<DeviceBuffer> ws =
         DeviceBuffer::Allocate(static_cast<size_t>(f.workspace_cap));
     if (!ws.ok()) {
@@ -372,14 +435,15 @@ int Main(int argc, char** argv) {
     ctx.workspace = ws->get();
     ctx.workspace_bytes = ws->bytes();
     Json rows = Json::array();
-    double pytorch_total = 0;
+    double pytorch_total = 0, search_total = 0;
     int measured = 0, slower5 = 0, heur_slower5 = 0;
     double log_sum = 0, heur_log_sum = 0, worst = 0;
     int heur_n = 0;
     for (size_t i = 0; i < set->problems.size(); ++i) {
-      double pt_ms = 0;
-      Json row = MeasureQuality(ctx, f, set->problems[i], &pt_ms);
+      double pt_ms = 0, search_ms = 0;
+      Json row = MeasureQuality(ctx, f, set->problems[i], &pt_ms, &search_ms);
       pytorch_total += pt_ms;
+      search_total += search_ms;
       std::cerr << absl::StrFormat("[%zu/%zu] %s\n", i + 1,
                                    set->problems.size(),
                                    set->problems[i].source);
@@ -412,7 +476,10 @@ int Main(int argc, char** argv) {
         {"heuristic_a_slower_than_pytorch_pick_by_5pct", heur_slower5},
         {"heuristic_a_vs_pytorch_geomean",
          heur_n ? std::exp(heur_log_sum / heur_n) : 0},
-        {"pytorch_benchmark_emulated_ms", pytorch_total}};
+        {"pytorch_benchmark_emulated_ms", pytorch_total},
+        {"tunedb_search_ms", search_total},
+        {"search_vs_pytorch_benchmark",
+         pytorch_total > 0 ? search_total / pytorch_total : 0}};
     std::cout << result["summary"].dump(2) << "\n";
   } else {
     Json plans = ObtainPlans(ctx, set->problems, f.phase == "load");

@@ -178,7 +178,8 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     launcher = std::move(gl);
     ASSIGN_OR_RETURN(out.results,
                      GraphCandidates(*graph, *graph_launcher, stream_.get(),
-                                     workspace, options_));
+                                     workspace, options_,
+                                     &out.phases.heuristics_ms));
   } else {
     launcher = std::make_unique<LegacyLauncher>(*conv);
     ASSIGN_OR_RETURN(out.results, FindCandidates(*conv, workspace));
@@ -188,9 +189,11 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   ASSIGN_OR_RETURN(std::unique_ptr<Sampler> sampler,
                    Sampler::Create(launcher.get(), stream_.get(), workspace.ptr,
                                    workspace.bytes));
-  // Screening and re-timing share one budget: a share of what Find cost.
+  // Screening and re-timing share one budget: a share of what Find cost
+  // (for the graph API: of building and first running the candidates).
+  const double timed_ms = out.phases.find_ms - out.phases.heuristics_ms;
   const absl::Duration budget = std::min(
-      {absl::Milliseconds(out.phases.find_ms * options_.refine_budget_factor),
+      {absl::Milliseconds(timed_ms * options_.refine_budget_factor),
        options_.retime_budget, timeout / 4});
   const absl::Time deadline = absl::Now() + budget;
   RETURN_IF_ERROR(Screen(*sampler, options_, deadline, out.results));

@@ -75,11 +75,16 @@ absl::Status GraphLauncher::Launch(const AlgoResult& r, void* workspace,
 
 absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     const ConvOpGraph& graph, GraphLauncher& launcher, cudaStream_t stream,
-    DeviceSpan workspace, const CudnnFinderOptions& options) {
-  ASSIGN_OR_RETURN(
-      std::vector<EngineConfig> configs,
-      graph.Configs({HeuristicMode::kA, HeuristicMode::kB,
-                     HeuristicMode::kFallback}));
+    DeviceSpan workspace, const CudnnFinderOptions& options,
+    double* heuristics_ms) {
+  const auto h0 = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(std::vector<EngineConfig> configs,
+                   graph.Configs(options.graph_heuristic_modes));
+  if (heuristics_ms != nullptr) {
+    *heuristics_ms = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - h0)
+                         .count();
+  }
   ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::Create());
   ASSIGN_OR_RETURN(CudaEvent stop, CudaEvent::Create());
   std::vector<AlgoResult> results;

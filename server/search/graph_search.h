@@ -72,9 +72,11 @@ class GraphLauncher final : public ConvLauncher {
 // SortResults; each OK one has its plan in `launcher`. Errors: the fatal
 // one of a broken CUDA context, or an operation graph cuDNN refuses for a
 // reason other than not supporting it (then every result is kNotSupported).
+// `heuristics_ms` (optional) receives the time spent asking the heuristics.
 absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     const ConvOpGraph& graph, GraphLauncher& launcher, cudaStream_t stream,
-    DeviceSpan workspace, const CudnnFinderOptions& options);
+    DeviceSpan workspace, const CudnnFinderOptions& options,
+    double* heuristics_ms = nullptr);
 
 // Phase 5: serializes the plans of the leader and the runners-up within
 // options.graph_plan_margin (graph_plans_kept in all) into results[i].plan.
