@@ -1,0 +1,129 @@
+#include "preload/interposer.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "preload/real_cudnn.h"
+#include "tunedb/cudnn_helpers.h"
+
+namespace tunedb::preload {
+namespace {
+
+bool Same(const Answer& a, const Answer& b) {
+  return a.algo == b.algo && a.math_type == b.math_type;
+}
+
+TunedChoice ChoiceOf(const Answer& a, std::optional<bool> deterministic) {
+  TunedChoice t;
+  t.algo = a.algo;
+  t.math = ToCudnn(a.math_type);
+  t.workspace_bytes = a.workspace_bytes;
+  t.deterministic = deterministic;
+  return t;
+}
+
+}  // namespace
+
+Interposer& Interposer::Instance() {
+  // Never destroyed: intercepted calls may come from other threads while
+  // the process exits.
+  static Interposer* const instance = new Interposer();
+  return *instance;
+}
+
+Interposer::Interposer() : options_(PreloadOptionsFromEnv()), pid_(getpid()) {
+  static RealFunction<decltype(&cudnnGetVersion)> get_version(
+      "cudnnGetVersion");
+  if (auto f = get_version.get()) cudnn_version_ = static_cast<int>(f());
+  device_ = std::make_unique<CurrentDevice>(cudnn_version_);
+  if (options_.enabled) {
+    absl::StatusOr<std::unique_ptr<Client>> client =
+        Client::Create(options_.client);
+    if (client.ok()) client_ = *std::move(client);
+  }
+  std::atexit(&Interposer::AtExit);
+}
+
+void Interposer::AtExit() {
+  Interposer& self = Instance();
+  if (getpid() != self.pid_) return;  // a forked child: not our counters
+  if (self.client_ != nullptr && self.options_.exit_wait_s > 0 &&
+      self.counters_.Get(Outcome::kMiss) > 0) {
+    self.client_->WaitForBackground(absl::Seconds(self.options_.exit_wait_s));
+  }
+  if (self.options_.log == LogLevel::kOff) return;
+  std::string line = self.counters_.Summary(self.options_.client.address);
+  if (!self.options_.problems.empty()) {
+    absl::StrAppend(&line, "; settings: ", self.options_.problems);
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+Decision Interposer::Decide(const ConvCall& call) {
+  try {
+    return DecideOrThrow(call);
+  } catch (...) {
+    return Decision{Outcome::kInternalError, {}};
+  }
+}
+
+Decision Interposer::DecideOrThrow(const ConvCall& call) {
+  if (!options_.enabled) return {Outcome::kDisabled, {}};
+  // The perf structs' layout is cuDNN 9's (the headers this was built with).
+  if (cudnn_version_ / 10000 != CUDNN_MAJOR) return {Outcome::kCudnnVersion, {}};
+  if (client_ == nullptr) return {Outcome::kInternalError, {}};
+  if (getpid() != pid_) return {Outcome::kForked, {}};
+  ProblemKey key;
+  absl::StatusOr<ConvProblem> problem =
+      ProblemFromDescriptors(call.op, call.x, call.w, call.conv, call.y);
+  if (!problem.ok()) return {Outcome::kUnsupported, {}};
+  key.problem = *std::move(problem);
+  absl::StatusOr<DeviceKey> device = device_->Get();
+  if (!device.ok()) return {Outcome::kNoDevice, {}};
+  key.device = *std::move(device);
+
+  Constraints fastest_c;
+  if (call.workspace_limit.has_value()) {
+    fastest_c.max_workspace_bytes = static_cast<int64_t>(
+        std::min<size_t>(*call.workspace_limit, INT64_MAX));
+  }
+  const Answer fastest = client_->Get(key, fastest_c);
+  if (!fastest.tuned()) {
+    return {client_->DaemonReachable() ? Outcome::kMiss : Outcome::kDaemonDown,
+            {}};
+  }
+  Constraints deterministic_c = fastest_c;
+  deterministic_c.deterministic_only = true;
+  const Answer deterministic = client_->Get(key, deterministic_c);
+  Decision d{Outcome::kHit, {}};
+  if (!deterministic.tuned()) {
+    // No deterministic choice fits (or none is known yet): the heuristic's
+    // flag for the fastest stands.
+    d.tuned.push_back(ChoiceOf(fastest, std::nullopt));
+  } else if (Same(fastest, deterministic)) {
+    d.tuned.push_back(ChoiceOf(fastest, true));
+  } else {
+    // The fastest overall is not the fastest deterministic one, so it is
+    // not deterministic.
+    d.tuned.push_back(ChoiceOf(fastest, false));
+    d.tuned.push_back(ChoiceOf(deterministic, true));
+  }
+  return d;
+}
+
+void Interposer::Record(const ConvCall& call, Outcome outcome,
+                        int first_algo) {
+  counters_.Count(outcome);
+  if (options_.log != LogLevel::kCalls) return;
+  std::string line = absl::StrCat("tunedb preload: ", ConvOpName(call.op), " ",
+                                  OutcomeName(outcome));
+  if (outcome == Outcome::kHit) absl::StrAppend(&line, " algo=", first_algo);
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+}  // namespace tunedb::preload
