@@ -35,6 +35,7 @@ namespace tunedb::preload {
 // takes them: x is dx for backward data, w is dw for backward filter).
 struct ConvCall {
   ConvOp op = ConvOp::kForward;
+  cudnnHandle_t handle = nullptr;
   cudnnTensorDescriptor_t x = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;

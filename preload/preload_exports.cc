@@ -21,11 +21,47 @@ namespace {
 // Larger than any pass's algorithm count (CUDNN_CONVOLUTION_*_ALGO_COUNT).
 constexpr int kHeuristicCapacity = 16;
 
-// `real` calls the real function; `heuristic(capacity, &count, perf)` the
-// real Get_v7 on the same descriptors.
-template <typename Perf, typename Heuristic, typename Real>
+template <typename Fn, typename... Args>
+cudnnStatus_t CallReal(RealFunction<Fn>& fn, Args... args) {
+  Fn f = fn.get();
+  // No cuDNN defines it: cannot happen in a program linked against cuDNN.
+  return f != nullptr ? f(args...) : CUDNN_STATUS_NOT_INITIALIZED;
+}
+
+// Per pass: its perf struct and its real Get_v7, called with a ConvCall's
+// descriptors put back in the pass's own argument order.
+struct Forward {
+  using Perf = cudnnConvolutionFwdAlgoPerf_t;
+  static inline RealFunction<decltype(&cudnnGetConvolutionForwardAlgorithm_v7)>
+      get_v7{"cudnnGetConvolutionForwardAlgorithm_v7"};
+  static cudnnStatus_t Heuristic(const ConvCall& c, int cap, int* n, Perf* p) {
+    return CallReal(get_v7, c.handle, c.x, c.w, c.conv, c.y, cap, n, p);
+  }
+};
+struct BackwardData {
+  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+  static inline RealFunction<
+      decltype(&cudnnGetConvolutionBackwardDataAlgorithm_v7)>
+      get_v7{"cudnnGetConvolutionBackwardDataAlgorithm_v7"};
+  static cudnnStatus_t Heuristic(const ConvCall& c, int cap, int* n, Perf* p) {
+    return CallReal(get_v7, c.handle, c.w, c.y, c.conv, c.x, cap, n, p);
+  }
+};
+struct BackwardFilter {
+  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  static inline RealFunction<
+      decltype(&cudnnGetConvolutionBackwardFilterAlgorithm_v7)>
+      get_v7{"cudnnGetConvolutionBackwardFilterAlgorithm_v7"};
+  static cudnnStatus_t Heuristic(const ConvCall& c, int cap, int* n, Perf* p) {
+    return CallReal(get_v7, c.handle, c.x, c.y, c.conv, c.w, cap, n, p);
+  }
+};
+
+// Answers `call` from tunedb, or returns `real()` (the caller's own call,
+// unchanged).
+template <typename Pass, typename Real>
 cudnnStatus_t AnswerOrPass(const ConvCall& call, int requested, int* returned,
-                           Perf* results, Heuristic heuristic, Real real) {
+                           typename Pass::Perf* results, Real real) {
   Interposer* interposer = nullptr;
   try {
     interposer = &Interposer::Instance();
@@ -43,9 +79,10 @@ cudnnStatus_t AnswerOrPass(const ConvCall& call, int requested, int* returned,
     interposer->Record(call, d.outcome, -1);
     return real();
   }
-  Perf list[kHeuristicCapacity] = {};
+  typename Pass::Perf list[kHeuristicCapacity] = {};
   int listed = 0;
-  if (heuristic(kHeuristicCapacity, &listed, list) != CUDNN_STATUS_SUCCESS ||
+  if (Pass::Heuristic(call, kHeuristicCapacity, &listed, list) !=
+          CUDNN_STATUS_SUCCESS ||
       listed < 0 || listed > kHeuristicCapacity) {
     interposer->Record(call, Outcome::kHeuristicFailed, -1);
     return real();
@@ -61,20 +98,15 @@ cudnnStatus_t AnswerOrPass(const ConvCall& call, int requested, int* returned,
   return CUDNN_STATUS_SUCCESS;
 }
 
-// The real function `fn` called with `args`, or an error when no cuDNN
-// defines it (which cannot happen in a program linked against cuDNN).
-template <typename Fn, typename... Args>
-cudnnStatus_t CallReal(RealFunction<Fn>& fn, Args... args) {
-  Fn f = fn.get();
-  return f != nullptr ? f(args...) : CUDNN_STATUS_NOT_INITIALIZED;
+// A Get_v7 call: on a miss the real Get_v7 itself.
+template <typename Pass>
+cudnnStatus_t GetV7(const ConvCall& call, int requested, int* returned,
+                    typename Pass::Perf* results) {
+  return AnswerOrPass<Pass>(call, requested, returned, results, [&] {
+    return Pass::Heuristic(call, requested, returned, results);
+  });
 }
 
-RealFunction<decltype(&cudnnGetConvolutionForwardAlgorithm_v7)> real_fwd_v7(
-    "cudnnGetConvolutionForwardAlgorithm_v7");
-RealFunction<decltype(&cudnnGetConvolutionBackwardDataAlgorithm_v7)>
-    real_bwd_data_v7("cudnnGetConvolutionBackwardDataAlgorithm_v7");
-RealFunction<decltype(&cudnnGetConvolutionBackwardFilterAlgorithm_v7)>
-    real_bwd_filter_v7("cudnnGetConvolutionBackwardFilterAlgorithm_v7");
 RealFunction<decltype(&cudnnFindConvolutionForwardAlgorithm)> real_fwd_find(
     "cudnnFindConvolutionForwardAlgorithm");
 RealFunction<decltype(&cudnnFindConvolutionForwardAlgorithmEx)>
@@ -91,12 +123,10 @@ RealFunction<decltype(&cudnnFindConvolutionBackwardFilterAlgorithmEx)>
 }  // namespace
 }  // namespace tunedb::preload
 
+using namespace tunedb::preload;  // NOLINT: the C entry points below
 using tunedb::ConvOp;
-using tunedb::preload::AnswerOrPass;
-using tunedb::preload::CallReal;
-using tunedb::preload::ConvCall;
 
-// --- Forward -------------------------------------------------------------------
+// --- Forward -----------------------------------------------------------------
 
 extern "C" cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc,
@@ -104,16 +134,9 @@ extern "C" cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
     const cudnnConvolutionDescriptor_t convDesc,
     const cudnnTensorDescriptor_t destDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults) {
-  using namespace tunedb::preload;
-  auto heuristic = [&](int cap, int* count, cudnnConvolutionFwdAlgoPerf_t* p) {
-    return CallReal(real_fwd_v7, handle, srcDesc, filterDesc, convDesc,
-                    destDesc, cap, count, p);
-  };
-  return AnswerOrPass(
-      ConvCall{ConvOp::kForward, srcDesc, filterDesc, convDesc, destDesc, {}},
-      requestedAlgoCount, returnedAlgoCount, perfResults, heuristic, [&] {
-        return heuristic(requestedAlgoCount, returnedAlgoCount, perfResults);
-      });
+  return GetV7<Forward>(
+      {ConvOp::kForward, handle, srcDesc, filterDesc, convDesc, destDesc, {}},
+      requestedAlgoCount, returnedAlgoCount, perfResults);
 }
 
 extern "C" cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(
@@ -122,15 +145,9 @@ extern "C" cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(
     const cudnnConvolutionDescriptor_t convDesc,
     const cudnnTensorDescriptor_t yDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults) {
-  using namespace tunedb::preload;
-  return AnswerOrPass(
-      ConvCall{ConvOp::kForward, xDesc, wDesc, convDesc, yDesc, {}},
-      requestedAlgoCount, returnedAlgoCount, perfResults,
-      [&](int cap, int* count, cudnnConvolutionFwdAlgoPerf_t* p) {
-        return CallReal(real_fwd_v7, handle, xDesc, wDesc, convDesc, yDesc,
-                        cap, count, p);
-      },
-      [&] {
+  return AnswerOrPass<Forward>(
+      {ConvOp::kForward, handle, xDesc, wDesc, convDesc, yDesc, {}},
+      requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
         return CallReal(real_fwd_find, handle, xDesc, wDesc, convDesc, yDesc,
                         requestedAlgoCount, returnedAlgoCount, perfResults);
       });
@@ -143,23 +160,17 @@ extern "C" cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
     const cudnnTensorDescriptor_t yDesc, void* y, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults,
     void* workSpace, size_t workSpaceSizeInBytes) {
-  using namespace tunedb::preload;
-  return AnswerOrPass(
-      ConvCall{ConvOp::kForward, xDesc, wDesc, convDesc, yDesc,
-               workSpaceSizeInBytes},
-      requestedAlgoCount, returnedAlgoCount, perfResults,
-      [&](int cap, int* count, cudnnConvolutionFwdAlgoPerf_t* p) {
-        return CallReal(real_fwd_v7, handle, xDesc, wDesc, convDesc, yDesc,
-                        cap, count, p);
-      },
-      [&] {
+  return AnswerOrPass<Forward>(
+      {ConvOp::kForward, handle, xDesc, wDesc, convDesc, yDesc,
+       workSpaceSizeInBytes},
+      requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
         return CallReal(real_fwd_find_ex, handle, xDesc, x, wDesc, w, convDesc,
                         yDesc, y, requestedAlgoCount, returnedAlgoCount,
                         perfResults, workSpace, workSpaceSizeInBytes);
       });
 }
 
-// --- Backward data (x is dx, y is dy) ------------------------------------------
+// --- Backward data (the call's x is dx, its y is dy) ---------------------------
 
 extern "C" cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
     cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc,
@@ -167,18 +178,10 @@ extern "C" cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
     const cudnnConvolutionDescriptor_t convDesc,
     const cudnnTensorDescriptor_t gradDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults) {
-  using namespace tunedb::preload;
-  auto heuristic = [&](int cap, int* count,
-                       cudnnConvolutionBwdDataAlgoPerf_t* p) {
-    return CallReal(real_bwd_data_v7, handle, filterDesc, diffDesc, convDesc,
-                    gradDesc, cap, count, p);
-  };
-  return AnswerOrPass(
-      ConvCall{ConvOp::kBackwardData, gradDesc, filterDesc, convDesc, diffDesc,
-               {}},
-      requestedAlgoCount, returnedAlgoCount, perfResults, heuristic, [&] {
-        return heuristic(requestedAlgoCount, returnedAlgoCount, perfResults);
-      });
+  return GetV7<BackwardData>({ConvOp::kBackwardData, handle, gradDesc,
+                              filterDesc, convDesc, diffDesc, {}},
+                             requestedAlgoCount, returnedAlgoCount,
+                             perfResults);
 }
 
 extern "C" cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(
@@ -187,15 +190,9 @@ extern "C" cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(
     const cudnnConvolutionDescriptor_t convDesc,
     const cudnnTensorDescriptor_t dxDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults) {
-  using namespace tunedb::preload;
-  return AnswerOrPass(
-      ConvCall{ConvOp::kBackwardData, dxDesc, wDesc, convDesc, dyDesc, {}},
-      requestedAlgoCount, returnedAlgoCount, perfResults,
-      [&](int cap, int* count, cudnnConvolutionBwdDataAlgoPerf_t* p) {
-        return CallReal(real_bwd_data_v7, handle, wDesc, dyDesc, convDesc,
-                        dxDesc, cap, count, p);
-      },
-      [&] {
+  return AnswerOrPass<BackwardData>(
+      {ConvOp::kBackwardData, handle, dxDesc, wDesc, convDesc, dyDesc, {}},
+      requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
         return CallReal(real_bwd_data_find, handle, wDesc, dyDesc, convDesc,
                         dxDesc, requestedAlgoCount, returnedAlgoCount,
                         perfResults);
@@ -210,16 +207,10 @@ extern "C" cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
     const int requestedAlgoCount, int* returnedAlgoCount,
     cudnnConvolutionBwdDataAlgoPerf_t* perfResults, void* workSpace,
     size_t workSpaceSizeInBytes) {
-  using namespace tunedb::preload;
-  return AnswerOrPass(
-      ConvCall{ConvOp::kBackwardData, dxDesc, wDesc, convDesc, dyDesc,
-               workSpaceSizeInBytes},
-      requestedAlgoCount, returnedAlgoCount, perfResults,
-      [&](int cap, int* count, cudnnConvolutionBwdDataAlgoPerf_t* p) {
-        return CallReal(real_bwd_data_v7, handle, wDesc, dyDesc, convDesc,
-                        dxDesc, cap, count, p);
-      },
-      [&] {
+  return AnswerOrPass<BackwardData>(
+      {ConvOp::kBackwardData, handle, dxDesc, wDesc, convDesc, dyDesc,
+       workSpaceSizeInBytes},
+      requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
         return CallReal(real_bwd_data_find_ex, handle, wDesc, w, dyDesc, dy,
                         convDesc, dxDesc, dx, requestedAlgoCount,
                         returnedAlgoCount, perfResults, workSpace,
@@ -227,7 +218,7 @@ extern "C" cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
       });
 }
 
-// --- Backward filter (w is dw, y is dy) ----------------------------------------
+// --- Backward filter (the call's w is dw, its y is dy) -------------------------
 
 extern "C" cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc,
@@ -235,18 +226,10 @@ extern "C" cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
     const cudnnConvolutionDescriptor_t convDesc,
     const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults) {
-  using namespace tunedb::preload;
-  auto heuristic = [&](int cap, int* count,
-                       cudnnConvolutionBwdFilterAlgoPerf_t* p) {
-    return CallReal(real_bwd_filter_v7, handle, srcDesc, diffDesc, convDesc,
-                    gradDesc, cap, count, p);
-  };
-  return AnswerOrPass(
-      ConvCall{ConvOp::kBackwardFilter, srcDesc, gradDesc, convDesc, diffDesc,
-               {}},
-      requestedAlgoCount, returnedAlgoCount, perfResults, heuristic, [&] {
-        return heuristic(requestedAlgoCount, returnedAlgoCount, perfResults);
-      });
+  return GetV7<BackwardFilter>({ConvOp::kBackwardFilter, handle, srcDesc,
+                                gradDesc, convDesc, diffDesc, {}},
+                               requestedAlgoCount, returnedAlgoCount,
+                               perfResults);
 }
 
 extern "C" cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(
@@ -255,15 +238,9 @@ extern "C" cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(
     const cudnnConvolutionDescriptor_t convDesc,
     const cudnnFilterDescriptor_t dwDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults) {
-  using namespace tunedb::preload;
-  return AnswerOrPass(
-      ConvCall{ConvOp::kBackwardFilter, xDesc, dwDesc, convDesc, dyDesc, {}},
-      requestedAlgoCount, returnedAlgoCount, perfResults,
-      [&](int cap, int* count, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
-        return CallReal(real_bwd_filter_v7, handle, xDesc, dyDesc, convDesc,
-                        dwDesc, cap, count, p);
-      },
-      [&] {
+  return AnswerOrPass<BackwardFilter>(
+      {ConvOp::kBackwardFilter, handle, xDesc, dwDesc, convDesc, dyDesc, {}},
+      requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
         return CallReal(real_bwd_filter_find, handle, xDesc, dyDesc, convDesc,
                         dwDesc, requestedAlgoCount, returnedAlgoCount,
                         perfResults);
@@ -278,16 +255,10 @@ extern "C" cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
     const int requestedAlgoCount, int* returnedAlgoCount,
     cudnnConvolutionBwdFilterAlgoPerf_t* perfResults, void* workSpace,
     size_t workSpaceSizeInBytes) {
-  using namespace tunedb::preload;
-  return AnswerOrPass(
-      ConvCall{ConvOp::kBackwardFilter, xDesc, dwDesc, convDesc, dyDesc,
-               workSpaceSizeInBytes},
-      requestedAlgoCount, returnedAlgoCount, perfResults,
-      [&](int cap, int* count, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
-        return CallReal(real_bwd_filter_v7, handle, xDesc, dyDesc, convDesc,
-                        dwDesc, cap, count, p);
-      },
-      [&] {
+  return AnswerOrPass<BackwardFilter>(
+      {ConvOp::kBackwardFilter, handle, xDesc, dwDesc, convDesc, dyDesc,
+       workSpaceSizeInBytes},
+      requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
         return CallReal(real_bwd_filter_find_ex, handle, xDesc, x, dyDesc, y,
                         convDesc, dwDesc, dw, requestedAlgoCount,
                         returnedAlgoCount, perfResults, workSpace,

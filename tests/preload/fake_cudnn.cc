@@ -45,6 +45,17 @@ struct Conv {
   int groups = 1;
 };
 
+template <typename T, typename Descriptor>
+cudnnStatus_t Make(Descriptor* d) {
+  *d = reinterpret_cast<Descriptor>(new T());
+  return CUDNN_STATUS_SUCCESS;
+}
+template <typename T, typename Descriptor>
+cudnnStatus_t Free(Descriptor d) {
+  delete reinterpret_cast<T*>(d);
+  return CUDNN_STATUS_SUCCESS;
+}
+
 std::mutex counts_mu;
 std::map<std::string, int>& Counts() {
   static auto* counts = new std::map<std::string, int>();
@@ -113,14 +124,8 @@ cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* d) {
-  *d = reinterpret_cast<cudnnTensorDescriptor_t>(new Tensor());
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) {
-  delete reinterpret_cast<Tensor*>(d);
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* d) { return Make<Tensor>(d); }
+cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) { return Free<Tensor>(d); }
 cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t d,
                                          cudnnDataType_t type, int nb,
                                          const int dims[],
@@ -146,14 +151,8 @@ cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t d,
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* d) {
-  *d = reinterpret_cast<cudnnFilterDescriptor_t>(new Filter());
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) {
-  delete reinterpret_cast<Filter*>(d);
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* d) { return Make<Filter>(d); }
+cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) { return Free<Filter>(d); }
 cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d,
                                          cudnnDataType_t type,
                                          cudnnTensorFormat_t format, int nb,
@@ -178,15 +177,8 @@ cudnnStatus_t cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t d,
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnCreateConvolutionDescriptor(
-    cudnnConvolutionDescriptor_t* d) {
-  *d = reinterpret_cast<cudnnConvolutionDescriptor_t>(new Conv());
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) {
-  delete reinterpret_cast<Conv*>(d);
-  return CUDNN_STATUS_SUCCESS;
-}
+cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* d) { return Make<Conv>(d); }
+cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) { return Free<Conv>(d); }
 cudnnStatus_t cudnnSetConvolutionNdDescriptor(
     cudnnConvolutionDescriptor_t d, int n, const int pad[], const int stride[],
     const int dilation[], cudnnConvolutionMode_t mode,

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -135,49 +136,61 @@ int main(int argc, char** argv) {
   int returned = -1;
   cudnnStatus_t status = CUDNN_STATUS_BAD_PARAM;
   nlohmann::json perf;
-  const int cap = a.count > 0 ? a.count : 1;
+  // Calls the one of `find`, `find_ex`, `get_v7` that --call names.
+  auto run = [&](auto* perf_type, auto find, auto find_ex, auto get_v7) {
+    using Perf = std::remove_pointer_t<decltype(perf_type)>;
+    std::vector<Perf> p(a.count > 0 ? a.count : 1);
+    status = a.call == "find"      ? find(p.data())
+             : a.call == "find_ex" ? find_ex(p.data())
+                                   : get_v7(p.data());
+    perf = PerfJson(p.data(), status == CUDNN_STATUS_SUCCESS ? returned : 0);
+  };
+  const int n = a.count;
+  int* r = &returned;
   if (a.op == "fwd") {
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> p(cap);
-    if (a.call == "find") {
-      status = cudnnFindConvolutionForwardAlgorithm(h, x, w, conv, y, a.count,
-                                                    &returned, p.data());
-    } else if (a.call == "find_ex") {
-      status = cudnnFindConvolutionForwardAlgorithmEx(
-          h, x, nullptr, w, nullptr, conv, y, nullptr, a.count, &returned,
-          p.data(), nullptr, ws);
-    } else {
-      status = cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, conv, y, a.count,
-                                                      &returned, p.data());
-    }
-    perf = PerfJson(p.data(), status == CUDNN_STATUS_SUCCESS ? returned : 0);
+    run(static_cast<cudnnConvolutionFwdAlgoPerf_t*>(nullptr),
+        [&](auto* p) {
+          return cudnnFindConvolutionForwardAlgorithm(h, x, w, conv, y, n, r, p);
+        },
+        [&](auto* p) {
+          return cudnnFindConvolutionForwardAlgorithmEx(
+              h, x, nullptr, w, nullptr, conv, y, nullptr, n, r, p, nullptr,
+              ws);
+        },
+        [&](auto* p) {
+          return cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, conv, y, n, r,
+                                                        p);
+        });
   } else if (a.op == "bwd_data") {
-    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> p(cap);
-    if (a.call == "find") {
-      status = cudnnFindConvolutionBackwardDataAlgorithm(
-          h, w, y, conv, x, a.count, &returned, p.data());
-    } else if (a.call == "find_ex") {
-      status = cudnnFindConvolutionBackwardDataAlgorithmEx(
-          h, w, nullptr, y, nullptr, conv, x, nullptr, a.count, &returned,
-          p.data(), nullptr, ws);
-    } else {
-      status = cudnnGetConvolutionBackwardDataAlgorithm_v7(
-          h, w, y, conv, x, a.count, &returned, p.data());
-    }
-    perf = PerfJson(p.data(), status == CUDNN_STATUS_SUCCESS ? returned : 0);
+    run(static_cast<cudnnConvolutionBwdDataAlgoPerf_t*>(nullptr),
+        [&](auto* p) {
+          return cudnnFindConvolutionBackwardDataAlgorithm(h, w, y, conv, x, n,
+                                                           r, p);
+        },
+        [&](auto* p) {
+          return cudnnFindConvolutionBackwardDataAlgorithmEx(
+              h, w, nullptr, y, nullptr, conv, x, nullptr, n, r, p, nullptr,
+              ws);
+        },
+        [&](auto* p) {
+          return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w, y, conv, x,
+                                                             n, r, p);
+        });
   } else {
-    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> p(cap);
-    if (a.call == "find") {
-      status = cudnnFindConvolutionBackwardFilterAlgorithm(
-          h, x, y, conv, w, a.count, &returned, p.data());
-    } else if (a.call == "find_ex") {
-      status = cudnnFindConvolutionBackwardFilterAlgorithmEx(
-          h, x, nullptr, y, nullptr, conv, w, nullptr, a.count, &returned,
-          p.data(), nullptr, ws);
-    } else {
-      status = cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-          h, x, y, conv, w, a.count, &returned, p.data());
-    }
-    perf = PerfJson(p.data(), status == CUDNN_STATUS_SUCCESS ? returned : 0);
+    run(static_cast<cudnnConvolutionBwdFilterAlgoPerf_t*>(nullptr),
+        [&](auto* p) {
+          return cudnnFindConvolutionBackwardFilterAlgorithm(h, x, y, conv, w,
+                                                             n, r, p);
+        },
+        [&](auto* p) {
+          return cudnnFindConvolutionBackwardFilterAlgorithmEx(
+              h, x, nullptr, y, nullptr, conv, w, nullptr, n, r, p, nullptr,
+              ws);
+        },
+        [&](auto* p) {
+          return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, y, conv, w,
+                                                               n, r, p);
+        });
   }
   nlohmann::json calls;
   for (const char* op : {"fwd", "bwd_data", "bwd_filter"}) {

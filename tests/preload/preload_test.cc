@@ -313,49 +313,56 @@ TEST_F(PreloadTest, ARequestedCountBelowTheListTruncatesIt) {
   EXPECT_EQ(run.out["perf"][0]["algo"], Tuned(key).algo);
 }
 
-TEST_F(PreloadTest, UnsupportedDescriptorsPassThrough) {
-  ProbeRun run = Probe({"--call", "find_ex", "--type", "i8"});
-  EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kFindList, 8));
-  EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 1);
-  EXPECT_THAT(run.err, HasSubstr("unsupported_problem=1"));
-}
+// A call the preload cannot answer goes to cuDNN unchanged, with the reason
+// counted on the exit line.
+struct PassThroughCase {
+  const char* what;
+  std::vector<std::string> args;
+  std::vector<std::string> env;  // "{dir}" is the test's folder
+  const char* reason;
+  const char* real_call;
+};
 
-TEST_F(PreloadTest, AFailingHeuristicOnAHitFallsBackToTheRealFind) {
+TEST_F(PreloadTest, CallsItCannotAnswerPassThroughUnchanged) {
+  const std::vector<PassThroughCase> cases = {
+      {"unsupported descriptors (int8)", {"--call", "find_ex", "--type", "i8"},
+       {}, "unsupported_problem=1", "fwd_find_ex"},
+      {"a failing heuristic on a hit", {"--call", "find"},
+       {"FAKE_CUDNN_FAIL_GET_V7=1"}, "heuristic_failed=1", "fwd_find"},
+      {"another cuDNN major version", {"--call", "find_ex"},
+       {"FAKE_CUDNN_VERSION=80907"}, "cudnn_version=1", "fwd_find_ex"},
+      {"a bad device key", {"--call", "find_ex"},
+       {"TUNEDB_DEVICE_KEY=gpu=x"}, "no_device=1", "fwd_find_ex"},
+      {"the preload switched off", {"--call", "get_v7"},
+       {"TUNEDB_PRELOAD=off"}, "disabled=1", "fwd_get_v7"},
+      {"a requested count of 0", {"--call", "find_ex", "--count", "0"}, {},
+       "bad_arguments=1", "fwd_find_ex"},
+      {"a daemon that is down", {"--call", "find_ex"},
+       {"TUNEDB_ADDRESS=unix:{dir}/nobody.sock"}, "daemon_down=1",
+       "fwd_find_ex"},
+  };
+  // Stored, so that each case's own cause is what passes the call through.
   Tune(Key(ConvOp::kForward));
-  ProbeRun run = Probe({"--call", "find"}, {"FAKE_CUDNN_FAIL_GET_V7=1"});
-  EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kFindList, 8));
-  EXPECT_EQ(run.out["real_calls"]["fwd_find"], 1);
-  EXPECT_THAT(run.err, HasSubstr("heuristic_failed=1"));
-}
-
-TEST_F(PreloadTest, AnotherCudnnMajorVersionPassesThrough) {
-  Tune(Key(ConvOp::kForward));
-  ProbeRun run = Probe({"--call", "find_ex"}, {"FAKE_CUDNN_VERSION=80907"});
-  EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kFindList, 8));
-  EXPECT_THAT(run.err, HasSubstr("cudnn_version=1"));
-}
-
-TEST_F(PreloadTest, ABadDeviceKeyPassesThrough) {
-  Tune(Key(ConvOp::kForward));
-  ProbeRun run = Probe({"--call", "find_ex"}, {"TUNEDB_DEVICE_KEY=gpu=x"});
-  EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kFindList, 8));
-  EXPECT_THAT(run.err, HasSubstr("no_device=1"));
-}
-
-TEST_F(PreloadTest, SwitchedOffItPassesEverythingThrough) {
-  Tune(Key(ConvOp::kForward));
-  ProbeRun run = Probe({"--call", "get_v7"}, {"TUNEDB_PRELOAD=off"});
-  EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kHeuristicList, 8));
-  EXPECT_THAT(run.err, HasSubstr("disabled=1"));
-}
-
-TEST_F(PreloadTest, ADaemonThatIsDownMeansPassThrough) {
-  ProbeRun run = Probe({"--call", "find_ex"},
-                       {"TUNEDB_ADDRESS=unix:" + dir_.File("nobody.sock")});
-  EXPECT_EQ(run.exit_code, 0);
-  EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kFindList, 8));
-  EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 1);
-  EXPECT_THAT(run.err, HasSubstr("daemon_down=1"));
+  for (const PassThroughCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::vector<std::string> env;
+    for (std::string e : c.env) {
+      const size_t at = e.find("{dir}");
+      if (at != std::string::npos) e.replace(at, 5, dir_.path());
+      env.push_back(e);
+    }
+    ProbeRun run = Probe(c.args, env);
+    EXPECT_EQ(run.exit_code, 0);
+    EXPECT_EQ(run.out["real_calls"][c.real_call], 1);
+    const fake_cudnn::Entry* list = std::string(c.real_call).find("get_v7") !=
+                                            std::string::npos
+                                        ? fake_cudnn::kHeuristicList
+                                        : fake_cudnn::kFindList;
+    if (run.out["status"] == 0) {
+      EXPECT_EQ(run.out["perf"], FakeList(list, 8));
+    }
+    EXPECT_THAT(run.err, HasSubstr(c.reason));
+  }
 }
 
 TEST_F(PreloadTest, TheExitLineCanBeSilenced) {
