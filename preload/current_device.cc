@@ -29,8 +29,8 @@ const Driver& LoadedDriver() {
     Driver d;
     void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (h == nullptr) return d;
-    d.ctx_get_device =
-        reinterpret_cast<decltype(d.ctx_get_device)>(dlsym(h, "cuCtxGetDevice"));
+    d.ctx_get_device = reinterpret_cast<decltype(d.ctx_get_device)>(
+        dlsym(h, "cuCtxGetDevice"));
     d.device_get_name = reinterpret_cast<decltype(d.device_get_name)>(
         dlsym(h, "cuDeviceGetName"));
     d.device_get_attribute = reinterpret_cast<decltype(d.device_get_attribute)>(

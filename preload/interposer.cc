@@ -18,6 +18,12 @@ bool Same(const Answer& a, const Answer& b) {
   return a.algo == b.algo && a.math_type == b.math_type;
 }
 
+Decision PassThrough(Outcome o) {
+  Decision d;
+  d.outcome = o;
+  return d;
+}
+
 TunedChoice ChoiceOf(const Answer& a, std::optional<bool> deterministic) {
   TunedChoice t;
   t.algo = a.algo;
@@ -68,24 +74,27 @@ Decision Interposer::Decide(const ConvCall& call) {
   try {
     return DecideOrThrow(call);
   } catch (...) {
-    return Decision{Outcome::kInternalError, {}};
+    return PassThrough(Outcome::kInternalError);
   }
 }
 
 Decision Interposer::DecideOrThrow(const ConvCall& call) {
-  if (!options_.enabled) return {Outcome::kDisabled, {}};
+  if (!options_.enabled) return PassThrough(Outcome::kDisabled);
   // The perf structs' layout is cuDNN 9's (the headers this was built with).
-  if (cudnn_version_ / 10000 != CUDNN_MAJOR) return {Outcome::kCudnnVersion, {}};
-  if (client_ == nullptr) return {Outcome::kInternalError, {}};
-  if (getpid() != pid_) return {Outcome::kForked, {}};
+  if (cudnn_version_ / 10000 != CUDNN_MAJOR)
+    return PassThrough(Outcome::kCudnnVersion);
+  if (client_ == nullptr) return PassThrough(Outcome::kInternalError);
+  if (getpid() != pid_) return PassThrough(Outcome::kForked);
   ProblemKey key;
   absl::StatusOr<ConvProblem> problem =
       ProblemFromDescriptors(call.op, call.x, call.w, call.conv, call.y);
-  if (!problem.ok()) return {Outcome::kUnsupported, {}};
+  if (!problem.ok()) return PassThrough(Outcome::kUnsupported);
   key.problem = *std::move(problem);
   absl::StatusOr<DeviceKey> device = device_->Get();
-  if (!device.ok()) return {Outcome::kNoDevice, {}};
+  if (!device.ok()) return PassThrough(Outcome::kNoDevice);
   key.device = *std::move(device);
+  const std::string key_text =
+      options_.log == LogLevel::kCalls ? key.ToText() : std::string();
 
   Constraints fastest_c;
   if (call.workspace_limit.has_value()) {
@@ -94,13 +103,16 @@ Decision Interposer::DecideOrThrow(const ConvCall& call) {
   }
   const Answer fastest = client_->Get(key, fastest_c);
   if (!fastest.tuned()) {
-    return {client_->DaemonReachable() ? Outcome::kMiss : Outcome::kDaemonDown,
-            {}};
+    Decision d = PassThrough(client_->DaemonReachable() ? Outcome::kMiss
+                                                        : Outcome::kDaemonDown);
+    d.key_text = key_text;
+    return d;
   }
   Constraints deterministic_c = fastest_c;
   deterministic_c.deterministic_only = true;
   const Answer deterministic = client_->Get(key, deterministic_c);
-  Decision d{Outcome::kHit, {}};
+  Decision d = PassThrough(Outcome::kHit);
+  d.key_text = key_text;
   if (!deterministic.tuned()) {
     // No deterministic choice fits (or none is known yet): the heuristic's
     // flag for the fastest stands.
@@ -116,13 +128,14 @@ Decision Interposer::DecideOrThrow(const ConvCall& call) {
   return d;
 }
 
-void Interposer::Record(const ConvCall& call, Outcome outcome,
-                        int first_algo) {
+void Interposer::Record(const ConvCall& call, Outcome outcome, int first_algo,
+                        const std::string& key_text) {
   counters_.Count(outcome);
   if (options_.log != LogLevel::kCalls) return;
   std::string line = absl::StrCat("tunedb preload: ", ConvOpName(call.op), " ",
                                   OutcomeName(outcome));
   if (outcome == Outcome::kHit) absl::StrAppend(&line, " algo=", first_algo);
+  if (!key_text.empty()) absl::StrAppend(&line, " ", key_text);
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 

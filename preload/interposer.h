@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "preload/current_device.h"
@@ -49,6 +50,8 @@ struct Decision {
   // For kHit: the fastest choice, then the fastest deterministic one if
   // that is another.
   std::vector<TunedChoice> tuned;
+  // The key's text, at LogLevel::kCalls only (for the per-call line).
+  std::string key_text;
   bool hit() const { return outcome == Outcome::kHit; }
 };
 
@@ -59,7 +62,8 @@ class Interposer {
   Decision Decide(const ConvCall& call);
   // Counts a call's final outcome (a hit can still end as a pass-through,
   // e.g. kHeuristicFailed) and logs it at LogLevel::kCalls.
-  void Record(const ConvCall& call, Outcome outcome, int first_algo);
+  void Record(const ConvCall& call, Outcome outcome, int first_algo,
+              const std::string& key_text = "");
 
   const PreloadCounters& counters() const { return counters_; }
 

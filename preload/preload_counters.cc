@@ -6,18 +6,30 @@ namespace tunedb::preload {
 
 absl::string_view OutcomeName(Outcome o) {
   switch (o) {
-    case Outcome::kHit: return "hit";
-    case Outcome::kMiss: return "miss";
-    case Outcome::kDaemonDown: return "daemon_down";
-    case Outcome::kDisabled: return "disabled";
-    case Outcome::kCudnnVersion: return "cudnn_version";
-    case Outcome::kUnsupported: return "unsupported_problem";
-    case Outcome::kNoDevice: return "no_device";
-    case Outcome::kBadArguments: return "bad_arguments";
-    case Outcome::kHeuristicFailed: return "heuristic_failed";
-    case Outcome::kForked: return "forked_child";
-    case Outcome::kInternalError: return "internal_error";
-    case Outcome::kNumOutcomes: break;
+    case Outcome::kHit:
+      return "hit";
+    case Outcome::kMiss:
+      return "miss";
+    case Outcome::kDaemonDown:
+      return "daemon_down";
+    case Outcome::kDisabled:
+      return "disabled";
+    case Outcome::kCudnnVersion:
+      return "cudnn_version";
+    case Outcome::kUnsupported:
+      return "unsupported_problem";
+    case Outcome::kNoDevice:
+      return "no_device";
+    case Outcome::kBadArguments:
+      return "bad_arguments";
+    case Outcome::kHeuristicFailed:
+      return "heuristic_failed";
+    case Outcome::kForked:
+      return "forked_child";
+    case Outcome::kInternalError:
+      return "internal_error";
+    case Outcome::kNumOutcomes:
+      break;
   }
   return "unknown";
 }
@@ -32,10 +44,10 @@ std::string PreloadCounters::Summary(absl::string_view address) const {
   const int64_t hits = Get(Outcome::kHit);
   const int64_t misses = Get(Outcome::kMiss);
   const int64_t total = Total();
-  std::string line = absl::StrCat(
-      "tunedb preload: ", total, " calls: ", hits, " hits, ", misses,
-      " misses (tune asked), ", total - hits - misses,
-      " passed through; daemon ", address);
+  std::string line =
+      absl::StrCat("tunedb preload: ", total, " calls: ", hits, " hits, ",
+                   misses, " misses (tune asked), ", total - hits - misses,
+                   " passed through; daemon ", address);
   for (int i = static_cast<int>(Outcome::kDaemonDown);
        i < static_cast<int>(Outcome::kNumOutcomes); ++i) {
     const int64_t n = counts_[i].load(std::memory_order_relaxed);

@@ -14,23 +14,24 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+
 #include "absl/strings/string_view.h"
 
 namespace tunedb::preload {
 
 // Why a call was answered or passed through.
 enum class Outcome {
-  kHit = 0,            // answered from tunedb
-  kMiss,               // nothing stored yet: passed through, tune asked
-  kDaemonDown,         // daemon unreachable: passed through
-  kDisabled,           // TUNEDB_PRELOAD=off
-  kCudnnVersion,       // a cuDNN whose struct layout this build does not know
-  kUnsupported,        // descriptors tunedb does not key (e.g. int8, strides)
-  kNoDevice,           // no current CUDA context / bad TUNEDB_DEVICE_KEY
-  kBadArguments,       // null pointers, count < 1: cuDNN reports the error
-  kHeuristicFailed,    // the real Get_v7 failed on a hit
-  kForked,             // called in a child forked after the client started
-  kInternalError,      // anything else (an exception, a client error)
+  kHit = 0,          // answered from tunedb
+  kMiss,             // nothing stored yet: passed through, tune asked
+  kDaemonDown,       // daemon unreachable: passed through
+  kDisabled,         // TUNEDB_PRELOAD=off
+  kCudnnVersion,     // a cuDNN whose struct layout this build does not know
+  kUnsupported,      // descriptors tunedb does not key (e.g. int8, strides)
+  kNoDevice,         // no current CUDA context / bad TUNEDB_DEVICE_KEY
+  kBadArguments,     // null pointers, count < 1: cuDNN reports the error
+  kHeuristicFailed,  // the real Get_v7 failed on a hit
+  kForked,           // called in a child forked after the client started
+  kInternalError,    // anything else (an exception, a client error)
   kNumOutcomes
 };
 

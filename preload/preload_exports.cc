@@ -76,7 +76,7 @@ cudnnStatus_t AnswerOrPass(const ConvCall& call, int requested, int* returned,
   }
   const Decision d = interposer->Decide(call);
   if (!d.hit()) {
-    interposer->Record(call, d.outcome, -1);
+    interposer->Record(call, d.outcome, -1, d.key_text);
     return real();
   }
   typename Pass::Perf list[kHeuristicCapacity] = {};
@@ -87,14 +87,15 @@ cudnnStatus_t AnswerOrPass(const ConvCall& call, int requested, int* returned,
     interposer->Record(call, Outcome::kHeuristicFailed, -1);
     return real();
   }
-  const int n = MergeTuned(d.tuned, list, listed, call.workspace_limit,
-                           results, requested);
+  const int n = MergeTuned(d.tuned, list, listed, call.workspace_limit, results,
+                           requested);
   if (n < 1) {
     interposer->Record(call, Outcome::kHeuristicFailed, -1);
     return real();
   }
   *returned = n;
-  interposer->Record(call, Outcome::kHit, static_cast<int>(results[0].algo));
+  interposer->Record(call, Outcome::kHit, static_cast<int>(results[0].algo),
+                     d.key_text);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -170,7 +171,8 @@ extern "C" cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
       });
 }
 
-// --- Backward data (the call's x is dx, its y is dy) ---------------------------
+// --- Backward data (the call's x is dx, its y is dy)
+// ---------------------------
 
 extern "C" cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
     cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc,
@@ -178,8 +180,13 @@ extern "C" cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
     const cudnnConvolutionDescriptor_t convDesc,
     const cudnnTensorDescriptor_t gradDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults) {
-  return GetV7<BackwardData>({ConvOp::kBackwardData, handle, gradDesc,
-                              filterDesc, convDesc, diffDesc, {}},
+  return GetV7<BackwardData>({ConvOp::kBackwardData,
+                              handle,
+                              gradDesc,
+                              filterDesc,
+                              convDesc,
+                              diffDesc,
+                              {}},
                              requestedAlgoCount, returnedAlgoCount,
                              perfResults);
 }
@@ -218,7 +225,8 @@ extern "C" cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
       });
 }
 
-// --- Backward filter (the call's w is dw, its y is dy) -------------------------
+// --- Backward filter (the call's w is dw, its y is dy)
+// -------------------------
 
 extern "C" cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc,
@@ -226,8 +234,13 @@ extern "C" cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
     const cudnnConvolutionDescriptor_t convDesc,
     const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults) {
-  return GetV7<BackwardFilter>({ConvOp::kBackwardFilter, handle, srcDesc,
-                                gradDesc, convDesc, diffDesc, {}},
+  return GetV7<BackwardFilter>({ConvOp::kBackwardFilter,
+                                handle,
+                                srcDesc,
+                                gradDesc,
+                                convDesc,
+                                diffDesc,
+                                {}},
                                requestedAlgoCount, returnedAlgoCount,
                                perfResults);
 }

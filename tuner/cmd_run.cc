@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <climits>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -66,7 +66,8 @@ void ForwardSignal(int sig) {
 
 int RunCommand(CliContext& ctx, const RunFlags& f) {
   std::vector<std::string> command = f.command;
-  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (!command.empty() && command.front() == "--")
+    command.erase(command.begin());
   if (command.empty()) {
     ctx.err() << "tunedb run: no command given (tunedb run -- CMD ...)\n";
     return kExitUsage;
@@ -118,8 +119,8 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
 
   // Like system(): the terminal's SIGINT/SIGQUIT reach the child directly;
   // SIGTERM and SIGHUP sent to tunedb are passed on to it.
-  struct sigaction ignore {}, forward{}, old_int{}, old_quit{}, old_term{},
-      old_hup{};
+  struct sigaction ignore {
+  }, forward{}, old_int{}, old_quit{}, old_term{}, old_hup{};
   ignore.sa_handler = SIG_IGN;
   forward.sa_handler = ForwardSignal;
   sigaction(SIGINT, &ignore, &old_int);
@@ -135,8 +136,8 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(),
-                              envp.data());
+  const int rc =
+      posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
   int code = 127;
   if (rc != 0) {
@@ -165,9 +166,8 @@ std::vector<std::string> WithRunSeparator(std::vector<std::string> args) {
   auto takes_value = [](const std::string& a, bool in_run) {
     if (a.find('=') != std::string::npos) return false;
     if (a == "--address" || a == "--timeout") return true;
-    return in_run &&
-           (a == "--preload" || a == "--log" || a == "--db" ||
-            a == "--exit-wait");
+    return in_run && (a == "--preload" || a == "--log" || a == "--db" ||
+                      a == "--exit-wait");
   };
   bool in_run = false;
   for (size_t i = 0; i < args.size(); ++i) {

@@ -5,7 +5,8 @@
 // known perf arrays (FakeFindList / FakeHeuristicList below) and count
 // their calls (fakeCudnnCallCount). Environment knobs:
 //   FAKE_CUDNN_VERSION=N     cudnnGetVersion() returns N (default 91900)
-//   FAKE_CUDNN_FAIL_GET_V7=1 every Get_v7 call fails (CUDNN_STATUS_INTERNAL_ERROR)
+//   FAKE_CUDNN_FAIL_GET_V7=1 every Get_v7 call fails
+//   (CUDNN_STATUS_INTERNAL_ERROR)
 //
 // Thread safety: the counters are atomic; descriptors as in cuDNN.
 #include <cudnn.h>
@@ -80,8 +81,8 @@ cudnnStatus_t Fill(const char* name, const fake_cudnn::Entry* list, int size,
     p.status = list[i].status;
     p.time = list[i].time;
     p.memory = list[i].memory;
-    p.determinism = list[i].deterministic ? CUDNN_DETERMINISTIC
-                                          : CUDNN_NON_DETERMINISTIC;
+    p.determinism =
+        list[i].deterministic ? CUDNN_DETERMINISTIC : CUDNN_NON_DETERMINISTIC;
     p.mathType = list[i].math;
     out[i] = p;
   }
@@ -124,8 +125,12 @@ cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* d) { return Make<Tensor>(d); }
-cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) { return Free<Tensor>(d); }
+cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* d) {
+  return Make<Tensor>(d);
+}
+cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) {
+  return Free<Tensor>(d);
+}
 cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t d,
                                          cudnnDataType_t type, int nb,
                                          const int dims[],
@@ -151,8 +156,12 @@ cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t d,
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* d) { return Make<Filter>(d); }
-cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) { return Free<Filter>(d); }
+cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* d) {
+  return Make<Filter>(d);
+}
+cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) {
+  return Free<Filter>(d);
+}
 cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d,
                                          cudnnDataType_t type,
                                          cudnnTensorFormat_t format, int nb,
@@ -177,12 +186,20 @@ cudnnStatus_t cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t d,
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* d) { return Make<Conv>(d); }
-cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) { return Free<Conv>(d); }
-cudnnStatus_t cudnnSetConvolutionNdDescriptor(
-    cudnnConvolutionDescriptor_t d, int n, const int pad[], const int stride[],
-    const int dilation[], cudnnConvolutionMode_t mode,
-    cudnnDataType_t compute) {
+cudnnStatus_t cudnnCreateConvolutionDescriptor(
+    cudnnConvolutionDescriptor_t* d) {
+  return Make<Conv>(d);
+}
+cudnnStatus_t cudnnDestroyConvolutionDescriptor(
+    cudnnConvolutionDescriptor_t d) {
+  return Free<Conv>(d);
+}
+cudnnStatus_t cudnnSetConvolutionNdDescriptor(cudnnConvolutionDescriptor_t d,
+                                              int n, const int pad[],
+                                              const int stride[],
+                                              const int dilation[],
+                                              cudnnConvolutionMode_t mode,
+                                              cudnnDataType_t compute) {
   if (n < 1 || n > CUDNN_DIM_MAX - 2) return CUDNN_STATUS_BAD_PARAM;
   Conv* c = reinterpret_cast<Conv*>(d);
   c->n = n;
@@ -229,13 +246,13 @@ cudnnStatus_t cudnnGetConvolutionGroupCount(cudnnConvolutionDescriptor_t d,
   return CUDNN_STATUS_SUCCESS;
 }
 
-// --- The legacy calls: fixed lists --------------------------------------------
+// --- The legacy calls: fixed lists
+// --------------------------------------------
 
 cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(
-    cudnnHandle_t, const cudnnTensorDescriptor_t,
-    const cudnnFilterDescriptor_t, const cudnnConvolutionDescriptor_t,
-    const cudnnTensorDescriptor_t, const int requested, int* returned,
-    cudnnConvolutionFwdAlgoPerf_t* out) {
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t,
+    const int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* out) {
   return Fill("fwd_find", kFindList, kListSize, requested, returned, out);
 }
 cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
@@ -247,22 +264,20 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
   return Fill("fwd_find_ex", kFindList, kListSize, requested, returned, out);
 }
 cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
-    cudnnHandle_t, const cudnnTensorDescriptor_t,
-    const cudnnFilterDescriptor_t, const cudnnConvolutionDescriptor_t,
-    const cudnnTensorDescriptor_t, const int requested, int* returned,
-    cudnnConvolutionFwdAlgoPerf_t* out) {
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t,
+    const int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* out) {
   if (FailGetV7()) return CUDNN_STATUS_INTERNAL_ERROR;
   return Fill("fwd_get_v7", kHeuristicList, kListSize, requested, returned,
               out);
 }
 
 cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(
-    cudnnHandle_t, const cudnnFilterDescriptor_t,
-    const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t,
-    const cudnnTensorDescriptor_t, const int requested, int* returned,
+    cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t,
+    const int requested, int* returned,
     cudnnConvolutionBwdDataAlgoPerf_t* out) {
-  return Fill("bwd_data_find", kFindList, kListSize, requested, returned,
-              out);
+  return Fill("bwd_data_find", kFindList, kListSize, requested, returned, out);
 }
 cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
     cudnnHandle_t, const cudnnFilterDescriptor_t, const void*,
@@ -274,19 +289,19 @@ cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
               out);
 }
 cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
-    cudnnHandle_t, const cudnnFilterDescriptor_t,
-    const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t,
-    const cudnnTensorDescriptor_t, const int requested, int* returned,
+    cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t,
+    const int requested, int* returned,
     cudnnConvolutionBwdDataAlgoPerf_t* out) {
   if (FailGetV7()) return CUDNN_STATUS_INTERNAL_ERROR;
-  return Fill("bwd_data_get_v7", kHeuristicList, kListSize, requested,
-              returned, out);
+  return Fill("bwd_data_get_v7", kHeuristicList, kListSize, requested, returned,
+              out);
 }
 
 cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(
-    cudnnHandle_t, const cudnnTensorDescriptor_t,
-    const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t,
-    const cudnnFilterDescriptor_t, const int requested, int* returned,
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t,
+    const int requested, int* returned,
     cudnnConvolutionBwdFilterAlgoPerf_t* out) {
   return Fill("bwd_filter_find", kFindList, kListSize, requested, returned,
               out);
@@ -301,9 +316,9 @@ cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
               out);
 }
 cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-    cudnnHandle_t, const cudnnTensorDescriptor_t,
-    const cudnnTensorDescriptor_t, const cudnnConvolutionDescriptor_t,
-    const cudnnFilterDescriptor_t, const int requested, int* returned,
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t,
+    const int requested, int* returned,
     cudnnConvolutionBwdFilterAlgoPerf_t* out) {
   if (FailGetV7()) return CUDNN_STATUS_INTERNAL_ERROR;
   return Fill("bwd_filter_get_v7", kHeuristicList, kListSize, requested,

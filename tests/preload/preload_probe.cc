@@ -52,20 +52,34 @@ Args Parse(int argc, char** argv) {
       std::exit(2);
     }
     const char* v = argv[++i];
-    if (f == "--op") a.op = v;
-    else if (f == "--call") a.call = v;
-    else if (f == "--n") a.n = std::atoi(v);
-    else if (f == "--c") a.c = std::atoi(v);
-    else if (f == "--k") a.k = std::atoi(v);
-    else if (f == "--hw") a.hw = std::atoi(v);
-    else if (f == "--filt") a.filt = std::atoi(v);
-    else if (f == "--stride") a.stride = std::atoi(v);
-    else if (f == "--pad") a.pad = std::atoi(v);
-    else if (f == "--type") a.type = v;
-    else if (f == "--math") a.math = v;
-    else if (f == "--ws") a.ws = std::atoll(v);
-    else if (f == "--count") a.count = std::atoi(v);
-    else if (f == "--exit-code") a.exit_code = std::atoi(v);
+    if (f == "--op")
+      a.op = v;
+    else if (f == "--call")
+      a.call = v;
+    else if (f == "--n")
+      a.n = std::atoi(v);
+    else if (f == "--c")
+      a.c = std::atoi(v);
+    else if (f == "--k")
+      a.k = std::atoi(v);
+    else if (f == "--hw")
+      a.hw = std::atoi(v);
+    else if (f == "--filt")
+      a.filt = std::atoi(v);
+    else if (f == "--stride")
+      a.stride = std::atoi(v);
+    else if (f == "--pad")
+      a.pad = std::atoi(v);
+    else if (f == "--type")
+      a.type = v;
+    else if (f == "--math")
+      a.math = v;
+    else if (f == "--ws")
+      a.ws = std::atoll(v);
+    else if (f == "--count")
+      a.count = std::atoi(v);
+    else if (f == "--exit-code")
+      a.exit_code = std::atoi(v);
     else {
       std::fprintf(stderr, "preload_probe: unknown flag %s\n", f.c_str());
       std::exit(2);
@@ -121,15 +135,13 @@ int main(int argc, char** argv) {
   cudnnCreateConvolutionDescriptor(&conv);
   cudnnSetTensorNdDescriptor(x, type, 4, xd.data(), xs.data());
   cudnnSetTensorNdDescriptor(y, type, 4, yd.data(), ys.data());
-  cudnnSetFilterNdDescriptor(w, type,
-                             a.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, 4,
-                             wd.data());
+  cudnnSetFilterNdDescriptor(
+      w, type, a.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, 4, wd.data());
   const int pad[2] = {a.pad, a.pad}, stride[2] = {a.stride, a.stride},
             dil[2] = {1, 1};
-  cudnnSetConvolutionNdDescriptor(conv, 2, pad, stride, dil,
-                                  CUDNN_CROSS_CORRELATION,
-                                  type == CUDNN_DATA_INT8 ? CUDNN_DATA_INT32
-                                                          : CUDNN_DATA_FLOAT);
+  cudnnSetConvolutionNdDescriptor(
+      conv, 2, pad, stride, dil, CUDNN_CROSS_CORRELATION,
+      type == CUDNN_DATA_INT8 ? CUDNN_DATA_INT32 : CUDNN_DATA_FLOAT);
   cudnnSetConvolutionMathType(conv, math);
 
   const size_t ws = static_cast<size_t>(a.ws);
@@ -148,9 +160,11 @@ int main(int argc, char** argv) {
   const int n = a.count;
   int* r = &returned;
   if (a.op == "fwd") {
-    run(static_cast<cudnnConvolutionFwdAlgoPerf_t*>(nullptr),
+    run(
+        static_cast<cudnnConvolutionFwdAlgoPerf_t*>(nullptr),
         [&](auto* p) {
-          return cudnnFindConvolutionForwardAlgorithm(h, x, w, conv, y, n, r, p);
+          return cudnnFindConvolutionForwardAlgorithm(h, x, w, conv, y, n, r,
+                                                      p);
         },
         [&](auto* p) {
           return cudnnFindConvolutionForwardAlgorithmEx(
@@ -162,7 +176,8 @@ int main(int argc, char** argv) {
                                                         p);
         });
   } else if (a.op == "bwd_data") {
-    run(static_cast<cudnnConvolutionBwdDataAlgoPerf_t*>(nullptr),
+    run(
+        static_cast<cudnnConvolutionBwdDataAlgoPerf_t*>(nullptr),
         [&](auto* p) {
           return cudnnFindConvolutionBackwardDataAlgorithm(h, w, y, conv, x, n,
                                                            r, p);
@@ -177,7 +192,8 @@ int main(int argc, char** argv) {
                                                              n, r, p);
         });
   } else {
-    run(static_cast<cudnnConvolutionBwdFilterAlgoPerf_t*>(nullptr),
+    run(
+        static_cast<cudnnConvolutionBwdFilterAlgoPerf_t*>(nullptr),
         [&](auto* p) {
           return cudnnFindConvolutionBackwardFilterAlgorithm(h, x, y, conv, w,
                                                              n, r, p);

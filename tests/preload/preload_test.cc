@@ -5,6 +5,8 @@
 // the same key and constraints; the pass-through results are the fake's
 // fixed lists (fake_cudnn_lists.h).
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,9 +18,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "fake_cudnn_lists.h"
 #include "nlohmann/json.hpp"
@@ -85,14 +84,15 @@ ProbeRun Spawn(const TempDir& dir, std::vector<std::string> argv,
   args.push_back(nullptr);
   pid_t pid = -1;
   ProbeRun run;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(),
-                             envp.data());
+  const int rc =
+      posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   EXPECT_EQ(rc, 0) << "cannot start " << argv[0];
   if (rc != 0) return run;
   int status = 0;
   waitpid(pid, &status, 0);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.exit_code =
+      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   run.err = ReadFile(err_path);
   const std::string out = ReadFile(out_path);
   run.out = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
@@ -102,10 +102,9 @@ ProbeRun Spawn(const TempDir& dir, std::vector<std::string> argv,
 // The probe's problem: 32 x 64 -> 64 channels, 56x56, 3x3, stride 2, pad 1
 // (stride 2 leaves the simulated finder's unit-stride algorithms out, so the
 // fastest one is not deterministic).
-const std::vector<std::string> kShape = {"--n",    "32", "--c",    "64",
-                                         "--k",    "64", "--hw",   "56",
-                                         "--filt", "3",  "--stride", "2",
-                                         "--pad",  "1"};
+const std::vector<std::string> kShape = {
+    "--n", "32",     "--c", "64",       "--k", "64",    "--hw",
+    "56",  "--filt", "3",   "--stride", "2",   "--pad", "1"};
 
 class PreloadTest : public ::testing::Test {
  protected:
@@ -127,7 +126,8 @@ class PreloadTest : public ::testing::Test {
   std::vector<std::string> PreloadEnv() const {
     return {std::string("LD_PRELOAD=") + PRELOAD_PATH,
             "TUNEDB_ADDRESS=" + server_->address(),
-            "TUNEDB_DEVICE_KEY=" + device_.ToText(), "TUNEDB_PRELOAD_LOG=calls"};
+            "TUNEDB_DEVICE_KEY=" + device_.ToText(),
+            "TUNEDB_PRELOAD_LOG=calls"};
   }
 
   // preload_probe with `args` after kShape, with the preload (and `env`).
@@ -136,8 +136,8 @@ class PreloadTest : public ::testing::Test {
     std::vector<std::string> argv = {PROBE_PATH};
     argv.insert(argv.end(), kShape.begin(), kShape.end());
     argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> all = preload ? PreloadEnv()
-                                           : std::vector<std::string>{};
+    std::vector<std::string> all =
+        preload ? PreloadEnv() : std::vector<std::string>{};
     all.insert(all.end(), env.begin(), env.end());
     ProbeRun run = Spawn(dir_, argv, all);
     EXPECT_TRUE(run.out.is_object()) << "probe printed no JSON; stderr:\n"
@@ -201,7 +201,8 @@ TEST_F(PreloadTest, WithoutThePreloadTheProbeSeesTheFakeLists) {
 
 TEST_F(PreloadTest, AMissPassesThroughUnchangedAndTheDaemonLearnsTheProblem) {
   const ProblemKey key = Key(ConvOp::kForward);
-  ProbeRun run = Probe({"--call", "find_ex"}, {"TUNEDB_PRELOAD_EXIT_WAIT_S=30"});
+  ProbeRun run =
+      Probe({"--call", "find_ex"}, {"TUNEDB_PRELOAD_EXIT_WAIT_S=30"});
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_EQ(run.out["status"], 0);
   EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kFindList, 8));
@@ -325,20 +326,40 @@ struct PassThroughCase {
 
 TEST_F(PreloadTest, CallsItCannotAnswerPassThroughUnchanged) {
   const std::vector<PassThroughCase> cases = {
-      {"unsupported descriptors (int8)", {"--call", "find_ex", "--type", "i8"},
-       {}, "unsupported_problem=1", "fwd_find_ex"},
-      {"a failing heuristic on a hit", {"--call", "find"},
-       {"FAKE_CUDNN_FAIL_GET_V7=1"}, "heuristic_failed=1", "fwd_find"},
-      {"another cuDNN major version", {"--call", "find_ex"},
-       {"FAKE_CUDNN_VERSION=80907"}, "cudnn_version=1", "fwd_find_ex"},
-      {"a bad device key", {"--call", "find_ex"},
-       {"TUNEDB_DEVICE_KEY=gpu=x"}, "no_device=1", "fwd_find_ex"},
-      {"the preload switched off", {"--call", "get_v7"},
-       {"TUNEDB_PRELOAD=off"}, "disabled=1", "fwd_get_v7"},
-      {"a requested count of 0", {"--call", "find_ex", "--count", "0"}, {},
-       "bad_arguments=1", "fwd_find_ex"},
-      {"a daemon that is down", {"--call", "find_ex"},
-       {"TUNEDB_ADDRESS=unix:{dir}/nobody.sock"}, "daemon_down=1",
+      {"unsupported descriptors (int8)",
+       {"--call", "find_ex", "--type", "i8"},
+       {},
+       "unsupported_problem=1",
+       "fwd_find_ex"},
+      {"a failing heuristic on a hit",
+       {"--call", "find"},
+       {"FAKE_CUDNN_FAIL_GET_V7=1"},
+       "heuristic_failed=1",
+       "fwd_find"},
+      {"another cuDNN major version",
+       {"--call", "find_ex"},
+       {"FAKE_CUDNN_VERSION=80907"},
+       "cudnn_version=1",
+       "fwd_find_ex"},
+      {"a bad device key",
+       {"--call", "find_ex"},
+       {"TUNEDB_DEVICE_KEY=gpu=x"},
+       "no_device=1",
+       "fwd_find_ex"},
+      {"the preload switched off",
+       {"--call", "get_v7"},
+       {"TUNEDB_PRELOAD=off"},
+       "disabled=1",
+       "fwd_get_v7"},
+      {"a requested count of 0",
+       {"--call", "find_ex", "--count", "0"},
+       {},
+       "bad_arguments=1",
+       "fwd_find_ex"},
+      {"a daemon that is down",
+       {"--call", "find_ex"},
+       {"TUNEDB_ADDRESS=unix:{dir}/nobody.sock"},
+       "daemon_down=1",
        "fwd_find_ex"},
   };
   // Stored, so that each case's own cause is what passes the call through.
@@ -354,10 +375,10 @@ TEST_F(PreloadTest, CallsItCannotAnswerPassThroughUnchanged) {
     ProbeRun run = Probe(c.args, env);
     EXPECT_EQ(run.exit_code, 0);
     EXPECT_EQ(run.out["real_calls"][c.real_call], 1);
-    const fake_cudnn::Entry* list = std::string(c.real_call).find("get_v7") !=
-                                            std::string::npos
-                                        ? fake_cudnn::kHeuristicList
-                                        : fake_cudnn::kFindList;
+    const fake_cudnn::Entry* list =
+        std::string(c.real_call).find("get_v7") != std::string::npos
+            ? fake_cudnn::kHeuristicList
+            : fake_cudnn::kFindList;
     if (run.out["status"] == 0) {
       EXPECT_EQ(run.out["perf"], FakeList(list, 8));
     }
@@ -374,9 +395,9 @@ TEST_F(PreloadTest, TheExitLineCanBeSilenced) {
 TEST_F(PreloadTest, TunedbRunPreloadsTheCommandAndReturnsItsExitCode) {
   Tune(Key(ConvOp::kForward));
   // No "--": the probe's own flags (--n, --call, ...) still go to it.
-  std::vector<std::string> argv = {TUNEDB_CLI_PATH, "--address",
-                                   server_->address(), "run", "--log",
-                                   "summary", PROBE_PATH};
+  std::vector<std::string> argv = {
+      TUNEDB_CLI_PATH, "--address", server_->address(), "run",
+      "--log",         "summary",   PROBE_PATH};
   argv.insert(argv.end(), kShape.begin(), kShape.end());
   for (const char* a : {"--call", "find_ex", "--exit-code", "7"}) {
     argv.push_back(a);
