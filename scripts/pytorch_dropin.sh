@@ -66,11 +66,11 @@ one() {
   n=$((n + 1))
   local err="$OUT/runs/$n-$dtype-bench$bench.err"
   echo "--- $n: $dtype, $label, benchmark=$bench"
-  local json
-  json=$("${pre[@]}" "$PY" "$BENCH" run --dtype "$dtype" --benchmark "$bench" \
-         --iters "$ITERS" --label "$label" "${ref[@]}" 2> "$err" | grep '^{' | tail -1)
-  local rc=${PIPESTATUS[0]}
-  local line
+  ${pre[@]+"${pre[@]}"} "$PY" "$BENCH" run --dtype "$dtype" --benchmark "$bench" \
+    --iters "$ITERS" --label "$label" "${ref[@]}" > "${err%.err}.out" 2> "$err"
+  local rc=$?
+  local json line
+  json=$(grep '^{' "${err%.err}.out" | tail -1)
   line=$(grep '^tunedb preload:' "$err" | tail -1)
   [[ -n "$line" ]] && echo "    $line"
   if [[ -z "$json" ]]; then
