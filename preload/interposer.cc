@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -101,7 +102,7 @@ Decision Interposer::DecideOrThrow(const ConvCall& call) {
     fastest_c.max_workspace_bytes = static_cast<int64_t>(
         std::min<size_t>(*call.workspace_limit, INT64_MAX));
   }
-  const Answer fastest = client_->Get(key, fastest_c);
+  Answer fastest = client_->Get(key, fastest_c);
   if (!fastest.tuned()) {
     Decision d = PassThrough(client_->DaemonReachable() ? Outcome::kMiss
                                                         : Outcome::kDaemonDown);
@@ -110,7 +111,12 @@ Decision Interposer::DecideOrThrow(const ConvCall& call) {
   }
   Constraints deterministic_c = fastest_c;
   deterministic_c.deterministic_only = true;
-  const Answer deterministic = client_->Get(key, deterministic_c);
+  Answer deterministic = client_->Get(key, deterministic_c);
+  fastest.workspace_bytes = WorkspaceOn(call, key.device, fastest_c, fastest);
+  if (deterministic.tuned()) {
+    deterministic.workspace_bytes =
+        WorkspaceOn(call, key.device, deterministic_c, deterministic);
+  }
   Decision d = PassThrough(Outcome::kHit);
   d.key_text = key_text;
   if (!deterministic.tuned()) {
@@ -126,6 +132,22 @@ Decision Interposer::DecideOrThrow(const ConvCall& call) {
     d.tuned.push_back(ChoiceOf(deterministic, true));
   }
   return d;
+}
+
+int64_t Interposer::WorkspaceOn(const ConvCall& call, const DeviceKey& device,
+                                 const Constraints& c, const Answer& a) {
+  // ChooseAlgo answers from the client's cache here (the answer is cached),
+  // and sizes the workspace with cuDNN for the answer's algorithm and math
+  // type on descriptors of the same problem.
+  absl::StatusOr<CudnnAlgo> chosen = ChooseAlgo(
+      *client_, call.handle, device, call.op, call.x, call.w, call.conv,
+      call.y, c);
+  if (!chosen.ok() || chosen->source == Source::kHeuristic ||
+      chosen->math_type != ToCudnn(a.math_type)) {
+    return a.workspace_bytes;
+  }
+  return std::max<int64_t>(a.workspace_bytes,
+                           static_cast<int64_t>(chosen->workspace_bytes));
 }
 
 void Interposer::Record(const ConvCall& call, Outcome outcome, int first_algo,

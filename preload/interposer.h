@@ -74,6 +74,10 @@ class Interposer {
 
   static void AtExit();
   Decision DecideOrThrow(const ConvCall& call);
+  // The workspace the tuned answer `a` (for `c`) needs with this cuDNN: the
+  // larger of the stored one and cuDNN's own size for it.
+  int64_t WorkspaceOn(const ConvCall& call, const DeviceKey& device,
+                      const Constraints& c, const Answer& a);
 
   const PreloadOptions options_;
   const pid_t pid_;

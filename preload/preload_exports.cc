@@ -57,11 +57,21 @@ struct BackwardFilter {
   }
 };
 
+// Set while this thread is in an entry point: a cuDNN call the preload makes
+// itself (the helpers' heuristic) goes straight to cuDNN.
+thread_local bool inside_preload = false;
+struct InsidePreload {
+  InsidePreload() { inside_preload = true; }
+  ~InsidePreload() { inside_preload = false; }
+};
+
 // Answers `call` from tunedb, or returns `real()` (the caller's own call,
 // unchanged).
 template <typename Pass, typename Real>
 cudnnStatus_t AnswerOrPass(const ConvCall& call, int requested, int* returned,
                            typename Pass::Perf* results, Real real) {
+  if (inside_preload) return real();
+  const InsidePreload guard;
   Interposer* interposer = nullptr;
   try {
     interposer = &Interposer::Instance();

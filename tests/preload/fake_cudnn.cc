@@ -246,6 +246,50 @@ cudnnStatus_t cudnnGetConvolutionGroupCount(cudnnConvolutionDescriptor_t d,
   return CUDNN_STATUS_SUCCESS;
 }
 
+cudnnStatus_t cudnnGetConvolutionNdForwardOutputDim(
+    const cudnnConvolutionDescriptor_t d, const cudnnTensorDescriptor_t x,
+    const cudnnFilterDescriptor_t w, int nb, int out[]) {
+  const Conv* c = reinterpret_cast<const Conv*>(d);
+  const Tensor* t = reinterpret_cast<const Tensor*>(x);
+  const Filter* f = reinterpret_cast<const Filter*>(w);
+  if (nb != t->nb || nb != f->nb || nb != c->n + 2) return CUDNN_STATUS_BAD_PARAM;
+  out[0] = t->dims[0];
+  out[1] = f->dims[0];
+  for (int i = 0; i < c->n; ++i) {
+    const int span = c->dilation[i] * (f->dims[2 + i] - 1) + 1;
+    out[2 + i] = (t->dims[2 + i] + 2 * c->pad[i] - span) / c->stride[i] + 1;
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+namespace {
+cudnnStatus_t Workspace(size_t* bytes) {
+  const char* v = std::getenv("FAKE_CUDNN_WORKSPACE");
+  if (v == nullptr) return CUDNN_STATUS_NOT_SUPPORTED;
+  *bytes = std::strtoull(v, nullptr, 10);
+  return CUDNN_STATUS_SUCCESS;
+}
+}  // namespace
+
+cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnFilterDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t,
+    cudnnConvolutionFwdAlgo_t, size_t* bytes) {
+  return Workspace(bytes);
+}
+cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
+    cudnnHandle_t, const cudnnFilterDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnTensorDescriptor_t,
+    cudnnConvolutionBwdDataAlgo_t, size_t* bytes) {
+  return Workspace(bytes);
+}
+cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
+    cudnnHandle_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnConvolutionDescriptor_t, const cudnnFilterDescriptor_t,
+    cudnnConvolutionBwdFilterAlgo_t, size_t* bytes) {
+  return Workspace(bytes);
+}
+
 // --- The legacy calls: fixed lists
 // --------------------------------------------
 

@@ -305,6 +305,19 @@ TEST_F(PreloadTest, AFindExCallersWorkspaceLimitIsHonoured) {
   }
 }
 
+TEST_F(PreloadTest, AHitOffersTheWorkspaceThisCudnnSaysTheChoiceNeeds) {
+  const ProblemKey key = Key(ConvOp::kForward);
+  Tune(key);
+  const Answer fastest = Tuned(key);
+  // cuDNN here says every algorithm needs more than the stored record.
+  const int64_t needs = fastest.workspace_bytes + 12345;
+  ProbeRun run = Probe({"--call", "find_ex"},
+                       {"FAKE_CUDNN_WORKSPACE=" + std::to_string(needs)});
+  ASSERT_EQ(run.out["status"], 0);
+  EXPECT_EQ(run.out["perf"][0]["algo"], fastest.algo);
+  EXPECT_EQ(run.out["perf"][0]["memory"], needs);
+}
+
 TEST_F(PreloadTest, ARequestedCountBelowTheListTruncatesIt) {
   const ProblemKey key = Key(ConvOp::kForward);
   Tune(key);
