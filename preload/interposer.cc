@@ -135,13 +135,13 @@ Decision Interposer::DecideOrThrow(const ConvCall& call) {
 }
 
 int64_t Interposer::WorkspaceOn(const ConvCall& call, const DeviceKey& device,
-                                 const Constraints& c, const Answer& a) {
+                                const Constraints& c, const Answer& a) {
   // ChooseAlgo answers from the client's cache here (the answer is cached),
   // and sizes the workspace with cuDNN for the answer's algorithm and math
   // type on descriptors of the same problem.
-  absl::StatusOr<CudnnAlgo> chosen = ChooseAlgo(
-      *client_, call.handle, device, call.op, call.x, call.w, call.conv,
-      call.y, c);
+  absl::StatusOr<CudnnAlgo> chosen =
+      ChooseAlgo(*client_, call.handle, device, call.op, call.x, call.w,
+                 call.conv, call.y, c);
   if (!chosen.ok() || chosen->source == Source::kHeuristic ||
       chosen->math_type != ToCudnn(a.math_type)) {
     return a.workspace_bytes;

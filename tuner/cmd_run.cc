@@ -80,12 +80,10 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
               << " (use --preload PATH)\n";
     return kExitUsage;
   }
-  if (preload.front() != '/') {
-    char cwd[PATH_MAX];
-    if (getcwd(cwd, sizeof(cwd)) != nullptr) {
-      preload = absl::StrCat(cwd, "/", preload);
-    }
-  }
+  // An absolute path: the program may change its working folder before it
+  // starts others.
+  char resolved[PATH_MAX];
+  if (realpath(preload.c_str(), resolved) != nullptr) preload = resolved;
 
   std::vector<std::string> env;
   const char* existing = std::getenv("LD_PRELOAD");

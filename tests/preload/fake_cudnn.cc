@@ -252,7 +252,8 @@ cudnnStatus_t cudnnGetConvolutionNdForwardOutputDim(
   const Conv* c = reinterpret_cast<const Conv*>(d);
   const Tensor* t = reinterpret_cast<const Tensor*>(x);
   const Filter* f = reinterpret_cast<const Filter*>(w);
-  if (nb != t->nb || nb != f->nb || nb != c->n + 2) return CUDNN_STATUS_BAD_PARAM;
+  if (nb != t->nb || nb != f->nb || nb != c->n + 2)
+    return CUDNN_STATUS_BAD_PARAM;
   out[0] = t->dims[0];
   out[1] = f->dims[0];
   for (int i = 0; i < c->n; ++i) {

@@ -423,6 +423,17 @@ TEST_F(PreloadTest, TunedbRunPreloadsTheCommandAndReturnsItsExitCode) {
   EXPECT_THAT(run.err, HasSubstr("1 calls: 1 hits"));
 }
 
+TEST_F(PreloadTest, TunedbRunPutsThePreloadBeforeTheCallersOwn) {
+  ProbeRun run =
+      Spawn(dir_,
+            {TUNEDB_CLI_PATH, "--address", "unix:/x.sock", "run", "/bin/sh",
+             "-c", "printf '%s|%s' \"$LD_PRELOAD\" \"$TUNEDB_ADDRESS\""},
+            {"LD_PRELOAD=libm.so.6"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(ReadFile(dir_.File("out" + std::to_string(RunsSoFar()))),
+            std::string(PRELOAD_PATH) + ":libm.so.6|unix:/x.sock");
+}
+
 TEST_F(PreloadTest, TunedbRunHasHelp) {
   ProbeRun run = Spawn(dir_, {TUNEDB_CLI_PATH, "run", "--help"}, {});
   EXPECT_EQ(run.exit_code, 0);
