@@ -59,8 +59,7 @@ Interposer::Interposer() : options_(PreloadOptionsFromEnv()), pid_(getpid()) {
 void Interposer::AtExit() {
   Interposer& self = Instance();
   if (getpid() != self.pid_) return;  // a forked child: not our counters
-  if (self.client_ != nullptr && self.options_.exit_wait_s > 0 &&
-      self.counters_.Get(Outcome::kMiss) > 0) {
+  if (self.client_ != nullptr && self.options_.exit_wait_s > 0) {
     self.client_->WaitForBackground(absl::Seconds(self.options_.exit_wait_s));
   }
   if (self.options_.log == LogLevel::kOff) return;

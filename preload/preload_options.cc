@@ -19,6 +19,7 @@ const char* Env(const char* name) {
 PreloadOptions PreloadOptionsFromEnv() {
   PreloadOptions o;
   o.client.miss_policy = MissPolicy::kBackground;
+  o.client.lookup_deadline = absl::Milliseconds(200);
   auto problem = [&](const char* name, const char* value) {
     absl::StrAppend(&o.problems, o.problems.empty() ? "" : ", ", name, "=",
                     value, " ignored");

@@ -8,11 +8,13 @@
 //                              of counters at exit; calls adds one line per
 //                              handled call (stderr)
 //   TUNEDB_PRELOAD_LOOKUP_MS   deadline of the daemon lookup on a cache miss
-//                              (default 20)
+//                              (default 200: the first one also connects, and
+//                              a miss costs the program a Find anyway)
 //   TUNEDB_PRELOAD_DB          the daemon's database file, read when the
 //                              daemon is down (default: none)
-//   TUNEDB_PRELOAD_EXIT_WAIT_S at exit, wait up to this long for background
-//                              tunes of this process's misses (default 0)
+//   TUNEDB_PRELOAD_EXIT_WAIT_S at exit, wait up to this long for the
+//                              background tunes this process asked for
+//                              (default 0)
 //
 // Thread safety: a plain value.
 #ifndef TUNEDB_PRELOAD_PRELOAD_OPTIONS_H_
@@ -31,7 +33,8 @@ struct PreloadOptions {
   bool enabled = true;
   // Default: kSummary.
   LogLevel log = LogLevel::kSummary;
-  // The client: kBackground misses, no heuristic (a miss passes through).
+  // The client: kBackground misses, no heuristic (a miss passes through),
+  // lookups of at most 200 ms.
   ClientOptions client;
   // Default: 0 s.
   double exit_wait_s = 0;
