@@ -126,8 +126,10 @@ class PreloadTest : public ::testing::Test {
   std::vector<std::string> PreloadEnv() const {
     return {std::string("LD_PRELOAD=") + PRELOAD_PATH,
             "TUNEDB_ADDRESS=" + server_->address(),
-            "TUNEDB_DEVICE_KEY=" + device_.ToText(),
-            "TUNEDB_PRELOAD_LOG=calls"};
+            "TUNEDB_DEVICE_KEY=" + device_.ToText(), "TUNEDB_PRELOAD_LOG=calls",
+            // A loaded test machine must not turn a first connection into
+            // "daemon down"; a missing socket still fails at once.
+            "TUNEDB_PRELOAD_LOOKUP_MS=10000"};
   }
 
   // preload_probe with `args` after kShape, with the preload (and `env`).
