@@ -4,10 +4,12 @@
 // its Unix socket). The expected tuned choices are the client's answers for
 // the same key and constraints; the pass-through results are the fake's
 // fixed lists (fake_cudnn_lists.h).
+#include <cudnn.h>
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -405,6 +407,27 @@ TEST_F(PreloadTest, TheExitLineCanBeSilenced) {
   ProbeRun run = Probe({"--call", "find_ex"}, {"TUNEDB_PRELOAD_LOG=off"});
   EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 1);
   EXPECT_THAT(run.err, Not(HasSubstr("tunedb preload")));
+}
+
+// The real libcudnn.so.9, without a GPU: its descriptor calls are
+// host-only, so the preload, bound under the real version node, reads real
+// descriptors back into the key the daemon stores, before the call goes on
+// to cuDNN. That call then gets a null handle (there is no GPU to make one),
+// on which cuDNN itself crashes, with or without the preload.
+TEST_F(PreloadTest, WithTheRealCudnnTheProblemIsReadBackIntoTheDaemonsKey) {
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);  // the crash below writes no core file
+  std::vector<std::string> argv = {REAL_PROBE_PATH};
+  argv.insert(argv.end(), kShape.begin(), kShape.end());
+  for (const char* a : {"--op", "bwd_filter", "--call", "get_v7", "--nhwc"}) {
+    argv.push_back(a);
+  }
+  ProbeRun with = Spawn(dir_, argv, PreloadEnv());
+  ProbeRun without = Spawn(dir_, argv, {});
+  ProblemKey key = Key(ConvOp::kBackwardFilter);
+  key.problem.layout = Layout::kNHWC;
+  EXPECT_THAT(with.err, HasSubstr("bwd_filter miss " + key.ToText() + "\n"));
+  EXPECT_EQ(with.exit_code, without.exit_code);
 }
 
 TEST_F(PreloadTest, TunedbRunPreloadsTheCommandAndReturnsItsExitCode) {
