@@ -1,38 +1,28 @@
 #include "preload/preload_counters.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
 
 namespace tunedb::preload {
 
-absl::string_view OutcomeName(Outcome o) {
-  switch (o) {
-    case Outcome::kHit:
-      return "hit";
-    case Outcome::kMiss:
-      return "miss";
-    case Outcome::kDaemonDown:
-      return "daemon_down";
-    case Outcome::kDisabled:
-      return "disabled";
-    case Outcome::kCudnnVersion:
-      return "cudnn_version";
-    case Outcome::kUnsupported:
-      return "unsupported_problem";
-    case Outcome::kNoDevice:
-      return "no_device";
-    case Outcome::kBadArguments:
-      return "bad_arguments";
-    case Outcome::kHeuristicFailed:
-      return "heuristic_failed";
-    case Outcome::kForked:
-      return "forked_child";
-    case Outcome::kInternalError:
-      return "internal_error";
-    case Outcome::kNumOutcomes:
-      break;
-  }
-  return "unknown";
-}
+namespace {
+
+constexpr EnumNames<Outcome, 11> kOutcomeNames(
+    "outcome", {{{Outcome::kHit, "hit"},
+                 {Outcome::kMiss, "miss"},
+                 {Outcome::kDaemonDown, "daemon_down"},
+                 {Outcome::kDisabled, "disabled"},
+                 {Outcome::kCudnnVersion, "cudnn_version"},
+                 {Outcome::kUnsupported, "unsupported_problem"},
+                 {Outcome::kNoDevice, "no_device"},
+                 {Outcome::kBadArguments, "bad_arguments"},
+                 {Outcome::kHeuristicFailed, "heuristic_failed"},
+                 {Outcome::kForked, "forked_child"},
+                 {Outcome::kInternalError, "internal_error"}}});
+
+}  // namespace
+
+absl::string_view OutcomeName(Outcome o) { return kOutcomeNames.Name(o); }
 
 int64_t PreloadCounters::Total() const {
   int64_t total = 0;

@@ -1,13 +1,20 @@
 #include "preload/preload_options.h"
 
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
 
 namespace tunedb::preload {
 namespace {
+
+constexpr EnumNames<LogLevel, 3> kLogLevels("log level",
+                                            {{{LogLevel::kOff, "off"},
+                                              {LogLevel::kSummary, "summary"},
+                                              {LogLevel::kCalls, "calls"}}});
 
 const char* Env(const char* name) {
   const char* v = std::getenv(name);
@@ -34,13 +41,8 @@ PreloadOptions PreloadOptionsFromEnv() {
     }
   }
   if (const char* v = Env("TUNEDB_PRELOAD_LOG")) {
-    const std::string_view s(v);
-    if (s == "off") {
-      o.log = LogLevel::kOff;
-    } else if (s == "summary") {
-      o.log = LogLevel::kSummary;
-    } else if (s == "calls") {
-      o.log = LogLevel::kCalls;
+    if (std::optional<LogLevel> level = kLogLevels.Find(v)) {
+      o.log = *level;
     } else {
       problem("TUNEDB_PRELOAD_LOG", v);
     }
