@@ -1,9 +1,9 @@
 // Local definitions of the cuDNN functions that the client's cuDNN helpers
 // (tunedb/cudnn_helpers.h and the cudnn/ layer under them) call, each
-// forwarding to the program's cuDNN (real_cudnn.h). They keep
-// libtunedb_preload.so from needing libcudnn itself: the version script
-// (libcudnn_node.map) keeps these names local, so they serve only this
-// library's own calls and never interpose on the program's.
+// forwarding to the program's cuDNN (real_cudnn.h, through the shim). They
+// keep libtunedb_preload_core.so from needing libcudnn itself: its version
+// script (libtunedb_preload_core.map) keeps these names local, so they serve
+// only the core's own calls and never interpose on the program's.
 //
 // The list is what the link needs (nm -u on the helpers' objects); a function
 // missing here makes the link pull in libcudnn, which the post-build check in
@@ -178,3 +178,101 @@ TUNEDB_FORWARD(cudnnSetTensorNdDescriptor,
                (cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType,
                 int nbDims, const int dimA[], const int strideA[]),
                (tensorDesc, dataType, nbDims, dimA, strideA))
+
+// The nine calls the shim interposes: the core's own code (the client's
+// helpers) reaches the real ones directly.
+TUNEDB_FORWARD(cudnnFindConvolutionForwardAlgorithm,
+               (cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+                const cudnnFilterDescriptor_t wDesc,
+                const cudnnConvolutionDescriptor_t convDesc,
+                const cudnnTensorDescriptor_t yDesc,
+                const int requestedAlgoCount, int *returnedAlgoCount,
+                cudnnConvolutionFwdAlgoPerf_t *perfResults),
+               (handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount,
+                returnedAlgoCount, perfResults))
+
+TUNEDB_FORWARD(cudnnFindConvolutionForwardAlgorithmEx,
+               (cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+                const void *x, const cudnnFilterDescriptor_t wDesc,
+                const void *w, const cudnnConvolutionDescriptor_t convDesc,
+                const cudnnTensorDescriptor_t yDesc, void *y,
+                const int requestedAlgoCount, int *returnedAlgoCount,
+                cudnnConvolutionFwdAlgoPerf_t *perfResults, void *workSpace,
+                size_t workSpaceSizeInBytes),
+               (handle, xDesc, x, wDesc, w, convDesc, yDesc, y,
+                requestedAlgoCount, returnedAlgoCount, perfResults, workSpace,
+                workSpaceSizeInBytes))
+
+TUNEDB_FORWARD(cudnnGetConvolutionForwardAlgorithm_v7,
+               (cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc,
+                const cudnnFilterDescriptor_t filterDesc,
+                const cudnnConvolutionDescriptor_t convDesc,
+                const cudnnTensorDescriptor_t destDesc,
+                const int requestedAlgoCount, int *returnedAlgoCount,
+                cudnnConvolutionFwdAlgoPerf_t *perfResults),
+               (handle, srcDesc, filterDesc, convDesc, destDesc,
+                requestedAlgoCount, returnedAlgoCount, perfResults))
+
+TUNEDB_FORWARD(cudnnFindConvolutionBackwardDataAlgorithm,
+               (cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
+                const cudnnTensorDescriptor_t dyDesc,
+                const cudnnConvolutionDescriptor_t convDesc,
+                const cudnnTensorDescriptor_t dxDesc,
+                const int requestedAlgoCount, int *returnedAlgoCount,
+                cudnnConvolutionBwdDataAlgoPerf_t *perfResults),
+               (handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount,
+                returnedAlgoCount, perfResults))
+
+TUNEDB_FORWARD(cudnnFindConvolutionBackwardDataAlgorithmEx,
+               (cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
+                const void *w, const cudnnTensorDescriptor_t dyDesc,
+                const void *dy, const cudnnConvolutionDescriptor_t convDesc,
+                const cudnnTensorDescriptor_t dxDesc, void *dx,
+                const int requestedAlgoCount, int *returnedAlgoCount,
+                cudnnConvolutionBwdDataAlgoPerf_t *perfResults, void *workSpace,
+                size_t workSpaceSizeInBytes),
+               (handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx,
+                requestedAlgoCount, returnedAlgoCount, perfResults, workSpace,
+                workSpaceSizeInBytes))
+
+TUNEDB_FORWARD(cudnnGetConvolutionBackwardDataAlgorithm_v7,
+               (cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc,
+                const cudnnTensorDescriptor_t diffDesc,
+                const cudnnConvolutionDescriptor_t convDesc,
+                const cudnnTensorDescriptor_t gradDesc,
+                const int requestedAlgoCount, int *returnedAlgoCount,
+                cudnnConvolutionBwdDataAlgoPerf_t *perfResults),
+               (handle, filterDesc, diffDesc, convDesc, gradDesc,
+                requestedAlgoCount, returnedAlgoCount, perfResults))
+
+TUNEDB_FORWARD(cudnnFindConvolutionBackwardFilterAlgorithm,
+               (cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+                const cudnnTensorDescriptor_t dyDesc,
+                const cudnnConvolutionDescriptor_t convDesc,
+                const cudnnFilterDescriptor_t dwDesc,
+                const int requestedAlgoCount, int *returnedAlgoCount,
+                cudnnConvolutionBwdFilterAlgoPerf_t *perfResults),
+               (handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount,
+                returnedAlgoCount, perfResults))
+
+TUNEDB_FORWARD(cudnnFindConvolutionBackwardFilterAlgorithmEx,
+               (cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+                const void *x, const cudnnTensorDescriptor_t dyDesc,
+                const void *y, const cudnnConvolutionDescriptor_t convDesc,
+                const cudnnFilterDescriptor_t dwDesc, void *dw,
+                const int requestedAlgoCount, int *returnedAlgoCount,
+                cudnnConvolutionBwdFilterAlgoPerf_t *perfResults,
+                void *workSpace, size_t workSpaceSizeInBytes),
+               (handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw,
+                requestedAlgoCount, returnedAlgoCount, perfResults, workSpace,
+                workSpaceSizeInBytes))
+
+TUNEDB_FORWARD(cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+               (cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc,
+                const cudnnTensorDescriptor_t diffDesc,
+                const cudnnConvolutionDescriptor_t convDesc,
+                const cudnnFilterDescriptor_t gradDesc,
+                const int requestedAlgoCount, int *returnedAlgoCount,
+                cudnnConvolutionBwdFilterAlgoPerf_t *perfResults),
+               (handle, srcDesc, diffDesc, convDesc, gradDesc,
+                requestedAlgoCount, returnedAlgoCount, perfResults))

@@ -1,6 +1,7 @@
 // The cuDNN entry points libtunedb_preload.so defines (exported under the
 // libcudnn.so.9 version node by libcudnn_node.map): the legacy Find and
-// Get_v7 calls of the three convolution passes. Each asks the Interposer;
+// Get_v7 calls of the three convolution passes. Each asks the Interposer (in
+// libtunedb_preload_core.so, core_loader.h);
 // on a hit it fills the caller's perf array from tunedb (perf_merge.h, with
 // the real Get_v7's list as the tail), otherwise it calls the real function
 // with the caller's arguments unchanged.
@@ -11,7 +12,8 @@
 #include <exception>
 #include <optional>
 
-#include "preload/interposer.h"
+#include "preload/conv_call.h"
+#include "preload/core_loader.h"
 #include "preload/perf_merge.h"
 #include "preload/real_cudnn.h"
 
@@ -72,21 +74,17 @@ cudnnStatus_t AnswerOrPass(const ConvCall& call, int requested, int* returned,
                            typename Pass::Perf* results, Real real) {
   if (inside_preload) return real();
   const InsidePreload guard;
-  Interposer* interposer = nullptr;
-  try {
-    interposer = &Interposer::Instance();
-  } catch (...) {
-    return real();
-  }
+  const CoreApi* core = LoadedCore();
+  if (core == nullptr) return real();
   if (requested < 1 || returned == nullptr || results == nullptr ||
       call.x == nullptr || call.w == nullptr || call.conv == nullptr ||
       call.y == nullptr) {
-    interposer->Record(call, Outcome::kBadArguments, -1);
+    core->record(call, Outcome::kBadArguments, -1, "");
     return real();
   }
-  const Decision d = interposer->Decide(call);
+  const Decision d = core->decide(call);
   if (!d.hit()) {
-    interposer->Record(call, d.outcome, -1, d.key_text);
+    core->record(call, d.outcome, -1, d.key_text);
     return real();
   }
   typename Pass::Perf list[kHeuristicCapacity] = {};
@@ -94,18 +92,18 @@ cudnnStatus_t AnswerOrPass(const ConvCall& call, int requested, int* returned,
   if (Pass::Heuristic(call, kHeuristicCapacity, &listed, list) !=
           CUDNN_STATUS_SUCCESS ||
       listed < 0 || listed > kHeuristicCapacity) {
-    interposer->Record(call, Outcome::kHeuristicFailed, -1);
+    core->record(call, Outcome::kHeuristicFailed, -1, d.key_text);
     return real();
   }
   const int n = MergeTuned(d.tuned, list, listed, call.workspace_limit, results,
                            requested);
   if (n < 1) {
-    interposer->Record(call, Outcome::kHeuristicFailed, -1);
+    core->record(call, Outcome::kHeuristicFailed, -1, d.key_text);
     return real();
   }
   *returned = n;
-  interposer->Record(call, Outcome::kHit, static_cast<int>(results[0].algo),
-                     d.key_text);
+  core->record(call, Outcome::kHit, static_cast<int>(results[0].algo),
+               d.key_text);
   return CUDNN_STATUS_SUCCESS;
 }
 

@@ -2,7 +2,9 @@
 // also defines, found without recursion: dlvsym(RTLD_NEXT, name,
 // "libcudnn.so.9"), then dlsym(RTLD_NEXT), then the already loaded
 // libcudnn.so.9 (dlopen RTLD_NOLOAD, which also reaches a copy loaded with
-// RTLD_LOCAL). A pointer into this library itself is never returned.
+// RTLD_LOCAL). A pointer into the shim itself is never returned. The shim
+// defines FindRealCudnnSymbol (real_cudnn.cc); the core's definition
+// (core_entry.cc) asks the shim's, so its lookups too start after the shim.
 //
 //   static RealFunction<decltype(&cudnnGetVersion)> real("cudnnGetVersion");
 //   if (auto f = real.get()) version = f();

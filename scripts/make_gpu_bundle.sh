@@ -8,8 +8,8 @@
 #       # defaults: build-gpu and .bundle/tunedb; JOBS (default 2) for the build
 #
 # The bundle: bin/ tunedbd, tunedb-worker, tunedb; lib/ libtunedb.so,
-# libtunedb_preload.so (`tunedb run`) and the shared libraries they all need;
-# tests/ (flat) the programs the GPU scripts run: cudnn_status_test,
+# libtunedb_preload{,_core}.so (`tunedb run`) and the shared libraries they
+# all need; tests/ (flat) the programs the GPU scripts run: cudnn_status_test,
 # cpu_reference_test, worker_finder_test, cudnn_finder_gpu_test,
 # cudnn_worker_gpu_test, tunedb_gpu_bench, tunedb_regret, conv_example,
 # client_hit_bench and client_miss_bench.
@@ -25,15 +25,16 @@ if command -v ccache > /dev/null 2>&1; then
 fi
 cmake -S . -B "$BUILD" "${defs[@]}"
 cmake --build "$BUILD" -j"${JOBS:-2}" --target tunedbd tunedb-worker \
-  tunedb_cli tunedb_client_shared tunedb_preload cudnn_status_test \
-  cpu_reference_test worker_finder_test cudnn_finder_gpu_test \
-  cudnn_worker_gpu_test tunedb_gpu_bench tunedb_regret conv_example client_hit_bench \
-  client_miss_bench
+  tunedb_cli tunedb_client_shared tunedb_preload tunedb_preload_core \
+  cudnn_status_test cpu_reference_test worker_finder_test \
+  cudnn_finder_gpu_test cudnn_worker_gpu_test tunedb_gpu_bench tunedb_regret \
+  conv_example client_hit_bench client_miss_bench
 scripts/make_bundle.sh --out "$BUNDLE" \
   --bin "$BUILD/bin/tunedbd" --bin "$BUILD/bin/tunedb-worker" \
   --bin "$BUILD/bin/tunedb" \
   --lib "$BUILD/client/libtunedb.so" \
   --lib "$BUILD/lib/libtunedb_preload.so" \
+  --lib "$BUILD/lib/libtunedb_preload_core.so" \
   --tests "$BUILD/tests/cudnn/cudnn_status_test" \
   --tests "$BUILD/tests/cudnn/cpu_reference_test" \
   --tests "$BUILD/tests/server/worker_finder_test" \

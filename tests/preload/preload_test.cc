@@ -403,6 +403,21 @@ TEST_F(PreloadTest, CallsItCannotAnswerPassThroughUnchanged) {
   }
 }
 
+TEST_F(PreloadTest, WithoutItsCoreTheShimPassesEverythingThroughAndSaysWhy) {
+  // The shim alone, in a folder without libtunedb_preload_core.so.
+  const std::string lone = dir_.File("libtunedb_preload.so");
+  {
+    std::ifstream in(PRELOAD_PATH, std::ios::binary);
+    std::ofstream out(lone, std::ios::binary);
+    out << in.rdbuf();
+  }
+  ProbeRun run = Probe({"--call", "find_ex"}, {"LD_PRELOAD=" + lone});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kFindList, 8));
+  EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 1);
+  EXPECT_THAT(run.err, HasSubstr("cannot load libtunedb_preload_core.so"));
+}
+
 TEST_F(PreloadTest, TheExitLineCanBeSilenced) {
   ProbeRun run = Probe({"--call", "find_ex"}, {"TUNEDB_PRELOAD_LOG=off"});
   EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 1);
