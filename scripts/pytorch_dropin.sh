@@ -12,11 +12,14 @@
 #   scripts/pytorch_dropin.sh [BUNDLE_DIR]     # default .bundle/tunedb
 #
 # Environment: PY (default /opt/torch/.venv/bin/python), DTYPES (default
-# "fp16 fp32"), ITERS (steady-state iterations, default 30), WORK (the
-# daemon's database and socket, kept between calls; default
-# /tmp/tunedb-dropin), OUT (default ./out). Writes $OUT/dropin.log,
-# $OUT/runs.jsonl, $OUT/dropin.json, $OUT/dropin.md, $OUT/tunedbd.log and
-# one stderr file per run under $OUT/runs/.
+# "fp16 fp32"; one per call fits the device's time limit more easily), ITERS
+# (steady-state iterations, default 30), WORK (the daemon's database, socket
+# and reference outputs; default /tmp/tunedb-dropin), KEEP_DB=1 to keep the
+# database of an earlier call (the "cold" rows are then not cold), OUT
+# (default ./out). Writes $OUT/dropin.log, $OUT/runs.jsonl, $OUT/dropin.json,
+# $OUT/dropin.md, $OUT/records.csv (what the daemon stored), $OUT/tunedbd.log
+# and per run $OUT/runs/N-*.{out,err} (the cold and first warm runs log every
+# intercepted call with its key).
 #
 # The daemon loads PyTorch's own cuDNN (its nvidia.cudnn package), so its
 # keys carry the cuDNN version the program runs with.
@@ -47,6 +50,7 @@ step "tunedbd (cuDNN finder, PyTorch's cuDNN), database $WORK/dropin.db"
 SOCK="$WORK/d.sock"
 ADDR="unix:$SOCK"
 rm -f "$SOCK"
+[[ "${KEEP_DB:-0}" == 1 ]] || rm -f "$WORK"/dropin.db*
 LD_LIBRARY_PATH="$B/lib${EXTRA:+:$EXTRA}" "$B/bin/tunedbd" --db "$WORK/dropin.db" \
   --socket "$SOCK" --finder cudnn --cudnn-lib-dir "$PIP_CUDNN" \
   --worker "$B/bin/tunedb-worker" --log-level info > "$OUT/tunedbd.log" 2>&1 &
@@ -89,9 +93,9 @@ for dtype in $DTYPES; do
   one "legacy, no tunedb" "$dtype" 0
   # Cold: the misses pass through and ask the daemon to tune; the process
   # waits at exit for those tunes, so the next process finds them stored.
-  one "legacy, tunedb cold" "$dtype" 1 --exit-wait 900 --
+  one "legacy, tunedb cold" "$dtype" 1 --log calls --exit-wait 900 --
   "$B/bin/tunedb" --address "$ADDR" stats | grep -Ei "records|searches" | head -5
-  one "legacy, tunedb warm" "$dtype" 1 --
+  one "legacy, tunedb warm" "$dtype" 1 --log calls --
   one "legacy, tunedb warm" "$dtype" 0 --
   one "legacy, tunedb warm, 2nd" "$dtype" 1 --
   unset TORCH_CUDNN_V8_API_DISABLED
@@ -103,3 +107,5 @@ done
 step "summary"
 "$PY" "$BENCH" summarize "$OUT/runs.jsonl" "$OUT"
 "$B/bin/tunedb" --address "$ADDR" stats | head -20
+"$B/bin/tunedb" --address "$ADDR" query --csv > "$OUT/records.csv"
+echo "$(($(wc -l < "$OUT/records.csv") - 1)) records stored"
