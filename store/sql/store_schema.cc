@@ -62,6 +62,10 @@ CREATE TABLE results(
   host_median_ms REAL NOT NULL DEFAULT 0,
   host_spread_ms REAL NOT NULL DEFAULT 0,
   host_samples INTEGER NOT NULL DEFAULT 0,
+  knobs TEXT NOT NULL DEFAULT '',
+  numerical_notes INTEGER NOT NULL DEFAULT 0,
+  behavior_notes INTEGER NOT NULL DEFAULT 0,
+  plan TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(record_id, rank)) WITHOUT ROWID;
 )sql";
 
@@ -108,6 +112,13 @@ CREATE INDEX records_by_cudnn_version ON records(cudnn_version);
 CREATE INDEX records_by_op ON records(op);
 CREATE INDEX records_by_in_type ON records(in_type);
 CREATE INDEX records_by_layout ON records(layout);
+)sql",
+    // 4 -> 5: graph-API engine configs. Legacy results keep the defaults.
+    R"sql(
+ALTER TABLE results ADD COLUMN knobs TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN numerical_notes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN behavior_notes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN plan TEXT NOT NULL DEFAULT '';
 )sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
