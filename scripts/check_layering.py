@@ -31,6 +31,7 @@ ALLOWED = {
     "server/service": ["common", "proto", "store", "server/finder",
                        "server/worker", "server/tuning"],
     "client": ["common", "proto", "store", "cudnn"],
+    "preload": ["common"],
     "tuner": ["common", "proto"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
