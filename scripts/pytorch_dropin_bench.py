@@ -90,19 +90,27 @@ def run(args):
             ref["grad." + name] = p.grad.detach().float().cpu()
     for _ in range(5):
         step()
-    start, end = torch.cuda.Event(True), torch.cuda.Event(True)
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(args.iters):
-        step()
-    end.record()
-    torch.cuda.synchronize()
+    # Steady state: the median of 5 blocks of iters / 5 iterations each (one
+    # long block is at the mercy of a clock dip or a noisy neighbour).
+    blocks = []
+    per_block = max(args.iters // 5, 1)
+    for _ in range(5):
+        start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+        torch.cuda.synchronize()
+        start.record()
+        for _ in range(per_block):
+            step()
+        end.record()
+        torch.cuda.synchronize()
+        blocks.append(start.elapsed_time(end) / per_block)
+    blocks.sort()
     result = {"label": args.label, "dtype": args.dtype,
               "benchmark": bool(args.benchmark),
               "legacy_api": os.environ.get("TORCH_CUDNN_V8_API_DISABLED") == "1",
               "tunedb": "LD_PRELOAD" in os.environ and "tunedb_preload" in os.environ["LD_PRELOAD"],
               "first_iter_s": round(first_s, 4),
-              "steady_ms": round(start.elapsed_time(end) / args.iters, 3),
+              "steady_ms": round(blocks[2], 3),
+              "steady_blocks_ms": [round(b, 3) for b in blocks],
               "iters": args.iters, "batch": args.batch, "model": source,
               "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
               "gpu": torch.cuda.get_device_name()}
@@ -112,14 +120,21 @@ def run(args):
         base = torch.load(args.ref)
         worst_out = 0.0
         worst_grad, worst_name = 0.0, ""
+        diff2 = norm2 = 0.0
         for k, v in base.items():
             d = ((ref[k] - v).abs().max() / v.abs().max().clamp_min(1e-30)).item()
             if k == "out":
                 worst_out = d
-            elif d > worst_grad:
-                worst_grad, worst_name = d, k
+            else:
+                diff2 += (ref[k] - v).double().pow(2).sum().item()
+                norm2 += v.double().pow(2).sum().item()
+                if d > worst_grad:
+                    worst_grad, worst_name = d, k
+        # Per tensor, the largest difference relative to the tensor's largest
+        # value; over all conv weight gradients together, the relative L2.
         result.update({"out_rel_diff": worst_out, "grad_rel_diff": worst_grad,
-                       "grad_worst": worst_name})
+                       "grad_worst": worst_name,
+                       "grad_rel_l2": (diff2 ** 0.5) / max(norm2 ** 0.5, 1e-30)})
     print(json.dumps(result), flush=True)
 
 
@@ -132,27 +147,45 @@ def summarize(runs_path, out_dir):
     for r in runs:
         if r["label"] == "legacy, no tunedb" and r["benchmark"]:
             base[r["dtype"]] = r["steady_ms"]
+    # How far two runs without tunedb that choose other algorithms (benchmark
+    # off against the reference, benchmark on) differ: fp16 training
+    # gradients through batch norm are that sensitive to the algorithm.
+    spread = {}
+    for r in runs:
+        if (r["label"] == "legacy, no tunedb" and not r["benchmark"]
+                and "grad_rel_l2" in r):
+            spread[r["dtype"]] = r
     for r in runs:
         b = base.get(r["dtype"])
         r["steady_vs_legacy_bench_on"] = round(r["steady_ms"] / b, 3) if b else None
         if "out_rel_diff" in r:
             tol = TOLERANCE[r["dtype"]]
-            r["matches_reference"] = (r["out_rel_diff"] <= tol and r["grad_rel_diff"] <= tol)
+            s = spread.get(r["dtype"], {})
+            out_tol = max(tol, 1.5 * s.get("out_rel_diff", 0))
+            grad_tol = max(tol, 1.5 * s.get("grad_rel_l2", 0))
+            r["tolerance_used"] = {"out": out_tol, "grad_rel_l2": grad_tol}
+            r["matches_reference"] = (r["out_rel_diff"] <= out_tol and
+                                      r.get("grad_rel_l2", 1e9) <= grad_tol)
     json.dump({"runs": runs, "tolerance": TOLERANCE},
               open(os.path.join(out_dir, "dropin.json"), "w"), indent=1)
     lines = ["# PyTorch drop-in: ResNet-50 batch 64, fwd+bwd, fresh process per row", "",
              "Steady state relative to the legacy path without tunedb, benchmark on, "
-             "same dtype. Outputs and gradients: the largest difference relative to "
-             "the largest value, against the legacy run without tunedb (benchmark on); "
-             f"tolerance {TOLERANCE}.", "",
-             "| dtype | run | benchmark | first iteration (s) | steady (ms/iter) | vs legacy bench-on | out diff | grad diff | match | preload |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "same dtype. Against the legacy run without tunedb (benchmark on): out "
+             "diff = the output's largest difference relative to its largest value; "
+             "grad diff = the largest such difference of one conv weight gradient; "
+             "grad L2 = the relative L2 difference of all conv weight gradients "
+             f"together. A run matches when out diff and grad L2 are within {TOLERANCE} "
+             "or 1.5x what the run without tunedb and benchmark off (other "
+             "algorithms, same code) shows, whichever is larger.", "",
+             "| dtype | run | benchmark | first iteration (s) | steady (ms/iter) | vs legacy bench-on | out diff | grad diff | grad L2 | match | preload |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
-        lines.append("| {} | {} | {} | {:.3f} | {:.2f} | {} | {} | {} | {} | {} |".format(
+        lines.append("| {} | {} | {} | {:.3f} | {:.2f} | {} | {} | {} | {} | {} | {} |".format(
             r["dtype"], r["label"], "on" if r["benchmark"] else "off",
             r["first_iter_s"], r["steady_ms"], r.get("steady_vs_legacy_bench_on"),
             "%.2e" % r["out_rel_diff"] if "out_rel_diff" in r else "",
             "%.2e" % r["grad_rel_diff"] if "grad_rel_diff" in r else "",
+            "%.2e" % r["grad_rel_l2"] if "grad_rel_l2" in r else "",
             {True: "yes", False: "NO"}.get(r.get("matches_reference"), ""),
             r.get("preload", "")))
     if runs:
