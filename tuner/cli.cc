@@ -24,6 +24,18 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
                  "Daemon address: unix:/path or host:port")
       ->envname("TUNEDB_ADDRESS")
       ->capture_default_str();
+  app.add_option("--tls-ca", global.tls.ca_file,
+                 "PEM CA of the daemon's TLS certificate (TCP addresses)")
+      ->envname("TUNEDB_TLS_CA");
+  app.add_option("--tls-cert", global.tls.cert_file,
+                 "PEM client certificate, for a daemon that requires one")
+      ->envname("TUNEDB_TLS_CERT");
+  app.add_option("--tls-key", global.tls.key_file,
+                 "PEM private key of --tls-cert")
+      ->envname("TUNEDB_TLS_KEY");
+  app.add_option("--tls-server-name", global.tls.server_name,
+                 "Name in the daemon's certificate, if not the address's host")
+      ->envname("TUNEDB_TLS_SERVER_NAME");
   app.add_option("--timeout", global.timeout_s,
                  "Seconds to wait for the daemon per request")
       ->check(CLI::PositiveNumber)

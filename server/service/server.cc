@@ -133,6 +133,20 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
     return absl::InvalidArgumentError(
         "neither a Unix socket nor a TCP address to listen on");
   }
+  std::shared_ptr<grpc::ServerCredentials> tcp_credentials;
+  if (!options.tcp_address.empty()) {
+    ASSIGN_OR_RETURN(tcp_credentials,
+                     TcpServerCredentials(options.tls, options.insecure_tcp));
+    if (options.insecure_tcp) {
+      spdlog::warn(
+          "listening on TCP {} without TLS (--insecure-tcp): anyone who can "
+          "reach the port can read and fill the database",
+          options.tcp_address);
+    }
+  } else if (!options.tls.cert_file.empty() ||
+             !options.tls.client_ca_file.empty()) {
+    spdlog::warn("TLS files given but no --listen: the Unix socket is plain");
+  }
   std::unique_ptr<Server> server(new Server());
   server->options_ = options;
   server->finder_ = std::move(finder);
@@ -182,8 +196,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
                              grpc::InsecureServerCredentials());
   }
   if (!options.tcp_address.empty()) {
-    builder.AddListeningPort(options.tcp_address,
-                             grpc::InsecureServerCredentials(),
+    builder.AddListeningPort(options.tcp_address, tcp_credentials,
                              &server->tcp_port_);
   }
   builder.RegisterService(server->service_.get());

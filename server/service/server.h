@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "proto/tls_credentials.h"
 #include "server/finder/finder.h"
 #include "server/tuning/tuning_core.h"
 #include "store/store.h"
@@ -35,8 +36,15 @@ class TuneDbService;
 struct ServerOptions {
   // Unix socket path; "" disables it. Created with mode 0660.
   std::string unix_socket = "/run/tunedb/tunedb.sock";
-  // TCP "host:port" (port 0 picks one); "" (default) disables TCP.
+  // TCP "host:port" (port 0 picks one); "" (default) disables TCP. TCP
+  // needs `tls` (a certificate and key) or `insecure_tcp`.
   std::string tcp_address;
+  // TLS of the TCP listener; with tls.client_ca_file clients must present a
+  // certificate it signed (mTLS). The Unix socket never uses TLS.
+  // Default: none.
+  TlsServerFiles tls;
+  // Serve TCP without TLS (logged as a warning). Default: false.
+  bool insecure_tcp = false;
   // The database.
   Store::Options store;
   // Which finder: "cudnn" (default: per-GPU tunedb-worker processes running
