@@ -62,6 +62,9 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
                  "Seconds in-flight work may take after SIGTERM/SIGINT")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--health-listen", s.health_address,
+                 "Plain TCP host:port serving only grpc.health.v1, for "
+                 "probes such as Kubernetes' (off unless given)");
   app.add_option("--metrics-address", s.metrics_address,
                  "Serve Prometheus metrics on http://host:port/metrics; a "
                  "bare port means 127.0.0.1:PORT (off unless given)");

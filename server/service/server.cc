@@ -214,9 +214,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
     spdlog::warn("chmod 0660 {} failed: {}", options.unix_socket,
                  std::strerror(errno));
   }
-  grpc::HealthCheckServiceInterface* health =
-      server->grpc_server_->GetHealthCheckService();
-  if (health) health->SetServingStatus(true);
+  if (!options.health_address.empty()) {
+    // Its own server, holding only the default health service, whose status
+    // follows the main server's (SetServingStatus below and in Shutdown).
+    grpc::ServerBuilder probe;
+    probe.AddListeningPort(options.health_address,
+                           grpc::InsecureServerCredentials(),
+                           &server->health_port_);
+    server->health_server_ = probe.BuildAndStart();
+    if (!server->health_server_) {
+      server->Shutdown(absl::ZeroDuration());
+      return absl::UnavailableError(absl::StrCat(
+          "could not listen on ", options.health_address, " (health probes)"));
+    }
+  }
+  server->SetHealth(true);
   spdlog::info(
       "tunedbd {} listening on {} (finder: {}, {} device(s), "
       "database {})",
@@ -249,17 +261,17 @@ void Server::Shutdown(absl::Duration drain) {
   shut_down_ = true;
   spdlog::info("shutting down (drain {})", absl::FormatDuration(drain));
   if (service_) service_->StopAccepting();
-  if (grpc_server_) {
-    grpc::HealthCheckServiceInterface* health =
-        grpc_server_->GetHealthCheckService();
-    if (health) health->SetServingStatus(false);
-  }
+  SetHealth(false);
   // Searches first: waiters get their answer (or UNAVAILABLE) so the calls
   // blocked on them can finish before gRPC's deadline cancels them.
   if (core_) core_->Shutdown(drain);
   if (grpc_server_) {
     grpc_server_->Shutdown(absl::ToChronoTime(absl::Now() + drain));
     grpc_server_->Wait();
+  }
+  if (health_server_) {
+    health_server_->Shutdown(absl::ToChronoTime(absl::Now()));
+    health_server_->Wait();
   }
   if (store_) {
     absl::Status s = store_->Checkpoint();
@@ -270,6 +282,14 @@ void Server::Shutdown(absl::Duration drain) {
   store_.reset();
   if (!options_.unix_socket.empty()) unlink(options_.unix_socket.c_str());
   spdlog::info("stopped");
+}
+
+void Server::SetHealth(bool serving) {
+  for (grpc::Server* s : {grpc_server_.get(), health_server_.get()}) {
+    grpc::HealthCheckServiceInterface* health =
+        s ? s->GetHealthCheckService() : nullptr;
+    if (health) health->SetServingStatus(serving);
+  }
 }
 
 void Server::Wait() {

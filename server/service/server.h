@@ -45,6 +45,10 @@ struct ServerOptions {
   TlsServerFiles tls;
   // Serve TCP without TLS (logged as a warning). Default: false.
   bool insecure_tcp = false;
+  // Plain TCP "host:port" serving only grpc.health.v1 (the daemon's serving
+  // status, nothing else), for probes that cannot do TLS or Unix sockets,
+  // such as Kubernetes gRPC probes. "" (default) disables it.
+  std::string health_address;
   // The database.
   Store::Options store;
   // Which finder: "cudnn" (default: per-GPU tunedb-worker processes running
@@ -82,6 +86,8 @@ class Server {
   std::string address() const;
   // The TCP port actually bound (0 if TCP is off).
   int tcp_port() const { return tcp_port_; }
+  // The health-probe port bound (0 if health_address is off).
+  int health_port() const { return health_port_; }
 
   // Stops accepting, lets in-flight calls finish until `drain` has passed,
   // cancels the rest, flushes counters and closes the database.
@@ -95,6 +101,8 @@ class Server {
 
  private:
   Server() = default;
+  // Sets the health status of every service on both servers.
+  void SetHealth(bool serving);
 
   ServerOptions options_;
   std::unique_ptr<Finder> finder_;
@@ -103,7 +111,9 @@ class Server {
   std::unique_ptr<DaemonMetrics> metrics_;  // destroyed before core_
   std::unique_ptr<TuneDbService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  std::unique_ptr<grpc::Server> health_server_;  // health_address's
   int tcp_port_ = 0;
+  int health_port_ = 0;
   bool shut_down_ = false;
 };
 
