@@ -16,6 +16,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "proto/wire_limits.h"
 #include "server/finder/simulated_finder.h"
+#include "server/service/activated_listener.h"
 #include "server/service/daemon_metrics.h"
 #include "server/service/tunedb_service.h"
 #include "server/worker/worker_finder.h"
@@ -129,7 +130,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
 
 absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
     const ServerOptions& options, std::unique_ptr<Finder> finder) {
-  if (options.unix_socket.empty() && options.tcp_address.empty()) {
+  if (options.unix_socket.empty() && options.tcp_address.empty() &&
+      options.activated_sockets.empty()) {
     return absl::InvalidArgumentError(
         "neither a Unix socket nor a TCP address to listen on");
   }
@@ -149,6 +151,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
   }
   std::unique_ptr<Server> server(new Server());
   server->options_ = options;
+  if (!options.activated_sockets.empty()) {
+    server->options_.unix_socket.clear();  // systemd's sockets replace it
+  }
   server->finder_ = std::move(finder);
   if (options.store.path != ":memory:") {
     std::filesystem::path parent =
@@ -190,7 +195,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  if (!options.unix_socket.empty()) {
+  if (!options.activated_sockets.empty()) {
+    server->activated_ =
+        ActivatedListener::Register(options.activated_sockets, builder);
+  } else if (!options.unix_socket.empty()) {
     RETURN_IF_ERROR(PrepareSocketPath(options.unix_socket));
     builder.AddListeningPort("unix:" + options.unix_socket,
                              grpc::InsecureServerCredentials());
@@ -209,8 +217,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
                                     ? options.tcp_address
                                     : "unix:" + options.unix_socket));
   }
-  if (!options.unix_socket.empty() &&
-      chmod(options.unix_socket.c_str(), 0660) != 0) {
+  if (server->activated_) {
+    server->activated_->Start();
+    spdlog::info(
+        "socket activation: serving {} socket(s) from systemd (unix:{}); "
+        "--socket is not used",
+        options.activated_sockets.size(), server->activated_->path());
+  } else if (!options.unix_socket.empty() &&
+             chmod(options.unix_socket.c_str(), 0660) != 0) {
     spdlog::warn("chmod 0660 {} failed: {}", options.unix_socket,
                  std::strerror(errno));
   }
@@ -249,6 +263,7 @@ int Server::metrics_port() const { return metrics_ ? metrics_->port() : 0; }
 Server::~Server() { Shutdown(absl::ZeroDuration()); }
 
 std::string Server::address() const {
+  if (activated_) return "unix:" + activated_->path();
   if (!options_.unix_socket.empty()) return "unix:" + options_.unix_socket;
   std::string host =
       options_.tcp_address.substr(0, options_.tcp_address.rfind(':'));
@@ -262,6 +277,7 @@ void Server::Shutdown(absl::Duration drain) {
   spdlog::info("shutting down (drain {})", absl::FormatDuration(drain));
   if (service_) service_->StopAccepting();
   SetHealth(false);
+  if (activated_) activated_->Stop();
   // Searches first: waiters get their answer (or UNAVAILABLE) so the calls
   // blocked on them can finish before gRPC's deadline cancels them.
   if (core_) core_->Shutdown(drain);
@@ -277,7 +293,8 @@ void Server::Shutdown(absl::Duration drain) {
     absl::Status s = store_->Checkpoint();
     if (!s.ok()) spdlog::warn("final checkpoint failed: {}", s.ToString());
   }
-  metrics_.reset();  // its scrapes read the core
+  activated_.reset();  // closes systemd's sockets; their files stay
+  metrics_.reset();    // its scrapes read the core
   core_.reset();
   store_.reset();
   if (!options_.unix_socket.empty()) unlink(options_.unix_socket.c_str());

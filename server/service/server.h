@@ -30,12 +30,18 @@ class Server;
 
 namespace tunedb {
 
+class ActivatedListener;
 class DaemonMetrics;
 class TuneDbService;
 
 struct ServerOptions {
   // Unix socket path; "" disables it. Created with mode 0660.
   std::string unix_socket = "/run/tunedb/tunedb.sock";
+  // Listening Unix stream sockets passed by systemd socket activation
+  // (TakeSystemdSockets); when given they are served instead of
+  // unix_socket, and systemd owns their files. The server closes them.
+  // Default: none.
+  std::vector<int> activated_sockets;
   // TCP "host:port" (port 0 picks one); "" (default) disables TCP. TCP
   // needs `tls` (a certificate and key) or `insecure_tcp`.
   std::string tcp_address;
@@ -81,8 +87,9 @@ class Server {
 
   ~Server();
 
-  // A gRPC target for clients: "unix:/path" if a socket is configured,
-  // otherwise "host:port" of the TCP listener (with the chosen port).
+  // A gRPC target for clients: "unix:/path" if a socket is configured (or
+  // was passed by systemd), otherwise "host:port" of the TCP listener (with
+  // the chosen port).
   std::string address() const;
   // The TCP port actually bound (0 if TCP is off).
   int tcp_port() const { return tcp_port_; }
@@ -111,7 +118,8 @@ class Server {
   std::unique_ptr<DaemonMetrics> metrics_;  // destroyed before core_
   std::unique_ptr<TuneDbService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
-  std::unique_ptr<grpc::Server> health_server_;  // health_address's
+  std::unique_ptr<grpc::Server> health_server_;   // health_address's
+  std::unique_ptr<ActivatedListener> activated_;  // activated_sockets
   int tcp_port_ = 0;
   int health_port_ = 0;
   bool shut_down_ = false;
