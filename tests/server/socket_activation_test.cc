@@ -4,7 +4,6 @@
 // client that connected before the daemon ran is served; the daemon leaves
 // the socket file to its owner; a TCP socket is refused.
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -14,8 +13,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,6 +26,8 @@ extern char** environ;
 namespace tunedb {
 namespace {
 
+using testing_util::FreeLoopbackPort;
+using testing_util::ReadTextFile;
 using testing_util::TempDir;
 
 int ListeningUnixSocket(const std::string& path) {
@@ -36,16 +35,6 @@ int ListeningUnixSocket(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  EXPECT_EQ(listen(fd, 16), 0);
-  return fd;
-}
-
-int ListeningTcpSocket() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   EXPECT_EQ(listen(fd, 16), 0);
   return fd;
@@ -84,13 +73,6 @@ pid_t SpawnActivated(const TempDir& dir, int fd, const std::string& log) {
   return pid;
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 TEST(SocketActivationTest, ServesTheSocketSystemdPassedFromTheFirstClient) {
   TempDir dir;
   const std::string path = dir.File("activated.sock");
@@ -115,11 +97,12 @@ TEST(SocketActivationTest, ServesTheSocketSystemdPassedFromTheFirstClient) {
   void* tag = nullptr;
   bool ok = false;
   ASSERT_TRUE(cq.Next(&tag, &ok));
-  EXPECT_TRUE(status.ok()) << status.error_message() << "\n" << ReadAll(log);
+  EXPECT_TRUE(status.ok()) << status.error_message() << "\n"
+                           << ReadTextFile(log);
   EXPECT_EQ(devices.devices_size(), 1);
-  EXPECT_NE(ReadAll(log).find("socket activation: serving 1 socket(s)"),
+  EXPECT_NE(ReadTextFile(log).find("socket activation: serving 1 socket(s)"),
             std::string::npos)
-      << ReadAll(log);
+      << ReadTextFile(log);
   EXPECT_NE(access(dir.File("unused.sock").c_str(), F_OK), 0)
       << "--socket is not bound when systemd passes one";
 
@@ -128,7 +111,7 @@ TEST(SocketActivationTest, ServesTheSocketSystemdPassedFromTheFirstClient) {
   waitpid(pid, &wait_status, 0);
   EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0)
       << wait_status << "\n"
-      << ReadAll(log);
+      << ReadTextFile(log);
   EXPECT_EQ(access(path.c_str(), F_OK), 0)
       << "the socket file belongs to systemd and stays";
   cq.Shutdown();
@@ -138,7 +121,8 @@ TEST(SocketActivationTest, ServesTheSocketSystemdPassedFromTheFirstClient) {
 
 TEST(SocketActivationTest, RefusesAnActivatedTcpSocket) {
   TempDir dir;
-  const int fd = ListeningTcpSocket();
+  int port = 0;
+  const int fd = testing_util::LoopbackSocket(true, &port);
   const std::string log = dir.File("log.txt");
   const pid_t pid = SpawnActivated(dir, fd, log);
   close(fd);
@@ -146,9 +130,9 @@ TEST(SocketActivationTest, RefusesAnActivatedTcpSocket) {
   waitpid(pid, &wait_status, 0);
   EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 1)
       << wait_status;
-  EXPECT_NE(ReadAll(log).find("not a listening Unix stream socket"),
+  EXPECT_NE(ReadTextFile(log).find("not a listening Unix stream socket"),
             std::string::npos)
-      << ReadAll(log);
+      << ReadTextFile(log);
 }
 
 }  // namespace

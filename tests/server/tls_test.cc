@@ -4,9 +4,6 @@
 // The daemon runs in-process (simulated finder) and as a process (flags and
 // the config file); clients are raw gRPC channels, tunedb::Client, the C API
 // and the tunedb CLI.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
@@ -34,6 +31,8 @@ namespace tunedb {
 namespace {
 
 using testing_util::DaemonProcess;
+using testing_util::FreeLoopbackPort;
+using testing_util::ReadTextFile;
 using testing_util::TempDir;
 
 // Runs a shell command; its exit status (0 = success).
@@ -355,26 +354,6 @@ TEST_F(TlsTest, CliConnectsWithTheMatchingCredentials) {
   EXPECT_NE(plain.err.find("needs --tls-ca"), std::string::npos) << plain.err;
 }
 
-// A loopback TCP port nobody listens on right now.
-int FreeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Polls Devices until it answers or 20 s pass.
 grpc::Status DevicesWhenUp(const std::string& address,
                            const TlsClientOptions& tls) {
@@ -403,9 +382,9 @@ TEST_F(TlsTest, DaemonRefusesTcpWithoutCertificateOrInsecureFlag) {
       absl::StrCat(TUNEDBD_PATH, " --finder simulated --db ", dir.File("d.db"),
                    " --socket '' --listen 127.0.0.1:0 >", log, " 2>&1"));
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1) << rc;
-  EXPECT_NE(ReadAll(log).find("needs a server certificate and key"),
+  EXPECT_NE(ReadTextFile(log).find("needs a server certificate and key"),
             std::string::npos)
-      << ReadAll(log);
+      << ReadTextFile(log);
 }
 
 TEST_F(TlsTest, DaemonServesPlainTcpOnlyWithInsecureTcpAndWarns) {
@@ -416,10 +395,11 @@ TEST_F(TlsTest, DaemonServesPlainTcpOnlyWithInsecureTcpAndWarns) {
       dir, {"--finder", "simulated", "--listen", address, "--insecure-tcp"},
       {"/bin/sh", "-c", absl::StrCat("exec \"$0\" \"$@\" >", log, " 2>&1")});
   EXPECT_TRUE(DevicesWhenUp(address, TlsClientOptions()).ok());
-  EXPECT_NE(ReadAll(log).find("without TLS (--insecure-tcp)"),
+  EXPECT_NE(ReadTextFile(log).find("without TLS (--insecure-tcp)"),
             std::string::npos)
-      << ReadAll(log);
-  EXPECT_NE(ReadAll(log).find("warn"), std::string::npos) << ReadAll(log);
+      << ReadTextFile(log);
+  EXPECT_NE(ReadTextFile(log).find("warn"), std::string::npos)
+      << ReadTextFile(log);
 }
 
 TEST_F(TlsTest, DaemonTakesTlsSettingsFromItsConfigFile) {
