@@ -205,37 +205,45 @@ class ClientTest(unittest.TestCase):
 
 
 class TlsTest(unittest.TestCase):
-    def test_tls_daemon_serves_a_client_with_its_ca_only(self):
+    def test_mtls_daemon_serves_a_client_with_its_ca_and_a_certificate(self):
         with tempfile.TemporaryDirectory(dir="/tmp") as d:
             ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
             with open(os.path.join(d, "ext"), "w") as f:
                 f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
-            subprocess.run(
-                f"set -e; cd {d}; "
-                f"openssl req -x509 {ec} -days 2 -subj /CN=ca -keyout ca.key "
-                "-out ca.pem; "
-                f"openssl req {ec} -subj /CN=localhost -keyout server.key "
-                "-out server.csr; "
-                "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
-                "-CAcreateserial -days 2 -extfile ext -out server.pem",
-                shell=True, check=True, capture_output=True)
+            script = (f"set -e; cd {d}; openssl req -x509 {ec} -days 2 "
+                      "-subj /CN=ca -keyout ca.key -out ca.pem; ")
+            for name, ext in (("server", "-extfile ext"), ("client", "")):
+                script += (
+                    f"openssl req {ec} -subj /CN={name} -keyout {name}.key "
+                    f"-out {name}.csr; openssl x509 -req -in {name}.csr "
+                    "-CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+                    f"{ext} -out {name}.pem; ")
+            subprocess.run(script, shell=True, check=True,
+                           capture_output=True)
+            file = lambda name: os.path.join(d, name)  # noqa: E731
             address = f"localhost:{free_port()}"
             daemon = start_daemon(
-                d, "--listen", address,
-                "--tls-cert", os.path.join(d, "server.pem"),
-                "--tls-key", os.path.join(d, "server.key"))
+                d, "--listen", address, "--tls-cert", file("server.pem"),
+                "--tls-key", file("server.key"),
+                "--tls-client-ca", file("ca.pem"))
             try:
-                with tunedb.Client(address, timeout=5,
-                                   tls_ca=os.path.join(d, "ca.pem")) as db:
+                with tunedb.Client(address, timeout=5, tls_ca=file("ca.pem"),
+                                   tls_cert=file("client.pem"),
+                                   tls_key=file("client.key")) as db:
                     devices = wait_until_serving(db)
                     self.assertEqual(devices[0]["key"]["gpu_model"],
                                      "Simulated GPU")
-                with tunedb.Client(address, timeout=2) as plain:
-                    with self.assertRaises(tunedb.Error) as e:
-                        plain.stats()
-                    self.assertEqual(e.exception.code.name, "UNAVAILABLE")
+                for refused in (dict(tls_ca=file("ca.pem")), {}):
+                    with tunedb.Client(address, timeout=2, **refused) as c:
+                        with self.assertRaises(tunedb.Error) as e:
+                            c.stats()
+                        self.assertEqual(e.exception.code.name,
+                                         "UNAVAILABLE", refused)
             finally:
                 self.assertEqual(stop_daemon(daemon), 0)
+        with self.assertRaises(ValueError):
+            tunedb.Client("localhost:1", tls_ca=file("ca.pem"),
+                          tls_cert=file("client.pem"))
 
 
 if __name__ == "__main__":
