@@ -20,6 +20,8 @@
 #include "client/packed_key.h"
 #include "client/striped_counters.h"
 #include "common/enum_names.h"
+#include "common/status_macros.h"
+#include "proto/tls_credentials.h"
 #include "store/store.h"
 
 namespace tunedb {
@@ -91,8 +93,9 @@ Answer FromValue(const CacheValue& v) {
 
 class ClientImpl final : public Client {
  public:
-  explicit ClientImpl(const ClientOptions& options)
-      : options_(options), link_(options) {
+  ClientImpl(const ClientOptions& options,
+             std::shared_ptr<grpc::Channel> channel)
+      : options_(options), link_(options, std::move(channel)) {
     if (options.cache_capacity > 0) {
       cache_ = std::make_unique<AnswerCache>(options.cache_capacity);
     }
@@ -642,7 +645,10 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(
     return absl::InvalidArgumentError(
         "ClientOptions.background_queue_capacity must be >= 1");
   }
-  return std::unique_ptr<Client>(new ClientImpl(options));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   CreateDaemonChannel(options.address, options.tls,
+                                       DaemonLink::ChannelArgs(options)));
+  return std::unique_ptr<Client>(new ClientImpl(options, std::move(channel)));
 }
 
 }  // namespace tunedb

@@ -44,15 +44,19 @@ DaemonLink::Reply ReplyFrom(const grpc::Status& status,
 
 }  // namespace
 
-DaemonLink::DaemonLink(const ClientOptions& options) : options_(options) {
+grpc::ChannelArguments DaemonLink::ChannelArgs(const ClientOptions& options) {
   grpc::ChannelArguments args;
   const int min_ms = ClampMs(options.reconnect_backoff_min);
   const int max_ms = std::max(min_ms, ClampMs(options.reconnect_backoff_max));
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, min_ms);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, min_ms);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_ms);
-  channel_ = grpc::CreateCustomChannel(
-      options.address, grpc::InsecureChannelCredentials(), args);
+  return args;
+}
+
+DaemonLink::DaemonLink(const ClientOptions& options,
+                       std::shared_ptr<grpc::Channel> channel)
+    : options_(options), channel_(std::move(channel)) {
   stub_ = v1::TuneDb::NewStub(channel_);
 }
 

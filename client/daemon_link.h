@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "grpcpp/support/channel_arguments.h"
 #include "tunedb/client_options.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
@@ -39,7 +40,12 @@ class DaemonLink {
     int64_t measured_at_us = 0;        // OK: the record's
   };
 
-  explicit DaemonLink(const ClientOptions& options);
+  // `channel` is the daemon's (see CreateDaemonChannel); `options` give the
+  // backoff bounds.
+  DaemonLink(const ClientOptions& options,
+             std::shared_ptr<grpc::Channel> channel);
+  // The channel arguments a DaemonLink wants (its reconnect backoff).
+  static grpc::ChannelArguments ChannelArgs(const ClientOptions& options);
   ~DaemonLink();
 
   // False while backing off after a failure.

@@ -214,7 +214,9 @@ tunedb_error_t tunedb_client_create(const tunedb_options_t* o,
   if (o == nullptr || client == nullptr) {
     return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "NULL options or client");
   }
-  if (o->struct_size < sizeof(tunedb_options_t)) {
+  // Callers built before the TLS fields pass a struct that ends at db_path.
+  constexpr size_t kOptionsV1Size = offsetof(tunedb_options_t, tls_ca_file);
+  if (o->struct_size < kOptionsV1Size) {
     return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
                 "options.struct_size too small: call tunedb_options_init");
   }
@@ -236,6 +238,15 @@ tunedb_error_t tunedb_client_create(const tunedb_options_t* o,
     options.reconnect_backoff_max = Us(o->reconnect_backoff_max_us);
     options.background_queue_capacity = o->background_queue_capacity;
     if (o->db_path != nullptr) options.db_path = o->db_path;
+    if (o->struct_size >= sizeof(tunedb_options_t)) {
+      auto copy = [](const char* from, std::string* to) {
+        if (from != nullptr) *to = from;
+      };
+      copy(o->tls_ca_file, &options.tls.ca_file);
+      copy(o->tls_cert_file, &options.tls.cert_file);
+      copy(o->tls_key_file, &options.tls.key_file);
+      copy(o->tls_server_name, &options.tls.server_name);
+    }
     if (o->heuristic != nullptr) {
       tunedb_heuristic_fn fn = o->heuristic;
       void* user = o->heuristic_user_data;

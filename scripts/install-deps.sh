@@ -15,5 +15,6 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev \
   prometheus-cpp-dev libsystemd-dev prometheus \
-  python3 python3-grpcio python3-protobuf \
+  python3 python3-grpcio python3-protobuf python3-yaml python3-setuptools \
+  python3-pip openssl \
   clang libclang-rt-dev

@@ -24,6 +24,26 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
                  "Daemon address: unix:/path or host:port")
       ->envname("TUNEDB_ADDRESS")
       ->capture_default_str();
+  // TLS to a daemon on TCP: each flag also read from its variable.
+  struct TlsFlag {
+    const char* flag;
+    std::string* value;
+    const char* env;
+    const char* help;
+  };
+  for (const TlsFlag& f :
+       {TlsFlag{"--tls-ca", &global.tls.ca_file, "TUNEDB_TLS_CA",
+                "PEM CA of the daemon's TLS certificate (TCP addresses)"},
+        TlsFlag{"--tls-cert", &global.tls.cert_file, "TUNEDB_TLS_CERT",
+                "PEM client certificate, for a daemon that requires one"},
+        TlsFlag{"--tls-key", &global.tls.key_file, "TUNEDB_TLS_KEY",
+                "PEM private key of --tls-cert"},
+        TlsFlag{"--tls-server-name", &global.tls.server_name,
+                "TUNEDB_TLS_SERVER_NAME",
+                "Name in the daemon's certificate, if not the address's "
+                "host"}}) {
+    app.add_option(f.flag, *f.value, f.help)->envname(f.env);
+  }
   app.add_option("--timeout", global.timeout_s,
                  "Seconds to wait for the daemon per request")
       ->check(CLI::PositiveNumber)

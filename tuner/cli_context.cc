@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
+#include "proto/tls_credentials.h"
 #include "proto/wire_limits.h"
 #include "tuner/exit_codes.h"
 
@@ -51,16 +52,23 @@ absl::StatusOr<v1::TuneDb::Stub*> CliContext::Stub() {
   if (stub_ != nullptr) return stub_.get();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kCliMaxReceiveBytes);
-  channel_ = grpc::CreateCustomChannel(
-      options_.address, grpc::InsecureChannelCredentials(), args);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      CreateDaemonChannel(options_.address, options_.tls, args);
+  if (!channel.ok()) return channel.status();
+  channel_ = *std::move(channel);
   // Connecting waits at most kConnectTimeoutS (or --timeout if shorter), so
   // a daemon that is not running is reported promptly.
   if (!channel_->WaitForConnected(
           DeadlineIn(std::min(options_.timeout_s, kConnectTimeoutS)))) {
     channel_.reset();
+    const char* hint =
+        UsesTls(options_.address, options_.tls)
+            ? " over TLS (is it running, and do --tls-ca and the client "
+              "certificate match its certificates?)"
+            : " (is it running? set --address or TUNEDB_ADDRESS; a daemon "
+              "on TCP with TLS needs --tls-ca)";
     return absl::UnavailableError(
-        absl::StrCat("cannot reach tunedbd at ", options_.address,
-                     " (is it running? set --address or TUNEDB_ADDRESS)"));
+        absl::StrCat("cannot reach tunedbd at ", options_.address, hint));
   }
   stub_ = v1::TuneDb::NewStub(channel_);
   return stub_.get();

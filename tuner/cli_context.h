@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
+#include "tunedb/client_options.h"
 #include "tunedb/problem.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
@@ -37,6 +38,7 @@ struct CliIo {
 
 struct GlobalOptions {
   std::string address = "unix:/run/tunedb/tunedb.sock";
+  TlsClientOptions tls;   // --tls-ca, --tls-cert, --tls-key, --tls-server-name
   double timeout_s = 30;  // per rpc (streams: per message gap, see docs)
   bool json = false;
 };
@@ -52,8 +54,11 @@ class CliContext {
   GlobalOptions& options() { return options_; }
   bool json() const { return options_.json; }
 
-  // Connects (waiting at most 5 s, or --timeout if shorter) and returns the
-  // stub; UNAVAILABLE naming the address if the daemon cannot be reached.
+  // Connects (waiting at most 5 s, or --timeout if shorter; over TLS for a
+  // TCP address with --tls-ca or --tls-cert) and returns the stub;
+  // UNAVAILABLE naming the address if the daemon cannot be reached (a TLS
+  // handshake that fails is that too), FAILED_PRECONDITION for an unreadable
+  // certificate file.
   absl::StatusOr<v1::TuneDb::Stub*> Stub();
 
   // A client context with the --timeout deadline.

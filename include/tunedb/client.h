@@ -92,8 +92,8 @@ struct ClientStats {
 
 class Client {
  public:
-  // Fails only on invalid options (INVALID_ARGUMENT); the daemon need not
-  // be running.
+  // Fails only on invalid options (INVALID_ARGUMENT) or an unreadable TLS
+  // file (FAILED_PRECONDITION); the daemon need not be running.
   static absl::StatusOr<std::unique_ptr<Client>> Create(
       const ClientOptions& options);
 

@@ -42,9 +42,27 @@ enum class MissPolicy {
 using HeuristicFn = std::function<std::optional<AlgoResult>(
     const ProblemKey& key, const Constraints& constraints)>;
 
+// TLS to a daemon on TCP (tunedbd --tls-cert). Used when `address` is a TCP
+// target and ca_file or cert_file is set; a "unix:" address is always plain
+// (the daemon's Unix socket has no TLS). Files are PEM, read at creation.
+struct TlsClientOptions {
+  // CA bundle that the daemon's certificate must chain to. Default: "".
+  std::string ca_file;
+  // Client certificate chain and key for a daemon that requires them
+  // (tunedbd --tls-client-ca); both or neither. Default: "".
+  std::string cert_file;
+  std::string key_file;
+  // The name the daemon's certificate must carry, when it differs from the
+  // address's host (e.g. connecting by IP). Default: "" (the host).
+  std::string server_name;
+};
+
 struct ClientOptions {
   // gRPC target of the daemon. Default: "unix:/run/tunedb/tunedb.sock".
   std::string address = "unix:/run/tunedb/tunedb.sock";
+
+  // TLS for a TCP address. Default: none (plain).
+  TlsClientOptions tls;
 
   // Deadline of a Lookup made on the launching thread (kBackground misses).
   // Zero skips that Lookup: every miss goes to the heuristic and the

@@ -109,6 +109,13 @@ typedef struct tunedb_options {
   void* heuristic_user_data;           /* default NULL */
   const char* db_path; /* daemon's database, read when it is down; copied;
                           default NULL (none) */
+  /* TLS to a daemon on TCP (tunedb::TlsClientOptions); PEM file paths,
+   * copied; each default NULL. Used for a TCP address when tls_ca_file or
+   * tls_cert_file is set; a "unix:" address is always plain. */
+  const char* tls_ca_file;     /* CA of the daemon's certificate */
+  const char* tls_cert_file;   /* client certificate (mTLS) */
+  const char* tls_key_file;    /* its key */
+  const char* tls_server_name; /* name in the daemon's certificate */
 } tunedb_options_t;
 
 /* A whole key: device and convolution (tunedb::ProblemKey). Spatial arrays

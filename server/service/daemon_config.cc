@@ -15,7 +15,17 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
                  "Unix socket to listen on (mode 0660); '' disables it")
       ->capture_default_str();
   app.add_option("--listen", s.tcp_address,
-                 "Also listen on TCP host:port (off unless given)");
+                 "Also listen on TCP host:port (off unless given; needs "
+                 "--tls-cert and --tls-key, or --insecure-tcp)");
+  app.add_option("--tls-cert", s.tls.cert_file,
+                 "PEM certificate chain of the TCP listener");
+  app.add_option("--tls-key", s.tls.key_file, "PEM private key of --tls-cert");
+  app.add_option("--tls-client-ca", s.tls.client_ca_file,
+                 "PEM CA bundle: TCP clients must present a certificate it "
+                 "signed (mTLS; off unless given)");
+  app.add_flag("--insecure-tcp", s.insecure_tcp,
+               "Serve --listen as plain TCP, without TLS (logged as a "
+               "warning)");
   s.store.path = "/var/lib/tunedb/tunedb.db";
   app.add_option("--db", s.store.path, "SQLite database file")
       ->capture_default_str();
@@ -52,6 +62,9 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
                  "Seconds in-flight work may take after SIGTERM/SIGINT")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--health-listen", s.health_address,
+                 "Plain TCP host:port serving only grpc.health.v1, for "
+                 "probes such as Kubernetes' (off unless given)");
   app.add_option("--metrics-address", s.metrics_address,
                  "Serve Prometheus metrics on http://host:port/metrics; a "
                  "bare port means 127.0.0.1:PORT (off unless given)");

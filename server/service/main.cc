@@ -12,6 +12,7 @@
 #include "server/service/daemon_config.h"
 #include "server/service/server.h"
 #include "server/service/systemd_notifier.h"
+#include "server/service/systemd_sockets.h"
 #include "spdlog/spdlog.h"
 
 namespace {
@@ -56,6 +57,15 @@ int main(int argc, char** argv) {
   // Past a file-size limit (ulimit -f) a write fails with EFBIG, which the
   // store reports, instead of the signal killing the daemon silently.
   signal(SIGXFSZ, SIG_IGN);
+
+  // Socket activation (tunedbd.socket): systemd's sockets replace --socket.
+  absl::StatusOr<std::vector<int>> activated = tunedb::TakeSystemdSockets();
+  if (!activated.ok()) {
+    spdlog::critical("tunedbd could not start: {}",
+                     activated.status().ToString());
+    return 1;
+  }
+  config.server.activated_sockets = *std::move(activated);
 
   auto server = tunedb::Server::BuildAndStart(config.server);
   if (!server.ok()) {

@@ -16,6 +16,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "proto/wire_limits.h"
 #include "server/finder/simulated_finder.h"
+#include "server/service/activated_listener.h"
 #include "server/service/daemon_metrics.h"
 #include "server/service/tunedb_service.h"
 #include "server/worker/worker_finder.h"
@@ -129,12 +130,30 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
 
 absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
     const ServerOptions& options, std::unique_ptr<Finder> finder) {
-  if (options.unix_socket.empty() && options.tcp_address.empty()) {
+  if (options.unix_socket.empty() && options.tcp_address.empty() &&
+      options.activated_sockets.empty()) {
     return absl::InvalidArgumentError(
         "neither a Unix socket nor a TCP address to listen on");
   }
+  std::shared_ptr<grpc::ServerCredentials> tcp_credentials;
+  if (!options.tcp_address.empty()) {
+    ASSIGN_OR_RETURN(tcp_credentials,
+                     TcpServerCredentials(options.tls, options.insecure_tcp));
+    if (options.insecure_tcp) {
+      spdlog::warn(
+          "listening on TCP {} without TLS (--insecure-tcp): anyone who can "
+          "reach the port can read and fill the database",
+          options.tcp_address);
+    }
+  } else if (!options.tls.cert_file.empty() ||
+             !options.tls.client_ca_file.empty()) {
+    spdlog::warn("TLS files given but no --listen: the Unix socket is plain");
+  }
   std::unique_ptr<Server> server(new Server());
   server->options_ = options;
+  if (!options.activated_sockets.empty()) {
+    server->options_.unix_socket.clear();  // systemd's sockets replace it
+  }
   server->finder_ = std::move(finder);
   if (options.store.path != ":memory:") {
     std::filesystem::path parent =
@@ -176,14 +195,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  if (!options.unix_socket.empty()) {
+  if (!options.activated_sockets.empty()) {
+    server->activated_ =
+        ActivatedListener::Register(options.activated_sockets, builder);
+  } else if (!options.unix_socket.empty()) {
     RETURN_IF_ERROR(PrepareSocketPath(options.unix_socket));
     builder.AddListeningPort("unix:" + options.unix_socket,
                              grpc::InsecureServerCredentials());
   }
   if (!options.tcp_address.empty()) {
-    builder.AddListeningPort(options.tcp_address,
-                             grpc::InsecureServerCredentials(),
+    builder.AddListeningPort(options.tcp_address, tcp_credentials,
                              &server->tcp_port_);
   }
   builder.RegisterService(server->service_.get());
@@ -196,14 +217,32 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
                                     ? options.tcp_address
                                     : "unix:" + options.unix_socket));
   }
-  if (!options.unix_socket.empty() &&
-      chmod(options.unix_socket.c_str(), 0660) != 0) {
+  if (server->activated_) {
+    server->activated_->Start();
+    spdlog::info(
+        "socket activation: serving {} socket(s) from systemd (unix:{}); "
+        "--socket is not used",
+        options.activated_sockets.size(), server->activated_->path());
+  } else if (!options.unix_socket.empty() &&
+             chmod(options.unix_socket.c_str(), 0660) != 0) {
     spdlog::warn("chmod 0660 {} failed: {}", options.unix_socket,
                  std::strerror(errno));
   }
-  grpc::HealthCheckServiceInterface* health =
-      server->grpc_server_->GetHealthCheckService();
-  if (health) health->SetServingStatus(true);
+  if (!options.health_address.empty()) {
+    // Its own server, holding only the default health service, whose status
+    // follows the main server's (SetServingStatus below and in Shutdown).
+    grpc::ServerBuilder probe;
+    probe.AddListeningPort(options.health_address,
+                           grpc::InsecureServerCredentials(),
+                           &server->health_port_);
+    server->health_server_ = probe.BuildAndStart();
+    if (!server->health_server_) {
+      server->Shutdown(absl::ZeroDuration());
+      return absl::UnavailableError(absl::StrCat(
+          "could not listen on ", options.health_address, " (health probes)"));
+    }
+  }
+  server->SetHealth(true);
   spdlog::info(
       "tunedbd {} listening on {} (finder: {}, {} device(s), "
       "database {})",
@@ -224,6 +263,7 @@ int Server::metrics_port() const { return metrics_ ? metrics_->port() : 0; }
 Server::~Server() { Shutdown(absl::ZeroDuration()); }
 
 std::string Server::address() const {
+  if (activated_) return "unix:" + activated_->path();
   if (!options_.unix_socket.empty()) return "unix:" + options_.unix_socket;
   std::string host =
       options_.tcp_address.substr(0, options_.tcp_address.rfind(':'));
@@ -236,11 +276,8 @@ void Server::Shutdown(absl::Duration drain) {
   shut_down_ = true;
   spdlog::info("shutting down (drain {})", absl::FormatDuration(drain));
   if (service_) service_->StopAccepting();
-  if (grpc_server_) {
-    grpc::HealthCheckServiceInterface* health =
-        grpc_server_->GetHealthCheckService();
-    if (health) health->SetServingStatus(false);
-  }
+  SetHealth(false);
+  if (activated_) activated_->Stop();
   // Searches first: waiters get their answer (or UNAVAILABLE) so the calls
   // blocked on them can finish before gRPC's deadline cancels them.
   if (core_) core_->Shutdown(drain);
@@ -248,15 +285,28 @@ void Server::Shutdown(absl::Duration drain) {
     grpc_server_->Shutdown(absl::ToChronoTime(absl::Now() + drain));
     grpc_server_->Wait();
   }
+  if (health_server_) {
+    health_server_->Shutdown(absl::ToChronoTime(absl::Now()));
+    health_server_->Wait();
+  }
   if (store_) {
     absl::Status s = store_->Checkpoint();
     if (!s.ok()) spdlog::warn("final checkpoint failed: {}", s.ToString());
   }
-  metrics_.reset();  // its scrapes read the core
+  activated_.reset();  // closes systemd's sockets; their files stay
+  metrics_.reset();    // its scrapes read the core
   core_.reset();
   store_.reset();
   if (!options_.unix_socket.empty()) unlink(options_.unix_socket.c_str());
   spdlog::info("stopped");
+}
+
+void Server::SetHealth(bool serving) {
+  for (grpc::Server* s : {grpc_server_.get(), health_server_.get()}) {
+    grpc::HealthCheckServiceInterface* health =
+        s ? s->GetHealthCheckService() : nullptr;
+    if (health) health->SetServingStatus(serving);
+  }
 }
 
 void Server::Wait() {

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "proto/tls_credentials.h"
 #include "server/finder/finder.h"
 #include "server/tuning/tuning_core.h"
 #include "store/store.h"
@@ -29,14 +30,31 @@ class Server;
 
 namespace tunedb {
 
+class ActivatedListener;
 class DaemonMetrics;
 class TuneDbService;
 
 struct ServerOptions {
   // Unix socket path; "" disables it. Created with mode 0660.
   std::string unix_socket = "/run/tunedb/tunedb.sock";
-  // TCP "host:port" (port 0 picks one); "" (default) disables TCP.
+  // Listening Unix stream sockets passed by systemd socket activation
+  // (TakeSystemdSockets); when given they are served instead of
+  // unix_socket, and systemd owns their files. The server closes them.
+  // Default: none.
+  std::vector<int> activated_sockets;
+  // TCP "host:port" (port 0 picks one); "" (default) disables TCP. TCP
+  // needs `tls` (a certificate and key) or `insecure_tcp`.
   std::string tcp_address;
+  // TLS of the TCP listener; with tls.client_ca_file clients must present a
+  // certificate it signed (mTLS). The Unix socket never uses TLS.
+  // Default: none.
+  TlsServerFiles tls;
+  // Serve TCP without TLS (logged as a warning). Default: false.
+  bool insecure_tcp = false;
+  // Plain TCP "host:port" serving only grpc.health.v1 (the daemon's serving
+  // status, nothing else), for probes that cannot do TLS or Unix sockets,
+  // such as Kubernetes gRPC probes. "" (default) disables it.
+  std::string health_address;
   // The database.
   Store::Options store;
   // Which finder: "cudnn" (default: per-GPU tunedb-worker processes running
@@ -69,11 +87,14 @@ class Server {
 
   ~Server();
 
-  // A gRPC target for clients: "unix:/path" if a socket is configured,
-  // otherwise "host:port" of the TCP listener (with the chosen port).
+  // A gRPC target for clients: "unix:/path" if a socket is configured (or
+  // was passed by systemd), otherwise "host:port" of the TCP listener (with
+  // the chosen port).
   std::string address() const;
   // The TCP port actually bound (0 if TCP is off).
   int tcp_port() const { return tcp_port_; }
+  // The health-probe port bound (0 if health_address is off).
+  int health_port() const { return health_port_; }
 
   // Stops accepting, lets in-flight calls finish until `drain` has passed,
   // cancels the rest, flushes counters and closes the database.
@@ -87,6 +108,8 @@ class Server {
 
  private:
   Server() = default;
+  // Sets the health status of every service on both servers.
+  void SetHealth(bool serving);
 
   ServerOptions options_;
   std::unique_ptr<Finder> finder_;
@@ -95,7 +118,10 @@ class Server {
   std::unique_ptr<DaemonMetrics> metrics_;  // destroyed before core_
   std::unique_ptr<TuneDbService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  std::unique_ptr<grpc::Server> health_server_;   // health_address's
+  std::unique_ptr<ActivatedListener> activated_;  // activated_sockets
   int tcp_port_ = 0;
+  int health_port_ = 0;
   bool shut_down_ = false;
 };
 

@@ -29,23 +29,10 @@ namespace tunedb {
 namespace {
 
 using testing_util::DaemonProcess;
+using testing_util::FreeLoopbackPort;
 using testing_util::ProtoProblem;
 using testing_util::TempDir;
 using testing_util::Tune;
-
-// A loopback TCP port nobody listens on right now.
-int FreeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // GET `path` from 127.0.0.1:port; the whole response, "" if it cannot
 // connect.
@@ -200,10 +187,7 @@ TEST_F(MetricsTest, PromtoolAcceptsTheExposition) {
   const int rc = system(
       absl::StrCat("promtool check metrics < ", file, " > ", output, " 2>&1")
           .c_str());
-  std::ifstream in(output);
-  std::stringstream said;
-  said << in.rdbuf();
-  EXPECT_EQ(rc, 0) << said.str();
+  EXPECT_EQ(rc, 0) << testing_util::ReadTextFile(output);
 }
 
 TEST_F(MetricsTest, ExposesEveryMetricTheDashboardQueries) {
@@ -253,28 +237,18 @@ TEST(MetricsConfigTest, MetricsAddressComesFromTheConfigFile) {
 TEST(MetricsConfigTest, BusyMetricsPortFailsTheStartWithAMessage) {
   TempDir dir;
   // Hold a listening socket on the port.
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(fd, 1), 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  int port = 0;
+  const int fd = testing_util::LoopbackSocket(true, &port);
   const std::string log = dir.File("tunedbd.log");
-  const std::string command =
-      absl::StrCat(TUNEDBD_PATH, " --finder simulated --db ", dir.File("d.db"),
-                   " --socket ", dir.File("d.sock"), " --metrics-address ",
-                   ntohs(addr.sin_port), " > ", log, " 2>&1");
+  const std::string command = absl::StrCat(
+      TUNEDBD_PATH, " --finder simulated --db ", dir.File("d.db"), " --socket ",
+      dir.File("d.sock"), " --metrics-address ", port, " > ", log, " 2>&1");
   const int status = system(command.c_str());
   close(fd);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
-  std::ifstream in(log);
-  std::stringstream said;
-  said << in.rdbuf();
-  EXPECT_NE(said.str().find("cannot serve metrics on 127.0.0.1:"),
-            std::string::npos)
-      << said.str();
+  const std::string said = testing_util::ReadTextFile(log);
+  EXPECT_NE(said.find("cannot serve metrics on 127.0.0.1:"), std::string::npos)
+      << said;
 }
 
 }  // namespace

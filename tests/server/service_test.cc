@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -201,6 +202,50 @@ TEST_F(ServiceTest, HealthServiceReportsServing) {
   grpc::health::v1::HealthCheckResponse resp;
   ASSERT_TRUE(health->Check(&ctx, req, &resp).ok());
   EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+}
+
+// The probe listener (--health-listen) is plain TCP and carries the health
+// status only: TuneDb is not served there.
+TEST(HealthListenerTest, ServesOnlyTheHealthServiceOverPlainTcp) {
+  TempDir dir;
+  ServerOptions options;
+  options.unix_socket = dir.File("h.sock");
+  options.store.path = ":memory:";
+  options.finder = "simulated";
+  options.health_address = "127.0.0.1:0";
+  auto server = Server::BuildAndStart(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_GT((*server)->health_port(), 0);
+  auto channel =
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*server)->health_port()),
+                          grpc::InsecureChannelCredentials());
+  auto deadline = [] {
+    return std::chrono::system_clock::now() + std::chrono::seconds(5);
+  };
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  grpc::health::v1::HealthCheckRequest req;
+  grpc::health::v1::HealthCheckResponse resp;
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline());
+    ASSERT_TRUE(health->Check(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+  }
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline());
+    v1::DevicesResponse devices;
+    EXPECT_EQ(v1::TuneDb::NewStub(channel)
+                  ->Devices(&ctx, v1::DevicesRequest(), &devices)
+                  .error_code(),
+              grpc::StatusCode::UNIMPLEMENTED);
+  }
+  (*server)->Shutdown(absl::Seconds(1));
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline());
+    EXPECT_FALSE(health->Check(&ctx, req, &resp).ok()) << "stopped with it";
+  }
 }
 
 TEST_F(ServiceTest, ManyClientThreadsOverTheSocket) {
