@@ -65,6 +65,18 @@ CREATE TABLE results(
   PRIMARY KEY(record_id, rank)) WITHOUT ROWID;
 )sql";
 
+// The fleet outbox (version 5): each search result a daemon with a fleet
+// database stored, as its export-format line, until it is published
+// (written in the record's own transaction, see Store::PutForFleet). Kept
+// apart from kCreateSchema so that new and migrated files run the same DDL.
+constexpr const char* kFleetOutboxSchema = R"sql(
+CREATE TABLE fleet_outbox(
+  id INTEGER PRIMARY KEY,
+  key_text TEXT NOT NULL,
+  record_json TEXT NOT NULL,
+  enqueued_us INTEGER NOT NULL);
+)sql";
+
 // kMigrations[v] takes a database from version v to v + 1 (index 0 unused).
 constexpr const char* kMigrations[] = {
     nullptr,
@@ -109,6 +121,8 @@ CREATE INDEX records_by_op ON records(op);
 CREATE INDEX records_by_in_type ON records(in_type);
 CREATE INDEX records_by_layout ON records(layout);
 )sql",
+    // 4 -> 5: the fleet outbox.
+    kFleetOutboxSchema,
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,
@@ -220,6 +234,7 @@ absl::Status CreateOrMigrateStoreSchema(sql::Database& db) {
   if (version == kStoreSchemaVersion) return transaction.Commit();
   if (version == 0) {
     RETURN_IF_ERROR(db.Execute(kCreateSchema));
+    RETURN_IF_ERROR(db.Execute(kFleetOutboxSchema));
   } else {
     for (int v = version; v < kStoreSchemaVersion; ++v) {
       RETURN_IF_ERROR(db.Execute(kMigrations[v]));

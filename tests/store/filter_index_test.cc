@@ -142,6 +142,7 @@ TEST_F(FilterIndexTest, AVersion3FileIsMigratedWithItsKeyColumnsFilled) {
                               "DROP INDEX records_by_layout;"
                               "ALTER TABLE records DROP COLUMN in_type;"
                               "ALTER TABLE records DROP COLUMN layout;"
+                              "DROP TABLE fleet_outbox;"
                               "PRAGMA user_version = 3;")
                     .ok());
   }

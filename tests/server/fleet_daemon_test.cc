@@ -1,0 +1,412 @@
+// The fleet tier end to end: tunedbd processes (simulated finder, a SQLite
+// file each) sharing one real PostgreSQL database started by the suite.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "daemon_process.h"
+#include "gtest/gtest.h"
+#include "store/fleet/fleet_jobs.h"
+#include "store/fleet/fleet_options.h"
+#include "tests/testing/postgres_server.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_values.h"
+
+namespace tunedb {
+namespace {
+
+using testing_util::DaemonProcess;
+using testing_util::PostgresServer;
+using testing_util::ProtoProblem;
+using testing_util::TempDir;
+using testing_util::TestKey;
+
+class FleetDaemonTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (PostgresServer::BinDir(&skip_reason_).empty()) return;
+    dir_ = new TempDir();
+    server_ = new PostgresServer(dir_->path());
+    std::string error;
+    if (!server_->Start(&error)) start_error_ = error;
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (server_ == nullptr) GTEST_SKIP() << skip_reason_;
+    ASSERT_EQ(start_error_, "");
+    if (!server_->running()) {
+      std::string error;
+      ASSERT_TRUE(server_->Start(&error)) << error;
+    }
+    db_ = absl::StrCat("fleet_", ++databases_);
+    url_ = server_->CreateDatabase(db_);
+  }
+
+  // A daemon on the fleet: host name `host`, simulated searches of
+  // `slow_ms`, `extra` flags after these.
+  std::unique_ptr<DaemonProcess> Daemon(const TempDir& dir,
+                                        const std::string& host, int slow_ms,
+                                        std::vector<std::string> extra = {}) {
+    std::vector<std::string> flags = {"--finder",
+                                      "simulated",
+                                      "--simulated",
+                                      absl::StrCat("slow_ms=", slow_ms),
+                                      "--synchronous",
+                                      "NORMAL",
+                                      "--host-name",
+                                      host,
+                                      "--fleet",
+                                      url_,
+                                      "--fleet-lease",
+                                      "2"};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    return std::make_unique<DaemonProcess>(dir, flags);
+  }
+
+  static v1::StatsResponse Stats(v1::TuneDb::Stub* stub) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(10));
+    v1::StatsResponse stats;
+    EXPECT_TRUE(stub->Stats(&ctx, v1::StatsRequest(), &stats).ok());
+    return stats;
+  }
+
+  // Waits up to `seconds` until every daemon's outbox is empty.
+  static bool OutboxesDrain(const std::vector<v1::TuneDb::Stub*>& stubs,
+                            int seconds) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      bool empty = true;
+      for (auto* stub : stubs) empty = empty && Stats(stub).fleet().outbox() == 0;
+      if (empty) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+  int64_t SqlInt(const std::string& sql) {
+    int64_t value = -1;
+    std::string out = server_->Sql(db_, sql);
+    EXPECT_TRUE(absl::SimpleAtoi(out, &value)) << sql << ": " << out;
+    return value;
+  }
+
+  static grpc::Status TuneWithin(v1::TuneDb::Stub* stub, int64_t n,
+                                 v1::TuneResponse* resp, int seconds) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(seconds));
+    v1::TuneRequest req;
+    *req.mutable_problem() = ProtoProblem(n);
+    return stub->Tune(&ctx, req, resp);
+  }
+
+  static inline TempDir* dir_ = nullptr;
+  static inline PostgresServer* server_ = nullptr;
+  static inline std::string skip_reason_;
+  static inline std::string start_error_;
+  static inline int databases_ = 0;
+  std::string db_;
+  std::string url_;
+};
+
+TEST_F(FleetDaemonTest, AProblemTunedOnOneDaemonIsAnsweredOnTheOthersWithoutASearch) {
+  TempDir da, db, dc;
+  auto a = Daemon(da, "host-a", 20);
+  auto b = Daemon(db, "host-b", 20);
+  auto c = Daemon(dc, "host-c", 20);
+  auto sa = a->Connect(), sb = b->Connect(), sc = c->Connect();
+
+  v1::TuneResponse tuned;
+  ASSERT_TRUE(testing_util::Tune(sa.get(), 8, &tuned).ok());
+  EXPECT_TRUE(tuned.searched());
+  for (auto* stub : {sb.get(), sc.get()}) {
+    v1::TuneResponse answered;
+    ASSERT_TRUE(testing_util::Tune(stub, 8, &answered).ok());
+    EXPECT_FALSE(answered.searched());
+    EXPECT_EQ(answered.choice().algo().algo(), tuned.choice().algo().algo());
+    EXPECT_EQ(answered.record().host(), "host-a");
+    EXPECT_EQ(Stats(stub).searches(), 0);
+    EXPECT_EQ(Stats(stub).fleet().fetched(), 1);
+  }
+
+  // A Lookup (which never searches) reads through to the fleet as well.
+  ASSERT_TRUE(testing_util::Tune(sa.get(), 9, &tuned).ok());
+  ASSERT_TRUE(OutboxesDrain({sa.get()}, 10));
+  grpc::ClientContext ctx;
+  v1::LookupRequest lookup;
+  *lookup.mutable_problem() = ProtoProblem(9);
+  ToProto(testing_util::TestDevice(), lookup.mutable_device());
+  v1::LookupResponse found;
+  ASSERT_TRUE(sc->Lookup(&ctx, lookup, &found).ok());
+  EXPECT_EQ(found.record().host(), "host-a");
+  EXPECT_EQ(Stats(sc.get()).searches(), 0);
+  EXPECT_TRUE(Stats(sc.get()).fleet().connected());
+}
+
+TEST_F(FleetDaemonTest, SixtyFourConcurrentIdenticalTunesOverThreeDaemonsRunOneSearch) {
+  TempDir da, db, dc;
+  std::vector<std::unique_ptr<DaemonProcess>> daemons;
+  daemons.push_back(Daemon(da, "host-a", 300));
+  daemons.push_back(Daemon(db, "host-b", 300));
+  daemons.push_back(Daemon(dc, "host-c", 300));
+  std::vector<std::unique_ptr<v1::TuneDb::Stub>> stubs;
+  for (auto& d : daemons) stubs.push_back(d->Connect());
+
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 64; ++i) {
+    threads.emplace_back([&, i] {
+      v1::TuneResponse resp;
+      if (TuneWithin(stubs[i % 3].get(), 16, &resp, 20).ok()) ++ok;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 64);
+  int64_t searches = 0;
+  for (auto& stub : stubs) searches += Stats(stub.get()).searches();
+  EXPECT_EQ(searches, 1);
+}
+
+TEST_F(FleetDaemonTest, AFleetPrewarmOfAThousandProblemsOverThreeDaemonsSearchesEachOnce) {
+  TempDir da, db, dc;
+  std::vector<std::unique_ptr<DaemonProcess>> daemons;
+  daemons.push_back(Daemon(da, "host-a", 2));
+  daemons.push_back(Daemon(db, "host-b", 2));
+  daemons.push_back(Daemon(dc, "host-c", 2));
+  std::vector<std::unique_ptr<v1::TuneDb::Stub>> stubs;
+  for (auto& d : daemons) stubs.push_back(d->Connect());
+
+  FleetOptions options;
+  options.url = url_;
+  auto jobs = FleetJobs::Open(options);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  std::vector<ProblemKey> keys;
+  for (int n = 1; n <= 1000; ++n) keys.push_back(TestKey(n));
+  auto enqueued = (*jobs)->Enqueue("thousand", keys);
+  ASSERT_TRUE(enqueued.ok()) << enqueued.status();
+  EXPECT_EQ(enqueued->added, 1000);
+
+  FleetBatchProgress progress;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  while (std::chrono::steady_clock::now() < until) {
+    auto p = (*jobs)->Progress("thousand");
+    ASSERT_TRUE(p.ok()) << p.status();
+    progress = *p;
+    if (progress.done + progress.failed == 1000) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(progress.done, 1000);
+  EXPECT_EQ(progress.searched, 1000);
+  int64_t searches = 0;
+  std::vector<int64_t> per_daemon;
+  for (auto& stub : stubs) {
+    per_daemon.push_back(Stats(stub.get()).searches());
+    searches += per_daemon.back();
+  }
+  EXPECT_EQ(searches, 1000);
+  for (int64_t s : per_daemon) EXPECT_GT(s, 0) << "a daemon ran no job";
+  ASSERT_TRUE(OutboxesDrain({stubs[0].get(), stubs[1].get(), stubs[2].get()}, 20));
+  EXPECT_EQ(SqlInt("SELECT COUNT(DISTINCT key_text) FROM fleet_records"), 1000);
+  EXPECT_EQ(SqlInt("SELECT COUNT(*) FROM fleet_records"), 1000);
+
+  // Enqueued again, the batch has nothing left to do.
+  auto again = (*jobs)->Enqueue("thousand", keys);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->added, 0);
+}
+
+TEST_F(FleetDaemonTest, JobsOfADaemonKilledWhileHoldingLeasesFinishElsewhereAfterExpiry) {
+  FleetOptions options;
+  options.url = url_;
+  auto jobs = FleetJobs::Open(options);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  std::vector<ProblemKey> keys;
+  for (int n = 1; n <= 6; ++n) keys.push_back(TestKey(n));
+  ASSERT_TRUE((*jobs)->Enqueue("kill", keys).ok());
+
+  TempDir da;
+  auto a = Daemon(da, "host-a", 60000);  // searches that never end in time
+  a->Connect();
+  // Wait until host-a holds two running jobs (two per device).
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < until &&
+         (*jobs)->Progress("kill")->running < 2) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ((*jobs)->Progress("kill")->running, 2);
+  a->Stop(SIGKILL);
+
+  TempDir db, dc;
+  auto b = Daemon(db, "host-b", 20);
+  auto c = Daemon(dc, "host-c", 20);
+  auto sb = b->Connect(), sc = c->Connect();
+  FleetBatchProgress progress;
+  until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < until) {
+    progress = *(*jobs)->Progress("kill");
+    if (progress.done == 6) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(progress.done, 6);
+  EXPECT_EQ(progress.failed, 0);
+  EXPECT_EQ(Stats(sb.get()).searches() + Stats(sc.get()).searches(), 6);
+  EXPECT_EQ(SqlInt("SELECT COUNT(*) FROM fleet_jobs WHERE batch = 'kill' "
+                   "AND holder LIKE 'host-a/%'"),
+            0);
+  EXPECT_EQ(SqlInt("SELECT COUNT(*) FROM fleet_jobs WHERE batch = 'kill' "
+                   "AND attempts = 2"),
+            2);
+}
+
+TEST_F(FleetDaemonTest, PostgresStoppedDuringAWriteStormLosesNoAcknowledgedRecord) {
+  TempDir da, db, dc;
+  std::vector<std::unique_ptr<DaemonProcess>> daemons;
+  daemons.push_back(Daemon(da, "host-a", 5));
+  daemons.push_back(Daemon(db, "host-b", 5));
+  daemons.push_back(Daemon(dc, "host-c", 5));
+  std::vector<std::unique_ptr<v1::TuneDb::Stub>> stubs;
+  for (auto& d : daemons) stubs.push_back(d->Connect());
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> failed{0};
+  std::atomic<int64_t> next{1};
+  std::mutex mu;
+  std::set<int64_t> acknowledged;
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 6; ++t) {
+    writers.emplace_back([&, t] {
+      while (!stop.load()) {
+        const int64_t n = next.fetch_add(1);
+        v1::TuneResponse resp;
+        if (TuneWithin(stubs[t % 3].get(), n, &resp, 10).ok()) {
+          std::lock_guard<std::mutex> lock(mu);
+          acknowledged.insert(n);
+        } else {
+          ++failed;
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  ASSERT_TRUE(server_->Stop("fast"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  int64_t during_outage = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    during_outage = static_cast<int64_t>(acknowledged.size());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  v1::StatsResponse down = Stats(stubs[0].get());
+  EXPECT_FALSE(down.fleet().connected());
+  EXPECT_NE(down.fleet().last_error(), "");
+  std::string error;
+  ASSERT_TRUE(server_->Start(&error)) << error;
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  stop = true;
+  for (auto& t : writers) t.join();
+
+  EXPECT_EQ(failed.load(), 0);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_GT(static_cast<int64_t>(acknowledged.size()), during_outage)
+        << "no Tune succeeded after the restart";
+  }
+  ASSERT_TRUE(OutboxesDrain({stubs[0].get(), stubs[1].get(), stubs[2].get()}, 20));
+  std::set<int64_t> in_fleet;
+  for (absl::string_view line :
+       absl::StrSplit(server_->Sql(db_, "SELECT DISTINCT key_text FROM fleet_records"),
+                      '\n', absl::SkipEmpty())) {
+    auto key = ProblemKey::Parse(line);
+    ASSERT_TRUE(key.ok()) << line;
+    in_fleet.insert(key->problem.n);
+  }
+  for (int64_t n : acknowledged) {
+    EXPECT_EQ(in_fleet.count(n), 1u) << "acknowledged n=" << n << " missing";
+  }
+  EXPECT_TRUE(Stats(stubs[0].get()).fleet().connected());
+}
+
+// Runs tunedbd to its exit (it should refuse to start); its output.
+std::string RunDaemonToExit(const TempDir& dir, const std::string& fleet_url,
+                            int* exit_code) {
+  std::string command = absl::StrCat(
+      TUNEDBD_PATH, " --finder simulated --log-level warn --db ",
+      dir.File("d.db"), " --socket ", dir.File("d.sock"), " --fleet '",
+      fleet_url, "' 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+  int status = pclose(pipe);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+TEST_F(FleetDaemonTest, AWrongPasswordKeepsTheDaemonFromStartingWithAClearError) {
+  TempDir dir;
+  int code = 0;
+  std::string out =
+      RunDaemonToExit(dir, server_->Url(db_, "not-the-password"), &code);
+  EXPECT_NE(code, 0);
+  EXPECT_NE(out.find("refused the credentials"), std::string::npos) << out;
+  EXPECT_NE(out.find("password authentication failed"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("not-the-password"), std::string::npos)
+      << "the password is printed: " << out;
+}
+
+TEST_F(FleetDaemonTest, ANewerFleetSchemaKeepsTheDaemonFromStartingWithAClearError) {
+  FleetOptions options;
+  options.url = url_;
+  ASSERT_TRUE(FleetJobs::Open(options).ok());
+  server_->Sql(db_, "UPDATE tunedb_fleet_schema SET version = 99");
+  TempDir dir;
+  int code = 0;
+  std::string out = RunDaemonToExit(dir, url_, &code);
+  EXPECT_NE(code, 0);
+  EXPECT_NE(out.find("schema version 99, newer than"), std::string::npos)
+      << out;
+}
+
+TEST_F(FleetDaemonTest, AnUnreachableFleetIsReportedAndTunesSucceedLocally) {
+  TempDir dir;
+  // A port nothing listens on.
+  std::string url = server_->Url(db_);
+  url.replace(url.find(std::to_string(server_->port())),
+              std::to_string(server_->port()).size(), "1");
+  DaemonProcess d(dir, {"--finder", "simulated", "--fleet", url,
+                        "--host-name", "lonely"});
+  auto stub = d.Connect();
+  v1::TuneResponse resp;
+  ASSERT_TRUE(testing_util::Tune(stub.get(), 8, &resp).ok());
+  EXPECT_TRUE(resp.searched());
+  v1::StatsResponse stats = Stats(stub.get());
+  EXPECT_FALSE(stats.fleet().connected());
+  EXPECT_NE(stats.fleet().last_error().find("unreachable"), std::string::npos)
+      << stats.fleet().last_error();
+  EXPECT_EQ(stats.fleet().outbox(), 1);
+  EXPECT_EQ(stats.fleet().database(), "postgresql://tunedb@127.0.0.1:1/" + db_);
+}
+
+}  // namespace
+}  // namespace tunedb

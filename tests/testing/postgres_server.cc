@@ -1,0 +1,180 @@
+#include "tests/testing/postgres_server.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+namespace tunedb::testing_util {
+namespace {
+
+// Runs a shell command line; returns its exit status and output.
+int Shell(const std::string& command, std::string* output) {
+  std::string out;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+  int status = pclose(pipe);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) {
+    out.pop_back();
+  }
+  if (output != nullptr) *output = out;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  return q + "'";
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+}  // namespace
+
+std::string PostgresServer::BinDir(std::string* why) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/usr/lib/postgresql", ec)) {
+    std::string bin = entry.path().string() + "/bin";
+    if (access((bin + "/initdb").c_str(), X_OK) == 0 &&
+        access((bin + "/pg_ctl").c_str(), X_OK) == 0) {
+      found.push_back(bin);
+    }
+  }
+  if (found.empty()) {
+    if (why != nullptr) {
+      *why =
+          "no PostgreSQL server programs (initdb, pg_ctl) under "
+          "/usr/lib/postgresql/*/bin: install Debian's postgresql package "
+          "(scripts/install-deps.sh)";
+    }
+    return "";
+  }
+  std::sort(found.begin(), found.end());
+  return found.back();
+}
+
+PostgresServer::PostgresServer(const std::string& dir)
+    : bin_(BinDir(nullptr)), dir_(dir + "/pg"), data_(dir_ + "/data") {}
+
+PostgresServer::~PostgresServer() {
+  if (running_) Stop("immediate");
+}
+
+int PostgresServer::RunAsOwner(const std::string& command,
+                               std::string* output) const {
+  if (getuid() != 0) return Shell(command, output);
+  return Shell("setpriv --reuid=nobody --regid=nogroup --clear-groups " +
+                   command,
+               output);
+}
+
+bool PostgresServer::Start(std::string* error) {
+  if (bin_.empty()) {
+    *error = "no PostgreSQL server programs installed";
+    return false;
+  }
+  if (!initialized_) {
+    std::filesystem::create_directories(dir_);
+    // The folders above must let the server's user through.
+    chmod(std::filesystem::path(dir_).parent_path().c_str(), 0755);
+    chmod(dir_.c_str(), 0755);
+    const std::string pwfile = dir_ + "/pw";
+    std::ofstream(pwfile) << kPassword << "\n";
+    if (getuid() == 0) {
+      std::string out;
+      Shell("chown -R nobody:nogroup " + Quote(dir_), &out);
+    }
+    std::string out;
+    int rc = RunAsOwner(bin_ + "/initdb --no-sync -A scram-sha-256 -U tunedb"
+                               " --pwfile=" + Quote(pwfile) +
+                            " -D " + Quote(data_),
+                        &out);
+    if (rc != 0) {
+      *error = "initdb failed: " + out;
+      return false;
+    }
+    initialized_ = true;
+    port_ = FreePort();
+  }
+  std::string out;
+  int rc = RunAsOwner(
+      bin_ + "/pg_ctl -w -t 30 -D " + Quote(data_) + " -l " +
+          Quote(dir_ + "/log") + " -o " +
+          Quote("-p " + std::to_string(port_) + " -k " + dir_ +
+                " -c listen_addresses=127.0.0.1 -c fsync=off"
+                " -c max_connections=200") +
+          " start",
+      &out);
+  if (rc != 0) {
+    std::string log;
+    Shell("tail -20 " + Quote(dir_ + "/log"), &log);
+    *error = "pg_ctl start failed: " + out + "\n" + log;
+    return false;
+  }
+  running_ = true;
+  return true;
+}
+
+bool PostgresServer::Stop(const std::string& mode) {
+  if (!running_) return true;
+  std::string out;
+  int rc = RunAsOwner(
+      bin_ + "/pg_ctl -w -D " + Quote(data_) + " -m " + mode + " stop", &out);
+  running_ = false;
+  return rc == 0;
+}
+
+std::string PostgresServer::Url(const std::string& db,
+                                const std::string& password) const {
+  return "postgresql://tunedb:" + password + "@127.0.0.1:" +
+         std::to_string(port_) + "/" + db;
+}
+
+std::string PostgresServer::CreateDatabase(const std::string& name) {
+  Sql("postgres", "CREATE DATABASE " + name);
+  return Url(name);
+}
+
+std::string PostgresServer::Sql(const std::string& db,
+                                const std::string& sql) const {
+  std::string out;
+  int rc = Shell(bin_ + "/psql -X -q -t -A -v ON_ERROR_STOP=1 " +
+                     Quote(Url(db)) + " -c " + Quote(sql),
+                 &out);
+  if (rc != 0 && out.rfind("ERROR", 0) != 0) out = "ERROR: " + out;
+  return out;
+}
+
+}  // namespace tunedb::testing_util
