@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "daemon_process.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "store/fleet/fleet_jobs.h"
 #include "store/fleet/fleet_options.h"
 #include "tests/testing/postgres_server.h"
@@ -345,14 +346,12 @@ TEST_F(FleetDaemonTest, PostgresStoppedDuringAWriteStormLosesNoAcknowledgedRecor
   EXPECT_TRUE(Stats(stubs[0].get()).fleet().connected());
 }
 
-// Runs tunedbd to its exit (it should refuse to start); its output.
-std::string RunDaemonToExit(const TempDir& dir, const std::string& fleet_url,
-                            int* exit_code) {
-  std::string command = absl::StrCat(
-      TUNEDBD_PATH, " --finder simulated --log-level warn --db ",
-      dir.File("d.db"), " --socket ", dir.File("d.sock"), " --fleet '",
-      fleet_url, "' 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
+// Runs a command line to its exit; its stdout (stderr too with
+// `with_stderr`) and exit code.
+std::string RunToExit(const std::string& command, int* exit_code,
+                      bool with_stderr = false) {
+  FILE* pipe =
+      popen((command + (with_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
   std::string out;
   char buf[4096];
   size_t n;
@@ -360,6 +359,64 @@ std::string RunDaemonToExit(const TempDir& dir, const std::string& fleet_url,
   int status = pclose(pipe);
   *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return out;
+}
+
+TEST_F(FleetDaemonTest, TheCliPrewarmsThroughTheFleetShowsProgressAndResumes) {
+  TempDir da, db;
+  auto a = Daemon(da, "host-a", 2);
+  auto b = Daemon(db, "host-b", 2);
+  auto sa = a->Connect(), sb = b->Connect();
+  const std::string prewarm = absl::StrCat(
+      TUNEDB_CLI_PATH, " --json prewarm -m resnet50 --batch 1 --no-progress",
+      " --device '", testing_util::TestDevice().ToText(), "' --fleet '", url_,
+      "'");
+  int code = -1;
+  auto first = nlohmann::json::parse(RunToExit(prewarm, &code));
+  EXPECT_EQ(code, 0);
+  const int64_t total = first["total"];
+  EXPECT_GT(total, 20);
+  EXPECT_EQ(first["added"], total);
+  EXPECT_EQ(first["done"], total);
+  EXPECT_EQ(first["searched"], total);
+  EXPECT_EQ(Stats(sa.get()).searches() + Stats(sb.get()).searches(), total);
+  EXPECT_GT(Stats(sa.get()).fleet().jobs_done(), 0);
+  EXPECT_GT(Stats(sb.get()).fleet().jobs_done(), 0);
+
+  // Run again: nothing is added or searched, the batch is reported done.
+  auto again = nlohmann::json::parse(RunToExit(prewarm, &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(again["added"], 0);
+  EXPECT_EQ(again["done"], total);
+  EXPECT_EQ(Stats(sa.get()).searches() + Stats(sb.get()).searches(), total);
+
+  // `tunedb show --fleet` lists the fleet's measurement of a key; `stats`
+  // reports the fleet.
+  ASSERT_TRUE(OutboxesDrain({sa.get(), sb.get()}, 10));
+  const std::string key_text = server_->Sql(
+      db_, "SELECT key_text FROM fleet_records ORDER BY key_text LIMIT 1");
+  auto shown = nlohmann::json::parse(RunToExit(
+      absl::StrCat(TUNEDB_CLI_PATH, " --json --address unix:", a->socket(),
+                   " show --fleet '", url_, "' '", key_text, "'"),
+      &code));
+  EXPECT_EQ(code, 0);
+  ASSERT_EQ(shown["fleet"].size(), 1u);
+  EXPECT_EQ(shown["fleet"][0]["answer"], true);
+  auto stats = nlohmann::json::parse(RunToExit(
+      absl::StrCat(TUNEDB_CLI_PATH, " --json --address unix:", a->socket(),
+                   " stats"),
+      &code));
+  EXPECT_EQ(stats["fleet"]["connected"], true);
+  EXPECT_EQ(stats["fleet"]["outbox"], 0);
+}
+
+// Runs tunedbd to its exit (it should refuse to start); its output.
+std::string RunDaemonToExit(const TempDir& dir, const std::string& fleet_url,
+                            int* exit_code) {
+  std::string command = absl::StrCat(
+      TUNEDBD_PATH, " --finder simulated --log-level warn --db ",
+      dir.File("d.db"), " --socket ", dir.File("d.sock"), " --fleet '",
+      fleet_url, "'");
+  return RunToExit(command, exit_code, true);
 }
 
 TEST_F(FleetDaemonTest, AWrongPasswordKeepsTheDaemonFromStartingWithAClearError) {
