@@ -24,6 +24,12 @@ std::string DefaultHolder() {
   return absl::StrFormat("%s/%d/%08x", host, getpid(), random());
 }
 
+// A fleet record answers a Tune unless it is stale (measured before launch
+// timing), which is searched again as a local one would be.
+bool Answers(const std::optional<Record>& record) {
+  return record.has_value() && !record->stale();
+}
+
 }  // namespace
 
 FleetSync::FleetSync(const Options& options, FleetStore* fleet, Store* store)
@@ -96,29 +102,30 @@ FleetSync::Resolution FleetSync::Resolve(const ValidKey& key) {
   if (!Reachable()) return resolution;
   absl::StatusOr<std::optional<Record>> found = fleet_->Get(key.key());
   if (!Note(found.status(), "reading a record")) return resolution;
-  if (*found) {
+  if (Answers(*found)) {
     fetched_.fetch_add(1, std::memory_order_relaxed);
     resolution.outcome = Outcome::kFound;
     resolution.record = *std::move(found);
     return resolution;
   }
-  return ClaimOrWait(key);
+  return ClaimOrWait(key, /*first=*/true);
 }
 
-FleetSync::Resolution FleetSync::ClaimOrWait(const ValidKey& key) {
+FleetSync::Resolution FleetSync::ClaimOrWait(const ValidKey& key, bool first) {
   Resolution resolution;
   absl::StatusOr<FleetClaim> claim =
       fleet_->TryClaim(key.key(), options_.holder, options_.lease);
   if (!Note(claim.status(), "claiming a key")) return resolution;
   if (!claim->claimed) {
-    waits_.fetch_add(1, std::memory_order_relaxed);
+    if (first) waits_.fetch_add(1, std::memory_order_relaxed);
     resolution.outcome = Outcome::kHeld;
     return resolution;
   }
   // Between our read and the claim another host may have published and
-  // released the key: read once more under the lease.
+  // released the key (one transaction, but our read came before it): read
+  // once more under the lease.
   absl::StatusOr<std::optional<Record>> found = fleet_->Get(key.key());
-  if (Note(found.status(), "reading a record") && *found) {
+  if (Note(found.status(), "reading a record") && Answers(*found)) {
     fleet_->Release(key.text(), options_.holder).IgnoreError();
     fetched_.fetch_add(1, std::memory_order_relaxed);
     resolution.outcome = Outcome::kFound;
@@ -139,26 +146,13 @@ FleetSync::Resolution FleetSync::Poll(const ValidKey& key) {
   if (!Reachable()) return resolution;
   absl::StatusOr<std::optional<Record>> found = fleet_->Get(key.key());
   if (!Note(found.status(), "reading a record")) return resolution;
-  if (*found) {
+  if (Answers(*found)) {
     fetched_.fetch_add(1, std::memory_order_relaxed);
     resolution.outcome = Outcome::kFound;
     resolution.record = *std::move(found);
     return resolution;
   }
-  absl::StatusOr<FleetClaim> claim =
-      fleet_->TryClaim(key.key(), options_.holder, options_.lease);
-  if (!Note(claim.status(), "claiming a key")) return resolution;
-  if (!claim->claimed) {
-    resolution.outcome = Outcome::kHeld;
-    return resolution;
-  }
-  claims_.fetch_add(1, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    held_.insert(key.text());
-  }
-  resolution.outcome = Outcome::kClaimed;
-  return resolution;
+  return ClaimOrWait(key, /*first=*/false);
 }
 
 void FleetSync::Wake() {

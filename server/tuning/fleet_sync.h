@@ -116,8 +116,9 @@ class FleetSync {
   void Stop();
 
  private:
-  // Claims or reports who holds `key` (after a fleet miss).
-  Resolution ClaimOrWait(const ValidKey& key);
+  // Claims or reports who holds `key` (after a fleet miss); `first`: the
+  // first ask for this search (counted as a wait when held).
+  Resolution ClaimOrWait(const ValidKey& key, bool first);
   void DrainLoop();
   void RenewLoop();
 

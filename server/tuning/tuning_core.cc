@@ -17,6 +17,7 @@ struct TuningCore::Pending {
   explicit Pending(ValidKey k) : key(std::move(k)) {}
   const ValidKey key;
   int device_index = 0;
+  bool force = false;           // search even if a record exists anywhere
   bool fleet_resolved = false;  // the fleet was asked (worker thread only)
   std::mutex mu;
   std::condition_variable cv;
@@ -265,6 +266,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
       index = LeastBusy(key.device());
       pending = std::make_shared<Pending>(key);
       pending->device_index = index;
+      pending->force = force;
       DeviceWorker& w = *workers_[index];
       {
         std::lock_guard<std::mutex> wlock(w.mu);
@@ -328,7 +330,8 @@ void TuningCore::WorkerLoop(int index) {
 }
 
 void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
-  if (fleet_ != nullptr && !pending->fleet_resolved) {
+  // A forced search asks nobody: it searches here and publishes.
+  if (fleet_ != nullptr && !pending->fleet_resolved && !pending->force) {
     pending->fleet_resolved = true;
     FleetSync::Resolution fleet = fleet_->Resolve(pending->key);
     if (fleet.outcome == FleetSync::Outcome::kFound) {
