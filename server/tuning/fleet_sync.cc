@@ -98,6 +98,14 @@ std::optional<Record> FleetSync::Fetch(const ValidKey& key) {
 }
 
 FleetSync::Resolution FleetSync::Resolve(const ValidKey& key) {
+  return Ask(key, /*first=*/true);
+}
+
+FleetSync::Resolution FleetSync::Poll(const ValidKey& key) {
+  return Ask(key, /*first=*/false);
+}
+
+FleetSync::Resolution FleetSync::Ask(const ValidKey& key, bool first) {
   Resolution resolution;
   if (!Reachable()) return resolution;
   absl::StatusOr<std::optional<Record>> found = fleet_->Get(key.key());
@@ -108,7 +116,7 @@ FleetSync::Resolution FleetSync::Resolve(const ValidKey& key) {
     resolution.record = *std::move(found);
     return resolution;
   }
-  return ClaimOrWait(key, /*first=*/true);
+  return ClaimOrWait(key, first);
 }
 
 FleetSync::Resolution FleetSync::ClaimOrWait(const ValidKey& key, bool first) {
@@ -139,20 +147,6 @@ FleetSync::Resolution FleetSync::ClaimOrWait(const ValidKey& key, bool first) {
   }
   resolution.outcome = Outcome::kClaimed;
   return resolution;
-}
-
-FleetSync::Resolution FleetSync::Poll(const ValidKey& key) {
-  Resolution resolution;
-  if (!Reachable()) return resolution;
-  absl::StatusOr<std::optional<Record>> found = fleet_->Get(key.key());
-  if (!Note(found.status(), "reading a record")) return resolution;
-  if (Answers(*found)) {
-    fetched_.fetch_add(1, std::memory_order_relaxed);
-    resolution.outcome = Outcome::kFound;
-    resolution.record = *std::move(found);
-    return resolution;
-  }
-  return ClaimOrWait(key, /*first=*/false);
 }
 
 void FleetSync::Wake() {

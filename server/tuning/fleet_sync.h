@@ -116,6 +116,8 @@ class FleetSync {
   void Stop();
 
  private:
+  // Resolve (first) and Poll: the fleet's record, else ClaimOrWait.
+  Resolution Ask(const ValidKey& key, bool first);
   // Claims or reports who holds `key` (after a fleet miss); `first`: the
   // first ask for this search (counted as a wait when held).
   Resolution ClaimOrWait(const ValidKey& key, bool first);

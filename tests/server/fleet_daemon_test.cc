@@ -21,6 +21,7 @@
 #include "store/fleet/fleet_jobs.h"
 #include "store/fleet/fleet_options.h"
 #include "tests/testing/postgres_server.h"
+#include "tests/testing/postgres_test.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_values.h"
 
@@ -33,33 +34,8 @@ using testing_util::ProtoProblem;
 using testing_util::TempDir;
 using testing_util::TestKey;
 
-class FleetDaemonTest : public ::testing::Test {
+class FleetDaemonTest : public testing_util::PostgresTest {
  protected:
-  static void SetUpTestSuite() {
-    if (PostgresServer::BinDir(&skip_reason_).empty()) return;
-    dir_ = new TempDir();
-    server_ = new PostgresServer(dir_->path());
-    std::string error;
-    if (!server_->Start(&error)) start_error_ = error;
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (server_ == nullptr) GTEST_SKIP() << skip_reason_;
-    ASSERT_EQ(start_error_, "");
-    if (!server_->running()) {
-      std::string error;
-      ASSERT_TRUE(server_->Start(&error)) << error;
-    }
-    db_ = absl::StrCat("fleet_", ++databases_);
-    url_ = server_->CreateDatabase(db_);
-  }
-
   // A daemon on the fleet: host name `host`, simulated searches of
   // `slow_ms`, `extra` flags after these.
   std::unique_ptr<DaemonProcess> Daemon(const TempDir& dir,
@@ -103,13 +79,6 @@ class FleetDaemonTest : public ::testing::Test {
     return false;
   }
 
-  int64_t SqlInt(const std::string& sql) {
-    int64_t value = -1;
-    std::string out = server_->Sql(db_, sql);
-    EXPECT_TRUE(absl::SimpleAtoi(out, &value)) << sql << ": " << out;
-    return value;
-  }
-
   static grpc::Status TuneWithin(v1::TuneDb::Stub* stub, int64_t n,
                                  v1::TuneResponse* resp, int seconds) {
     grpc::ClientContext ctx;
@@ -120,26 +89,38 @@ class FleetDaemonTest : public ::testing::Test {
     return stub->Tune(&ctx, req, resp);
   }
 
-  static inline TempDir* dir_ = nullptr;
-  static inline PostgresServer* server_ = nullptr;
-  static inline std::string skip_reason_;
-  static inline std::string start_error_;
-  static inline int databases_ = 0;
-  std::string db_;
-  std::string url_;
+  // Three daemons on the fleet (host-a, host-b, host-c), each in its own
+  // folder, and a stub of each.
+  struct Three {
+    TempDir dirs[3];
+    std::vector<std::unique_ptr<DaemonProcess>> daemons;
+    std::vector<std::unique_ptr<v1::TuneDb::Stub>> stubs;
+    std::vector<v1::TuneDb::Stub*> all() const {
+      return {stubs[0].get(), stubs[1].get(), stubs[2].get()};
+    }
+  };
+  std::unique_ptr<Three> ThreeDaemons(int slow_ms) {
+    auto three = std::make_unique<Three>();
+    for (int i = 0; i < 3; ++i) {
+      three->daemons.push_back(Daemon(
+          three->dirs[i], std::string("host-") + static_cast<char>('a' + i),
+          slow_ms));
+    }
+    for (auto& d : three->daemons) three->stubs.push_back(d->Connect());
+    return three;
+  }
 };
 
 TEST_F(FleetDaemonTest, AProblemTunedOnOneDaemonIsAnsweredOnTheOthersWithoutASearch) {
-  TempDir da, db, dc;
-  auto a = Daemon(da, "host-a", 20);
-  auto b = Daemon(db, "host-b", 20);
-  auto c = Daemon(dc, "host-c", 20);
-  auto sa = a->Connect(), sb = b->Connect(), sc = c->Connect();
+  auto three = ThreeDaemons(20);
+  v1::TuneDb::Stub* sa = three->stubs[0].get();
+  v1::TuneDb::Stub* sb = three->stubs[1].get();
+  v1::TuneDb::Stub* sc = three->stubs[2].get();
 
   v1::TuneResponse tuned;
-  ASSERT_TRUE(testing_util::Tune(sa.get(), 8, &tuned).ok());
+  ASSERT_TRUE(testing_util::Tune(sa, 8, &tuned).ok());
   EXPECT_TRUE(tuned.searched());
-  for (auto* stub : {sb.get(), sc.get()}) {
+  for (auto* stub : {sb, sc}) {
     v1::TuneResponse answered;
     ASSERT_TRUE(testing_util::Tune(stub, 8, &answered).ok());
     EXPECT_FALSE(answered.searched());
@@ -150,8 +131,8 @@ TEST_F(FleetDaemonTest, AProblemTunedOnOneDaemonIsAnsweredOnTheOthersWithoutASea
   }
 
   // A Lookup (which never searches) reads through to the fleet as well.
-  ASSERT_TRUE(testing_util::Tune(sa.get(), 9, &tuned).ok());
-  ASSERT_TRUE(OutboxesDrain({sa.get()}, 10));
+  ASSERT_TRUE(testing_util::Tune(sa, 9, &tuned).ok());
+  ASSERT_TRUE(OutboxesDrain({sa}, 10));
   grpc::ClientContext ctx;
   v1::LookupRequest lookup;
   *lookup.mutable_problem() = ProtoProblem(9);
@@ -159,18 +140,13 @@ TEST_F(FleetDaemonTest, AProblemTunedOnOneDaemonIsAnsweredOnTheOthersWithoutASea
   v1::LookupResponse found;
   ASSERT_TRUE(sc->Lookup(&ctx, lookup, &found).ok());
   EXPECT_EQ(found.record().host(), "host-a");
-  EXPECT_EQ(Stats(sc.get()).searches(), 0);
-  EXPECT_TRUE(Stats(sc.get()).fleet().connected());
+  EXPECT_EQ(Stats(sc).searches(), 0);
+  EXPECT_TRUE(Stats(sc).fleet().connected());
 }
 
 TEST_F(FleetDaemonTest, SixtyFourConcurrentIdenticalTunesOverThreeDaemonsRunOneSearch) {
-  TempDir da, db, dc;
-  std::vector<std::unique_ptr<DaemonProcess>> daemons;
-  daemons.push_back(Daemon(da, "host-a", 300));
-  daemons.push_back(Daemon(db, "host-b", 300));
-  daemons.push_back(Daemon(dc, "host-c", 300));
-  std::vector<std::unique_ptr<v1::TuneDb::Stub>> stubs;
-  for (auto& d : daemons) stubs.push_back(d->Connect());
+  auto three = ThreeDaemons(300);
+  auto& stubs = three->stubs;
 
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
@@ -188,13 +164,8 @@ TEST_F(FleetDaemonTest, SixtyFourConcurrentIdenticalTunesOverThreeDaemonsRunOneS
 }
 
 TEST_F(FleetDaemonTest, AFleetPrewarmOfAThousandProblemsOverThreeDaemonsSearchesEachOnce) {
-  TempDir da, db, dc;
-  std::vector<std::unique_ptr<DaemonProcess>> daemons;
-  daemons.push_back(Daemon(da, "host-a", 2));
-  daemons.push_back(Daemon(db, "host-b", 2));
-  daemons.push_back(Daemon(dc, "host-c", 2));
-  std::vector<std::unique_ptr<v1::TuneDb::Stub>> stubs;
-  for (auto& d : daemons) stubs.push_back(d->Connect());
+  auto three = ThreeDaemons(2);
+  auto& stubs = three->stubs;
 
   FleetOptions options;
   options.url = url_;
@@ -225,7 +196,7 @@ TEST_F(FleetDaemonTest, AFleetPrewarmOfAThousandProblemsOverThreeDaemonsSearches
   }
   EXPECT_EQ(searches, 1000);
   for (int64_t s : per_daemon) EXPECT_GT(s, 0) << "a daemon ran no job";
-  ASSERT_TRUE(OutboxesDrain({stubs[0].get(), stubs[1].get(), stubs[2].get()}, 20));
+  ASSERT_TRUE(OutboxesDrain(three->all(), 20));
   EXPECT_EQ(SqlInt("SELECT COUNT(DISTINCT key_text) FROM fleet_records"), 1000);
   EXPECT_EQ(SqlInt("SELECT COUNT(*) FROM fleet_records"), 1000);
 
@@ -279,13 +250,8 @@ TEST_F(FleetDaemonTest, JobsOfADaemonKilledWhileHoldingLeasesFinishElsewhereAfte
 }
 
 TEST_F(FleetDaemonTest, PostgresStoppedDuringAWriteStormLosesNoAcknowledgedRecord) {
-  TempDir da, db, dc;
-  std::vector<std::unique_ptr<DaemonProcess>> daemons;
-  daemons.push_back(Daemon(da, "host-a", 5));
-  daemons.push_back(Daemon(db, "host-b", 5));
-  daemons.push_back(Daemon(dc, "host-c", 5));
-  std::vector<std::unique_ptr<v1::TuneDb::Stub>> stubs;
-  for (auto& d : daemons) stubs.push_back(d->Connect());
+  auto three = ThreeDaemons(5);
+  auto& stubs = three->stubs;
 
   std::atomic<bool> stop{false};
   std::atomic<int> failed{0};
@@ -308,7 +274,7 @@ TEST_F(FleetDaemonTest, PostgresStoppedDuringAWriteStormLosesNoAcknowledgedRecor
     });
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
-  ASSERT_TRUE(server_->Stop("fast"));
+  ASSERT_TRUE(server()->Stop("fast"));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   int64_t during_outage = 0;
   {
@@ -320,7 +286,7 @@ TEST_F(FleetDaemonTest, PostgresStoppedDuringAWriteStormLosesNoAcknowledgedRecor
   EXPECT_FALSE(down.fleet().connected());
   EXPECT_NE(down.fleet().last_error(), "");
   std::string error;
-  ASSERT_TRUE(server_->Start(&error)) << error;
+  ASSERT_TRUE(server()->Start(&error)) << error;
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   stop = true;
   for (auto& t : writers) t.join();
@@ -331,10 +297,10 @@ TEST_F(FleetDaemonTest, PostgresStoppedDuringAWriteStormLosesNoAcknowledgedRecor
     EXPECT_GT(static_cast<int64_t>(acknowledged.size()), during_outage)
         << "no Tune succeeded after the restart";
   }
-  ASSERT_TRUE(OutboxesDrain({stubs[0].get(), stubs[1].get(), stubs[2].get()}, 20));
+  ASSERT_TRUE(OutboxesDrain(three->all(), 20));
   std::set<int64_t> in_fleet;
   for (absl::string_view line :
-       absl::StrSplit(server_->Sql(db_, "SELECT DISTINCT key_text FROM fleet_records"),
+       absl::StrSplit(server()->Sql(db_, "SELECT DISTINCT key_text FROM fleet_records"),
                       '\n', absl::SkipEmpty())) {
     auto key = ProblemKey::Parse(line);
     ASSERT_TRUE(key.ok()) << line;
@@ -392,7 +358,7 @@ TEST_F(FleetDaemonTest, TheCliPrewarmsThroughTheFleetShowsProgressAndResumes) {
   // `tunedb show --fleet` lists the fleet's measurement of a key; `stats`
   // reports the fleet.
   ASSERT_TRUE(OutboxesDrain({sa.get(), sb.get()}, 10));
-  const std::string key_text = server_->Sql(
+  const std::string key_text = server()->Sql(
       db_, "SELECT key_text FROM fleet_records ORDER BY key_text LIMIT 1");
   auto shown = nlohmann::json::parse(RunToExit(
       absl::StrCat(TUNEDB_CLI_PATH, " --json --address unix:", a->socket(),
@@ -423,7 +389,7 @@ TEST_F(FleetDaemonTest, AWrongPasswordKeepsTheDaemonFromStartingWithAClearError)
   TempDir dir;
   int code = 0;
   std::string out =
-      RunDaemonToExit(dir, server_->Url(db_, "not-the-password"), &code);
+      RunDaemonToExit(dir, server()->Url(db_, "not-the-password"), &code);
   EXPECT_NE(code, 0);
   EXPECT_NE(out.find("refused the credentials"), std::string::npos) << out;
   EXPECT_NE(out.find("password authentication failed"), std::string::npos)
@@ -436,7 +402,7 @@ TEST_F(FleetDaemonTest, ANewerFleetSchemaKeepsTheDaemonFromStartingWithAClearErr
   FleetOptions options;
   options.url = url_;
   ASSERT_TRUE(FleetJobs::Open(options).ok());
-  server_->Sql(db_, "UPDATE tunedb_fleet_schema SET version = 99");
+  server()->Sql(db_, "UPDATE tunedb_fleet_schema SET version = 99");
   TempDir dir;
   int code = 0;
   std::string out = RunDaemonToExit(dir, url_, &code);
@@ -448,9 +414,9 @@ TEST_F(FleetDaemonTest, ANewerFleetSchemaKeepsTheDaemonFromStartingWithAClearErr
 TEST_F(FleetDaemonTest, AnUnreachableFleetIsReportedAndTunesSucceedLocally) {
   TempDir dir;
   // A port nothing listens on.
-  std::string url = server_->Url(db_);
-  url.replace(url.find(std::to_string(server_->port())),
-              std::to_string(server_->port()).size(), "1");
+  std::string url = server()->Url(db_);
+  url.replace(url.find(std::to_string(server()->port())),
+              std::to_string(server()->port()).size(), "1");
   DaemonProcess d(dir, {"--finder", "simulated", "--fleet", url,
                         "--host-name", "lonely"});
   auto stub = d.Connect();

@@ -17,6 +17,7 @@
 #include "store/fleet/fleet_jobs.h"
 #include "store/fleet/fleet_store.h"
 #include "tests/testing/postgres_server.h"
+#include "tests/testing/postgres_test.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_values.h"
 
@@ -28,26 +29,11 @@ using testing_util::TempDir;
 using testing_util::TestKey;
 using testing_util::TestRecord;
 
-class FleetStoreTest : public ::testing::Test {
+class FleetStoreTest : public testing_util::PostgresTest {
  protected:
-  static void SetUpTestSuite() {
-    if (PostgresServer::BinDir(&skip_reason_).empty()) return;
-    dir_ = new TempDir();
-    server_ = new PostgresServer(dir_->path());
-    std::string error;
-    if (!server_->Start(&error)) start_error_ = error;
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
-  }
   void SetUp() override {
-    if (server_ == nullptr) GTEST_SKIP() << skip_reason_;
-    ASSERT_EQ(start_error_, "");
-    db_ = absl::StrCat("store_", ++databases_);
-    options_.url = server_->CreateDatabase(db_);
+    PostgresTest::SetUp();
+    options_.url = url_;
   }
 
   std::unique_ptr<FleetStore> MustOpen() {
@@ -66,12 +52,6 @@ class FleetStoreTest : public ::testing::Test {
     return r;
   }
 
-  static inline TempDir* dir_ = nullptr;
-  static inline PostgresServer* server_ = nullptr;
-  static inline std::string skip_reason_;
-  static inline std::string start_error_;
-  static inline int databases_ = 0;
-  std::string db_;
   FleetOptions options_;
 };
 
@@ -201,7 +181,7 @@ TEST_F(FleetStoreTest, AFailedJobIsRetriedThenFailedAndARerunQueuesItAgain) {
 
 TEST_F(FleetStoreTest, ANewerSchemaIsRefusedWithAClearError) {
   ASSERT_NE(MustOpen(), nullptr);
-  server_->Sql(db_, "UPDATE tunedb_fleet_schema SET version = 7");
+  server()->Sql(db_, "UPDATE tunedb_fleet_schema SET version = 7");
   auto store = FleetStore::Open(options_);
   ASSERT_FALSE(store.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(store.status())) << store.status();
@@ -213,7 +193,7 @@ TEST_F(FleetStoreTest, ANewerSchemaIsRefusedWithAClearError) {
 }
 
 TEST_F(FleetStoreTest, AWrongPasswordIsUnauthenticatedAndNeverShown) {
-  options_.url = server_->Url(db_, "wrong-password");
+  options_.url = server()->Url(db_, "wrong-password");
   auto store = FleetStore::Open(options_);
   ASSERT_FALSE(store.ok());
   EXPECT_TRUE(absl::IsUnauthenticated(store.status())) << store.status();
@@ -236,10 +216,10 @@ TEST_F(FleetStoreTest, AnUnreachableHostIsUnavailableWithinTheConnectTimeout) {
 TEST_F(FleetStoreTest, APasswordFileOrThePgEnvironmentSuppliesThePassword) {
   TempDir dir;
   const std::string passfile = dir.File("pgpass");
-  std::ofstream(passfile) << "127.0.0.1:" << server_->port() << ":" << db_
+  std::ofstream(passfile) << "127.0.0.1:" << server()->port() << ":" << db_
                           << ":tunedb:" << PostgresServer::kPassword << "\n";
   chmod(passfile.c_str(), 0600);
-  options_.url = absl::StrCat("postgresql://tunedb@127.0.0.1:", server_->port(),
+  options_.url = absl::StrCat("postgresql://tunedb@127.0.0.1:", server()->port(),
                               "/", db_);
   options_.password_file = passfile;
   EXPECT_TRUE(FleetStore::Open(options_).ok());
