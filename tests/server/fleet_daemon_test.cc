@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -142,6 +143,29 @@ TEST_F(FleetDaemonTest, AProblemTunedOnOneDaemonIsAnsweredOnTheOthersWithoutASea
   EXPECT_EQ(found.record().host(), "host-a");
   EXPECT_EQ(Stats(sc).searches(), 0);
   EXPECT_TRUE(Stats(sc).fleet().connected());
+}
+
+TEST_F(FleetDaemonTest, AForcedTuneSearchesAgainAndTheFleetKeepsBothHostsMeasurements) {
+  auto three = ThreeDaemons(5);
+  v1::TuneResponse first;
+  ASSERT_TRUE(testing_util::Tune(three->stubs[0].get(), 8, &first).ok());
+  EXPECT_TRUE(first.searched());
+  grpc::ClientContext ctx;
+  v1::TuneRequest req;
+  *req.mutable_problem() = ProtoProblem(8);
+  req.set_force(true);
+  v1::TuneResponse forced;
+  ASSERT_TRUE(three->stubs[1]->Tune(&ctx, req, &forced).ok());
+  EXPECT_TRUE(forced.searched());
+  EXPECT_EQ(forced.record().host(), "host-b");
+  ASSERT_TRUE(OutboxesDrain(three->all(), 10));
+  EXPECT_EQ(SqlInt("SELECT COUNT(*) FROM fleet_records"), 2);
+  // host-c, which has neither, is answered by the rule: equal in timing,
+  // verification and repeats, the later measurement (host-b's).
+  v1::TuneResponse answered;
+  ASSERT_TRUE(testing_util::Tune(three->stubs[2].get(), 8, &answered).ok());
+  EXPECT_FALSE(answered.searched());
+  EXPECT_EQ(answered.record().host(), "host-b");
 }
 
 TEST_F(FleetDaemonTest, SixtyFourConcurrentIdenticalTunesOverThreeDaemonsRunOneSearch) {
@@ -373,6 +397,33 @@ TEST_F(FleetDaemonTest, TheCliPrewarmsThroughTheFleetShowsProgressAndResumes) {
       &code));
   EXPECT_EQ(stats["fleet"]["connected"], true);
   EXPECT_EQ(stats["fleet"]["outbox"], 0);
+  auto doctor = nlohmann::json::parse(RunToExit(
+      absl::StrCat(TUNEDB_CLI_PATH, " --json --address unix:", a->socket(),
+                   " doctor"),
+      &code));
+  bool fleet_checked = false;
+  for (const auto& check : doctor["checks"]) {
+    if (check["check"] != "fleet database") continue;
+    fleet_checked = true;
+    EXPECT_EQ(check["ok"], true) << check.dump();
+  }
+  EXPECT_TRUE(fleet_checked) << doctor.dump();
+}
+
+TEST_F(FleetDaemonTest, TheConfigFileNamesTheFleet) {
+  TempDir dir;
+  std::ofstream(dir.File("tunedbd.conf"))
+      << "finder = simulated\nhost-name = from-config\nfleet = " << url_
+      << "\n";
+  DaemonProcess daemon(dir, {"--config", dir.File("tunedbd.conf")});
+  auto stub = daemon.Connect();
+  v1::TuneResponse resp;
+  ASSERT_TRUE(testing_util::Tune(stub.get(), 8, &resp).ok());
+  ASSERT_TRUE(OutboxesDrain({stub.get()}, 10));
+  EXPECT_TRUE(Stats(stub.get()).fleet().connected());
+  EXPECT_EQ(SqlInt("SELECT COUNT(*) FROM fleet_records WHERE host = "
+                   "'from-config'"),
+            1);
 }
 
 // Runs tunedbd to its exit (it should refuse to start); its output.

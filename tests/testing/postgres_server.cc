@@ -1,6 +1,8 @@
 #include "tests/testing/postgres_server.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -10,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <vector>
 
 namespace tunedb::testing_util {
@@ -100,6 +103,48 @@ int PostgresServer::RunAsOwner(const std::string& command,
                output);
 }
 
+bool PostgresServer::Template(std::string* data, std::string* error) const {
+  // One initdb per user and PostgreSQL build, shared by the test programs
+  // (each copies it): initdb is most of a server's start-up time.
+  const std::string root = "/tmp/tunedb-pg-template-" +
+                           std::to_string(getuid()) + "-" +
+                           std::to_string(std::hash<std::string>()(bin_));
+  *data = root + "/data";
+  std::filesystem::create_directories(root);
+  chmod(root.c_str(), 0755);
+  const std::string lock_path = root + "/lock";
+  int lock = open(lock_path.c_str(), O_CREAT | O_RDWR, 0600);
+  if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+    *error = "cannot lock " + lock_path;
+    if (lock >= 0) close(lock);
+    return false;
+  }
+  bool ok = true;
+  if (access((*data + "/PG_VERSION").c_str(), F_OK) != 0) {
+    const std::string work = root + "/work";
+    std::string out;
+    Shell("rm -rf " + Quote(work), &out);
+    std::filesystem::create_directories(work);
+    const std::string pwfile = work + "/pw";
+    std::ofstream(pwfile) << kPassword << "\n";
+    if (getuid() == 0) Shell("chown -R nobody:nogroup " + Quote(work), &out);
+    int rc = RunAsOwner(bin_ + "/initdb --no-sync -A scram-sha-256 -U tunedb"
+                               " --pwfile=" + Quote(pwfile) +
+                            " -D " + Quote(work + "/data"),
+                        &out);
+    if (rc != 0) {
+      *error = "initdb failed: " + out;
+      ok = false;
+    } else {
+      // Complete only once renamed: a crashed initdb leaves no template.
+      std::filesystem::rename(work + "/data", *data);
+    }
+  }
+  flock(lock, LOCK_UN);
+  close(lock);
+  return ok;
+}
+
 bool PostgresServer::Start(std::string* error) {
   if (bin_.empty()) {
     *error = "no PostgreSQL server programs installed";
@@ -110,19 +155,13 @@ bool PostgresServer::Start(std::string* error) {
     // The folders above must let the server's user through.
     chmod(std::filesystem::path(dir_).parent_path().c_str(), 0755);
     chmod(dir_.c_str(), 0755);
-    const std::string pwfile = dir_ + "/pw";
-    std::ofstream(pwfile) << kPassword << "\n";
-    if (getuid() == 0) {
-      std::string out;
-      Shell("chown -R nobody:nogroup " + Quote(dir_), &out);
-    }
+    std::string template_data;
+    if (!Template(&template_data, error)) return false;
     std::string out;
-    int rc = RunAsOwner(bin_ + "/initdb --no-sync -A scram-sha-256 -U tunedb"
-                               " --pwfile=" + Quote(pwfile) +
-                            " -D " + Quote(data_),
-                        &out);
-    if (rc != 0) {
-      *error = "initdb failed: " + out;
+    // The server writes its log and socket here.
+    if (getuid() == 0) Shell("chown nobody:nogroup " + Quote(dir_), &out);
+    if (Shell("cp -a " + Quote(template_data) + " " + Quote(data_), &out) != 0) {
+      *error = "copying the initdb template failed: " + out;
       return false;
     }
     initialized_ = true;

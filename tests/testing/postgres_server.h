@@ -1,5 +1,5 @@
 // PostgresServer: a real PostgreSQL server for one test suite, made with
-// initdb in a temporary folder and run with pg_ctl on a free TCP port of
+// initdb (once per user, then copied) in a temporary folder and run with pg_ctl on a free TCP port of
 // 127.0.0.1, with password (SCRAM) authentication for the user "tunedb".
 // PostgreSQL refuses to run as root, so where the tests run as root (CI) its
 // programs run as the user "nobody" (setpriv), with the cluster's folder
@@ -48,6 +48,9 @@ class PostgresServer {
   // Runs a PostgreSQL program (as nobody when root); returns its exit
   // status, its output in `output`.
   int RunAsOwner(const std::string& command, std::string* output) const;
+  // The initdb'd data folder that Start copies (made once per user and
+  // PostgreSQL build under /tmp, under a file lock).
+  bool Template(std::string* data, std::string* error) const;
 
   std::string bin_;
   std::string dir_;
