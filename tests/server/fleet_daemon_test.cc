@@ -410,11 +410,12 @@ TEST_F(FleetDaemonTest, TheCliPrewarmsThroughTheFleetShowsProgressAndResumes) {
   EXPECT_TRUE(fleet_checked) << doctor.dump();
 }
 
-TEST_F(FleetDaemonTest, TheConfigFileNamesTheFleet) {
+TEST_F(FleetDaemonTest, TheConfigFileNamesTheFleetAndMetricsReportIt) {
   TempDir dir;
+  const int port = testing_util::FreeLoopbackPort();
   std::ofstream(dir.File("tunedbd.conf"))
       << "finder = simulated\nhost-name = from-config\nfleet = " << url_
-      << "\n";
+      << "\nmetrics-address = " << port << "\n";
   DaemonProcess daemon(dir, {"--config", dir.File("tunedbd.conf")});
   auto stub = daemon.Connect();
   v1::TuneResponse resp;
@@ -424,6 +425,19 @@ TEST_F(FleetDaemonTest, TheConfigFileNamesTheFleet) {
   EXPECT_EQ(SqlInt("SELECT COUNT(*) FROM fleet_records WHERE host = "
                    "'from-config'"),
             1);
+  int code = -1;
+  const std::string metrics = RunToExit(
+      absl::StrCat("/usr/bin/python3 -c \"import urllib.request; print("
+                   "urllib.request.urlopen('http://127.0.0.1:",
+                   port, "/metrics').read().decode())\""),
+      &code);
+  ASSERT_EQ(code, 0) << metrics;
+  EXPECT_NE(metrics.find("tunedb_fleet_connected 1"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("tunedb_fleet_outbox 0"), std::string::npos);
+  EXPECT_NE(
+      metrics.find("tunedb_fleet_operations_total{outcome=\"published\"} 1"),
+      std::string::npos);
 }
 
 // Runs tunedbd to its exit (it should refuse to start); its output.

@@ -46,7 +46,9 @@ std::string Quote(const std::string& s) {
   return q + "'";
 }
 
-int FreePort() {
+}  // namespace
+
+int FreeLoopbackPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -61,8 +63,6 @@ int FreePort() {
   close(fd);
   return port;
 }
-
-}  // namespace
 
 std::string PostgresServer::BinDir(std::string* why) {
   std::vector<std::string> found;
@@ -165,7 +165,7 @@ bool PostgresServer::Start(std::string* error) {
       return false;
     }
     initialized_ = true;
-    port_ = FreePort();
+    port_ = FreeLoopbackPort();
   }
   std::string out;
   int rc = RunAsOwner(
