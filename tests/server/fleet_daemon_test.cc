@@ -21,6 +21,7 @@
 #include "nlohmann/json.hpp"
 #include "store/fleet/fleet_jobs.h"
 #include "store/fleet/fleet_options.h"
+#include "tests/testing/free_port.h"
 #include "tests/testing/postgres_server.h"
 #include "tests/testing/postgres_test.h"
 #include "tests/testing/temp_dir.h"

@@ -24,28 +24,16 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test_util.h"
+#include "tests/testing/free_port.h"
 
 namespace tunedb {
 namespace {
 
 using testing_util::DaemonProcess;
+using testing_util::FreeLoopbackPort;
 using testing_util::ProtoProblem;
 using testing_util::TempDir;
 using testing_util::Tune;
-
-// A loopback TCP port nobody listens on right now.
-int FreeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // GET `path` from 127.0.0.1:port; the whole response, "" if it cannot
 // connect.

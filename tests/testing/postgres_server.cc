@@ -1,9 +1,7 @@
 #include "tests/testing/postgres_server.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <sys/file.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +12,8 @@
 #include <fstream>
 #include <functional>
 #include <vector>
+
+#include "tests/testing/free_port.h"
 
 namespace tunedb::testing_util {
 namespace {
@@ -47,22 +47,6 @@ std::string Quote(const std::string& s) {
 }
 
 }  // namespace
-
-int FreeLoopbackPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 std::string PostgresServer::BinDir(std::string* why) {
   std::vector<std::string> found;

@@ -14,9 +14,6 @@
 
 namespace tunedb::testing_util {
 
-// A TCP port of 127.0.0.1 that nothing listens on right now.
-int FreeLoopbackPort();
-
 class PostgresServer {
  public:
   // The password of the user "tunedb".
