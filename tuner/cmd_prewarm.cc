@@ -314,7 +314,7 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   cmd->add_option("--device", flags->device,
                   "Device key to tune for instead of asking the daemon, e.g. "
                   "'gpu=NVIDIA%20H200 cc=9.0 sms=132 cudnn=9.19.0 cuda=13.0' "
-                  "(`tunedb devices --json` shows it)");
+                  "(the device part of a key: `tunedb devices` lists its fields)");
   cmd->add_option("--fleet", flags->fleet.url,
                   "Fleet database URL: queue the problems as fleet jobs that "
                   "every daemon serving the device runs, and show fleet-wide "
