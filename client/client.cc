@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -129,6 +130,39 @@ class ClientImpl final : public Client {
 
   void ClearCache() override {
     if (cache_ != nullptr) cache_->Clear();
+    std::lock_guard<std::mutex> lock(engine_mu_);
+    engines_.clear();
+  }
+
+  EngineAnswer GetEngine(const ProblemKey& key,
+                         const Constraints& given) override {
+    if (key.problem.api != ConvApi::kGraph) return EngineAnswer{};
+    const Constraints constraints = WithClientLaunchMode(given);
+    const std::string name = JobName(false, key, constraints);
+    const int64_t now = CoarseNowMs();
+    {
+      std::lock_guard<std::mutex> lock(engine_mu_);
+      auto it = engines_.find(name);
+      if (it != engines_.end() &&
+          (it->second.answer.ok() || now < it->second.expires_ms)) {
+        counters_.Add(kHits);
+        EngineAnswer a = it->second.answer;
+        if (a.ok()) a.source = Source::kCache;
+        return a;
+      }
+    }
+    counters_.Add(kMisses);
+    EngineAnswer a = EngineMiss(key, constraints);
+    std::lock_guard<std::mutex> lock(engine_mu_);
+    if (options_.cache_capacity > 0) {
+      // Graphs are few (one per layer shape): a full map starts over.
+      if (static_cast<int64_t>(engines_.size()) >= options_.cache_capacity) {
+        engines_.clear();
+      }
+      engines_[name] = EngineEntry{
+          a, a.ok() ? kNever : DeadlineAfter(now, options_.negative_ttl)};
+    }
+    return a;
   }
 
   ClientStats Stats() const override {
@@ -189,6 +223,59 @@ class ClientImpl final : public Client {
       }
     }
     return Miss(key, constraints, MakeSlot(key, constraints));
+  }
+
+  // GetEngine's miss path: as Miss, without a heuristic.
+  EngineAnswer EngineMiss(const ProblemKey& key,
+                          const Constraints& constraints) {
+    EngineAnswer a;
+    if (options_.miss_policy == MissPolicy::kCacheOnly) {
+      counters_.Add(kNoneAnswers);
+      return a;
+    }
+    const bool wait = options_.miss_policy == MissPolicy::kTuneAndWait;
+    const absl::Duration deadline =
+        wait ? options_.tune_deadline : options_.lookup_deadline;
+    bool daemon_failed = false;
+    if (!link_.Ready()) {
+      counters_.Add(kDaemonSkipped);
+      daemon_failed = true;
+    } else if (deadline > absl::ZeroDuration()) {
+      counters_.Add(kDaemonCalls);
+      DaemonLink::Reply reply = wait
+                                    ? link_.Tune(key, constraints, deadline)
+                                    : link_.Lookup(key, constraints, deadline);
+      if (reply.status.ok()) {
+        if (reply.choice.has_value()) {
+          counters_.Add(kDaemonAnswers);
+          a.source = Source::kDaemon;
+          a.config = *reply.choice;
+        } else {
+          counters_.Add(kNoneAnswers);
+        }
+        return a;
+      }
+      if (reply.status.code() != absl::StatusCode::kNotFound) {
+        counters_.Add(kDaemonErrors);
+        daemon_failed = true;
+      }
+    }
+    if (daemon_failed) {
+      if (Store* db = database_.load(std::memory_order_acquire)) {
+        absl::StatusOr<std::optional<Record>> record = db->Get(key);
+        if (record.ok() && record->has_value()) {
+          if (std::optional<AlgoResult> c = Choose(**record, constraints)) {
+            counters_.Add(kDatabaseAnswers);
+            a.source = Source::kDatabase;
+            a.config = std::move(*c);
+            return a;
+          }
+        }
+      }
+    }
+    counters_.Add(kNoneAnswers);
+    Enqueue(Job::kTune, key, constraints);
+    return a;
   }
 
   // Where a miss caches its answer.
@@ -494,6 +581,12 @@ class ClientImpl final : public Client {
 
   const ClientOptions options_;
   DaemonLink link_;
+  struct EngineEntry {
+    EngineAnswer answer;
+    int64_t expires_ms = 0;  // for answers that are not ok()
+  };
+  mutable std::mutex engine_mu_;
+  std::map<std::string, EngineEntry> engines_;  // by JobName(false, ...)
   std::unique_ptr<AnswerCache> cache_;
   DeviceTable devices_;
   // ClientOptions::db_path, opened by the worker; database_ is what readers

@@ -129,10 +129,14 @@ TUNEDB_ALWAYS_INLINE bool PackKey(int device_id, const ConvProblem& p,
   const uint64_t compute = u(static_cast<int64_t>(p.compute_type));
   const uint64_t layout = u(static_cast<int64_t>(p.layout));
   const uint64_t device = u(device_id);
-  // Enums in 4 bits, the device id in 16, everything else in 32.
+  const uint64_t api = u(static_cast<int64_t>(p.api));
+  const uint64_t align = u(p.alignment);
+  // Enums in 4 bits, the alignment in 8, the device id in 16, everything
+  // else in 32.
   const uint64_t narrow =
-      ((op | dims | mode | in_type | out_type | compute | layout) >> 4) |
-      (device >> 16) | (device == 0);
+      ((op | dims | mode | in_type | out_type | compute | layout | api) >>
+       4) |
+      (align >> 8) | (device >> 16) | (device == 0);
   const ConvProblem::Dims& in = p.input;
   const ConvProblem::Dims& f = p.filter;
   const ConvProblem::Dims& pad = p.padding;
@@ -159,7 +163,7 @@ TUNEDB_ALWAYS_INLINE bool PackKey(int device_id, const ConvProblem& p,
   w[7] = u(pad[2]) | u(st[0]) << 32;
   w[8] = u(st[1]) | u(st[2]) << 32;
   w[9] = u(dil[0]) | u(dil[1]) << 32;
-  w[10] = u(dil[2]);
+  w[10] = u(dil[2]) | api << 32 | align << 36;
   w[11] = u(constraints.max_workspace_bytes.value_or(0));
   return (narrow | wide) == 0;
 }

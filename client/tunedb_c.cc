@@ -8,6 +8,9 @@
 #include <string>
 
 #include "tunedb/client.h"
+#if defined(TUNEDB_HAVE_CUDNN)
+#include "tunedb/cudnn_graph_helpers.h"
+#endif
 
 struct tunedb_client {
   std::unique_ptr<tunedb::Client> client;
@@ -23,6 +26,9 @@ tunedb_error_t Fail(tunedb_error_t code, std::string message) {
 }
 
 absl::Duration Us(int64_t us) { return absl::Microseconds(us); }
+
+// The first revision of tunedb_problem_t ended before `api`.
+constexpr size_t kProblemV1Size = offsetof(tunedb_problem_t, api);
 
 bool FromC(const tunedb_problem_t& in, tunedb::ProblemKey* out) {
   if (in.spatial_dims < 2 || in.spatial_dims > 3) return false;
@@ -59,6 +65,17 @@ bool FromC(const tunedb_problem_t& in, tunedb::ProblemKey* out) {
   p.layout = static_cast<tunedb::Layout>(in.layout);
   p.allow_tensor_cores = in.allow_tensor_cores != 0;
   p.allow_tf32 = in.allow_tf32 != 0;
+  p.api = tunedb::ConvApi::kLegacy;
+  p.alignment = 0;
+  if (in.struct_size >= sizeof(tunedb_problem_t) &&
+      in.api == TUNEDB_API_GRAPH) {
+    p.api = tunedb::ConvApi::kGraph;
+    p.alignment = in.alignment == 0 ? tunedb::ConvProblem::kMaxAlignment
+                                    : in.alignment;
+  } else if (in.struct_size >= sizeof(tunedb_problem_t) &&
+             in.api != TUNEDB_API_LEGACY && in.api != 0) {
+    p.api = static_cast<tunedb::ConvApi>(in.api);  // refused by Validate
+  }
   return true;
 }
 
@@ -93,6 +110,48 @@ void ToC(const tunedb::ProblemKey& key, tunedb_problem_t* out) {
   out->layout = static_cast<int32_t>(p.layout);
   out->allow_tensor_cores = p.allow_tensor_cores ? 1 : 0;
   out->allow_tf32 = p.allow_tf32 ? 1 : 0;
+  out->api = static_cast<int32_t>(p.api);
+  out->alignment = p.alignment;
+}
+
+// The key and constraints of a tunedb_get-style call, or an error code
+// (the message set).
+tunedb_error_t ReadRequest(const tunedb_problem_t* problem,
+                           const tunedb_constraints_t* c,
+                           tunedb::ProblemKey* key,
+                           tunedb::Constraints* constraints) {
+  // Constraints grew launch_mode later: the first revision's size is enough.
+  constexpr size_t kConstraintsV1Size =
+      offsetof(tunedb_constraints_t, launch_mode);
+  if (problem->struct_size < kProblemV1Size ||
+      (c != nullptr && c->struct_size < kConstraintsV1Size)) {
+    return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
+                "struct_size too small: call the _init function");
+  }
+  if (!FromC(*problem, key)) {
+    return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "spatial_dims must be 2 or 3");
+  }
+  absl::Status valid = key->problem.Validate();
+  if (!valid.ok()) {
+    return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, std::string(valid.message()));
+  }
+  if (c != nullptr) {
+    if (c->max_workspace_bytes >= 0) {
+      constraints->max_workspace_bytes = c->max_workspace_bytes;
+    }
+    constraints->deterministic_only = c->deterministic_only != 0;
+    if (c->struct_size >= sizeof(tunedb_constraints_t)) {
+      if (c->launch_mode != TUNEDB_LAUNCH_DIRECT &&
+          c->launch_mode != TUNEDB_LAUNCH_GRAPH) {
+        return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
+                    "launch_mode must be TUNEDB_LAUNCH_DIRECT or "
+                    "TUNEDB_LAUNCH_GRAPH");
+      }
+      constraints->launch_mode =
+          static_cast<tunedb::LaunchMode>(c->launch_mode);
+    }
+  }
+  return TUNEDB_OK;
 }
 
 }  // namespace
@@ -139,6 +198,7 @@ void tunedb_problem_init(tunedb_problem_t* p) {
   p->layout = TUNEDB_LAYOUT_NCHW;
   p->allow_tensor_cores = 1;
   p->allow_tf32 = 1;
+  p->api = TUNEDB_API_LEGACY;
 }
 
 void tunedb_constraints_init(tunedb_constraints_t* c) {
@@ -226,39 +286,11 @@ tunedb_error_t tunedb_get(tunedb_client_t* client,
   if (client == nullptr || problem == nullptr || answer == nullptr) {
     return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "NULL argument");
   }
-  // Constraints grew launch_mode later: the first revision's size is enough.
-  constexpr size_t kConstraintsV1Size =
-      offsetof(tunedb_constraints_t, launch_mode);
-  if (problem->struct_size < sizeof(tunedb_problem_t) ||
-      (c != nullptr && c->struct_size < kConstraintsV1Size)) {
-    return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
-                "struct_size too small: call the _init function");
-  }
   try {
     tunedb::ProblemKey key;
-    if (!FromC(*problem, &key)) {
-      return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "spatial_dims must be 2 or 3");
-    }
-    absl::Status valid = key.problem.Validate();
-    if (!valid.ok()) {
-      return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, std::string(valid.message()));
-    }
     tunedb::Constraints constraints;
-    if (c != nullptr) {
-      if (c->max_workspace_bytes >= 0) {
-        constraints.max_workspace_bytes = c->max_workspace_bytes;
-      }
-      constraints.deterministic_only = c->deterministic_only != 0;
-      if (c->struct_size >= sizeof(tunedb_constraints_t)) {
-        if (c->launch_mode != TUNEDB_LAUNCH_DIRECT &&
-            c->launch_mode != TUNEDB_LAUNCH_GRAPH) {
-          return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
-                      "launch_mode must be TUNEDB_LAUNCH_DIRECT or "
-                      "TUNEDB_LAUNCH_GRAPH");
-        }
-        constraints.launch_mode =
-            static_cast<tunedb::LaunchMode>(c->launch_mode);
-      }
+    if (tunedb_error_t e = ReadRequest(problem, c, &key, &constraints)) {
+      return e;
     }
     const tunedb::Answer a = client->client->Get(key, constraints);
     answer->source = static_cast<int32_t>(a.source);
@@ -294,6 +326,100 @@ tunedb_error_t tunedb_client_stats(tunedb_client_t* client,
   stats->cache_entries = s.cache_entries;
   stats->database_answers = s.database_answers;
   return TUNEDB_OK;
+}
+
+void tunedb_engine_init(tunedb_engine_t* engine) {
+  std::memset(engine, 0, sizeof(*engine));
+  engine->struct_size = sizeof(*engine);
+  engine->engine = -1;
+}
+
+tunedb_error_t tunedb_get_engine(tunedb_client_t* client,
+                                 const tunedb_problem_t* problem,
+                                 const tunedb_constraints_t* c,
+                                 tunedb_engine_t* engine, char* plan_buffer,
+                                 size_t plan_buffer_size) {
+  if (client == nullptr || problem == nullptr || engine == nullptr) {
+    return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "NULL argument");
+  }
+  if (engine->struct_size < sizeof(tunedb_engine_t)) {
+    return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
+                "engine.struct_size too small: call tunedb_engine_init");
+  }
+  try {
+    tunedb::ProblemKey key;
+    tunedb::Constraints constraints;
+    if (tunedb_error_t e = ReadRequest(problem, c, &key, &constraints)) {
+      return e;
+    }
+    if (key.problem.api != tunedb::ConvApi::kGraph) {
+      return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
+                  "tunedb_get_engine needs api TUNEDB_API_GRAPH");
+    }
+    const tunedb::EngineAnswer a =
+        client->client->GetEngine(key, constraints);
+    tunedb_engine_init(engine);
+    engine->source = static_cast<int32_t>(a.source);
+    if (!a.ok()) return TUNEDB_OK;
+    if (a.config.knobs.size() > TUNEDB_MAX_KNOBS) {
+      return Fail(TUNEDB_ERROR_INTERNAL, "more knobs than TUNEDB_MAX_KNOBS");
+    }
+    engine->engine = a.config.algo;
+    engine->knob_count = static_cast<int32_t>(a.config.knobs.size());
+    for (size_t i = 0; i < a.config.knobs.size(); ++i) {
+      engine->knob_types[i] = a.config.knobs[i].type;
+      engine->knob_values[i] = a.config.knobs[i].value;
+    }
+    engine->numerical_notes = a.config.numerical_notes;
+    engine->behavior_notes = a.config.behavior_notes;
+    engine->workspace_bytes = a.config.workspace_bytes;
+    engine->plan_size = a.config.plan.size();
+    if (plan_buffer != nullptr && plan_buffer_size >= a.config.plan.size()) {
+      std::memcpy(plan_buffer, a.config.plan.data(), a.config.plan.size());
+    }
+    return TUNEDB_OK;
+  } catch (const std::exception& e) {
+    return Fail(TUNEDB_ERROR_INTERNAL, e.what());
+  }
+}
+
+tunedb_error_t tunedb_cudnn_get_plan(tunedb_client_t* client,
+                                     void* cudnn_handle,
+                                     const tunedb_problem_t* problem,
+                                     const tunedb_constraints_t* c,
+                                     void** plan, int64_t* workspace_bytes,
+                                     int32_t* source) {
+  if (client == nullptr || cudnn_handle == nullptr || problem == nullptr ||
+      plan == nullptr || workspace_bytes == nullptr || source == nullptr) {
+    return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "NULL argument");
+  }
+#if defined(TUNEDB_HAVE_CUDNN)
+  try {
+    tunedb::ProblemKey key;
+    tunedb::Constraints constraints;
+    if (tunedb_error_t e = ReadRequest(problem, c, &key, &constraints)) {
+      return e;
+    }
+    absl::StatusOr<tunedb::ExecutionPlan> p = tunedb::GetExecutionPlan(
+        *client->client, static_cast<cudnnHandle_t>(cudnn_handle), key,
+        constraints);
+    if (!p.ok()) {
+      return Fail(absl::IsInvalidArgument(p.status())
+                      ? TUNEDB_ERROR_INVALID_ARGUMENT
+                      : TUNEDB_ERROR_INTERNAL,
+                  std::string(p.status().message()));
+    }
+    *workspace_bytes = p->workspace_bytes;
+    *source = static_cast<int32_t>(p->source);
+    *plan = p->release();
+    return TUNEDB_OK;
+  } catch (const std::exception& e) {
+    return Fail(TUNEDB_ERROR_INTERNAL, e.what());
+  }
+#else
+  (void)c;
+  return Fail(TUNEDB_ERROR_INTERNAL, "tunedb was built without cuDNN");
+#endif
 }
 
 int tunedb_wait_for_background(tunedb_client_t* client, int64_t timeout_us) {

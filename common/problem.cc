@@ -33,6 +33,8 @@ constexpr EnumNames<Layout, 4> kLayouts("layout",
 constexpr EnumNames<ConvMode, 2> kModes(
     "mode", {{{ConvMode::kCrossCorrelation, "xcorr"},
               {ConvMode::kConvolution, "conv"}}});
+constexpr EnumNames<ConvApi, 2> kApis("api", {{{ConvApi::kLegacy, "legacy"},
+                                               {ConvApi::kGraph, "graph"}}});
 
 // Text escaping for free-form values (the GPU model): every byte outside
 // [A-Za-z0-9._()-] becomes %XX, so values never contain spaces or '='.
@@ -106,6 +108,10 @@ class Fields {
           return absl::OkStatus();
         }));
     return f;
+  }
+
+  bool Has(absl::string_view name) const {
+    return values_.count(std::string(name)) != 0;
   }
 
   // Removes and returns a field's raw value.
@@ -270,6 +276,17 @@ absl::StatusOr<ConvProblem> ParseProblemFields(Fields& f) {
   ASSIGN_OR_RETURN(p.layout, ParseLayout(layout));
   ASSIGN_OR_RETURN(p.allow_tensor_cores, f.TakeBool("tc"));
   ASSIGN_OR_RETURN(p.allow_tf32, f.TakeBool("tf32"));
+  if (f.Has("api")) {
+    ASSIGN_OR_RETURN(std::string api, f.Take("api"));
+    ASSIGN_OR_RETURN(p.api, ParseConvApi(api));
+  }
+  if (p.api == ConvApi::kGraph) {
+    ASSIGN_OR_RETURN(int64_t align, f.TakeInt("align"));
+    if (align < 0 || align > ConvProblem::kMaxAlignment) {
+      return FieldError("align", absl::StrCat(align, " is out of range"));
+    }
+    p.alignment = static_cast<int>(align);
+  }
   return p;
 }
 
@@ -296,6 +313,10 @@ absl::string_view ConvOpName(ConvOp op) { return kOps.Name(op); }
 absl::string_view DataTypeName(DataType t) { return kTypes.Name(t); }
 absl::string_view LayoutName(Layout l) { return kLayouts.Name(l); }
 absl::string_view ConvModeName(ConvMode m) { return kModes.Name(m); }
+absl::string_view ConvApiName(ConvApi a) { return kApis.Name(a); }
+absl::StatusOr<ConvApi> ParseConvApi(absl::string_view s) {
+  return kApis.Parse(s);
+}
 absl::StatusOr<ConvOp> ParseConvOp(absl::string_view s) {
   return kOps.Parse(s);
 }
@@ -382,7 +403,8 @@ bool operator==(const ConvProblem& a, const ConvProblem& b) {
          a.input_type == b.input_type && a.output_type == b.output_type &&
          a.compute_type == b.compute_type && a.layout == b.layout &&
          a.allow_tensor_cores == b.allow_tensor_cores &&
-         a.allow_tf32 == b.allow_tf32;
+         a.allow_tf32 == b.allow_tf32 && a.api == b.api &&
+         a.alignment == b.alignment;
 }
 
 int64_t ConvProblem::OutputSize(int i) const {
@@ -533,6 +555,18 @@ absl::Status ConvProblem::Validate() const {
   if (allow_tf32 && !allow_tensor_cores) {
     return FieldError("tf32", "TF32 needs tensor cores (tc=1)");
   }
+  if (!kApis.Contains(api)) return FieldError("api", "unknown api");
+  if (api == ConvApi::kLegacy) {
+    if (alignment != 0) {
+      return FieldError("align", "is for graph-API problems only");
+    }
+  } else if (alignment < DataTypeBytes(input_type) ||
+             alignment > kMaxAlignment || (alignment & (alignment - 1)) != 0) {
+    return FieldError(
+        "align", absl::StrCat(alignment, " is not a power of two from ",
+                              DataTypeBytes(input_type), " (the element size) "
+                              "to ", kMaxAlignment));
+  }
   return absl::OkStatus();
 }
 
@@ -565,7 +599,9 @@ std::string ConvProblem::ToText() const {
       " mode=", ConvModeName(mode), " in_type=", DataTypeName(input_type),
       " out_type=", DataTypeName(output_type),
       " compute=", DataTypeName(compute_type), " layout=", LayoutName(layout),
-      " tc=", allow_tensor_cores ? 1 : 0, " tf32=", allow_tf32 ? 1 : 0);
+      " tc=", allow_tensor_cores ? 1 : 0, " tf32=", allow_tf32 ? 1 : 0,
+      api == ConvApi::kGraph ? absl::StrCat(" api=graph align=", alignment)
+                             : std::string());
 }
 
 absl::StatusOr<ConvProblem> ConvProblem::Parse(absl::string_view text) {
@@ -617,13 +653,22 @@ absl::StatusOr<std::map<std::string, std::string>> KeyFields(
   return out;
 }
 
-const std::array<absl::string_view, 23>& KeyFieldNames() {
-  static const std::array<absl::string_view, 23> kNames = {
-      "kv",       "gpu",     "cc",     "sms",    "cudnn", "cuda",
-      "op",       "n",       "c",      "k",      "in",    "filt",
-      "pad",      "stride",  "dil",    "groups", "mode",  "in_type",
-      "out_type", "compute", "layout", "tc",     "tf32"};
+const std::array<absl::string_view, 25>& KeyFieldNames() {
+  static const std::array<absl::string_view, 25> kNames = {
+      "kv",      "gpu",    "cc",       "sms",     "cudnn",  "cuda", "op",
+      "n",       "c",      "k",        "in",      "filt",   "pad",  "stride",
+      "dil",     "groups", "mode",     "in_type", "out_type", "compute",
+      "layout",  "tc",     "tf32",     "api",     "align"};
   return kNames;
+}
+
+int AlignmentClass(std::initializer_list<const void*> ptrs) {
+  int align = ConvProblem::kMaxAlignment;
+  for (const void* p : ptrs) {
+    const auto address = reinterpret_cast<uintptr_t>(p);
+    while (align > 1 && address % align != 0) align /= 2;
+  }
+  return align;
 }
 
 }  // namespace tunedb

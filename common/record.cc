@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/enum_names.h"
 
 namespace tunedb {
@@ -53,9 +57,75 @@ const Timing& AlgoResult::cost(LaunchMode mode) const {
 
 bool operator==(const AlgoResult& a, const AlgoResult& b) {
   return std::tie(a.algo, a.math_type, a.status, a.launch, a.gpu, a.host,
-                  a.workspace_bytes, a.deterministic, a.retimed, a.error) ==
+                  a.workspace_bytes, a.deterministic, a.retimed, a.error,
+                  a.knobs, a.numerical_notes, a.behavior_notes, a.plan) ==
          std::tie(b.algo, b.math_type, b.status, b.launch, b.gpu, b.host,
-                  b.workspace_bytes, b.deterministic, b.retimed, b.error);
+                  b.workspace_bytes, b.deterministic, b.retimed, b.error,
+                  b.knobs, b.numerical_notes, b.behavior_notes, b.plan);
+}
+
+std::string KnobsText(const std::vector<Knob>& knobs) {
+  std::string out;
+  for (const Knob& k : knobs) {
+    if (!out.empty()) out += ',';
+    absl::StrAppend(&out, k.type, "=", k.value);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Knob>> ParseKnobs(absl::string_view text) {
+  std::vector<Knob> out;
+  if (text.empty()) return out;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(item, absl::MaxSplits('=', 1));
+    Knob k;
+    if (!absl::SimpleAtoi(kv.first, &k.type) || k.type < 0 ||
+        !absl::SimpleAtoi(kv.second, &k.value)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "knobs: '", item, "' is not type=value (as in \"3=1,9=4\")"));
+    }
+    out.push_back(k);
+  }
+  return out;
+}
+
+namespace {
+
+// Names of the note bits, from cuDNN 9's cudnn_graph.h.
+constexpr const char* kNumericalNoteNames[] = {
+    "tensor_core",         "down_convert_inputs", "reduced_precision_reduction",
+    "fft",                 "nondeterministic",    "winograd",
+    "winograd_tile_4x4",   "winograd_tile_6x6",   "winograd_tile_13x13",
+    "strict_nan_prop"};
+constexpr const char* kBehaviorNoteNames[] = {
+    "runtime_compilation", "requires_filter_int8x32_reorder",
+    "requires_bias_int8x32_reorder", "supports_cuda_graph_native_api",
+    "cublaslt_dependency"};
+
+template <size_t N>
+std::string NotesText(uint32_t notes, const char* const (&names)[N]) {
+  std::string out;
+  for (int bit = 0; bit < 32; ++bit) {
+    if ((notes & (uint32_t{1} << bit)) == 0) continue;
+    if (!out.empty()) out += ',';
+    if (static_cast<size_t>(bit) < N) {
+      out += names[bit];
+    } else {
+      absl::StrAppend(&out, "bit", bit);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string NumericalNotesText(uint32_t notes) {
+  return NotesText(notes, kNumericalNoteNames);
+}
+
+std::string BehaviorNotesText(uint32_t notes) {
+  return NotesText(notes, kBehaviorNoteNames);
 }
 
 bool Record::supported() const {

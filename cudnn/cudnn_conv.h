@@ -84,6 +84,8 @@ class CudnnConv {
       const std::vector<OutputWindow>& windows);
   // Elements of the pass's output tensor.
   int64_t OutputElements() const;
+  // The device buffers, in forward terms (for graph-API plans run on them).
+  ConvBuffers buffers() const;
   // The pass's output computed on the CPU in double precision from the same
   // device inputs, in the same order as ReadOutput(). FAILED_PRECONDITION if
   // the problem needs more than `max_macs` multiply-accumulates.
@@ -93,7 +95,6 @@ class CudnnConv {
   CudnnConv() = default;
   absl::Status Init(DeviceValues& values, OperandArena* arena);
   absl::Status PrepareCall(MathType math, bool on_stream);
-  ConvBuffers buffers() const;
   // Waits for the stream and copies `operand` to the host as floats.
   absl::StatusOr<std::vector<float>> ReadOperand(ConvOperand operand);
 

@@ -69,6 +69,8 @@ void ToProto(const ConvProblem& in, v1::ConvProblem* out) {
   out->set_layout(static_cast<v1::Layout>(in.layout));
   out->set_allow_tensor_cores(in.allow_tensor_cores);
   out->set_allow_tf32(in.allow_tf32);
+  out->set_api(static_cast<v1::ConvApi>(in.api));
+  out->set_alignment(in.alignment);
 }
 
 namespace {
@@ -108,6 +110,14 @@ void ToProto(const AlgoResult& in, v1::AlgoResult* out) {
   out->set_deterministic(in.deterministic);
   out->set_retimed(in.retimed);
   out->set_error(in.error);
+  for (const Knob& k : in.knobs) {
+    v1::Knob* knob = out->add_knobs();
+    knob->set_type(k.type);
+    knob->set_value(k.value);
+  }
+  out->set_numerical_notes(in.numerical_notes);
+  out->set_behavior_notes(in.behavior_notes);
+  out->set_plan(in.plan);
 }
 
 void ToProto(const Record& in, v1::Record* out) {
@@ -193,6 +203,11 @@ absl::StatusOr<ConvProblem> FromProto(const v1::ConvProblem& in) {
                    EnumFromProto<Layout>(in.layout(), 4, "problem.layout"));
   p.allow_tensor_cores = in.allow_tensor_cores();
   p.allow_tf32 = in.allow_tf32();
+  if (in.api() != v1::CONV_API_UNSPECIFIED) {
+    ASSIGN_OR_RETURN(p.api,
+                     EnumFromProto<ConvApi>(in.api(), 2, "problem.api"));
+  }
+  p.alignment = in.alignment();
   absl::Status s = p.Validate();
   if (!s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("problem.", s.message()));
@@ -223,6 +238,15 @@ absl::StatusOr<AlgoResult> FromProto(const v1::AlgoResult& in) {
   r.deterministic = in.deterministic();
   r.retimed = in.retimed();
   r.error = in.error();
+  for (const v1::Knob& k : in.knobs()) {
+    if (k.type() < 0) {
+      return absl::InvalidArgumentError("result.knobs: type must be >= 0");
+    }
+    r.knobs.push_back(Knob{k.type(), k.value()});
+  }
+  r.numerical_notes = in.numerical_notes();
+  r.behavior_notes = in.behavior_notes();
+  r.plan = in.plan();
   if (r.algo < 0 || r.workspace_bytes < 0) {
     return absl::InvalidArgumentError(
         "result: algo and workspace must be non-negative");

@@ -33,6 +33,7 @@ ALLOWED = {
                        "server/finder",
                        "server/worker", "server/tuning"],
     "client": ["common", "proto", "store", "cudnn"],
+    "preload": ["common"],
     "tuner": ["common", "proto", "store/fleet"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -7,11 +7,13 @@
 #   scripts/make_gpu_bundle.sh [BUILD_DIR] [BUNDLE_DIR]
 #       # defaults: build-gpu and .bundle/tunedb; JOBS (default 2) for the build
 #
-# The bundle: bin/ tunedbd, tunedb-worker, tunedb; lib/ libtunedb.so and the
-# shared libraries they all need; tests/ (flat) the programs the GPU scripts
-# run: cudnn_status_test, cpu_reference_test, worker_finder_test,
-# cudnn_finder_gpu_test, cudnn_worker_gpu_test, tunedb_gpu_bench,
-# tunedb_regret, conv_example, client_hit_bench and client_miss_bench.
+# The bundle: bin/ tunedbd, tunedb-worker, tunedb; lib/ libtunedb.so,
+# libtunedb_preload{,_core}.so (`tunedb run`) and the shared libraries they
+# all need; tests/ (flat) the programs the GPU scripts run: cudnn_status_test,
+# cpu_reference_test, worker_finder_test, cudnn_finder_gpu_test,
+# cudnn_worker_gpu_test, graph_gpu_test, tunedb_gpu_bench, tunedb_regret,
+# tunedb_graph_regret, conv_example, graph_plan_example, client_hit_bench and
+# client_miss_bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-gpu}
@@ -24,19 +26,25 @@ if command -v ccache > /dev/null 2>&1; then
 fi
 cmake -S . -B "$BUILD" "${defs[@]}"
 cmake --build "$BUILD" -j"${JOBS:-2}" --target tunedbd tunedb-worker \
-  tunedb_cli tunedb_client_shared cudnn_status_test cpu_reference_test \
-  worker_finder_test cudnn_finder_gpu_test cudnn_worker_gpu_test \
-  tunedb_gpu_bench tunedb_regret conv_example client_hit_bench \
-  client_miss_bench
+  tunedb_cli tunedb_client_shared tunedb_preload tunedb_preload_core \
+  cudnn_status_test cpu_reference_test worker_finder_test \
+  cudnn_finder_gpu_test cudnn_worker_gpu_test \
+  graph_gpu_test tunedb_gpu_bench tunedb_regret tunedb_graph_regret \
+  conv_example graph_plan_example client_hit_bench client_miss_bench
 scripts/make_bundle.sh --out "$BUNDLE" \
   --bin "$BUILD/bin/tunedbd" --bin "$BUILD/bin/tunedb-worker" \
   --bin "$BUILD/bin/tunedb" \
   --lib "$BUILD/client/libtunedb.so" \
+  --lib "$BUILD/lib/libtunedb_preload.so" \
+  --lib "$BUILD/lib/libtunedb_preload_core.so" \
   --tests "$BUILD/tests/cudnn/cudnn_status_test" \
   --tests "$BUILD/tests/cudnn/cpu_reference_test" \
   --tests "$BUILD/tests/server/worker_finder_test" \
   --tests "$BUILD/tests/gpu/cudnn_finder_gpu_test" \
   --tests "$BUILD/tests/gpu/cudnn_worker_gpu_test" \
+  --tests "$BUILD/tests/gpu/graph_gpu_test" \
+  --tests "$BUILD/bench/regret/tunedb_graph_regret" \
+  --tests "$BUILD/examples/graph_plan_example" \
   --tests "$BUILD/bench/gpu/tunedb_gpu_bench" \
   --tests "$BUILD/bench/regret/tunedb_regret" \
   --tests "$BUILD/examples/conv_example" \

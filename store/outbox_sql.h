@@ -1,5 +1,5 @@
 // The fleet outbox's SQL on a SQLite store connection: the table of search
-// results still to be published to the fleet database (schema version 5,
+// results still to be published to the fleet database (schema version 6,
 // store/sql/store_schema.h). SqliteStore calls these inside its own
 // transactions; each row holds the record as its export-format line
 // (store/record_json.h), so the outbox needs no columns of its own when

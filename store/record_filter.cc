@@ -76,7 +76,12 @@ bool RecordFilter::Matches(const Record& record) const {
       continue;
     }
     auto it = key_fields->find(name);
-    if (it == key_fields->end() || it->second != value) return false;
+    // A legacy-API key has no api field: "api=legacy" matches its absence.
+    if (it == key_fields->end()) {
+      if (name == "api" && value == ConvApiName(ConvApi::kLegacy)) continue;
+      return false;
+    }
+    if (it->second != value) return false;
   }
   return true;
 }

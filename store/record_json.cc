@@ -26,11 +26,17 @@ absl::Status Invalid(absl::string_view field, absl::string_view problem) {
 // (the key, an error) a line may carry, in bytes.
 constexpr size_t kMaxNameBytes = 256;
 constexpr size_t kMaxTextBytes = 4096;
+// A serialized execution plan (a runtime-compiled engine's is about 60 KB).
+constexpr size_t kMaxPlanBytes = 1 << 20;
 
 class ObjectReader {
  public:
   ObjectReader(const Json& object, std::string prefix)
       : object_(object), prefix_(std::move(prefix)) {}
+
+  bool Has(absl::string_view name) const {
+    return object_.contains(std::string(name));
+  }
 
   absl::StatusOr<const Json*> Member(absl::string_view name) {
     known_.emplace_back(name);
@@ -188,6 +194,26 @@ absl::StatusOr<AlgoResult> ResultFromJson(const Json& object,
   ASSIGN_OR_RETURN(result.deterministic, reader.Bool("deterministic"));
   ASSIGN_OR_RETURN(result.retimed, reader.Bool("retimed"));
   ASSIGN_OR_RETURN(result.error, reader.String("error"));
+  if (reader.Has("engine")) {
+    // Graph-API results only.
+    ASSIGN_OR_RETURN(const Json* engine, reader.Member("engine"));
+    if (!engine->is_object()) {
+      return Invalid(reader.Name("engine"), "must be an object");
+    }
+    ObjectReader e(*engine, reader.Name("engine."));
+    ASSIGN_OR_RETURN(std::string knobs, e.String("knobs"));
+    absl::StatusOr<std::vector<Knob>> parsed_knobs = ParseKnobs(knobs);
+    if (!parsed_knobs.ok()) {
+      return Invalid(e.Name("knobs"), parsed_knobs.status().message());
+    }
+    result.knobs = std::move(*parsed_knobs);
+    ASSIGN_OR_RETURN(int64_t numerical, e.Count("numerical_notes", UINT32_MAX));
+    ASSIGN_OR_RETURN(int64_t behavior, e.Count("behavior_notes", UINT32_MAX));
+    result.numerical_notes = static_cast<uint32_t>(numerical);
+    result.behavior_notes = static_cast<uint32_t>(behavior);
+    ASSIGN_OR_RETURN(result.plan, e.String("plan", kMaxPlanBytes));
+    RETURN_IF_ERROR(e.NoOthers());
+  }
   RETURN_IF_ERROR(reader.NoOthers());
   return result;
 }
@@ -208,6 +234,14 @@ std::string RecordToJson(const Record& record) {
     result["deterministic"] = r.deterministic;
     result["retimed"] = r.retimed;
     result["error"] = r.error;
+    if (record.key.problem.api == ConvApi::kGraph) {
+      Json engine = Json::object();
+      engine["knobs"] = KnobsText(r.knobs);
+      engine["numerical_notes"] = r.numerical_notes;
+      engine["behavior_notes"] = r.behavior_notes;
+      engine["plan"] = r.plan;
+      result["engine"] = std::move(engine);
+    }
     results.push_back(std::move(result));
   }
   Json line = Json::object();

@@ -81,7 +81,8 @@ constexpr int kMaxParallelImports = 4;
   "rank, algo, math_type, status, workspace_bytes, deterministic, retimed," \
   " error, launch_median_ms, launch_spread_ms, launch_samples,"             \
   " gpu_median_ms, gpu_spread_ms, gpu_samples,"                             \
-  " host_median_ms, host_spread_ms, host_samples"
+  " host_median_ms, host_spread_ms, host_samples,"                          \
+  " knobs, numerical_notes, behavior_notes, plan"
 
 constexpr int kRecordWriteColumns = 19;
 
@@ -101,7 +102,8 @@ constexpr const char kGetResults[] =
     "SELECT algo, math_type, status, workspace_bytes, deterministic, retimed,"
     " error, launch_median_ms, launch_spread_ms, launch_samples,"
     " gpu_median_ms, gpu_spread_ms, gpu_samples,"
-    " host_median_ms, host_spread_ms, host_samples"
+    " host_median_ms, host_spread_ms, host_samples,"
+    " knobs, numerical_notes, behavior_notes, plan"
     " FROM results WHERE record_id = ?1 ORDER BY rank";
 
 constexpr const char kUpsertRecord[] =
@@ -115,7 +117,7 @@ constexpr const char kDeleteResults[] =
 constexpr const char kInsertResult[] =
     "INSERT INTO results(record_id, " TUNEDB_RESULT_WRITE_COLUMNS
     ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-    " ?15, ?16, ?17, ?18)";
+    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
 
 // Results go with their record through ON DELETE CASCADE.
 constexpr const char kDeleteRecord[] = "DELETE FROM records WHERE id = ?1";
@@ -137,7 +139,8 @@ constexpr const char kCreateQuarantine[] =
     " quarantine_id INTEGER NOT NULL, record_id, rank, algo, math_type,"
     " status, gpu_median_ms, gpu_spread_ms, gpu_samples, workspace_bytes,"
     " deterministic, retimed, error, launch_median_ms, launch_spread_ms,"
-    " launch_samples, host_median_ms, host_spread_ms, host_samples)";
+    " launch_samples, host_median_ms, host_spread_ms, host_samples, knobs,"
+    " numerical_notes, behavior_notes, plan)";
 
 constexpr const char kQuarantineRecord[] =
     "INSERT INTO quarantined_records(quarantined_at_us, reason, id,"
@@ -157,30 +160,35 @@ constexpr const char kQuarantineResults[] =
     " math_type, status, gpu_median_ms, gpu_spread_ms, gpu_samples,"
     " workspace_bytes, deterministic, retimed, error, launch_median_ms,"
     " launch_spread_ms, launch_samples, host_median_ms, host_spread_ms,"
-    " host_samples)"
+    " host_samples, knobs, numerical_notes, behavior_notes, plan)"
     " SELECT ?2, record_id, rank, algo, math_type, status, gpu_median_ms,"
     " gpu_spread_ms, gpu_samples, workspace_bytes, deterministic, retimed,"
     " error, launch_median_ms, launch_spread_ms, launch_samples,"
-    " host_median_ms, host_spread_ms, host_samples"
+    " host_median_ms, host_spread_ms, host_samples, knobs, numerical_notes,"
+    " behavior_notes, plan"
     " FROM results WHERE record_id = ?1";
 
-// Columns of records that quarantined_records gained after it was first
-// made (schema 4's in_type and layout): a file quarantined under schema 3
-// has the table without them.
-constexpr const char* kQuarantineLaterColumns[] = {"in_type", "layout"};
+// Columns that the quarantine tables gained after they were first made
+// (schema 4's in_type and layout, schema 5's engine config): a file
+// quarantined under an older schema has the tables without them.
+constexpr std::pair<const char*, const char*> kQuarantineLaterColumns[] = {
+    {"quarantined_records", "in_type"},
+    {"quarantined_records", "layout"},
+    {"quarantined_results", "knobs"},
+    {"quarantined_results", "numerical_notes"},
+    {"quarantined_results", "behavior_notes"},
+    {"quarantined_results", "plan"}};
 
 absl::Status CreateQuarantine(sql::Database& db) {
   RETURN_IF_ERROR(db.Execute(kCreateQuarantine));
-  for (const char* column : kQuarantineLaterColumns) {
-    ASSIGN_OR_RETURN(
-        const int64_t present,
-        db.QueryInt64(absl::StrCat("SELECT COUNT(*) FROM"
-                                   " pragma_table_info('quarantined_records')"
-                                   " WHERE name = '",
-                                   column, "'")));
+  for (const auto& [table, column] : kQuarantineLaterColumns) {
+    ASSIGN_OR_RETURN(const int64_t present,
+                     db.QueryInt64(absl::StrCat(
+                         "SELECT COUNT(*) FROM pragma_table_info('", table,
+                         "') WHERE name = '", column, "'")));
     if (present == 0) {
       RETURN_IF_ERROR(db.Execute(
-          absl::StrCat("ALTER TABLE quarantined_records ADD COLUMN ", column)));
+          absl::StrCat("ALTER TABLE ", table, " ADD COLUMN ", column)));
     }
   }
   return absl::OkStatus();
@@ -220,7 +228,8 @@ std::string StageResultSql(const std::string& name) {
   return absl::StrCat("INSERT INTO ", name, ".results(stage_id, ",
                       TUNEDB_RESULT_WRITE_COLUMNS,
                       ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-                      " ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
+                      " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
+                      " ?22)");
 }
 
 // The three statements that move the staged records with stage_id in
@@ -517,6 +526,18 @@ absl::Status LoadResults(sql::Database& db, Record& record) {
       timing->samples = static_cast<int>(
           reader.Count(column++, absl::StrCat(name, "_samples")));
     }
+    absl::StatusOr<std::vector<Knob>> knobs =
+        ParseKnobs(reader.Text(column++, "knobs"));
+    if (knobs.ok()) {
+      result.knobs = std::move(*knobs);
+    } else {
+      reader.Fail("knobs", knobs.status().message());
+    }
+    result.numerical_notes =
+        static_cast<uint32_t>(reader.Count(column++, "numerical_notes"));
+    result.behavior_notes =
+        static_cast<uint32_t>(reader.Count(column++, "behavior_notes"));
+    result.plan = reader.Text(column++, "plan");
     if (!reader.problem().empty()) return absl::DataLossError(reader.problem());
     record.results.push_back(std::move(result));
   }
@@ -590,6 +611,10 @@ void BindResult(sql::Statement& statement, size_t rank,
     statement.BindDouble(param++, timing->spread_ms);
     statement.BindInt(param++, timing->samples);
   }
+  statement.BindText(param++, KnobsText(result.knobs));
+  statement.BindInt64(param++, result.numerical_notes);
+  statement.BindInt64(param++, result.behavior_notes);
+  statement.BindText(param++, result.plan);
 }
 
 // Writes `record`'s results under `id` (a record id, or a stage_id) with

@@ -40,8 +40,10 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
   AddAdminCommands(app, ctx, &exit_code);
   AddDoctorCommands(app, ctx, &exit_code);
   AddKeyCommands(app, ctx, &exit_code);
+  AddRunCommand(app, ctx, &exit_code);
 
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  const std::vector<std::string> separated = WithRunSeparator(args);
+  std::vector<std::string> reversed(separated.rbegin(), separated.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp& e) {

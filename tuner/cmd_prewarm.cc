@@ -33,6 +33,8 @@ struct PrewarmFlags {
   std::vector<std::string> layouts = {"nchw"};
   std::string input;
   std::string ops = "fwd,bwd_data,bwd_filter";
+  std::string api = "legacy";
+  int align = ConvProblem::kMaxAlignment;
   std::string gpu;
   bool force = false;
   int64_t limit = 0;
@@ -55,12 +57,30 @@ int BuildPlan(CliContext& ctx, const PrewarmFlags& f,
               const std::optional<DeviceKey>& device, Plan* plan) {
   auto combos = ProblemCombinations(f.batches, f.dtypes, f.layouts, f.ops);
   if (!combos.ok()) return ctx.Fail(combos.status());
+  absl::StatusOr<ConvApi> api = ParseConvApi(f.api);
+  if (!api.ok()) {
+    return ctx.Fail(absl::InvalidArgumentError(
+        absl::StrCat("--api: ", api.status().message())));
+  }
   std::set<std::string> seen;
+  absl::Status bad_align;
   auto add = [&](const ConvProblem& p, const DeviceKey& d,
                  const std::string& source) {
     PrewarmItem item;
     item.key.device = d;
     item.key.problem = p;
+    if (*api == ConvApi::kGraph && p.api == ConvApi::kLegacy) {
+      item.key.problem.api = ConvApi::kGraph;
+      item.key.problem.alignment = f.align;
+      absl::Status valid = item.key.problem.Validate();
+      if (!valid.ok()) {
+        if (bad_align.ok()) {
+          bad_align = absl::InvalidArgumentError(
+              absl::StrCat("--align: ", valid.message(), " (", source, ")"));
+        }
+        return;
+      }
+    }
     item.source = source;
     if (!seen.insert(item.key.ToText()).second) {
       ++plan->duplicates;
@@ -128,6 +148,7 @@ int BuildPlan(CliContext& ctx, const PrewarmFlags& f,
     ctx.err() << "tunedb: error: bad shape file; nothing was tuned\n";
     return kExitBadInput;
   }
+  if (!bad_align.ok()) return ctx.Fail(bad_align);
   return kExitOk;
 }
 
@@ -294,6 +315,16 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   cmd->add_option("--ops", flags->ops,
                   "Passes: fwd,bwd_data,bwd_filter (the first conv of a model "
                   "gets no bwd_data)")
+      ->capture_default_str();
+  cmd->add_option("--api", flags->api,
+                  "cuDNN API to tune for: legacy (algorithms) or graph "
+                  "(engine configs and execution plans)")
+      ->check(CLI::IsMember({"legacy", "graph"}))
+      ->capture_default_str();
+  cmd->add_option("--align", flags->align,
+                  "Graph API: operand pointer alignment in bytes (a power of "
+                  "two from the element size to 16)")
+      ->check(CLI::IsMember({1, 2, 4, 8, 16}))
       ->capture_default_str();
   cmd->add_option("--gpu", flags->gpu,
                   "GPU to tune on: CUDA ordinal or model substring (default: "

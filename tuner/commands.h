@@ -6,6 +6,9 @@
 #ifndef TUNEDB_TUNER_COMMANDS_H_
 #define TUNEDB_TUNER_COMMANDS_H_
 
+#include <string>
+#include <vector>
+
 #include "CLI/CLI.hpp"
 #include "tuner/cli_context.h"
 
@@ -23,6 +26,11 @@ void AddAdminCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 void AddDoctorCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 // tune and lookup.
 void AddKeyCommands(CLI::App& app, CliContext& ctx, int* exit_code);
+// run (a program under libtunedb_preload.so).
+void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code);
+// `args` with "--" put before the program of a `tunedb run` that has none,
+// so that the program's own flags are not read as tunedb's.
+std::vector<std::string> WithRunSeparator(std::vector<std::string> args);
 
 }  // namespace tunedb::cli
 

@@ -16,7 +16,7 @@ void AddFilterFlags(CLI::App* cmd, FilterFlags* flags) {
   cmd->add_option("-f,--filter", flags->filters,
                   "Key field=value to match (repeatable); fields: kv gpu cc "
                   "sms cudnn cuda op n c k in filt pad stride dil groups mode "
-                  "in_type out_type compute layout tc tf32");
+                  "in_type out_type compute layout tc tf32 api align");
   cmd->add_option("--gpu", flags->gpu, "Same as --filter gpu=MODEL");
   cmd->add_option("--op", flags->op,
                   "Same as --filter op=OP (fwd, bwd_data, bwd_filter)");

@@ -99,6 +99,13 @@ nlohmann::json AlgoToJson(const AlgoResult& r) {
       {"retimed", r.retimed},
   };
   if (!r.error.empty()) j["error"] = r.error;
+  if (!r.knobs.empty() || r.numerical_notes != 0 || r.behavior_notes != 0 ||
+      !r.plan.empty()) {
+    j["engine"] = {{"knobs", KnobsText(r.knobs)},
+                   {"numerical_notes", NumericalNotesText(r.numerical_notes)},
+                   {"behavior_notes", BehaviorNotesText(r.behavior_notes)},
+                   {"plan_bytes", r.plan.size()}};
+  }
   return j;
 }
 
@@ -130,7 +137,9 @@ nlohmann::json ProblemToJson(const ConvProblem& p) {
           {"compute", std::string(DataTypeName(p.compute_type))},
           {"layout", std::string(LayoutName(p.layout))},
           {"tc", p.allow_tensor_cores},
-          {"tf32", p.allow_tf32}};
+          {"tf32", p.allow_tf32},
+          {"api", std::string(ConvApiName(p.api))},
+          {"align", p.alignment}};
 }
 
 nlohmann::json RecordToJson(const Record& r) {
@@ -212,10 +221,20 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
                     "next tune searches again)"
                   : "launch time (direct calls); graph launches choose by "
                     "GPU time"}});
+  const bool graph = r.key.problem.api == ConvApi::kGraph;
+  if (graph) {
+    out << "\ngraph API: algo is the engine's global index; plan = a "
+           "serialized execution plan is stored\n";
+  }
   out << "\nranking\n";
-  Table ranking({"#>", "algo>", "math", "status", "launch ms>", "gpu ms>",
-                 "host ms>", "spread ms>", "samples>", "workspace>",
-                 "deterministic", "error"});
+  std::vector<std::string> columns = {
+      "#>",       "algo>",     "math",          "status",
+      "launch ms>", "gpu ms>", "host ms>",      "spread ms>",
+      "samples>", "workspace>", "deterministic", "error"};
+  if (graph) {
+    columns.insert(columns.begin() + 2, {"knobs", "notes", "plan>"});
+  }
+  Table ranking(columns);
   const auto ms = [](const Timing& t) {
     return t.measured() ? FormatMs(t.median_ms) : std::string("-");
   };
@@ -223,14 +242,30 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
   for (const AlgoResult& a : r.results) {
     const bool ok = a.status == AlgoStatus::kOk;
     const Timing& cost = a.cost(LaunchMode::kDirect);
-    ranking.AddRow({ok ? absl::StrCat(++rank) : "-", absl::StrCat(a.algo),
-                    std::string(MathTypeName(a.math_type)),
-                    std::string(AlgoStatusName(a.status)),
-                    ok ? ms(a.launch) : "-", ok ? ms(a.gpu) : "-",
-                    ok ? ms(a.host) : "-", ok ? FormatMs(cost.spread_ms) : "-",
-                    ok ? absl::StrCat(cost.samples) : "-",
-                    FormatBytes(a.workspace_bytes),
-                    a.deterministic ? "yes" : "no", a.error});
+    std::vector<std::string> row = {
+        ok ? absl::StrCat(++rank) : "-",
+        absl::StrCat(a.algo),
+        std::string(MathTypeName(a.math_type)),
+        std::string(AlgoStatusName(a.status)),
+        ok ? ms(a.launch) : "-",
+        ok ? ms(a.gpu) : "-",
+        ok ? ms(a.host) : "-",
+        ok ? FormatMs(cost.spread_ms) : "-",
+        ok ? absl::StrCat(cost.samples) : "-",
+        FormatBytes(a.workspace_bytes),
+        a.deterministic ? "yes" : "no",
+        a.error};
+    if (graph) {
+      std::string notes = NumericalNotesText(a.numerical_notes);
+      const std::string behavior = BehaviorNotesText(a.behavior_notes);
+      if (!behavior.empty()) {
+        absl::StrAppend(&notes, notes.empty() ? "" : ",", behavior);
+      }
+      row.insert(row.begin() + 2,
+                 {KnobsText(a.knobs), notes,
+                  a.plan.empty() ? "-" : FormatBytes(a.plan.size())});
+    }
+    ranking.AddRow(row);
   }
   ranking.Print(out);
   out << "\nchosen under constraints\n";

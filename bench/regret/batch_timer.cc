@@ -19,14 +19,28 @@ constexpr int kMaxSizingSteps = 8;
 absl::StatusOr<std::unique_ptr<BatchTimer>> BatchTimer::Create(
     CudnnConv* conv, cudaStream_t stream, int algo, MathType math,
     void* workspace, size_t workspace_bytes, const Options& options) {
+  auto launcher = std::make_unique<LegacyLauncher>(*conv);
+  AlgoResult r;
+  r.algo = algo;
+  r.math_type = math;
+  ASSIGN_OR_RETURN(std::unique_ptr<BatchTimer> t,
+                   Create(launcher.get(), r, stream, workspace,
+                          workspace_bytes, options));
+  t->owned_launcher_ = std::move(launcher);
+  return t;
+}
+
+absl::StatusOr<std::unique_ptr<BatchTimer>> BatchTimer::Create(
+    ConvLauncher* launcher, const AlgoResult& r, cudaStream_t stream,
+    void* workspace, size_t workspace_bytes, const Options& options) {
   ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::Create());
   ASSIGN_OR_RETURN(CudaEvent stop, CudaEvent::Create());
   std::unique_ptr<BatchTimer> t(
       new BatchTimer(std::move(start), std::move(stop)));
-  t->conv_ = conv;
+  t->launcher_ = launcher;
+  t->result_ = r;
+  t->result_.plan.clear();
   t->stream_ = stream;
-  t->algo_ = algo;
-  t->math_ = math;
   t->workspace_ = workspace;
   t->workspace_bytes_ = workspace_bytes;
   t->options_ = options;
@@ -59,7 +73,7 @@ void BatchTimer::DropGraph() {
 
 absl::Status BatchTimer::RunDirect(int count) {
   for (int i = 0; i < count; ++i) {
-    RETURN_IF_ERROR(conv_->Run(algo_, math_, workspace_, workspace_bytes_));
+    RETURN_IF_ERROR(launcher_->Launch(result_, workspace_, workspace_bytes_));
   }
   return absl::OkStatus();
 }

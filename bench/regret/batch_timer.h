@@ -1,5 +1,5 @@
-// BatchTimer: the regret run's own timing of one (algorithm, math type) of a
-// CudnnConv, independent of the finder's (server/search/run_timer.h), so the
+// BatchTimer: the regret run's own timing of one candidate (an algorithm and
+// math type of a CudnnConv, or a graph-API plan, through a ConvLauncher), independent of the finder's (server/search/run_timer.h), so the
 // truth does not inherit the finder's choices.
 //
 // A sample is one batch of back-to-back runs between two CUDA events,
@@ -28,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "cudnn/cudnn_conv.h"
 #include "cudnn/cudnn_handles.h"
+#include "server/search/conv_launcher.h"
 #include "tunedb/record.h"
 
 namespace tunedb::regret {
@@ -43,6 +44,11 @@ class BatchTimer {
   // Sizes the batch (and captures the graph): errors are those of a run.
   static absl::StatusOr<std::unique_ptr<BatchTimer>> Create(
       CudnnConv* conv, cudaStream_t stream, int algo, MathType math,
+      void* workspace, size_t workspace_bytes, const Options& options);
+  // The same for any candidate `r` run through `launcher` (a graph-API
+  // plan, say), which must outlive the timer.
+  static absl::StatusOr<std::unique_ptr<BatchTimer>> Create(
+      ConvLauncher* launcher, const AlgoResult& r, cudaStream_t stream,
       void* workspace, size_t workspace_bytes, const Options& options);
   ~BatchTimer();
   BatchTimer(const BatchTimer&) = delete;
@@ -63,10 +69,10 @@ class BatchTimer {
   absl::StatusOr<double> TimeBatch();
   void DropGraph();
 
-  CudnnConv* conv_ = nullptr;
+  ConvLauncher* launcher_ = nullptr;
+  std::unique_ptr<LegacyLauncher> owned_launcher_;  // the legacy Create's
+  AlgoResult result_;
   cudaStream_t stream_ = nullptr;
-  int algo_ = 0;
-  MathType math_ = MathType::kDefault;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
   Options options_;

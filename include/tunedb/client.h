@@ -59,6 +59,16 @@ struct Answer {
   }
 };
 
+// The engine config to build, for a graph-API key (api=graph): the tuned
+// one (engine global index, knobs, notes, workspace and, where the search
+// kept it, the serialized plan), or none: the caller then builds from
+// cuDNN's heuristic as it would without tunedb.
+struct EngineAnswer {
+  Source source = Source::kNone;  // kCache, kDaemon, kDatabase or kNone
+  AlgoResult config;              // meaningful when ok()
+  bool ok() const { return source != Source::kNone; }
+};
+
 // Counters since creation (each read is a consistent-enough snapshot).
 struct ClientStats {
   int64_t gets = 0;            // Get calls
@@ -93,6 +103,14 @@ class Client {
   // deadline of the miss policy; never throws.
   virtual Answer Get(const ProblemKey& key,
                      const Constraints& constraints = {}) = 0;
+
+  // The tuned engine config for a graph-API `key`, for code that builds
+  // cuDNN graphs itself (once per graph, not per launch: answers are cached
+  // in process, under a lock). Misses follow the miss policy as Get does,
+  // never answering from a heuristic (kNone instead). A legacy key gets
+  // kNone. Never throws.
+  virtual EngineAnswer GetEngine(const ProblemKey& key,
+                                 const Constraints& constraints = {}) = 0;
 
   // Asks the daemon, in the background, to Tune `key` and caches the answer
   // (for kCacheOnly users). False if the request was dropped (queue full)

@@ -8,7 +8,10 @@
 //   c=3 k=64 in=224x224 filt=7x7 pad=3x3 stride=2x2 dil=1x1 groups=1
 //   mode=xcorr in_type=f32 out_type=f32 compute=f32 layout=nchw tc=1 tf32=1
 //
-// (one line), and a 64-bit hash of that text. `kv` is the key-format version:
+// (one line), and a 64-bit hash of that text. A problem for cuDNN's graph
+// (backend) API ends in " api=graph align=16" (the operands' pointer
+// alignment class, in bytes); legacy-API problems have no api field, so
+// keys stored before the graph API keep their text and hash. `kv` is the key-format version:
 // when the meaning of a field changes, kKeyFormatVersion is raised and rows
 // stored under older versions are never served again.
 //
@@ -18,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 
@@ -34,18 +38,24 @@ enum class ConvOp { kForward = 1, kBackwardData = 2, kBackwardFilter = 3 };
 enum class DataType { kFloat = 1, kHalf = 2, kBFloat16 = 3, kDouble = 4 };
 enum class Layout { kNCHW = 1, kNHWC = 2, kNCDHW = 3, kNDHWC = 4 };
 enum class ConvMode { kCrossCorrelation = 1, kConvolution = 2 };
+// Which cuDNN API a problem is tuned for: the legacy algorithm API
+// (cudnnConvolution*, cudnnFind*) or the graph API (engine configs and
+// execution plans, cudnnBackend*).
+enum class ConvApi { kLegacy = 1, kGraph = 2 };
 
 // Short names used in the text form: "fwd", "bwd_data", "bwd_filter";
 // "f32", "f16", "bf16", "f64"; "nchw", "nhwc", "ncdhw", "ndhwc";
-// "xcorr", "conv".
+// "xcorr", "conv"; "legacy", "graph".
 absl::string_view ConvOpName(ConvOp op);
 absl::string_view DataTypeName(DataType t);
 absl::string_view LayoutName(Layout l);
 absl::string_view ConvModeName(ConvMode m);
+absl::string_view ConvApiName(ConvApi a);
 absl::StatusOr<ConvOp> ParseConvOp(absl::string_view s);
 absl::StatusOr<DataType> ParseDataType(absl::string_view s);
 absl::StatusOr<Layout> ParseLayout(absl::string_view s);
 absl::StatusOr<ConvMode> ParseConvMode(absl::string_view s);
+absl::StatusOr<ConvApi> ParseConvApi(absl::string_view s);
 // Number of spatial dimensions of a layout (2 or 3).
 int LayoutSpatialDims(Layout l);
 // True for NHWC and NDHWC (channels innermost).
@@ -110,6 +120,12 @@ struct ConvProblem {
   Layout layout = Layout::kNCHW;
   bool allow_tensor_cores = true;
   bool allow_tf32 = true;  // meaningful for fp32 only; false otherwise
+  ConvApi api = ConvApi::kLegacy;
+  // Graph API only (0 for legacy): the byte alignment every operand pointer
+  // has, a power of two from the element size to 16 (cuDNN's
+  // CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT; plans built for 16 may assume it).
+  int alignment = 0;
+  static constexpr int kMaxAlignment = 16;
 
   // OK, or INVALID_ARGUMENT naming the offending field.
   absl::Status Validate() const;
@@ -119,7 +135,7 @@ struct ConvProblem {
   int64_t InputElements() const;
   int64_t FilterElements() const;
   int64_t OutputElements() const;
-  // "op=fwd n=64 c=3 ... tf32=1"
+  // "op=fwd n=64 c=3 ... tf32=1" (then " api=graph align=16" for graph)
   std::string ToText() const;
   static absl::StatusOr<ConvProblem> Parse(absl::string_view text);
 
@@ -155,8 +171,13 @@ struct ProblemKey {
 absl::StatusOr<std::map<std::string, std::string>> KeyFields(
     absl::string_view text);
 
-// The names of every field of the text form, in canonical order.
-const std::array<absl::string_view, 23>& KeyFieldNames();
+// The names of every field of the text form, in canonical order (the last
+// two only in graph-API keys).
+const std::array<absl::string_view, 25>& KeyFieldNames();
+
+// The alignment class of pointers `ptrs`: the largest power of two up to
+// ConvProblem::kMaxAlignment that divides every address.
+int AlignmentClass(std::initializer_list<const void*> ptrs);
 
 }  // namespace tunedb
 

@@ -59,9 +59,34 @@ struct Timing {
   friend bool operator==(const Timing& a, const Timing& b);
 };
 
-// One algorithm's measurement.
+// One knob choice of a graph-API engine config: a cudnnBackendKnobType_t
+// and its value.
+struct Knob {
+  int type = 0;
+  int64_t value = 0;
+  friend bool operator==(const Knob& a, const Knob& b) {
+    return a.type == b.type && a.value == b.value;
+  }
+};
+// "3=1,9=4" (type=value, in the order given); "" for none.
+std::string KnobsText(const std::vector<Knob>& knobs);
+// The inverse; INVALID_ARGUMENT on anything else.
+absl::StatusOr<std::vector<Knob>> ParseKnobs(absl::string_view text);
+
+// Bits of AlgoResult::numerical_notes and behavior_notes: bit i is note i
+// of cuDNN's cudnnBackendNumericalNote_t / cudnnBackendBehaviorNote_t.
+inline constexpr int kNumericalNoteTensorCore = 0;
+inline constexpr int kNumericalNoteNondeterministic = 4;
+inline constexpr int kBehaviorNoteRuntimeCompilation = 0;
+// "tensor_core,winograd" for the bits cuDNN 9 defines, "bit12" for others.
+std::string NumericalNotesText(uint32_t notes);
+std::string BehaviorNotesText(uint32_t notes);
+
+// One algorithm's (legacy API) or engine config's (graph API) measurement.
 struct AlgoResult {
-  int algo = 0;  // cudnnConvolution*Algo_t value
+  // Legacy: the cudnnConvolution*Algo_t value. Graph: the engine's global
+  // index (CUDNN_ATTR_ENGINE_GLOBAL_INDEX).
+  int algo = 0;
   MathType math_type = MathType::kDefault;
   AlgoStatus status = AlgoStatus::kOk;
   // Per call, in back-to-back direct launches: what a caller without graph
@@ -75,6 +100,24 @@ struct AlgoResult {
   bool deterministic = false;
   bool retimed = false;  // re-timed by tunedb after Find
   std::string error;     // for kFailed
+  // Graph API only (empty / 0 for legacy results). The engine config is
+  // (algo, knobs); math_type says whether it uses tensor cores
+  // (kTensorOp) or not (kDefault), deterministic is the absence of the
+  // nondeterministic note.
+  std::vector<Knob> knobs;
+  uint32_t numerical_notes = 0;
+  uint32_t behavior_notes = 0;
+  // The serialized execution plan (CUDNN_ATTR_EXECUTION_PLAN_JSON_
+  // REPRESENTATION), kept for the leaders of a search: a process loads it
+  // instead of building the plan. Empty when not kept.
+  std::string plan;
+
+  // Whether `other` is the same algorithm / engine config (algo, math type
+  // and knobs), whatever was measured.
+  bool SameConfig(const AlgoResult& other) const {
+    return algo == other.algo && math_type == other.math_type &&
+           knobs == other.knobs;
+  }
 
   // The cost that ranks this result for callers launching in `mode`: the
   // launch time for kDirect, the GPU time for kGraph; where that one was not

@@ -139,7 +139,32 @@ typedef struct tunedb_problem {
   int32_t layout; /* TUNEDB_LAYOUT_* */
   int32_t allow_tensor_cores;
   int32_t allow_tf32;
+  /* Added later (the graph API): a caller built against an older header
+   * passes a smaller struct_size and gets a legacy-API problem. */
+  int32_t api;       /* TUNEDB_API_* (default LEGACY) */
+  int32_t alignment; /* GRAPH: operand pointer alignment, bytes (default 16
+                        for GRAPH when 0); LEGACY: 0 */
 } tunedb_problem_t;
+
+/* tunedb::ConvApi: which cuDNN API a problem is tuned for. */
+enum { TUNEDB_API_LEGACY = 1, TUNEDB_API_GRAPH = 2 };
+
+/* Knob choices an engine answer holds at most. */
+#define TUNEDB_MAX_KNOBS 16
+
+/* A tuned graph-API engine config (tunedb::EngineAnswer). */
+typedef struct tunedb_engine {
+  size_t struct_size;    /* set by tunedb_engine_init */
+  int32_t source;        /* TUNEDB_SOURCE_* (NONE: use your heuristic) */
+  int32_t engine;        /* the engine's global index; -1 for none */
+  int32_t knob_count;    /* entries of knob_types / knob_values */
+  int32_t knob_types[TUNEDB_MAX_KNOBS]; /* cudnnBackendKnobType_t */
+  int64_t knob_values[TUNEDB_MAX_KNOBS];
+  uint32_t numerical_notes; /* bit i: cudnnBackendNumericalNote_t i */
+  uint32_t behavior_notes;  /* bit i: cudnnBackendBehaviorNote_t i */
+  int64_t workspace_bytes;
+  size_t plan_size; /* bytes of the stored serialized plan (0: none) */
+} tunedb_engine_t;
 
 /* tunedb::LaunchMode: how the caller launches, which decides the cost that
  * ranks the algorithms. */
@@ -183,6 +208,7 @@ TUNEDB_C_EXPORT void tunedb_options_init(tunedb_options_t* options);
  * allowed. */
 TUNEDB_C_EXPORT void tunedb_problem_init(tunedb_problem_t* problem);
 TUNEDB_C_EXPORT void tunedb_constraints_init(tunedb_constraints_t* c);
+TUNEDB_C_EXPORT void tunedb_engine_init(tunedb_engine_t* engine);
 
 /* Creates a client; the daemon need not be running. */
 TUNEDB_C_EXPORT tunedb_error_t
@@ -197,6 +223,26 @@ TUNEDB_C_EXPORT tunedb_error_t tunedb_get(tunedb_client_t* client,
                                           const tunedb_problem_t* problem,
                                           const tunedb_constraints_t* c,
                                           tunedb_answer_t* answer);
+
+/* The tuned engine config for a graph-API `problem` (api GRAPH; see
+ * tunedb::Client::GetEngine). When plan_buffer is not NULL and holds at
+ * least engine->plan_size bytes, the serialized plan is copied there (not
+ * NUL-terminated); call again with a larger buffer otherwise. */
+TUNEDB_C_EXPORT tunedb_error_t tunedb_get_engine(
+    tunedb_client_t* client, const tunedb_problem_t* problem,
+    const tunedb_constraints_t* c, tunedb_engine_t* engine, char* plan_buffer,
+    size_t plan_buffer_size);
+
+/* A ready execution plan (a cudnnBackendDescriptor_t the caller destroys
+ * with cudnnBackendDestroyDescriptor) for a graph-API `problem` on the
+ * cuDNN handle `cudnn_handle` (see tunedb::GetExecutionPlan): *source is
+ * 1 = stored plan loaded, 2 = built from the tuned engine config,
+ * 3 = built from cuDNN's heuristic. Tensors bind to uids 1 (x), 2 (w) and
+ * 3 (y). TUNEDB_ERROR_INTERNAL in a build without cuDNN. */
+TUNEDB_C_EXPORT tunedb_error_t tunedb_cudnn_get_plan(
+    tunedb_client_t* client, void* cudnn_handle,
+    const tunedb_problem_t* problem, const tunedb_constraints_t* c,
+    void** plan, int64_t* workspace_bytes, int32_t* source);
 
 TUNEDB_C_EXPORT tunedb_error_t tunedb_client_stats(tunedb_client_t* client,
                                                    tunedb_stats_t* stats);

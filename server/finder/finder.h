@@ -36,7 +36,9 @@ struct SearchOptions {
 // other finders leave zeros. Not stored: for benchmarks and logs.
 struct SearchPhases {
   double setup_ms = 0;   // descriptors, buffers, workspace, clock warm-up
-  double find_ms = 0;    // the cudnnFind calls
+  double find_ms = 0;    // the cudnnFind calls (graph API: the candidates'
+                         // builds and first runs, heuristics_ms included)
+  double heuristics_ms = 0;  // graph API: asking cuDNN's heuristics
   double screen_ms = 0;  // screening
   double retime_ms = 0;  // re-timing
   double verify_ms = 0;  // verification

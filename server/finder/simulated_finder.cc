@@ -232,7 +232,38 @@ absl::StatusOr<SearchResult> SimulatedFinder::Search(
     }
   }
   SortResults(result.results);
+  if (problem.api == ConvApi::kGraph) AsGraphResults(result.results);
   return result;
+}
+
+void SimulatedFinder::AsGraphResults(std::vector<AlgoResult>& results) {
+  // Each modelled algorithm stands for one engine config: engine id
+  // 100 + algo, one knob (type 3, the algorithm's split), the notes its
+  // math type and determinism imply. The leader and runners-up within 10 %
+  // (three at most) carry a plan blob that says it is simulated.
+  for (AlgoResult& r : results) {
+    const int algo = r.algo;
+    r.algo = 100 + algo;
+    r.knobs = {Knob{3, algo % 4}};
+    r.numerical_notes = 0;
+    if (r.math_type == MathType::kTensorOp) {
+      r.numerical_notes |= uint32_t{1} << kNumericalNoteTensorCore;
+    }
+    if (!r.deterministic) {
+      r.numerical_notes |= uint32_t{1} << kNumericalNoteNondeterministic;
+    }
+    r.behavior_notes =
+        algo == 6 ? uint32_t{1} << kBehaviorNoteRuntimeCompilation : 0;
+  }
+  if (results.empty() || results[0].status != AlgoStatus::kOk) return;
+  const double lead = results[0].launch.median_ms;
+  for (size_t i = 0; i < results.size() && i < 3; ++i) {
+    AlgoResult& r = results[i];
+    if (r.status != AlgoStatus::kOk) break;
+    if (i > 0 && r.launch.median_ms > lead * 1.10) break;
+    r.plan = absl::StrCat("{\"simulated\":true,\"engine\":", r.algo,
+                          ",\"knobs\":\"", KnobsText(r.knobs), "\"}");
+  }
 }
 
 }  // namespace tunedb

@@ -66,6 +66,10 @@ class SimulatedFinder final : public Finder {
 
   // The modelled results for a problem, without sleeping or counting.
   static std::vector<AlgoResult> Model(const ConvProblem& problem);
+  // For a graph-API problem: the modelled (sorted) results restated as
+  // engine configs with knobs, notes and, for the leaders, a plan blob
+  // that says it is simulated.
+  static void AsGraphResults(std::vector<AlgoResult>& results);
 
  private:
   const Options options_;

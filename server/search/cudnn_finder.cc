@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -12,6 +13,8 @@
 #include "cudnn/cudnn_status.h"
 #include "server/search/algo_failure.h"
 #include "server/search/candidates.h"
+#include "server/search/conv_launcher.h"
+#include "server/search/graph_search.h"
 #include "server/search/retime.h"
 #include "server/search/sampler.h"
 #include "server/search/screen.h"
@@ -149,15 +152,48 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   RETURN_IF_ERROR(WarmUpIfClockedDown(workspace.ptr, workspace.bytes));
   out.phases.setup_ms = lap();
 
-  ASSIGN_OR_RETURN(out.results, FindCandidates(*conv, workspace));
+  // The API's candidates and how they run; the rest is shared.
+  std::optional<ConvOpGraph> graph;
+  std::unique_ptr<ConvLauncher> launcher;
+  GraphLauncher* graph_launcher = nullptr;
+  if (problem.api == ConvApi::kGraph) {
+    absl::StatusOr<ConvOpGraph> g = ConvOpGraph::Create(problem, handle_.get());
+    if (!g.ok()) {
+      RETURN_IF_ERROR(CheckStickyError());
+      if (!absl::IsFailedPrecondition(g.status()) &&
+          !absl::IsInvalidArgument(g.status())) {
+        return g.status();
+      }
+      // cuDNN builds no graph for it: a stored negative answer.
+      AlgoResult none;
+      none.status = AlgoStatus::kNotSupported;
+      none.error = std::string(g.status().message());
+      out.results = {none};
+      out.phases.find_ms = lap();
+      return out;
+    }
+    graph.emplace(*std::move(g));
+    auto gl = std::make_unique<GraphLauncher>(handle_.get(), conv->buffers());
+    graph_launcher = gl.get();
+    launcher = std::move(gl);
+    ASSIGN_OR_RETURN(out.results,
+                     GraphCandidates(*graph, *graph_launcher, stream_.get(),
+                                     workspace, options_,
+                                     &out.phases.heuristics_ms));
+  } else {
+    launcher = std::make_unique<LegacyLauncher>(*conv);
+    ASSIGN_OR_RETURN(out.results, FindCandidates(*conv, workspace));
+  }
   out.phases.find_ms = lap();
 
   ASSIGN_OR_RETURN(std::unique_ptr<Sampler> sampler,
-                   Sampler::Create(conv.get(), stream_.get(), workspace.ptr,
+                   Sampler::Create(launcher.get(), stream_.get(), workspace.ptr,
                                    workspace.bytes));
-  // Screening and re-timing share one budget: a share of what Find cost.
+  // Screening and re-timing share one budget: a share of what Find cost
+  // (for the graph API: of building and first running the candidates).
+  const double timed_ms = out.phases.find_ms - out.phases.heuristics_ms;
   const absl::Duration budget = std::min(
-      {absl::Milliseconds(out.phases.find_ms * options_.refine_budget_factor),
+      {absl::Milliseconds(timed_ms * options_.refine_budget_factor),
        options_.retime_budget, timeout / 4});
   const absl::Time deadline = absl::Now() + budget;
   RETURN_IF_ERROR(Screen(*sampler, options_, deadline, out.results));
@@ -168,8 +204,12 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   out.phases.retime_ms = lap();
 
   ASSIGN_OR_RETURN(out.verified,
-                   Verify(*conv, workspace, options_.verify_max_elements,
+                   Verify(*conv, *launcher, workspace,
+                          options_.verify_max_elements,
                           options_.cpu_reference_max_macs, out.results));
+  if (graph_launcher != nullptr) {
+    RETURN_IF_ERROR(KeepPlans(*graph_launcher, options_, out.results));
+  }
   out.phases.verify_ms = lap();
   return out;
 }

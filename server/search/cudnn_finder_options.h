@@ -9,8 +9,10 @@
 #define TUNEDB_SERVER_SEARCH_CUDNN_FINDER_OPTIONS_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/time/time.h"
+#include "cudnn/backend_graph.h"
 
 namespace tunedb {
 
@@ -71,6 +73,18 @@ struct CudnnFinderOptions {
   // It falls back to a CPU computation when no other algorithm runs, for
   // problems of at most this many multiply-accumulates.
   int64_t cpu_reference_max_macs = int64_t{1} << 29;
+  // --- Graph API (graph_search.h). The heuristic modes whose engine
+  // configs are the candidates, in order (repeats dropped).
+  std::vector<HeuristicMode> graph_heuristic_modes = {
+      HeuristicMode::kA, HeuristicMode::kB, HeuristicMode::kFallback};
+  // Engines that compile at run time take
+  // 0.5-0.9 s each to build cold on an H200: a search builds them while
+  // their builds so far took less than this.
+  absl::Duration graph_compile_budget = absl::Seconds(2);
+  // Plans kept serialized in the record: the leader and the runners-up
+  // whose cost is within graph_plan_margin of it, graph_plans_kept in all.
+  int graph_plans_kept = 3;
+  double graph_plan_margin = 0.10;
 };
 
 }  // namespace tunedb

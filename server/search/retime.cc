@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "common/status_macros.h"
@@ -14,7 +16,11 @@
 namespace tunedb {
 namespace {
 
-using Key = std::pair<int, MathType>;
+// A candidate: algorithm (or engine), math type and knobs.
+using Key = std::tuple<int, MathType, std::string>;
+Key KeyOf(const AlgoResult& r) {
+  return {r.algo, r.math_type, KnobsText(r.knobs)};
+}
 
 constexpr int kMaxPasses = 4;
 // Rounds every pool runs, budget or not: each member then has a GPU-time
@@ -61,7 +67,7 @@ class Retimer {
  private:
   AlgoResult& Find(const Key& key) {
     for (AlgoResult& r : results_) {
-      if (r.algo == key.first && r.math_type == key.second) return r;
+      if (KeyOf(r) == key) return r;
     }
     return results_.front();  // unreachable: keys come from results_
   }
@@ -85,7 +91,7 @@ class Retimer {
     int added = 0;
     for (const AlgoResult& r : results_) {
       if (r.status != AlgoStatus::kOk) break;
-      const Key key{r.algo, r.math_type};
+      const Key key = KeyOf(r);
       if (!r.retimed || InPool(key)) continue;
       const double cost = r.cost(LaunchMode::kDirect).median_ms;
       const double ref = leader_ms < 0

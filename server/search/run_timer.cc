@@ -28,12 +28,19 @@ absl::StatusOr<double> TimeBatch(cudaStream_t stream, cudaEvent_t start,
   return static_cast<double>(ms) / batch;
 }
 
-absl::Status RunDirect(CudnnConv& conv, int algo, MathType math,
+absl::Status RunDirect(ConvLauncher& launcher, const AlgoResult& r,
                        void* workspace, size_t workspace_bytes, int batch) {
   for (int i = 0; i < batch; ++i) {
-    RETURN_IF_ERROR(conv.Run(algo, math, workspace, workspace_bytes));
+    RETURN_IF_ERROR(launcher.Launch(r, workspace, workspace_bytes));
   }
   return absl::OkStatus();
+}
+
+AlgoResult LegacyCandidate(int algo, MathType math) {
+  AlgoResult r;
+  r.algo = algo;
+  r.math_type = math;
+  return r;
 }
 
 }  // namespace
@@ -50,6 +57,18 @@ absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
                                             size_t workspace_bytes, int batch,
                                             cudaEvent_t start,
                                             cudaEvent_t stop) {
+  LegacyLauncher launcher(conv);
+  return TimeDirectRuns(launcher, LegacyCandidate(algo, math), stream,
+                        workspace, workspace_bytes, batch, start, stop);
+}
+
+absl::StatusOr<DirectSample> TimeDirectRuns(ConvLauncher& launcher,
+                                            const AlgoResult& r,
+                                            cudaStream_t stream,
+                                            void* workspace,
+                                            size_t workspace_bytes, int batch,
+                                            cudaEvent_t start,
+                                            cudaEvent_t stop) {
   // One untimed call first: switching a handle from one algorithm to another
   // costs the first call more (implicit precomp GEMM rebuilds its indices),
   // and a sample is the steady cost of back-to-back calls. Then the GPU is
@@ -58,7 +77,7 @@ absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
   // it, and two algorithms of equal GPU time differ by it (depthwise bf16
   // convolutions on an H200: 0.08 ms of host time per call against 0.02).
   RETURN_IF_ERROR(
-      RunDirect(conv, algo, math, workspace, workspace_bytes, /*batch=*/1));
+      RunDirect(launcher, r, workspace, workspace_bytes, /*batch=*/1));
   RETURN_IF_ERROR(
       CudaStatusToAbsl(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
   std::chrono::steady_clock::duration host{};
@@ -66,7 +85,7 @@ absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
       const double launch_ms, TimeBatch(stream, start, stop, batch, [&] {
         const auto t0 = std::chrono::steady_clock::now();
         absl::Status s =
-            RunDirect(conv, algo, math, workspace, workspace_bytes, batch);
+            RunDirect(launcher, r, workspace, workspace_bytes, batch);
         host = std::chrono::steady_clock::now() - t0;
         return s;
       }));
@@ -80,16 +99,27 @@ absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
 absl::StatusOr<std::unique_ptr<RunTimer>> RunTimer::Create(
     CudnnConv* conv, cudaStream_t stream, int algo, MathType math,
     void* workspace, size_t workspace_bytes, int batch) {
+  auto launcher = std::make_unique<LegacyLauncher>(*conv);
+  ASSIGN_OR_RETURN(std::unique_ptr<RunTimer> t,
+                   Create(launcher.get(), LegacyCandidate(algo, math), stream,
+                          workspace, workspace_bytes, batch));
+  t->owned_launcher_ = std::move(launcher);
+  return t;
+}
+
+absl::StatusOr<std::unique_ptr<RunTimer>> RunTimer::Create(
+    ConvLauncher* launcher, const AlgoResult& r, cudaStream_t stream,
+    void* workspace, size_t workspace_bytes, int batch) {
   std::unique_ptr<RunTimer> t(new RunTimer());
-  t->conv_ = conv;
+  t->launcher_ = launcher;
+  t->result_ = r;
+  t->result_.plan.clear();  // not needed to launch; may be large
   t->stream_ = stream;
-  t->algo_ = algo;
-  t->math_ = math;
   t->workspace_ = workspace;
   t->workspace_bytes_ = workspace_bytes;
   t->batch_ = std::max(batch, 1);
   // Settle descriptor state (math type, stream) outside the capture.
-  RETURN_IF_ERROR(conv->Run(algo, math, workspace, workspace_bytes));
+  RETURN_IF_ERROR(launcher->Launch(r, workspace, workspace_bytes));
   RETURN_IF_ERROR(
       CudaStatusToAbsl(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
   if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) !=
@@ -98,7 +128,7 @@ absl::StatusOr<std::unique_ptr<RunTimer>> RunTimer::Create(
     return t;  // direct launches
   }
   const absl::Status run_status =
-      RunDirect(*conv, algo, math, workspace, workspace_bytes, t->batch_);
+      RunDirect(*launcher, r, workspace, workspace_bytes, t->batch_);
   cudaGraph_t graph = nullptr;
   const cudaError_t end = cudaStreamEndCapture(stream, &graph);
   cudaGraphExec_t exec = nullptr;
@@ -129,7 +159,7 @@ absl::Status RunTimer::Launch() {
   if (exec_ != nullptr) {
     return CudaStatusToAbsl(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch");
   }
-  return RunDirect(*conv_, algo_, math_, workspace_, workspace_bytes_, batch_);
+  return RunDirect(*launcher_, result_, workspace_, workspace_bytes_, batch_);
 }
 
 absl::StatusOr<double> RunTimer::Sample(cudaEvent_t start, cudaEvent_t stop) {

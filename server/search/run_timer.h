@@ -1,6 +1,6 @@
 // How the search times an algorithm (the GPU benchmark times the same way):
-// a sample is a batch of back-to-back runs of one (algorithm, math type) of a
-// CudnnConv between two CUDA events, divided by the batch length.
+// a sample is a batch of back-to-back runs of one candidate (an algorithm and
+// math type of a CudnnConv, or a graph-API plan: ConvLauncher) between two CUDA events, divided by the batch length.
 //
 // RunTimer captures the batch once into a CUDA graph and replays it, so the
 // host-side cost of the cuDNN call (tens of microseconds in cuDNN 9's legacy
@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "cudnn/cudnn_conv.h"
+#include "server/search/conv_launcher.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
@@ -42,6 +43,14 @@ struct DirectSample {
 // (the first call after another algorithm's costs the host more) and a wait
 // for the GPU to idle (so the first timed call's host cost counts, as it
 // does for a caller whose GPU waits for it).
+absl::StatusOr<DirectSample> TimeDirectRuns(ConvLauncher& launcher,
+                                            const AlgoResult& r,
+                                            cudaStream_t stream,
+                                            void* workspace,
+                                            size_t workspace_bytes, int batch,
+                                            cudaEvent_t start,
+                                            cudaEvent_t stop);
+// The same for a legacy algorithm and math type of `conv`.
 absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
                                             cudaStream_t stream, int algo,
                                             MathType math, void* workspace,
@@ -51,6 +60,11 @@ absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
 
 class RunTimer {
  public:
+  // Times `r` through `launcher` (which must outlive the timer).
+  static absl::StatusOr<std::unique_ptr<RunTimer>> Create(
+      ConvLauncher* launcher, const AlgoResult& r, cudaStream_t stream,
+      void* workspace, size_t workspace_bytes, int batch);
+  // Times a legacy algorithm and math type of `conv`.
   static absl::StatusOr<std::unique_ptr<RunTimer>> Create(
       CudnnConv* conv, cudaStream_t stream, int algo, MathType math,
       void* workspace, size_t workspace_bytes, int batch);
@@ -67,10 +81,10 @@ class RunTimer {
   RunTimer() = default;
   absl::Status Launch();
 
-  CudnnConv* conv_ = nullptr;
+  ConvLauncher* launcher_ = nullptr;
+  std::unique_ptr<LegacyLauncher> owned_launcher_;  // for the legacy Create
+  AlgoResult result_;
   cudaStream_t stream_ = nullptr;
-  int algo_ = 0;
-  MathType math_ = MathType::kDefault;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
   int batch_ = 1;

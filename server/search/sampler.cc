@@ -9,18 +9,22 @@
 namespace tunedb {
 
 absl::StatusOr<std::unique_ptr<Sampler>> Sampler::Create(
-    CudnnConv* conv, cudaStream_t stream, void* workspace,
+    ConvLauncher* launcher, cudaStream_t stream, void* workspace,
     size_t workspace_bytes) {
   ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::Create());
   ASSIGN_OR_RETURN(CudaEvent stop, CudaEvent::Create());
-  return std::unique_ptr<Sampler>(new Sampler(conv, stream, workspace,
+  return std::unique_ptr<Sampler>(new Sampler(launcher, stream, workspace,
                                               workspace_bytes, std::move(start),
                                               std::move(stop)));
 }
 
-Sampler::Sampler(CudnnConv* conv, cudaStream_t stream, void* workspace,
+Sampler::Key Sampler::KeyOf(const AlgoResult& r) {
+  return {r.algo, r.math_type, KnobsText(r.knobs)};
+}
+
+Sampler::Sampler(ConvLauncher* launcher, cudaStream_t stream, void* workspace,
                  size_t workspace_bytes, CudaEvent start, CudaEvent stop)
-    : conv_(conv),
+    : launcher_(launcher),
       stream_(stream),
       workspace_(workspace),
       workspace_bytes_(workspace_bytes),
@@ -33,26 +37,26 @@ size_t Sampler::WorkspaceFor(const AlgoResult& r) const {
 }
 
 absl::Status Sampler::Run(const AlgoResult& r) {
-  return conv_->Run(r.algo, r.math_type, workspace_, WorkspaceFor(r));
+  return launcher_->Launch(r, workspace_, WorkspaceFor(r));
 }
 
 absl::StatusOr<DirectSample> Sampler::TimeDirect(const AlgoResult& r,
                                                  int batch) {
-  return TimeDirectRuns(*conv_, stream_, r.algo, r.math_type, workspace_,
-                        WorkspaceFor(r), batch, start_.get(), stop_.get());
+  return TimeDirectRuns(*launcher_, r, stream_, workspace_, WorkspaceFor(r),
+                        batch, start_.get(), stop_.get());
 }
 
 absl::StatusOr<double> Sampler::Sample(const AlgoResult& r, int batch) {
-  std::unique_ptr<RunTimer>& t = timers_[{r.algo, r.math_type}];
+  std::unique_ptr<RunTimer>& t = timers_[KeyOf(r)];
   if (t == nullptr) {
-    ASSIGN_OR_RETURN(t, RunTimer::Create(conv_, stream_, r.algo, r.math_type,
-                                         workspace_, WorkspaceFor(r), batch));
+    ASSIGN_OR_RETURN(t, RunTimer::Create(launcher_, r, stream_, workspace_,
+                                         WorkspaceFor(r), batch));
   }
   return t->Sample(start_.get(), stop_.get());
 }
 
 bool Sampler::Graphed(const AlgoResult& r) const {
-  auto it = timers_.find({r.algo, r.math_type});
+  auto it = timers_.find(KeyOf(r));
   return it != timers_.end() && it->second != nullptr && it->second->graphed();
 }
 

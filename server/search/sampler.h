@@ -1,8 +1,9 @@
 // Sampler: runs and times the candidates of one search (screen.h, retime.h)
-// on one CudnnConv, stream and workspace, with one pair of CUDA events:
-// launch and host time from direct launches, GPU time from CUDA-graph
-// replays. Each (algorithm, math type) keeps one RunTimer, made with the
-// batch length of its first graph sample.
+// through one ConvLauncher (legacy algorithms or graph-API plans), stream
+// and workspace, with one pair of CUDA events: launch and host time from
+// direct launches, GPU time from CUDA-graph replays. Each candidate
+// (algorithm, math type and knobs) keeps one RunTimer, made with the batch
+// length of its first graph sample.
 //
 // Thread safety: none; one search at a time. It must not outlive the conv or
 // the workspace.
@@ -14,12 +15,15 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "cudnn/cudnn_conv.h"
 #include "cudnn/cudnn_handles.h"
+#include "server/search/conv_launcher.h"
 #include "server/search/run_timer.h"
 #include "tunedb/record.h"
 
@@ -27,8 +31,9 @@ namespace tunedb {
 
 class Sampler {
  public:
+  // `launcher` must outlive the sampler.
   static absl::StatusOr<std::unique_ptr<Sampler>> Create(
-      CudnnConv* conv, cudaStream_t stream, void* workspace,
+      ConvLauncher* launcher, cudaStream_t stream, void* workspace,
       size_t workspace_bytes);
 
   cudaStream_t stream() const { return stream_; }
@@ -47,12 +52,13 @@ class Sampler {
   bool Graphed(const AlgoResult& r) const;
 
  private:
-  using Key = std::pair<int, MathType>;
-  Sampler(CudnnConv* conv, cudaStream_t stream, void* workspace,
+  using Key = std::tuple<int, MathType, std::string>;
+  static Key KeyOf(const AlgoResult& r);
+  Sampler(ConvLauncher* launcher, cudaStream_t stream, void* workspace,
           size_t workspace_bytes, CudaEvent start, CudaEvent stop);
   size_t WorkspaceFor(const AlgoResult& r) const;
 
-  CudnnConv* conv_;
+  ConvLauncher* launcher_;
   cudaStream_t stream_;
   void* workspace_;
   size_t workspace_bytes_;

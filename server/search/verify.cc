@@ -16,6 +16,8 @@ namespace {
 constexpr int kMaxReferences = 2;
 constexpr int kMaxAttempts = 3;
 constexpr int kCpuAlgo = -1;  // the CPU reference's "algorithm"
+// What a graph-API candidate is among the legacy references: none of them.
+constexpr int kGraphCandidate = -2;
 
 // A reference output: of a cuDNN algorithm, or of the CPU (kCpuAlgo).
 struct Reference {
@@ -34,6 +36,15 @@ class References {
              const std::vector<OutputWindow>& windows,
              const std::vector<AlgoResult>& results)
       : conv_(conv), workspace_(workspace), windows_(windows) {
+    // Graph-API candidates are checked against legacy algorithms only
+    // (the trusted ones first, on the same buffers).
+    const bool graph = conv.problem().api == ConvApi::kGraph;
+    if (graph) {
+      order_ = {{0, MathType::kFma},     {1, MathType::kFma},
+                {0, MathType::kDefault}, {1, MathType::kDefault},
+                {2, MathType::kFma},     {3, MathType::kFma}};
+      return;
+    }
     // First the fastest other algorithm: cheap, and two algorithms that
     // agree are both right. Then the slow, trusted ones, then the rest.
     const int first = results.empty() ? -1 : results.front().algo;
@@ -102,14 +113,15 @@ struct Verdict {
 
 // Runs `chosen` and compares its output with the references, adding the CPU
 // reference when no other algorithm is among them (once: `cpu_tried`).
-absl::StatusOr<Verdict> Check(CudnnConv& conv, DeviceSpan workspace,
+absl::StatusOr<Verdict> Check(CudnnConv& conv, ConvLauncher& launcher,
+                              DeviceSpan workspace,
                               const std::vector<OutputWindow>& windows,
                               int64_t cpu_reference_max_macs,
-                              const AlgoResult& chosen,
+                              const AlgoResult& chosen, int chosen_id,
                               std::vector<Reference>& refs, bool& cpu_tried) {
   Verdict v;
   const absl::Status s =
-      conv.Run(chosen.algo, chosen.math_type, workspace.ptr, workspace.bytes);
+      launcher.Launch(chosen, workspace.ptr, workspace.bytes);
   if (!s.ok()) {
     RETURN_IF_ERROR(CheckStickyError());
     v.conclusive = true;  // it does not run: rejected like a mismatch
@@ -121,7 +133,7 @@ absl::StatusOr<Verdict> Check(CudnnConv& conv, DeviceSpan workspace,
   const double tol = VerifyTolerance(conv.problem(), chosen.math_type);
   const bool other =
       std::any_of(refs.begin(), refs.end(), [&](const Reference& ref) {
-        return !ref.Is(chosen.algo, chosen.math_type);
+        return !ref.Is(chosen_id, chosen.math_type);
       });
   if (!other && !cpu_tried) {
     cpu_tried = true;
@@ -132,7 +144,7 @@ absl::StatusOr<Verdict> Check(CudnnConv& conv, DeviceSpan workspace,
     }
   }
   for (const Reference& ref : refs) {
-    if (ref.Is(chosen.algo, chosen.math_type)) continue;
+    if (ref.Is(chosen_id, chosen.math_type)) continue;
     v.conclusive = true;
     const double err = RelativeL2(output, ref.output);
     if (err <= tol) {
@@ -183,10 +195,12 @@ double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
   return std::sqrt(diff) / std::max(std::sqrt(ref), 1e-30);
 }
 
-absl::StatusOr<bool> Verify(CudnnConv& conv, DeviceSpan workspace,
+absl::StatusOr<bool> Verify(CudnnConv& conv, ConvLauncher& launcher,
+                            DeviceSpan workspace,
                             int64_t verify_max_elements,
                             int64_t cpu_reference_max_macs,
                             std::vector<AlgoResult>& results) {
+  const bool graph = conv.problem().api == ConvApi::kGraph;
   const std::vector<OutputWindow> windows =
       OutputWindows(conv.OutputElements(), verify_max_elements);
   References refs(conv, workspace, windows, results);
@@ -194,21 +208,22 @@ absl::StatusOr<bool> Verify(CudnnConv& conv, DeviceSpan workspace,
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (results.empty() || results[0].status != AlgoStatus::kOk) break;
     AlgoResult& chosen = results[0];
-    if (!refs.HasOtherThan(chosen.algo, chosen.math_type)) {
-      RETURN_IF_ERROR(
-          refs.AddOtherThan(chosen.algo, chosen.math_type).status());
+    const int id = graph ? kGraphCandidate : chosen.algo;
+    if (!refs.HasOtherThan(id, chosen.math_type)) {
+      RETURN_IF_ERROR(refs.AddOtherThan(id, chosen.math_type).status());
     }
-    ASSIGN_OR_RETURN(Verdict v,
-                     Check(conv, workspace, windows, cpu_reference_max_macs,
-                           chosen, refs.list(), cpu_tried));
+    ASSIGN_OR_RETURN(
+        Verdict v, Check(conv, launcher, workspace, windows,
+                         cpu_reference_max_macs, chosen, id, refs.list(),
+                         cpu_tried));
     if (v.conclusive && !v.match) {
       // The reference may be the one that is wrong: a second one decides.
       ASSIGN_OR_RETURN(const bool added,
-                       refs.AddOtherThan(chosen.algo, chosen.math_type));
+                       refs.AddOtherThan(id, chosen.math_type));
       if (added) {
-        ASSIGN_OR_RETURN(
-            v, Check(conv, workspace, windows, cpu_reference_max_macs, chosen,
-                     refs.list(), cpu_tried));
+        ASSIGN_OR_RETURN(v, Check(conv, launcher, workspace, windows,
+                                  cpu_reference_max_macs, chosen, id,
+                                  refs.list(), cpu_tried));
       }
     }
     if (!v.conclusive) break;

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "cudnn/cudnn_conv.h"
 #include "cudnn/cudnn_handles.h"
+#include "server/search/conv_launcher.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
@@ -44,7 +45,10 @@ double RelativeL2(const std::vector<float>& a, const std::vector<float>& b);
 // matched a reference (SearchResult::verified); results it rejected are
 // marked kFailed and the results re-sorted. Errors: the fatal one of a broken
 // CUDA context, or a failed read of an output.
-absl::StatusOr<bool> Verify(CudnnConv& conv, DeviceSpan workspace,
+// Candidates run through `launcher`; the references are conv's legacy
+// algorithms (for a graph-API problem, only those).
+absl::StatusOr<bool> Verify(CudnnConv& conv, ConvLauncher& launcher,
+                            DeviceSpan workspace,
                             int64_t verify_max_elements,
                             int64_t cpu_reference_max_macs,
                             std::vector<AlgoResult>& results);

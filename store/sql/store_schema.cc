@@ -62,10 +62,14 @@ CREATE TABLE results(
   host_median_ms REAL NOT NULL DEFAULT 0,
   host_spread_ms REAL NOT NULL DEFAULT 0,
   host_samples INTEGER NOT NULL DEFAULT 0,
+  knobs TEXT NOT NULL DEFAULT '',
+  numerical_notes INTEGER NOT NULL DEFAULT 0,
+  behavior_notes INTEGER NOT NULL DEFAULT 0,
+  plan TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(record_id, rank)) WITHOUT ROWID;
 )sql";
 
-// The fleet outbox (version 5): each search result a daemon with a fleet
+// The fleet outbox (version 6): each search result a daemon with a fleet
 // database stored, as its export-format line, until it is published
 // (written in the record's own transaction, see Store::PutForFleet). Kept
 // apart from kCreateSchema so that new and migrated files run the same DDL.
@@ -121,7 +125,14 @@ CREATE INDEX records_by_op ON records(op);
 CREATE INDEX records_by_in_type ON records(in_type);
 CREATE INDEX records_by_layout ON records(layout);
 )sql",
-    // 4 -> 5: the fleet outbox.
+    // 4 -> 5: graph-API engine configs. Legacy results keep the defaults.
+    R"sql(
+ALTER TABLE results ADD COLUMN knobs TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN numerical_notes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN behavior_notes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN plan TEXT NOT NULL DEFAULT '';
+)sql",
+    // 5 -> 6: the fleet outbox.
     kFleetOutboxSchema,
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==

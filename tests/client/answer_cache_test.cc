@@ -50,6 +50,16 @@ TEST(PackKeyTest, DistinguishesEveryField) {
   p = base.problem;
   p.layout = Layout::kNHWC;
   EXPECT_TRUE(differs(p));
+  p = base.problem;
+  p.api = ConvApi::kGraph;
+  p.alignment = 16;
+  EXPECT_TRUE(differs(p));
+  ConvProblem aligned8 = p;
+  aligned8.alignment = 8;
+  PackedKey g16, g8;
+  ASSERT_TRUE(PackKey(1, p, {}, &g16));
+  ASSERT_TRUE(PackKey(1, aligned8, {}, &g8));
+  EXPECT_FALSE(g16 == g8);
   Constraints c;
   c.max_workspace_bytes = 0;
   EXPECT_TRUE(differs(base.problem, c));

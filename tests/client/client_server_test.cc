@@ -72,6 +72,44 @@ TEST(ClientServerTest, BackgroundTuneThenCachedAnswer) {
   server->Shutdown(absl::Seconds(1));
 }
 
+TEST(ClientServerTest, GraphKeyGetsTheTunedEngineConfigWithItsPlan) {
+  TempDir dir;
+  auto server = StartServer(dir.File("d.sock"));
+  ASSERT_NE(server, nullptr);
+  ClientOptions o;
+  o.address = server->address();
+  o.lookup_deadline = absl::Seconds(2);
+  auto client = Client::Create(o).value();
+  ProblemKey key = Key(*server, 32);
+  key.problem.api = ConvApi::kGraph;
+  key.problem.alignment = 16;
+
+  // A miss answers none (no heuristic for engine configs) and tunes in the
+  // background; then the engine config comes from the daemon, then the
+  // cache.
+  EXPECT_EQ(client->GetEngine(key).source, Source::kNone);
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  client->ClearCache();
+  EngineAnswer a = client->GetEngine(key);
+  ASSERT_EQ(a.source, Source::kDaemon);
+  std::vector<AlgoResult> model = SimulatedFinder::Model(key.problem);
+  SimulatedFinder::AsGraphResults(model);
+  EXPECT_EQ(a.config.algo, model.at(0).algo);
+  EXPECT_EQ(a.config.knobs, model.at(0).knobs);
+  EXPECT_EQ(a.config.numerical_notes, model.at(0).numerical_notes);
+  EXPECT_NE(a.config.plan.find("\"simulated\":true"), std::string::npos);
+  a = client->GetEngine(key);
+  EXPECT_EQ(a.source, Source::kCache);
+  EXPECT_EQ(a.config.plan, model.at(0).plan);
+
+  // The legacy key of the same convolution is a record of its own.
+  ProblemKey legacy = key;
+  legacy.problem.api = ConvApi::kLegacy;
+  legacy.problem.alignment = 0;
+  EXPECT_EQ(client->GetEngine(legacy).source, Source::kNone);
+  server->Shutdown(absl::Seconds(1));
+}
+
 TEST(ClientServerTest, RecoversWhenTheDaemonRestarts) {
   TempDir dir;
   const std::string socket = dir.File("r.sock");

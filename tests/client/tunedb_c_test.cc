@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
 
 #include "client_test_util.h"
@@ -111,6 +112,56 @@ TEST(TunedbCTest, HeuristicCallbackWithoutDaemon) {
   ASSERT_EQ(tunedb_get(client, &p, &c, &a), TUNEDB_OK);
   EXPECT_EQ(a.source, TUNEDB_SOURCE_NONE);
   EXPECT_EQ(a.algo, -1);
+  tunedb_client_destroy(client);
+}
+
+TEST(TunedbCTest, GetEngineGivesKnobsNotesAndThePlanBytes) {
+  TempDir dir;
+  FakeDaemon daemon(dir.File("c.sock"));
+  ProblemKey key = testing_util::TestKey(8);
+  key.problem.api = ConvApi::kGraph;
+  key.problem.alignment = 16;
+  AlgoResult engine = OkResult(57, 4096, MathType::kTensorOp);
+  engine.knobs = {Knob{3, 2}, Knob{11, 7}};
+  engine.numerical_notes = 1;
+  engine.plan = "{\"a serialized\":\"plan\"}";
+  daemon.service().Put(key, {engine});
+
+  tunedb_options_t o;
+  tunedb_options_init(&o);
+  const std::string address = daemon.address();
+  o.address = address.c_str();
+  tunedb_client_t* client = nullptr;
+  ASSERT_EQ(tunedb_client_create(&o, &client), TUNEDB_OK);
+  tunedb_problem_t p;
+  FillProblem(&p, 8);
+  tunedb_engine_t e;
+  tunedb_engine_init(&e);
+  // A legacy problem is refused.
+  EXPECT_EQ(tunedb_get_engine(client, &p, nullptr, &e, nullptr, 0),
+            TUNEDB_ERROR_INVALID_ARGUMENT);
+  p.api = TUNEDB_API_GRAPH;  // alignment 0: the default, 16
+  ASSERT_EQ(tunedb_get_engine(client, &p, nullptr, &e, nullptr, 0),
+            TUNEDB_OK)
+      << tunedb_last_error();
+  EXPECT_EQ(e.source, TUNEDB_SOURCE_DAEMON);
+  EXPECT_EQ(e.engine, 57);
+  ASSERT_EQ(e.knob_count, 2);
+  EXPECT_EQ(e.knob_types[1], 11);
+  EXPECT_EQ(e.knob_values[1], 7);
+  EXPECT_EQ(e.numerical_notes, 1u);
+  EXPECT_EQ(e.workspace_bytes, 4096);
+  ASSERT_EQ(e.plan_size, engine.plan.size());
+  std::string plan(e.plan_size, '\0');
+  ASSERT_EQ(
+      tunedb_get_engine(client, &p, nullptr, &e, plan.data(), plan.size()),
+      TUNEDB_OK);
+  EXPECT_EQ(e.source, TUNEDB_SOURCE_CACHE);
+  EXPECT_EQ(plan, engine.plan);
+  // A problem struct from before the api field is a legacy problem.
+  p.struct_size = offsetof(tunedb_problem_t, api);
+  EXPECT_EQ(tunedb_get_engine(client, &p, nullptr, &e, nullptr, 0),
+            TUNEDB_ERROR_INVALID_ARGUMENT);
   tunedb_client_destroy(client);
 }
 

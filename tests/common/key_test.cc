@@ -84,7 +84,10 @@ TEST(KeyTest, HashDiffersWhenAnyFieldDiffers) {
 }
 
 TEST(KeyTest, KeyFieldsUnescapesValues) {
-  auto fields = KeyFields(kResNetStem);
+  ProblemKey graph = Stem();
+  graph.problem.api = ConvApi::kGraph;
+  graph.problem.alignment = 16;
+  auto fields = KeyFields(graph.ToText());
   ASSERT_TRUE(fields.ok());
   EXPECT_EQ(fields->at("gpu"), "NVIDIA H200");
   EXPECT_EQ(fields->at("op"), "fwd");
@@ -92,6 +95,58 @@ TEST(KeyTest, KeyFieldsUnescapesValues) {
   for (auto name : KeyFieldNames()) {
     EXPECT_EQ(fields->count(std::string(name)), 1u) << name;
   }
+}
+
+TEST(KeyTest, LegacyKeysHaveNoApiFieldSoStoredHashesStay) {
+  EXPECT_EQ(Stem().ToText().find("api="), std::string::npos);
+  auto explicit_legacy =
+      ProblemKey::Parse(std::string(kResNetStem) + " api=legacy");
+  ASSERT_TRUE(explicit_legacy.ok()) << explicit_legacy.status();
+  EXPECT_EQ(*explicit_legacy, Stem());
+  EXPECT_EQ(explicit_legacy->ToText(), kResNetStem);
+}
+
+TEST(KeyTest, GraphKeysCarryApiAndAlignmentAndRoundTrip) {
+  ProblemKey graph = Stem();
+  graph.problem.api = ConvApi::kGraph;
+  graph.problem.alignment = 16;
+  const std::string text = graph.ToText();
+  EXPECT_EQ(text, std::string(kResNetStem) + " api=graph align=16");
+  auto parsed = ProblemKey::Parse(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*parsed, graph);
+  EXPECT_NE(graph.Hash(), Stem().Hash());
+  ProblemKey aligned8 = graph;
+  aligned8.problem.alignment = 8;
+  EXPECT_NE(aligned8.Hash(), graph.Hash());
+}
+
+TEST(KeyTest, GraphAlignmentMustBeAPowerOfTwoFromTheElementSize) {
+  ProblemKey graph = Stem();
+  graph.problem.api = ConvApi::kGraph;
+  for (int bad : {0, 2, 3, 12, 32}) {  // f32: 4 to 16
+    graph.problem.alignment = bad;
+    EXPECT_TRUE(absl::IsInvalidArgument(graph.Validate())) << bad;
+  }
+  for (int good : {4, 8, 16}) {
+    graph.problem.alignment = good;
+    EXPECT_TRUE(graph.Validate().ok()) << good;
+  }
+  ProblemKey legacy = Stem();
+  legacy.problem.alignment = 16;
+  EXPECT_TRUE(absl::IsInvalidArgument(legacy.Validate()));
+  EXPECT_FALSE(
+      ProblemKey::Parse(std::string(kResNetStem) + " api=graph").ok());
+  EXPECT_FALSE(
+      ProblemKey::Parse(std::string(kResNetStem) + " align=16").ok());
+}
+
+TEST(KeyTest, AlignmentClassIsTheLargestCommonPowerOfTwo) {
+  alignas(64) static char buffer[64];
+  EXPECT_EQ(AlignmentClass({buffer}), 16);
+  EXPECT_EQ(AlignmentClass({buffer, buffer + 8}), 8);
+  EXPECT_EQ(AlignmentClass({buffer + 2, buffer + 32}), 2);
+  EXPECT_EQ(AlignmentClass({buffer + 1}), 1);
 }
 
 struct BadText {

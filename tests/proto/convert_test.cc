@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "gtest/gtest.h"
+#include "tests/testing/test_values.h"
 
 namespace tunedb {
 namespace {
@@ -48,6 +49,38 @@ TEST(ConvertTest, ATimeThatIsNotAFiniteNumberIsRefused) {
               absl::StatusCode::kInvalidArgument)
         << bad;
   }
+}
+
+TEST(ConvertTest, GraphProblemsAndEngineConfigsRoundTrip) {
+  ConvProblem p = testing_util::TestProblem(8);
+  p.api = ConvApi::kGraph;
+  p.alignment = 8;
+  v1::ConvProblem wire;
+  ToProto(p, &wire);
+  absl::StatusOr<ConvProblem> back = FromProto(wire);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, p);
+  // An old sender sets no api: a legacy problem.
+  wire.clear_api();
+  wire.set_alignment(0);
+  back = FromProto(wire);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->api, ConvApi::kLegacy);
+  wire.set_api(v1::ConvApi(7));
+  EXPECT_TRUE(absl::IsInvalidArgument(FromProto(wire).status()));
+
+  AlgoResult r = *FromProto(OkResult());
+  r.knobs = {Knob{3, 1}, Knob{9, -4}};
+  r.numerical_notes = 17;
+  r.behavior_notes = 1;
+  r.plan = "{\"plan\":1}";
+  v1::AlgoResult rw;
+  ToProto(r, &rw);
+  absl::StatusOr<AlgoResult> rb = FromProto(rw);
+  ASSERT_TRUE(rb.ok()) << rb.status();
+  EXPECT_EQ(*rb, r);
+  rw.mutable_knobs(0)->set_type(-1);
+  EXPECT_TRUE(absl::IsInvalidArgument(FromProto(rw).status()));
 }
 
 }  // namespace

@@ -130,7 +130,8 @@ TEST_F(FilterIndexTest, AVersion3FileIsMigratedWithItsKeyColumnsFilled) {
   const int64_t b = MustPut(TestRecord(2));
   store_.reset();
   {
-    // What version 3 had: no in_type or layout, no key-field indexes.
+    // What version 3 had: no in_type or layout, no key-field indexes, and
+    // (schema 5) no engine-config columns, (schema 6) no fleet outbox.
     auto db = sql::Database::Open(path_, sql::Database::Mode::kReadWrite,
                                   /*busy_timeout_ms=*/2000);
     ASSERT_TRUE(db.ok()) << db.status();
@@ -142,6 +143,10 @@ TEST_F(FilterIndexTest, AVersion3FileIsMigratedWithItsKeyColumnsFilled) {
                               "DROP INDEX records_by_layout;"
                               "ALTER TABLE records DROP COLUMN in_type;"
                               "ALTER TABLE records DROP COLUMN layout;"
+                              "ALTER TABLE results DROP COLUMN knobs;"
+                              "ALTER TABLE results DROP COLUMN numerical_notes;"
+                              "ALTER TABLE results DROP COLUMN behavior_notes;"
+                              "ALTER TABLE results DROP COLUMN plan;"
                               "DROP TABLE fleet_outbox;"
                               "PRAGMA user_version = 3;")
                     .ok());

@@ -1,4 +1,4 @@
-// The fleet outbox of the SQLite store (schema version 5): written in the
+// The fleet outbox of the SQLite store (schema version 6): written in the
 // record's own transaction, read oldest first, removed once published, and
 // added to an older file by its migration.
 #include <string>
@@ -98,14 +98,14 @@ TEST_F(FleetOutboxTest, AnUnreadableEntryIsDroppedNotRepublishedForever) {
   EXPECT_EQ(*store_->OutboxSize(), 1);
 }
 
-TEST_F(FleetOutboxTest, AVersion4FileGainsTheOutboxAndKeepsItsRecords) {
+TEST_F(FleetOutboxTest, AVersion5FileGainsTheOutboxAndKeepsItsRecords) {
   ASSERT_TRUE(store_->Put(TestRecord(1)).ok());
   store_.reset();
   {
     auto db = sql::Database::Open(path_, sql::Database::Mode::kReadWrite, 2000);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)->Execute("DROP TABLE fleet_outbox; "
-                               "PRAGMA user_version = 4;").ok());
+                               "PRAGMA user_version = 5;").ok());
   }
   Open();
   EXPECT_EQ(*store_->Count(), 1);

@@ -31,6 +31,31 @@ TEST(RecordJsonTest, RoundTripsEveryField) {
   EXPECT_EQ(RecordToJson(*back), line);
 }
 
+TEST(RecordJsonTest, RoundTripsAGraphRecordWithItsEngineConfigs) {
+  const Record record = GraphTestRecord(5);
+  const std::string line = RecordToJson(record);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  const Json parsed = Json::parse(line);
+  EXPECT_EQ(parsed["results"][0]["engine"]["knobs"], "3=2,17=8589934592");
+  EXPECT_EQ(parsed["results"][0]["engine"]["plan"], record.results[0].plan);
+  absl::StatusOr<Record> back = RecordFromJson(line);
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << line;
+  ExpectSameRecord(*back, record);
+  // Legacy records carry no engine member.
+  EXPECT_EQ(RecordToJson(TestRecord(5)).find("\"engine\""),
+            std::string::npos);
+}
+
+TEST(RecordJsonTest, RefusesBadEngineKnobsNamingTheMember) {
+  Json line = Json::parse(RecordToJson(GraphTestRecord(5)));
+  line["results"][0]["engine"]["knobs"] = "3=two";
+  absl::StatusOr<Record> back = RecordFromJson(line.dump());
+  ASSERT_FALSE(back.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(back.status()));
+  EXPECT_THAT(back.status().message(),
+              HasSubstr("results[0].engine.knobs"));
+}
+
 TEST(RecordJsonTest, RoundTripsANegativeRecord) {
   const Record record = NegativeRecord(3);
   absl::StatusOr<Record> back = RecordFromJson(RecordToJson(record));

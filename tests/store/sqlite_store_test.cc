@@ -55,6 +55,27 @@ TEST_P(StoreTest, PutThenGetReturnsEveryField) {
   ExpectSameRecord(**got, record);
 }
 
+TEST_P(StoreTest, GraphRecordsKeepEngineConfigsNotesAndPlans) {
+  const Record graph = GraphTestRecord(7);
+  const Record legacy = TestRecord(7);
+  const int64_t graph_id = MustPut(graph);
+  const int64_t legacy_id = MustPut(legacy);
+  EXPECT_NE(graph_id, legacy_id);  // the api field keeps the keys apart
+  absl::StatusOr<std::optional<Record>> got = store_->Get(graph.key);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->has_value());
+  ExpectSameRecord(**got, graph);
+  EXPECT_EQ((*got)->results[0].knobs, graph.results[0].knobs);
+  EXPECT_EQ((*got)->results[0].plan, graph.results[0].plan);
+  EXPECT_TRUE((*got)->results[1].plan.empty());
+  got = store_->Get(legacy.key);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_TRUE((*got)->results[0].knobs.empty());
+  EXPECT_EQ((*got)->key.problem.api, ConvApi::kLegacy);
+  EXPECT_THAT(QueryIds({{{"api", "graph"}}}), ElementsAre(graph_id));
+  EXPECT_THAT(QueryIds({{{"api", "legacy"}}}), ElementsAre(legacy_id));
+}
+
 TEST_P(StoreTest, GetOfUnknownKeyIsEmpty) {
   MustPut(TestRecord(1));
   absl::StatusOr<std::optional<Record>> got = store_->Get(StemKey(2));

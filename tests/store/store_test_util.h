@@ -15,6 +15,7 @@
 namespace tunedb::store_test {
 
 using testing_util::ExpectSameRecord;
+using testing_util::GraphTestRecord;
 using testing_util::NegativeRecord;
 using testing_util::StemKey;
 using testing_util::TempDir;

@@ -61,6 +61,23 @@ AlgoResult OkResult(int algo, int64_t workspace_bytes, MathType math) {
   return r;
 }
 
+Record GraphTestRecord(int64_t n) {
+  Record record = TestRecord(n);
+  record.key.problem.api = ConvApi::kGraph;
+  record.key.problem.alignment = 16;
+  int engine = 40;
+  for (AlgoResult& r : record.results) {
+    r.algo = engine++;
+    r.knobs = {Knob{3, 2}, Knob{17, int64_t{1} << 33}};
+    r.numerical_notes = (uint32_t{1} << kNumericalNoteTensorCore) |
+                        (uint32_t{1} << 5);  // winograd
+    r.behavior_notes = uint32_t{1} << kBehaviorNoteRuntimeCompilation;
+  }
+  record.results[0].plan =
+      "{\"engine\":40,\"json\":\"with \\\"quotes\\\" and \\u00e9\"}";
+  return record;
+}
+
 Record TestRecord(int64_t n, const std::string& gpu_model, ConvOp op,
                   int64_t measured_at_us) {
   Record record;

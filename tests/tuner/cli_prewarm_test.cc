@@ -48,6 +48,44 @@ TEST_F(PrewarmTest, ModelThenRerunSkipsEverything) {
   EXPECT_EQ(forced.Json()["searched"], shapes);
 }
 
+TEST_F(PrewarmTest, GraphApiStoresEngineConfigsThatQueryAndShowDisplay) {
+  CliResult prewarm =
+      Run({"--json", "prewarm", "--model", "resnet18", "--batch", "2", "--ops",
+           "fwd", "--api", "graph"});
+  ASSERT_EQ(prewarm.code, kExitOk) << prewarm.err;
+  const int64_t shapes = prewarm.Json()["searched"];
+  EXPECT_GT(shapes, 5);
+  // The legacy records of the same convolutions are others.
+  CliResult legacy = Run({"--json", "prewarm", "--model", "resnet18",
+                          "--batch", "2", "--ops", "fwd"});
+  ASSERT_EQ(legacy.code, kExitOk) << legacy.err;
+  EXPECT_EQ(legacy.Json()["searched"], shapes);
+
+  CliResult graph = Run({"--json", "query", "--filter", "api=graph"});
+  ASSERT_EQ(graph.code, kExitOk) << graph.err;
+  ASSERT_EQ(graph.Json().size(), static_cast<size_t>(shapes));
+  const nlohmann::json record = graph.Json()[0];
+  EXPECT_EQ(record["problem"]["api"], "graph");
+  EXPECT_EQ(record["problem"]["align"], 16);
+  EXPECT_EQ(record["results"][0]["engine"]["knobs"].get<std::string>().rfind(
+                "3=", 0),
+            0u);
+  EXPECT_GT(record["results"][0]["engine"]["plan_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(Run({"--json", "query", "--filter", "api=legacy"}).Json().size(),
+            static_cast<size_t>(shapes));
+
+  CliResult show = Run({"show", record["key"].get<std::string>()});
+  ASSERT_EQ(show.code, kExitOk) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("engine's global index"));
+  EXPECT_THAT(show.out, HasSubstr("knobs"));
+  EXPECT_THAT(show.out, HasSubstr("3="));
+
+  CliResult bad = Run({"prewarm", "--model", "resnet18", "--batch", "2",
+                       "--ops", "fwd", "--api", "graph", "--align", "2"});
+  EXPECT_EQ(bad.code, kExitUsage) << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("--align"));
+}
+
 TEST_F(PrewarmTest, HumanSummaryTable) {
   CliResult r = Run({"prewarm", "--model", "vgg16", "--batch", "1", "--ops",
                      "fwd", "--input", "32"});

@@ -1,0 +1,504 @@
+// tunedb_graph_regret: the graph API's figures on a real GPU, for problems a
+// daemon has tuned with `tunedb prewarm --api graph` into a database file.
+// Three phases, each meant for a fresh process:
+//
+//   --phase quality  For every problem: a tunedb search in this process
+//                    (its cost and phases, beside the benchmark mode's
+//                    below); tunedb's stored choice (its plan loaded, and
+//                    apart rebuilt from engine id + knobs), heuristic
+//                    mode A's first config that builds, and what PyTorch's
+//                    benchmark mode picks (every plan of heuristic mode
+//                    INSTANT plus the fallback list built and timed once,
+//                    the fastest kept), re-timed side by side: interleaved
+//                    rounds, each sample a batch of direct
+//                    cudnnBackendExecute calls lasting >= --min-sample-ms,
+//                    medians. Also what that benchmark mode cost here.
+//   --phase load     The plans a fresh process needs, loaded from the
+//                    stored serialized plans.
+//   --phase build    The same plans built from engine id + knobs (what a
+//                    process without the blobs compiles).
+//
+//   tunedb_graph_regret --db tunedb.db --model resnet50 --batch 64
+//       --dtype fp16 --layout nhwc --phase quality --json out.json
+//
+// Exit status: 0 done, 1 nothing measured or the GPU failed, 2 bad flags,
+// 77 no usable GPU.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bench/regret/batch_timer.h"
+#include "bench/regret/problem_set.h"
+#include "common/status_macros.h"
+#include "cudnn/backend_graph.h"
+#include "cudnn/cudnn_conv.h"
+#include "cudnn/cudnn_device.h"
+#include "cudnn/cudnn_handles.h"
+#include "cudnn/cudnn_status.h"
+#include "nlohmann/json.hpp"
+#include "server/search/cudnn_finder.h"
+#include "server/search/graph_search.h"
+#include "server/search/run_timer.h"
+#include "store/store.h"
+
+namespace tunedb::regret {
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct Flags {
+  ProblemSetSpec spec;
+  std::string db;
+  std::string phase = "quality";
+  std::string json;
+  int align = 16;
+  int rounds = 15;
+  double min_sample_ms = 1.0;
+  int64_t workspace_cap = int64_t{1} << 30;
+};
+
+struct Context {
+  CudnnFinder* finder;  // quality phase: a search in this process
+  cudnnHandle_t handle;
+  cudaStream_t stream;
+  DeviceKey device;
+  Store* store;
+  void* workspace;
+  size_t workspace_bytes;
+};
+
+std::string ConfigName(const AlgoResult& r) {
+  return absl::StrCat(r.algo, "[", KnobsText(r.knobs), "]");
+}
+
+// The stored record's choice for `p`, or why there is none.
+absl::StatusOr<AlgoResult> StoredChoice(const Context& ctx,
+                                        const ConvProblem& p) {
+  ProblemKey key{ctx.device, p};
+  absl::StatusOr<std::optional<Record>> record = ctx.store->Get(key);
+  if (!record.ok()) return record.status();
+  if (!record->has_value()) {
+    return absl::NotFoundError("not tuned (prewarm --api graph first)");
+  }
+  std::optional<AlgoResult> choice = Choose(**record, Constraints());
+  if (!choice.has_value()) return absl::NotFoundError("no OK config stored");
+  return *choice;
+}
+
+// One config as a candidate: its plan added to `launcher`.
+absl::StatusOr<AlgoResult> AddCandidate(const ConvOpGraph& graph,
+                                        GraphLauncher& launcher,
+                                        const EngineConfig& config) {
+  ASSIGN_OR_RETURN(BackendDescriptor plan,
+                   graph.BuildPlan(config.descriptor.get()));
+  AlgoResult r;
+  r.algo = config.engine;
+  r.knobs = config.knobs;
+  r.numerical_notes = config.numerical_notes;
+  ASSIGN_OR_RETURN(r.workspace_bytes, PlanWorkspaceBytes(plan.get()));
+  launcher.Add(r, std::move(plan));
+  return r;
+}
+
+Json MeasureQuality(const Context& ctx, const Flags& f,
+                    const RegretProblem& rp, double* pytorch_cost_ms,
+                    double* search_cost_ms) {
+  Json out = {{"source", rp.source}, {"problem", rp.problem.ToText()}};
+  const ConvProblem& p = rp.problem;
+  // What tunedb's search costs, here, beside PyTorch's benchmark mode.
+  {
+    const Clock::time_point s0 = Clock::now();
+    absl::StatusOr<SearchResult> r = ctx.finder->Search(0, p, SearchOptions());
+    *search_cost_ms = MsSince(s0);
+    if (r.ok()) {
+      const SearchPhases& ph = r->phases;
+      out["search"] = {{"wall_ms", *search_cost_ms},
+                       {"setup_ms", ph.setup_ms},
+                       {"candidates_ms", ph.find_ms},
+                       {"heuristics_ms", ph.heuristics_ms},
+                       {"screen_ms", ph.screen_ms},
+                       {"retime_ms", ph.retime_ms},
+                       {"verify_ms", ph.verify_ms},
+                       {"configs", r->results.size()}};
+    } else {
+      out["search"] = {{"error", std::string(r.status().message())}};
+    }
+  }
+  absl::StatusOr<AlgoResult> stored = StoredChoice(ctx, p);
+  if (!stored.ok()) {
+    out["error"] = std::string(stored.status().message());
+    return out;
+  }
+  absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
+      CudnnConv::Create(p, ctx.handle, ctx.stream, /*seed=*/11);
+  absl::StatusOr<ConvOpGraph> graph = ConvOpGraph::Create(p, ctx.handle);
+  if (!conv.ok() || !graph.ok()) {
+    out["error"] = std::string(
+        (!conv.ok() ? conv.status() : graph.status()).message());
+    return out;
+  }
+  GraphLauncher launcher(ctx.handle, (*conv)->buffers());
+  absl::StatusOr<CudaEvent> start = CudaEvent::Create();
+  absl::StatusOr<CudaEvent> stop = CudaEvent::Create();
+  if (!start.ok() || !stop.ok()) {
+    out["error"] = "cannot create CUDA events";
+    return out;
+  }
+  auto fits = [&](const AlgoResult& r) {
+    return r.workspace_bytes <= static_cast<int64_t>(ctx.workspace_bytes);
+  };
+
+  // PyTorch's benchmark mode: INSTANT + fallback, each built, timed once.
+  const Clock::time_point pt0 = Clock::now();
+  std::optional<AlgoResult> pytorch;
+  double pytorch_ms = 0;
+  int pytorch_tried = 0;
+  absl::StatusOr<std::vector<EngineConfig>> instant =
+      graph->Configs({HeuristicMode::kInstant, HeuristicMode::kFallback});
+  if (instant.ok()) {
+    for (const EngineConfig& c : *instant) {
+      if (!GraphPolicyAllows(p, c.numerical_notes)) continue;
+      absl::StatusOr<AlgoResult> r = AddCandidate(*graph, launcher, c);
+      if (!r.ok() || !fits(*r)) continue;
+      ++pytorch_tried;
+      absl::StatusOr<DirectSample> s = TimeDirectRuns(
+          launcher, *r, ctx.stream, ctx.workspace,
+          static_cast<size_t>(r->workspace_bytes), 1, start->get(),
+          stop->get());
+      if (!s.ok()) continue;
+      if (!pytorch.has_value() || s->launch_ms < pytorch_ms) {
+        pytorch = *r;
+        pytorch_ms = s->launch_ms;
+      }
+    }
+  }
+  *pytorch_cost_ms = MsSince(pt0);
+  out["pytorch_benchmark_ms"] = *pytorch_cost_ms;
+  out["pytorch_configs_timed"] = pytorch_tried;
+
+  // Heuristic mode A's first config that builds.
+  std::optional<AlgoResult> heuristic;
+  absl::StatusOr<std::vector<EngineConfig>> mode_a =
+      graph->Configs({HeuristicMode::kA});
+  if (mode_a.ok()) {
+    for (const EngineConfig& c : *mode_a) {
+      if (!GraphPolicyAllows(p, c.numerical_notes)) continue;
+      absl::StatusOr<AlgoResult> r = AddCandidate(*graph, launcher, c);
+      if (r.ok() && fits(*r)) {
+        heuristic = *r;
+        break;
+      }
+    }
+  }
+  // tunedb's choice as a caller gets it (GetExecutionPlan): its stored
+  // plan loaded; and, apart, built again from its engine id and knobs (the
+  // fallback when a blob is refused), in a launcher of its own.
+  GraphLauncher rebuilt_launcher(ctx.handle, (*conv)->buffers());
+  absl::StatusOr<EngineConfig> tuned_config =
+      graph->ConfigFor(stored->algo, stored->knobs);
+  absl::StatusOr<AlgoResult> rebuilt =
+      tuned_config.ok()
+          ? AddCandidate(*graph, rebuilt_launcher, *tuned_config)
+          : absl::StatusOr<AlgoResult>(tuned_config.status());
+  absl::StatusOr<AlgoResult> tunedb = rebuilt;
+  if (!stored->plan.empty()) {
+    absl::StatusOr<BackendDescriptor> loaded =
+        LoadPlan(ctx.handle, stored->plan);
+    if (loaded.ok()) {
+      AlgoResult r = *stored;
+      r.plan.clear();
+      absl::StatusOr<int64_t> ws = PlanWorkspaceBytes(loaded->get());
+      if (ws.ok()) r.workspace_bytes = *ws;
+      launcher.Add(r, *std::move(loaded));
+      tunedb = r;
+    } else {
+      out["plan_load_error"] = std::string(loaded.status().message());
+    }
+  }
+  if (!tunedb.ok()) {
+    out["error"] = absl::StrCat("tunedb's engine ", ConfigName(*stored),
+                                " did not build: ", tunedb.status().message());
+    return out;
+  }
+
+  // The distinct picks, re-timed side by side.
+  struct Pick {
+    std::string name;
+    AlgoResult config;
+    GraphLauncher* launcher;
+    std::string id;  // timers are per (launcher, config)
+  };
+  std::vector<Pick> picks = {{"tunedb", *tunedb, &launcher, ""}};
+  if (pytorch.has_value()) {
+    picks.push_back({"pytorch_benchmark", *pytorch, &launcher, ""});
+  }
+  if (heuristic.has_value()) {
+    picks.push_back({"heuristic_a", *heuristic, &launcher, ""});
+  }
+  if (rebuilt.ok()) {
+    picks.push_back({"tunedb_rebuilt", *rebuilt, &rebuilt_launcher, "r:"});
+  }
+  for (Pick& pick : picks) pick.id += ConfigName(pick.config);
+  std::map<std::string, std::unique_ptr<BatchTimer>> timers;
+  std::map<std::string, std::vector<double>> samples;
+  BatchTimer::Options options;
+  options.mode = LaunchMode::kDirect;
+  options.min_sample_ms = f.min_sample_ms;
+  for (const Pick& pick : picks) {
+    const std::string& id = pick.id;
+    if (timers.count(id)) continue;
+    absl::StatusOr<std::unique_ptr<BatchTimer>> t = BatchTimer::Create(
+        pick.launcher, pick.config, ctx.stream, ctx.workspace,
+        static_cast<size_t>(pick.config.workspace_bytes), options);
+    if (!t.ok()) {
+      out["error"] = absl::StrCat(pick.name, " ", id,
+                                  " does not run: ", t.status().message());
+      return out;
+    }
+    timers[id] = *std::move(t);
+  }
+  for (int round = 0; round < f.rounds; ++round) {
+    for (auto& [id, timer] : timers) {
+      absl::StatusOr<double> ms = timer->Sample();
+      if (ms.ok()) samples[id].push_back(*ms);
+    }
+  }
+  double best = 0;
+  for (auto& [id, s] : samples) {
+    const double m = Median(s);
+    if (best == 0 || m < best) best = m;
+  }
+  for (const Pick& pick : picks) {
+    const double m = Median(samples[pick.id]);
+    out[pick.name] = {{"engine", pick.config.algo},
+                      {"knobs", KnobsText(pick.config.knobs)},
+                      {"median_ms", m},
+                      {"vs_best", best > 0 ? m / best : 0}};
+  }
+  return out;
+}
+
+// The plan of every problem's stored choice, loaded (`load`) or built from
+// engine id + knobs: {count, failed, total_ms}.
+Json ObtainPlans(const Context& ctx, const std::vector<RegretProblem>& ps,
+                 bool load) {
+  int ok = 0, failed = 0, rtc = 0;
+  double total_ms = 0, plan_bytes = 0;
+  Json failures = Json::array();
+  for (const RegretProblem& rp : ps) {
+    absl::StatusOr<AlgoResult> stored = StoredChoice(ctx, rp.problem);
+    if (!stored.ok()) {
+      ++failed;
+      failures.push_back({{"source", rp.source},
+                          {"error", std::string(stored.status().message())}});
+      continue;
+    }
+    if (stored->behavior_notes & (1u << kBehaviorNoteRuntimeCompilation)) {
+      ++rtc;
+    }
+    const Clock::time_point t0 = Clock::now();
+    absl::Status s;
+    if (load) {
+      s = LoadPlan(ctx.handle, stored->plan).status();
+      plan_bytes += static_cast<double>(stored->plan.size());
+    } else {
+      absl::StatusOr<ConvOpGraph> graph =
+          ConvOpGraph::Create(rp.problem, ctx.handle);
+      absl::StatusOr<EngineConfig> config =
+          graph.ok() ? graph->ConfigFor(stored->algo, stored->knobs)
+                     : absl::StatusOr<EngineConfig>(graph.status());
+      s = config.ok() ? graph->BuildPlan(config->descriptor.get()).status()
+                      : config.status();
+    }
+    total_ms += MsSince(t0);
+    if (s.ok()) {
+      ++ok;
+    } else {
+      ++failed;
+      failures.push_back(
+          {{"source", rp.source}, {"error", std::string(s.message())}});
+    }
+  }
+  return {{"mode", load ? "load stored plans" : "build from engine + knobs"},
+          {"plans", ok},
+          {"failed", failed},
+          {"runtime_compiled_engines", rtc},
+          {"total_ms", total_ms},
+          {"plan_bytes", plan_bytes},
+          {"failures", failures}};
+}
+
+int Main(int argc, char** argv) {
+  Flags f;
+  CLI::App app("tunedb_graph_regret: graph-API choice quality and plan "
+               "loading on this GPU");
+  app.add_option("--db", f.db, "tunedb database file (prewarmed)")
+      ->required();
+  app.add_option("--phase", f.phase, "quality, load or build")
+      ->check(CLI::IsMember({"quality", "load", "build"}))
+      ->capture_default_str();
+  app.add_option("--model", f.spec.models, "Built-in model(s)")
+      ->delimiter(',');
+  app.add_option("--batch", f.spec.batches, "Batch size(s)")->delimiter(',');
+  app.add_option("--dtype", f.spec.dtypes, "fp32, fp16, bf16")
+      ->delimiter(',');
+  app.add_option("--layout", f.spec.layouts, "nchw or nhwc")->delimiter(',');
+  app.add_option("--ops", f.spec.ops, "Passes")->capture_default_str();
+  app.add_option("--limit", f.spec.limit, "At most N problems");
+  app.add_option("--align", f.align, "Alignment of the keys")
+      ->capture_default_str();
+  app.add_option("--rounds", f.rounds, "Interleaved timing rounds")
+      ->capture_default_str();
+  app.add_option("--min-sample-ms", f.min_sample_ms,
+                 "Shortest timed batch, ms")
+      ->capture_default_str();
+  app.add_option("--json", f.json, "Write the results here");
+  CLI11_PARSE(app, argc, argv);
+
+  absl::StatusOr<int> devices = CudaDeviceCount();
+  if (!devices.ok() || *devices == 0) {
+    std::cerr << "tunedb_graph_regret: no usable GPU\n";
+    return 77;
+  }
+  absl::StatusOr<ProblemSet> set = BuildProblemSet(f.spec);
+  if (!set.ok()) {
+    std::cerr << "tunedb_graph_regret: " << set.status().message() << "\n";
+    return 2;
+  }
+  for (RegretProblem& rp : set->problems) {
+    rp.problem.api = ConvApi::kGraph;
+    rp.problem.alignment = f.align;
+  }
+  Store::Options store_options;
+  store_options.path = f.db;
+  store_options.read_only = true;
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(store_options);
+  if (!store.ok()) {
+    std::cerr << "tunedb_graph_regret: " << store.status().message() << "\n";
+    return 2;
+  }
+  const Clock::time_point process0 = Clock::now();
+  absl::StatusOr<DeviceInfo> info = QueryCudaDevice(0);
+  absl::StatusOr<CudnnHandle> handle = CreateCudnnHandle();
+  absl::StatusOr<CudaStream> stream = CudaStream::Create();
+  if (!info.ok() || !handle.ok() || !stream.ok()) {
+    std::cerr << "tunedb_graph_regret: cannot set up the GPU\n";
+    return 1;
+  }
+  cudnnSetStream(handle->get(), stream->get());
+  const double setup_ms = MsSince(process0);
+  Context ctx{nullptr, handle->get(), stream->get(), info->key, store->get(),
+              nullptr, 0};
+  std::unique_ptr<CudnnFinder> finder;
+  Json result = {{"device", info->key.ToText()},
+                 {"phase", f.phase},
+                 {"problems", set->problems.size()},
+                 {"handle_setup_ms", setup_ms}};
+  if (f.phase == "quality") {
+    absl::StatusOr<std::unique_ptr<CudnnFinder>> created =
+        CudnnFinder::Create(CudnnFinder::Options());
+    if (!created.ok()) {
+      std::cerr << "tunedb_graph_regret: " << created.status().message()
+                << "\n";
+      return 1;
+    }
+    finder = *std::move(created);
+    ctx.finder = finder.get();
+    absl::StatusOr<DeviceBuffer> ws =
+        DeviceBuffer::Allocate(static_cast<size_t>(f.workspace_cap));
+    if (!ws.ok()) {
+      std::cerr << "tunedb_graph_regret: " << ws.status().message() << "\n";
+      return 1;
+    }
+    ctx.workspace = ws->get();
+    ctx.workspace_bytes = ws->bytes();
+    Json rows = Json::array();
+    double pytorch_total = 0, search_total = 0;
+    int measured = 0, slower5 = 0, heur_slower5 = 0;
+    double log_sum = 0, heur_log_sum = 0, worst = 0;
+    int heur_n = 0;
+    for (size_t i = 0; i < set->problems.size(); ++i) {
+      double pt_ms = 0, search_ms = 0;
+      Json row = MeasureQuality(ctx, f, set->problems[i], &pt_ms, &search_ms);
+      pytorch_total += pt_ms;
+      search_total += search_ms;
+      std::cerr << absl::StrFormat("[%zu/%zu] %s\n", i + 1,
+                                   set->problems.size(),
+                                   set->problems[i].source);
+      if (row.contains("tunedb") && row.contains("pytorch_benchmark")) {
+        const double ratio = row["tunedb"]["median_ms"].get<double>() /
+                             row["pytorch_benchmark"]["median_ms"].get<double>();
+        row["tunedb_vs_pytorch"] = ratio;
+        ++measured;
+        if (ratio > 1.05) ++slower5;
+        worst = std::max(worst, ratio);
+        log_sum += std::log(ratio);
+        if (row.contains("heuristic_a")) {
+          const double h =
+              row["heuristic_a"]["median_ms"].get<double>() /
+              row["pytorch_benchmark"]["median_ms"].get<double>();
+          ++heur_n;
+          if (h > 1.05) ++heur_slower5;
+          heur_log_sum += std::log(h);
+        }
+      }
+      rows.push_back(std::move(row));
+    }
+    result["rows"] = rows;
+    result["summary"] = {
+        {"measured", measured},
+        {"tunedb_slower_than_pytorch_pick_by_5pct", slower5},
+        {"tunedb_vs_pytorch_geomean",
+         measured ? std::exp(log_sum / measured) : 0},
+        {"tunedb_vs_pytorch_worst", worst},
+        {"heuristic_a_slower_than_pytorch_pick_by_5pct", heur_slower5},
+        {"heuristic_a_vs_pytorch_geomean",
+         heur_n ? std::exp(heur_log_sum / heur_n) : 0},
+        {"pytorch_benchmark_emulated_ms", pytorch_total},
+        {"tunedb_search_ms", search_total},
+        {"search_vs_pytorch_benchmark",
+         pytorch_total > 0 ? search_total / pytorch_total : 0}};
+    std::cout << result["summary"].dump(2) << "\n";
+  } else {
+    Json plans = ObtainPlans(ctx, set->problems, f.phase == "load");
+    plans["process_ms"] = MsSince(process0);
+    result["plans"] = plans;
+    std::cout << plans.dump(2) << "\n";
+  }
+  if (!f.json.empty()) {
+    std::ofstream out(f.json);
+    out << result.dump(2) << "\n";
+    if (!out) {
+      std::cerr << "tunedb_graph_regret: cannot write " << f.json << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tunedb::regret
+
+int main(int argc, char** argv) { return tunedb::regret::Main(argc, argv); }

@@ -1,0 +1,163 @@
+#include "preload/interposer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "preload/real_cudnn.h"
+#include "tunedb/cudnn_helpers.h"
+
+namespace tunedb::preload {
+namespace {
+
+bool Same(const Answer& a, const Answer& b) {
+  return a.algo == b.algo && a.math_type == b.math_type;
+}
+
+Decision PassThrough(Outcome o) {
+  Decision d;
+  d.outcome = o;
+  return d;
+}
+
+TunedChoice ChoiceOf(const Answer& a, std::optional<bool> deterministic) {
+  TunedChoice t;
+  t.algo = a.algo;
+  t.math = ToCudnn(a.math_type);
+  t.workspace_bytes = a.workspace_bytes;
+  t.deterministic = deterministic;
+  return t;
+}
+
+}  // namespace
+
+Interposer& Interposer::Instance() {
+  // Never destroyed: intercepted calls may come from other threads while
+  // the process exits.
+  static Interposer* const instance = new Interposer();
+  return *instance;
+}
+
+Interposer::Interposer() : options_(PreloadOptionsFromEnv()), pid_(getpid()) {
+  static RealFunction<decltype(&cudnnGetVersion)> get_version(
+      "cudnnGetVersion");
+  if (auto f = get_version.get()) cudnn_version_ = static_cast<int>(f());
+  device_ = std::make_unique<CurrentDevice>(cudnn_version_);
+  if (options_.enabled) {
+    absl::StatusOr<std::unique_ptr<Client>> client =
+        Client::Create(options_.client);
+    if (client.ok()) client_ = *std::move(client);
+  }
+  std::atexit(&Interposer::AtExit);
+}
+
+void Interposer::AtExit() {
+  Interposer& self = Instance();
+  if (getpid() != self.pid_) return;  // a forked child: not our counters
+  if (self.client_ != nullptr && self.options_.exit_wait_s > 0) {
+    self.client_->WaitForBackground(absl::Seconds(self.options_.exit_wait_s));
+  }
+  if (self.options_.log == LogLevel::kOff) return;
+  std::string line = self.counters_.Summary(self.options_.client.address);
+  if (!self.options_.problems.empty()) {
+    absl::StrAppend(&line, "; settings: ", self.options_.problems);
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+Decision Interposer::Decide(const ConvCall& call) {
+  try {
+    return DecideOrThrow(call);
+  } catch (...) {
+    return PassThrough(Outcome::kInternalError);
+  }
+}
+
+Decision Interposer::DecideOrThrow(const ConvCall& call) {
+  if (!options_.enabled) return PassThrough(Outcome::kDisabled);
+  // The perf structs' layout is cuDNN 9's (the headers this was built with).
+  if (cudnn_version_ / 10000 != CUDNN_MAJOR)
+    return PassThrough(Outcome::kCudnnVersion);
+  if (client_ == nullptr) return PassThrough(Outcome::kInternalError);
+  if (getpid() != pid_) return PassThrough(Outcome::kForked);
+  ProblemKey key;
+  absl::StatusOr<ConvProblem> problem =
+      ProblemFromDescriptors(call.op, call.x, call.w, call.conv, call.y);
+  if (!problem.ok()) return PassThrough(Outcome::kUnsupported);
+  key.problem = *std::move(problem);
+  absl::StatusOr<DeviceKey> device = device_->Get();
+  if (!device.ok()) return PassThrough(Outcome::kNoDevice);
+  key.device = *std::move(device);
+  const std::string key_text =
+      options_.log == LogLevel::kCalls ? key.ToText() : std::string();
+
+  Constraints fastest_c;
+  if (call.workspace_limit.has_value()) {
+    fastest_c.max_workspace_bytes = static_cast<int64_t>(
+        std::min<size_t>(*call.workspace_limit, INT64_MAX));
+  }
+  Answer fastest = client_->Get(key, fastest_c);
+  if (!fastest.tuned()) {
+    Decision d = PassThrough(client_->DaemonReachable() ? Outcome::kMiss
+                                                        : Outcome::kDaemonDown);
+    d.key_text = key_text;
+    return d;
+  }
+  Constraints deterministic_c = fastest_c;
+  deterministic_c.deterministic_only = true;
+  Answer deterministic = client_->Get(key, deterministic_c);
+  fastest.workspace_bytes = WorkspaceOn(call, key.device, fastest_c, fastest);
+  if (deterministic.tuned()) {
+    deterministic.workspace_bytes =
+        WorkspaceOn(call, key.device, deterministic_c, deterministic);
+  }
+  Decision d = PassThrough(Outcome::kHit);
+  d.key_text = key_text;
+  if (!deterministic.tuned()) {
+    // No deterministic choice fits (or none is known yet): the heuristic's
+    // flag for the fastest stands.
+    d.tuned.push_back(ChoiceOf(fastest, std::nullopt));
+  } else if (Same(fastest, deterministic)) {
+    d.tuned.push_back(ChoiceOf(fastest, true));
+  } else {
+    // The fastest overall is not the fastest deterministic one, so it is
+    // not deterministic.
+    d.tuned.push_back(ChoiceOf(fastest, false));
+    d.tuned.push_back(ChoiceOf(deterministic, true));
+  }
+  return d;
+}
+
+int64_t Interposer::WorkspaceOn(const ConvCall& call, const DeviceKey& device,
+                                const Constraints& c, const Answer& a) {
+  // ChooseAlgo answers from the client's cache here (the answer is cached),
+  // and sizes the workspace with cuDNN for the answer's algorithm and math
+  // type on descriptors of the same problem.
+  absl::StatusOr<CudnnAlgo> chosen =
+      ChooseAlgo(*client_, call.handle, device, call.op, call.x, call.w,
+                 call.conv, call.y, c);
+  if (!chosen.ok() || chosen->source == Source::kHeuristic ||
+      chosen->math_type != ToCudnn(a.math_type)) {
+    return a.workspace_bytes;
+  }
+  return std::max<int64_t>(a.workspace_bytes,
+                           static_cast<int64_t>(chosen->workspace_bytes));
+}
+
+void Interposer::Record(const ConvCall& call, Outcome outcome, int first_algo,
+                        const std::string& key_text) {
+  counters_.Count(outcome);
+  if (options_.log != LogLevel::kCalls) return;
+  std::string line = absl::StrCat("tunedb preload: ", ConvOpName(call.op), " ",
+                                  OutcomeName(outcome));
+  if (outcome == Outcome::kHit) absl::StrAppend(&line, " algo=", first_algo);
+  if (!key_text.empty()) absl::StrAppend(&line, " ", key_text);
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+}  // namespace tunedb::preload

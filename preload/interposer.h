@@ -1,0 +1,70 @@
+// Interposer: the decision behind every intercepted legacy cuDNN call: read
+// the problem back from the caller's descriptors, ask the tunedb client
+// (its in-process cache, else one bounded daemon lookup; a miss asks the
+// daemon to tune in the background) and say whether the call is answered
+// from tunedb (the tuned choices) or passed through to cuDNN, and why.
+//
+// One process-wide instance, made on the first intercepted call and never
+// destroyed (calls may come until the very end of the process); at exit it
+// writes the counters' line (PreloadOptions::log) and optionally waits for
+// background tunes. Nothing here throws: every failure is an Outcome that
+// passes the call through. A graph-API hook would add its own Decide-like
+// entry here, keyed on its own problem, sharing the client and counters.
+//
+// Thread safety: thread-safe; Decide is called concurrently.
+#ifndef TUNEDB_PRELOAD_INTERPOSER_H_
+#define TUNEDB_PRELOAD_INTERPOSER_H_
+
+#include <cudnn.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "preload/conv_call.h"
+#include "preload/current_device.h"
+#include "preload/preload_counters.h"
+#include "preload/preload_options.h"
+#include "tunedb/client.h"
+#include "tunedb/problem.h"
+
+namespace tunedb::preload {
+
+class Interposer {
+ public:
+  static Interposer& Instance();
+
+  Decision Decide(const ConvCall& call);
+  // Counts a call's final outcome (a hit can still end as a pass-through,
+  // e.g. kHeuristicFailed) and logs it at LogLevel::kCalls.
+  void Record(const ConvCall& call, Outcome outcome, int first_algo,
+              const std::string& key_text = "");
+
+  const PreloadCounters& counters() const { return counters_; }
+
+ private:
+  Interposer();
+  Interposer(const Interposer&) = delete;
+  Interposer& operator=(const Interposer&) = delete;
+
+  static void AtExit();
+  Decision DecideOrThrow(const ConvCall& call);
+  // The workspace the tuned answer `a` (for `c`) needs with this cuDNN: the
+  // larger of the stored one and cuDNN's own size for it.
+  int64_t WorkspaceOn(const ConvCall& call, const DeviceKey& device,
+                      const Constraints& c, const Answer& a);
+
+  const PreloadOptions options_;
+  const pid_t pid_;
+  // The loaded cuDNN's version, 0 if unknown.
+  int cudnn_version_ = 0;
+  std::unique_ptr<CurrentDevice> device_;
+  std::unique_ptr<Client> client_;  // null if it could not be created
+  PreloadCounters counters_;
+};
+
+}  // namespace tunedb::preload
+
+#endif  // TUNEDB_PRELOAD_INTERPOSER_H_

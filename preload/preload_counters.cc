@@ -1,0 +1,52 @@
+#include "preload/preload_counters.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
+
+namespace tunedb::preload {
+
+namespace {
+
+constexpr EnumNames<Outcome, 11> kOutcomeNames(
+    "outcome", {{{Outcome::kHit, "hit"},
+                 {Outcome::kMiss, "miss"},
+                 {Outcome::kDaemonDown, "daemon_down"},
+                 {Outcome::kDisabled, "disabled"},
+                 {Outcome::kCudnnVersion, "cudnn_version"},
+                 {Outcome::kUnsupported, "unsupported_problem"},
+                 {Outcome::kNoDevice, "no_device"},
+                 {Outcome::kBadArguments, "bad_arguments"},
+                 {Outcome::kHeuristicFailed, "heuristic_failed"},
+                 {Outcome::kForked, "forked_child"},
+                 {Outcome::kInternalError, "internal_error"}}});
+
+}  // namespace
+
+absl::string_view OutcomeName(Outcome o) { return kOutcomeNames.Name(o); }
+
+int64_t PreloadCounters::Total() const {
+  int64_t total = 0;
+  for (const auto& c : counts_) total += c.load(std::memory_order_relaxed);
+  return total;
+}
+
+std::string PreloadCounters::Summary(absl::string_view address) const {
+  const int64_t hits = Get(Outcome::kHit);
+  const int64_t misses = Get(Outcome::kMiss);
+  const int64_t total = Total();
+  std::string line =
+      absl::StrCat("tunedb preload: ", total, " calls: ", hits, " hits, ",
+                   misses, " misses (tune asked), ", total - hits - misses,
+                   " passed through; daemon ", address);
+  for (int i = static_cast<int>(Outcome::kDaemonDown);
+       i < static_cast<int>(Outcome::kNumOutcomes); ++i) {
+    const int64_t n = counts_[i].load(std::memory_order_relaxed);
+    if (n > 0) {
+      absl::StrAppend(&line, "; ", OutcomeName(static_cast<Outcome>(i)), "=",
+                      n);
+    }
+  }
+  return line;
+}
+
+}  // namespace tunedb::preload

@@ -1,0 +1,58 @@
+// PreloadCounters: what the preload did with each call it intercepted,
+// summed over the process and written as one line at exit, e.g.
+//
+//   tunedb preload: 68 calls: 60 hits, 8 misses (tune asked),
+//   0 passed through; daemon unix:/run/tunedb/tunedb.sock
+//
+// followed, when any call was passed through, by the reasons and counts.
+//
+// Thread safety: Count is lock-free and thread-safe; Summary reads a
+// snapshot.
+#ifndef TUNEDB_PRELOAD_PRELOAD_COUNTERS_H_
+#define TUNEDB_PRELOAD_PRELOAD_COUNTERS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace tunedb::preload {
+
+// Why a call was answered or passed through.
+enum class Outcome {
+  kHit = 0,          // answered from tunedb
+  kMiss,             // nothing stored yet: passed through, tune asked
+  kDaemonDown,       // daemon unreachable: passed through
+  kDisabled,         // TUNEDB_PRELOAD=off
+  kCudnnVersion,     // a cuDNN whose struct layout this build does not know
+  kUnsupported,      // descriptors tunedb does not key (e.g. int8, strides)
+  kNoDevice,         // no current CUDA context / bad TUNEDB_DEVICE_KEY
+  kBadArguments,     // null pointers, count < 1: cuDNN reports the error
+  kHeuristicFailed,  // the real Get_v7 failed on a hit
+  kForked,           // called in a child forked after the client started
+  kInternalError,    // anything else (an exception, a client error)
+  kNumOutcomes
+};
+
+absl::string_view OutcomeName(Outcome o);  // "hit", "miss", "daemon_down", ...
+
+class PreloadCounters {
+ public:
+  void Count(Outcome o) {
+    counts_[static_cast<int>(o)].fetch_add(1, std::memory_order_relaxed);
+  }
+  int64_t Get(Outcome o) const {
+    return counts_[static_cast<int>(o)].load(std::memory_order_relaxed);
+  }
+  int64_t Total() const;
+  // The exit line (no trailing newline).
+  std::string Summary(absl::string_view address) const;
+
+ private:
+  std::atomic<int64_t> counts_[static_cast<int>(Outcome::kNumOutcomes)] = {};
+};
+
+}  // namespace tunedb::preload
+
+#endif  // TUNEDB_PRELOAD_PRELOAD_COUNTERS_H_

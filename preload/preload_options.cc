@@ -1,0 +1,70 @@
+#include "preload/preload_options.h"
+
+#include <cstdlib>
+#include <optional>
+#include <string_view>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
+
+namespace tunedb::preload {
+namespace {
+
+constexpr EnumNames<LogLevel, 3> kLogLevels("log level",
+                                            {{{LogLevel::kOff, "off"},
+                                              {LogLevel::kSummary, "summary"},
+                                              {LogLevel::kCalls, "calls"}}});
+
+const char* Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+}  // namespace
+
+PreloadOptions PreloadOptionsFromEnv() {
+  PreloadOptions o;
+  o.client.miss_policy = MissPolicy::kBackground;
+  o.client.lookup_deadline = absl::Milliseconds(200);
+  auto problem = [&](const char* name, const char* value) {
+    absl::StrAppend(&o.problems, o.problems.empty() ? "" : ", ", name, "=",
+                    value, " ignored");
+  };
+  if (const char* v = Env("TUNEDB_ADDRESS")) o.client.address = v;
+  if (const char* v = Env("TUNEDB_PRELOAD")) {
+    const std::string_view s(v);
+    if (s == "off" || s == "0") {
+      o.enabled = false;
+    } else if (s != "on" && s != "1") {
+      problem("TUNEDB_PRELOAD", v);
+    }
+  }
+  if (const char* v = Env("TUNEDB_PRELOAD_LOG")) {
+    if (std::optional<LogLevel> level = kLogLevels.Find(v)) {
+      o.log = *level;
+    } else {
+      problem("TUNEDB_PRELOAD_LOG", v);
+    }
+  }
+  if (const char* v = Env("TUNEDB_PRELOAD_LOOKUP_MS")) {
+    double ms = 0;
+    if (absl::SimpleAtod(v, &ms) && ms >= 0 && ms <= 60000) {
+      o.client.lookup_deadline = absl::Milliseconds(ms);
+    } else {
+      problem("TUNEDB_PRELOAD_LOOKUP_MS", v);
+    }
+  }
+  if (const char* v = Env("TUNEDB_PRELOAD_DB")) o.client.db_path = v;
+  if (const char* v = Env("TUNEDB_PRELOAD_EXIT_WAIT_S")) {
+    double s = 0;
+    if (absl::SimpleAtod(v, &s) && s >= 0 && s <= 86400) {
+      o.exit_wait_s = s;
+    } else {
+      problem("TUNEDB_PRELOAD_EXIT_WAIT_S", v);
+    }
+  }
+  return o;
+}
+
+}  // namespace tunedb::preload

@@ -1,0 +1,50 @@
+// PreloadOptions: how libtunedb_preload.so behaves, read once from the
+// environment of the program it is loaded into (`tunedb run` sets them).
+//
+//   TUNEDB_ADDRESS             daemon address (default: the client's,
+//                              unix:/run/tunedb/tunedb.sock)
+//   TUNEDB_PRELOAD             "off": answer nothing, pass every call through
+//   TUNEDB_PRELOAD_LOG         off | summary (default) | calls: the one line
+//                              of counters at exit; calls adds one line per
+//                              handled call (stderr)
+//   TUNEDB_PRELOAD_LOOKUP_MS   deadline of the daemon lookup on a cache miss
+//                              (default 200: the first one also connects, and
+//                              a miss costs the program a Find anyway)
+//   TUNEDB_PRELOAD_DB          the daemon's database file, read when the
+//                              daemon is down (default: none)
+//   TUNEDB_PRELOAD_EXIT_WAIT_S at exit, wait up to this long for the
+//                              background tunes this process asked for
+//                              (default 0)
+//
+// Thread safety: a plain value.
+#ifndef TUNEDB_PRELOAD_PRELOAD_OPTIONS_H_
+#define TUNEDB_PRELOAD_PRELOAD_OPTIONS_H_
+
+#include <string>
+
+#include "tunedb/client_options.h"
+
+namespace tunedb::preload {
+
+enum class LogLevel { kOff = 0, kSummary = 1, kCalls = 2 };
+
+struct PreloadOptions {
+  // False with TUNEDB_PRELOAD=off. Default: true.
+  bool enabled = true;
+  // Default: kSummary.
+  LogLevel log = LogLevel::kSummary;
+  // The client: kBackground misses, no heuristic (a miss passes through),
+  // lookups of at most 200 ms.
+  ClientOptions client;
+  // Default: 0 s.
+  double exit_wait_s = 0;
+  // Settings that could not be read, for the exit line ("" if none).
+  std::string problems;
+};
+
+// The options from the current environment.
+PreloadOptions PreloadOptionsFromEnv();
+
+}  // namespace tunedb::preload
+
+#endif  // TUNEDB_PRELOAD_PRELOAD_OPTIONS_H_

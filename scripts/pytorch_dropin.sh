@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The PyTorch drop-in on a GPU machine (docs/preload.md): unmodified PyTorch
+# ResNet-50 (batch 64, forward + backward; fp16 channels-last and fp32) on
+# cuDNN's legacy path (TORCH_CUDNN_V8_API_DISABLED=1), benchmark on and off,
+# without tunedb, under `tunedb run` with a cold database (the daemon learns
+# from the program's misses) and again with the warm database; the default
+# (graph API) path without tunedb for reference. Every row is a fresh
+# process. Measures the first iteration and the steady state (ms/iter), and
+# checks the outputs and gradients of every run against the legacy run
+# without tunedb, benchmark on.
+#
+#   scripts/pytorch_dropin.sh [BUNDLE_DIR]     # default .bundle/tunedb
+#
+# Environment: PY (default /opt/torch/.venv/bin/python), DTYPES (default
+# "fp16 fp32"; one per call fits the device's time limit more easily), ITERS
+# (steady-state iterations, default 30), WORK (the daemon's database, socket
+# and reference outputs; default /tmp/tunedb-dropin), KEEP_DB=1 to keep the
+# database of an earlier call (the "cold" rows are then not cold), OUT
+# (default ./out). Writes $OUT/dropin.log, $OUT/runs.jsonl, $OUT/dropin.json,
+# $OUT/dropin.md, $OUT/records.csv (what the daemon stored), $OUT/tunedbd.log
+# and per run $OUT/runs/N-*.{out,err} (the cold and first warm runs log every
+# intercepted call with its key).
+#
+# The daemon loads PyTorch's own cuDNN (its nvidia.cudnn package), so its
+# keys carry the cuDNN version the program runs with.
+set -uo pipefail
+B=$(cd "${1:-.bundle/tunedb}" && pwd)
+PY=${PY:-/opt/torch/.venv/bin/python}
+DTYPES=${DTYPES:-fp16 fp32}
+ITERS=${ITERS:-30}
+WORK=${WORK:-/tmp/tunedb-dropin}
+OUT=${OUT:-$PWD/out}
+HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH="$HERE/pytorch_dropin_bench.py"
+mkdir -p "$OUT/runs" "$WORK"
+exec > >(tee "$OUT/dropin.log") 2>&1
+step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
+
+step "machine and PyTorch"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+"$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
+"cudnn", torch.backends.cudnn.version(), torch.cuda.get_device_name())' || exit 1
+# cudnn_env.sh finds PyTorch's cuDNN and the other pip CUDA libraries with
+# whatever python3 is first on PATH: PyTorch's.
+PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
+[[ -n "$PIP_CUDNN" ]] || { echo "no nvidia.cudnn package next to PyTorch"; exit 1; }
+echo "PyTorch's cuDNN: $PIP_CUDNN"; ls "$PIP_CUDNN"/libcudnn.so.9*
+
+step "tunedbd (cuDNN finder, PyTorch's cuDNN), database $WORK/dropin.db"
+SOCK="$WORK/d.sock"
+ADDR="unix:$SOCK"
+rm -f "$SOCK"
+[[ "${KEEP_DB:-0}" == 1 ]] || rm -f "$WORK"/dropin.db*
+LD_LIBRARY_PATH="$B/lib${EXTRA:+:$EXTRA}" "$B/bin/tunedbd" --db "$WORK/dropin.db" \
+  --socket "$SOCK" --finder cudnn --cudnn-lib-dir "$PIP_CUDNN" \
+  --worker "$B/bin/tunedb-worker" --log-level info > "$OUT/tunedbd.log" 2>&1 &
+DAEMON=$!
+trap 'kill -TERM $DAEMON 2>/dev/null; wait $DAEMON 2>/dev/null' EXIT
+for _ in $(seq 1 300); do [[ -S "$SOCK" ]] && break; sleep 0.1; done
+"$B/bin/tunedb" --address "$ADDR" devices || { echo "daemon did not come up"; exit 1; }
+"$B/bin/tunedb" --address "$ADDR" stats | head -20
+
+# one LABEL DTYPE BENCHMARK [tunedb run flags... --] : one fresh process.
+n=0
+one() {
+  local label=$1 dtype=$2 bench=$3; shift 3
+  local pre=() ref=(--ref "$WORK/ref-$dtype.pt")
+  if [[ $# -gt 0 ]]; then pre=("$B/bin/tunedb" --address "$ADDR" run "$@"); fi
+  [[ "$label" == "legacy, no tunedb" && $bench == 1 ]] && ref=(--save "$WORK/ref-$dtype.pt")
+  n=$((n + 1))
+  local err="$OUT/runs/$n-$dtype-bench$bench.err"
+  echo "--- $n: $dtype, $label, benchmark=$bench"
+  ${pre[@]+"${pre[@]}"} "$PY" "$BENCH" run --dtype "$dtype" --benchmark "$bench" \
+    --iters "$ITERS" --label "$label" "${ref[@]}" > "${err%.err}.out" 2> "$err"
+  local rc=$?
+  local json line
+  json=$(grep '^{' "${err%.err}.out" | tail -1)
+  line=$(grep '^tunedb preload:' "$err" | tail -1)
+  [[ -n "$line" ]] && echo "    $line"
+  if [[ -z "$json" ]]; then
+    echo "    FAILED (exit $rc); stderr tail:"; tail -n 15 "$err" | sed 's/^/    /'
+    return
+  fi
+  "$PY" -c 'import json, sys
+r = json.loads(sys.argv[1]); r["preload"] = sys.argv[2]; r["exit_code"] = int(sys.argv[3])
+print(json.dumps(r))' "$json" "$line" "$rc" | tee -a "$OUT/runs.jsonl"
+}
+
+for dtype in $DTYPES; do
+  step "$dtype: legacy path (TORCH_CUDNN_V8_API_DISABLED=1)"
+  export TORCH_CUDNN_V8_API_DISABLED=1
+  one "legacy, no tunedb" "$dtype" 1
+  one "legacy, no tunedb" "$dtype" 0
+  # Cold: the misses pass through and ask the daemon to tune; the process
+  # waits at exit for those tunes, so the next process finds them stored.
+  one "legacy, tunedb cold" "$dtype" 1 --log calls --exit-wait 900 --
+  "$B/bin/tunedb" --address "$ADDR" stats | grep -Ei "records|searches" | head -5
+  one "legacy, tunedb warm" "$dtype" 1 --log calls --
+  one "legacy, tunedb warm" "$dtype" 0 --
+  one "legacy, tunedb warm, 2nd" "$dtype" 1 --
+  unset TORCH_CUDNN_V8_API_DISABLED
+  step "$dtype: default path (graph API), without tunedb, for reference"
+  one "default, no tunedb" "$dtype" 1
+  one "default, no tunedb" "$dtype" 0
+done
+
+step "summary"
+"$PY" "$BENCH" summarize "$OUT/runs.jsonl" "$OUT"
+"$B/bin/tunedb" --address "$ADDR" stats | head -20
+"$B/bin/tunedb" --address "$ADDR" query --csv > "$OUT/records.csv"
+echo "$(($(wc -l < "$OUT/records.csv") - 1)) records stored"

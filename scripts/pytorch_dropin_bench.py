@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""One fresh-process measurement for scripts/pytorch_dropin.sh.
+
+  pytorch_dropin_bench.py run --dtype fp16|fp32 --benchmark 0|1 --iters N
+      [--batch 64] [--save REF.pt | --ref REF.pt] --label TEXT
+      -> one JSON line on stdout: first-iteration seconds, steady-state
+         ms/iter, and with --ref the largest relative difference of the
+         output and of the gradients against the reference run.
+  pytorch_dropin_bench.py summarize RUNS.jsonl OUT_DIR
+      -> OUT_DIR/dropin.json and OUT_DIR/dropin.md.
+
+ResNet-50 (torchvision's when installed, else the same architecture defined
+here), batch 64, forward and backward (no optimizer step, so every iteration
+computes the same thing), weights and input from seed 0 on the CPU. fp16 runs
+channels-last. Whether cuDNN's legacy API is used is the caller's
+TORCH_CUDNN_V8_API_DISABLED.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+
+def resnet50():
+    try:
+        import torchvision
+        return torchvision.models.resnet50(weights=None), "torchvision"
+    except Exception:
+        pass
+    import torch.nn as nn
+
+    class Bottleneck(nn.Module):
+        def __init__(self, cin, width, stride, down):
+            super().__init__()
+            cout = width * 4
+            self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(width)
+            self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(width)
+            self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
+            self.bn3 = nn.BatchNorm2d(cout)
+            self.relu = nn.ReLU(inplace=True)
+            self.down = (nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                       nn.BatchNorm2d(cout)) if down else None)
+
+        def forward(self, x):
+            idt = x if self.down is None else self.down(x)
+            y = self.relu(self.bn1(self.conv1(x)))
+            y = self.relu(self.bn2(self.conv2(y)))
+            return self.relu(self.bn3(self.conv3(y)) + idt)
+
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64),
+              nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)]
+    cin = 64
+    for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+        for b in range(blocks):
+            layers.append(Bottleneck(cin, width, stride if b == 0 else 1, b == 0))
+            cin = width * 4
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2048, 1000)]
+    return nn.Sequential(*layers), "builtin"
+
+
+def run(args):
+    import torch
+    torch.backends.cudnn.benchmark = bool(args.benchmark)
+    torch.manual_seed(0)
+    model, source = resnet50()
+    x = torch.randn(args.batch, 3, 224, 224)
+    dtype = torch.float16 if args.dtype == "fp16" else torch.float32
+    fmt = torch.channels_last if args.dtype == "fp16" else torch.contiguous_format
+    model = model.to("cuda", dtype=dtype, memory_format=fmt)
+    x = x.to("cuda", dtype=dtype, memory_format=fmt)
+
+    def step():
+        for p in model.parameters():
+            p.grad = None
+        out = model(x)
+        out.float().mean().backward()
+        return out
+
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    out = step()
+    torch.cuda.synchronize()
+    first_s = time.perf_counter() - t0
+    ref = {"out": out.detach().float().cpu()}
+    for name, p in model.named_parameters():
+        if p.grad is not None and p.dim() == 4:
+            ref["grad." + name] = p.grad.detach().float().cpu()
+    for _ in range(5):
+        step()
+    start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(args.iters):
+        step()
+    end.record()
+    torch.cuda.synchronize()
+    result = {"label": args.label, "dtype": args.dtype,
+              "benchmark": bool(args.benchmark),
+              "legacy_api": os.environ.get("TORCH_CUDNN_V8_API_DISABLED") == "1",
+              "tunedb": "LD_PRELOAD" in os.environ and "tunedb_preload" in os.environ["LD_PRELOAD"],
+              "first_iter_s": round(first_s, 4),
+              "steady_ms": round(start.elapsed_time(end) / args.iters, 3),
+              "iters": args.iters, "batch": args.batch, "model": source,
+              "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+              "gpu": torch.cuda.get_device_name()}
+    if args.save:
+        torch.save(ref, args.save)
+    if args.ref:
+        base = torch.load(args.ref)
+        worst_out = 0.0
+        worst_grad, worst_name = 0.0, ""
+        for k, v in base.items():
+            d = ((ref[k] - v).abs().max() / v.abs().max().clamp_min(1e-30)).item()
+            if k == "out":
+                worst_out = d
+            elif d > worst_grad:
+                worst_grad, worst_name = d, k
+        result.update({"out_rel_diff": worst_out, "grad_rel_diff": worst_grad,
+                       "grad_worst": worst_name})
+    print(json.dumps(result), flush=True)
+
+
+TOLERANCE = {"fp16": 2e-2, "fp32": 1e-2}  # relative to the largest value
+
+
+def summarize(runs_path, out_dir):
+    runs = [json.loads(l) for l in open(runs_path) if l.strip().startswith("{")]
+    base = {}
+    for r in runs:
+        if r["label"] == "legacy, no tunedb" and r["benchmark"]:
+            base[r["dtype"]] = r["steady_ms"]
+    for r in runs:
+        b = base.get(r["dtype"])
+        r["steady_vs_legacy_bench_on"] = round(r["steady_ms"] / b, 3) if b else None
+        if "out_rel_diff" in r:
+            tol = TOLERANCE[r["dtype"]]
+            r["matches_reference"] = (r["out_rel_diff"] <= tol and r["grad_rel_diff"] <= tol)
+    json.dump({"runs": runs, "tolerance": TOLERANCE},
+              open(os.path.join(out_dir, "dropin.json"), "w"), indent=1)
+    lines = ["# PyTorch drop-in: ResNet-50 batch 64, fwd+bwd, fresh process per row", "",
+             "Steady state relative to the legacy path without tunedb, benchmark on, "
+             "same dtype. Outputs and gradients: the largest difference relative to "
+             "the largest value, against the legacy run without tunedb (benchmark on); "
+             f"tolerance {TOLERANCE}.", "",
+             "| dtype | run | benchmark | first iteration (s) | steady (ms/iter) | vs legacy bench-on | out diff | grad diff | match | preload |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        lines.append("| {} | {} | {} | {:.3f} | {:.2f} | {} | {} | {} | {} | {} |".format(
+            r["dtype"], r["label"], "on" if r["benchmark"] else "off",
+            r["first_iter_s"], r["steady_ms"], r.get("steady_vs_legacy_bench_on"),
+            "%.2e" % r["out_rel_diff"] if "out_rel_diff" in r else "",
+            "%.2e" % r["grad_rel_diff"] if "grad_rel_diff" in r else "",
+            {True: "yes", False: "NO"}.get(r.get("matches_reference"), ""),
+            r.get("preload", "")))
+    if runs:
+        r = runs[0]
+        lines += ["", f"{r['gpu']}, PyTorch {r['torch']}, cuDNN {r['cudnn']}, model {r['model']}."]
+    open(os.path.join(out_dir, "dropin.md"), "w").write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--dtype", choices=["fp16", "fp32"], required=True)
+    r.add_argument("--benchmark", type=int, choices=[0, 1], required=True)
+    r.add_argument("--iters", type=int, default=30)
+    r.add_argument("--batch", type=int, default=64)
+    r.add_argument("--save")
+    r.add_argument("--ref")
+    r.add_argument("--label", required=True)
+    s = sub.add_parser("summarize")
+    s.add_argument("runs")
+    s.add_argument("out_dir")
+    args = ap.parse_args()
+    if args.cmd == "run":
+        run(args)
+    else:
+        summarize(args.runs, args.out_dir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+#include "server/search/graph_search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "cudnn/cudnn_status.h"
+#include "server/search/algo_failure.h"
+#include "server/search/run_timer.h"
+
+namespace tunedb {
+namespace {
+
+constexpr uint32_t Bit(int note) { return uint32_t{1} << note; }
+constexpr int kNumericalNoteDownConvertInputs = 1;
+
+AlgoResult ResultOf(const EngineConfig& config) {
+  AlgoResult r;
+  r.algo = config.engine;
+  r.knobs = config.knobs;
+  r.numerical_notes = config.numerical_notes;
+  r.behavior_notes = config.behavior_notes;
+  r.math_type = (config.numerical_notes & Bit(kNumericalNoteTensorCore))
+                    ? MathType::kTensorOp
+                    : MathType::kDefault;
+  r.deterministic =
+      (config.numerical_notes & Bit(kNumericalNoteNondeterministic)) == 0;
+  return r;
+}
+
+}  // namespace
+
+bool GraphPolicyAllows(const ConvProblem& p, uint32_t notes) {
+  const bool tensor_core = (notes & Bit(kNumericalNoteTensorCore)) != 0;
+  if (!p.allow_tensor_cores && tensor_core) return false;
+  if (p.input_type == DataType::kFloat && !p.allow_tf32) {
+    // TF32 shows as a tensor-core engine, or one that rounds its inputs.
+    if (tensor_core || (notes & Bit(kNumericalNoteDownConvertInputs)) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void GraphLauncher::Add(const AlgoResult& r, BackendDescriptor plan) {
+  Entry& e = plans_[{r.algo, KnobsText(r.knobs)}];
+  e.plan = std::move(plan);
+  e.pack = BackendDescriptor();
+  e.pack_workspace = nullptr;
+}
+
+cudnnBackendDescriptor_t GraphLauncher::PlanOf(const AlgoResult& r) const {
+  auto it = plans_.find({r.algo, KnobsText(r.knobs)});
+  return it == plans_.end() ? nullptr : it->second.plan.get();
+}
+
+absl::Status GraphLauncher::Launch(const AlgoResult& r, void* workspace,
+                                   size_t /*workspace_bytes*/) {
+  auto it = plans_.find({r.algo, KnobsText(r.knobs)});
+  if (it == plans_.end() || it->second.plan.get() == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("engine ", r.algo, " [", KnobsText(r.knobs),
+                     "] has no execution plan"));
+  }
+  Entry& e = it->second;
+  if (e.pack.get() == nullptr || e.pack_workspace != workspace) {
+    ASSIGN_OR_RETURN(e.pack, MakeVariantPack({buffers_.x, buffers_.w,
+                                              buffers_.y, workspace}));
+    e.pack_workspace = workspace;
+  }
+  return ExecutePlan(handle_, e.plan.get(), e.pack.get());
+}
+
+absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
+    const ConvOpGraph& graph, GraphLauncher& launcher, cudaStream_t stream,
+    DeviceSpan workspace, const CudnnFinderOptions& options,
+    double* heuristics_ms) {
+  const auto h0 = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(std::vector<EngineConfig> configs,
+                   graph.Configs(options.graph_heuristic_modes));
+  if (heuristics_ms != nullptr) {
+    *heuristics_ms = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - h0)
+                         .count();
+  }
+  ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::Create());
+  ASSIGN_OR_RETURN(CudaEvent stop, CudaEvent::Create());
+  std::vector<AlgoResult> results;
+  std::chrono::steady_clock::duration compiled{};
+  for (EngineConfig& config : configs) {
+    AlgoResult r = ResultOf(config);
+    if (!GraphPolicyAllows(graph.problem(), config.numerical_notes)) continue;
+    const bool compiles =
+        (config.behavior_notes & Bit(kBehaviorNoteRuntimeCompilation)) != 0;
+    if (compiles && compiled >= absl::ToChronoMilliseconds(
+                                    options.graph_compile_budget)) {
+      r.status = AlgoStatus::kFailed;
+      r.error = "not built: the search's runtime-compilation budget was spent";
+      results.push_back(std::move(r));
+      continue;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    absl::StatusOr<BackendDescriptor> plan =
+        graph.BuildPlan(config.descriptor.get());
+    if (compiles) compiled += std::chrono::steady_clock::now() - t0;
+    if (!plan.ok()) {
+      RETURN_IF_ERROR(CheckStickyError());
+      r.status = absl::IsUnimplemented(plan.status()) ||
+                         absl::IsFailedPrecondition(plan.status())
+                     ? AlgoStatus::kNotSupported
+                     : AlgoStatus::kFailed;
+      r.error = std::string(plan.status().message());
+      results.push_back(std::move(r));
+      continue;
+    }
+    ASSIGN_OR_RETURN(r.workspace_bytes, PlanWorkspaceBytes(plan->get()));
+    if (r.workspace_bytes > static_cast<int64_t>(workspace.bytes)) {
+      r.status = AlgoStatus::kFailed;
+      r.error = absl::StrCat("needs ", r.workspace_bytes,
+                             " bytes of workspace, more than the ",
+                             workspace.bytes, " offered");
+      results.push_back(std::move(r));
+      continue;
+    }
+    launcher.Add(r, std::move(*plan));
+    absl::StatusOr<DirectSample> sample =
+        TimeDirectRuns(launcher, r, stream, workspace.ptr,
+                       static_cast<size_t>(r.workspace_bytes), /*batch=*/1,
+                       start.get(), stop.get());
+    if (!sample.ok()) {
+      RETURN_IF_ERROR(CheckStickyError());
+      r.status = AlgoStatus::kFailed;
+      r.error = std::string(sample.status().message());
+      results.push_back(std::move(r));
+      continue;
+    }
+    r.status = AlgoStatus::kOk;
+    r.launch = Timing{sample->launch_ms, 0, 1};
+    r.host = Timing{sample->host_ms, 0, 1};
+    results.push_back(std::move(r));
+  }
+  if (results.empty()) {
+    AlgoResult none;
+    none.status = AlgoStatus::kNotSupported;
+    none.error = "cuDNN offers no engine config for this graph";
+    results.push_back(std::move(none));
+  }
+  SortResults(results);
+  return results;
+}
+
+absl::Status KeepPlans(const GraphLauncher& launcher,
+                       const CudnnFinderOptions& options,
+                       std::vector<AlgoResult>& results) {
+  if (results.empty() || results[0].status != AlgoStatus::kOk) {
+    return absl::OkStatus();
+  }
+  const double lead = results[0].cost(LaunchMode::kDirect).median_ms;
+  int kept = 0;
+  for (AlgoResult& r : results) {
+    if (kept >= options.graph_plans_kept || r.status != AlgoStatus::kOk) break;
+    const double cost = r.cost(LaunchMode::kDirect).median_ms;
+    if (kept > 0 && cost > lead * (1 + options.graph_plan_margin)) break;
+    cudnnBackendDescriptor_t plan = launcher.PlanOf(r);
+    if (plan == nullptr) continue;
+    ASSIGN_OR_RETURN(r.plan, SerializePlan(plan));
+    ++kept;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tunedb

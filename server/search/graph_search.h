@@ -1,0 +1,89 @@
+// The graph-API (cuDNN backend) parts of a search: what differs from the
+// legacy search, which CudnnFinder runs for problems with api=graph. The
+// shared phases (screening, re-timing, verification) run unchanged through
+// a GraphLauncher.
+//   1. GraphCandidates: the engine configs of heuristic modes A and B and
+//      the fallback list, without repeats, minus those the problem's policy
+//      forbids (tensor cores when tc=0; tensor cores and down-converted
+//      inputs for f32 when tf32=0). Each is built into an execution plan
+//      (engines that compile at run time only within
+//      CudnnFinderOptions::graph_compile_budget) and run once, timed, as
+//      PyTorch's benchmark mode does: its first launch-time sample.
+//   2-4. screen.h, retime.h, verify.h as for the legacy API (verification
+//      against legacy algorithms on the same buffers).
+//   5. KeepPlans: the leader's and the close runners-up's plans serialized
+//      into their results, so a fresh process loads them instead of
+//      building them.
+//
+// Thread safety: none; one search at a time.
+#ifndef TUNEDB_SERVER_SEARCH_GRAPH_SEARCH_H_
+#define TUNEDB_SERVER_SEARCH_GRAPH_SEARCH_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cudnn/backend_graph.h"
+#include "cudnn/cudnn_conv.h"
+#include "server/search/conv_launcher.h"
+#include "server/search/cudnn_finder_options.h"
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+// Whether a config with these numerical notes is allowed by the problem's
+// tensor-core and TF32 policy.
+bool GraphPolicyAllows(const ConvProblem& problem, uint32_t numerical_notes);
+
+// Runs the plans of graph-API candidates on the conv's buffers.
+class GraphLauncher final : public ConvLauncher {
+ public:
+  GraphLauncher(cudnnHandle_t handle, const ConvBuffers& buffers)
+      : handle_(handle), buffers_(buffers) {}
+
+  // Makes `plan` the one that runs for r's engine config.
+  void Add(const AlgoResult& r, BackendDescriptor plan);
+  // The plan of r's engine config, or null.
+  cudnnBackendDescriptor_t PlanOf(const AlgoResult& r) const;
+
+  // FAILED_PRECONDITION when r has no plan.
+  absl::Status Launch(const AlgoResult& r, void* workspace,
+                      size_t workspace_bytes) override;
+
+ private:
+  using Key = std::pair<int, std::string>;  // engine, knobs text
+  struct Entry {
+    BackendDescriptor plan;
+    BackendDescriptor pack;  // for pack_workspace
+    void* pack_workspace = nullptr;
+  };
+  cudnnHandle_t handle_;
+  ConvBuffers buffers_;
+  std::map<Key, Entry> plans_;
+};
+
+// Phase 1 (see above) with `workspace` offered. Results sorted by
+// SortResults; each OK one has its plan in `launcher`. Errors: the fatal
+// one of a broken CUDA context, or an operation graph cuDNN refuses for a
+// reason other than not supporting it (then every result is kNotSupported).
+// `heuristics_ms` (optional) receives the time spent asking the heuristics.
+absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
+    const ConvOpGraph& graph, GraphLauncher& launcher, cudaStream_t stream,
+    DeviceSpan workspace, const CudnnFinderOptions& options,
+    double* heuristics_ms = nullptr);
+
+// Phase 5: serializes the plans of the leader and the runners-up within
+// options.graph_plan_margin (graph_plans_kept in all) into results[i].plan.
+absl::Status KeepPlans(const GraphLauncher& launcher,
+                       const CudnnFinderOptions& options,
+                       std::vector<AlgoResult>& results);
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_SEARCH_GRAPH_SEARCH_H_

@@ -1,0 +1,485 @@
+// libtunedb_preload.so in a real program: preload_probe, linked against the
+// fake libcudnn.so.9, makes legacy Find/FindEx/Get_v7 calls with the preload
+// in LD_PRELOAD, against a real daemon (in-process, simulated finder, over
+// its Unix socket). The expected tuned choices are the client's answers for
+// the same key and constraints; the pass-through results are the fake's
+// fixed lists (fake_cudnn_lists.h).
+#include <cudnn.h>
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_cudnn_lists.h"
+#include "nlohmann/json.hpp"
+#include "server/service/server.h"
+#include "temp_dir.h"
+#include "test_values.h"
+#include "tunedb/client.h"
+#include "tunedb/cudnn_types.h"
+
+extern char** environ;
+
+namespace tunedb {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing_util::TempDir;
+
+struct ProbeRun {
+  int exit_code = -1;
+  nlohmann::json out;
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int runs = 0;
+int RunsSoFar() { return runs; }
+
+// Runs `argv` with this process's environment plus `env`, stdout and stderr
+// to files "outN" and "outN.err" in `dir` (N = RunsSoFar() after the run);
+// parses stdout as JSON when it is one.
+ProbeRun Spawn(const TempDir& dir, std::vector<std::string> argv,
+               const std::vector<std::string>& env) {
+  const std::string out_path = dir.File("out" + std::to_string(++runs));
+  const std::string err_path = out_path + ".err";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // This process's environment, each of `env` replacing its namesake.
+  std::vector<std::string> envs;
+  auto name_of = [](const std::string& e) { return e.substr(0, e.find('=')); };
+  for (char** e = environ; *e != nullptr; ++e) envs.push_back(*e);
+  for (const std::string& add : env) {
+    envs.erase(std::remove_if(envs.begin(), envs.end(),
+                              [&](const std::string& e) {
+                                return name_of(e) == name_of(add);
+                              }),
+               envs.end());
+    envs.push_back(add);
+  }
+  std::vector<char*> envp, args;
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  ProbeRun run;
+  const int rc =
+      posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(rc, 0) << "cannot start " << argv[0];
+  if (rc != 0) return run;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  run.exit_code =
+      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.err = ReadFile(err_path);
+  const std::string out = ReadFile(out_path);
+  run.out = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  return run;
+}
+
+// The probe's problem: 32 x 64 -> 64 channels, 56x56, 3x3, stride 2, pad 1
+// (stride 2 leaves the simulated finder's unit-stride algorithms out, so the
+// fastest one is not deterministic).
+const std::vector<std::string> kShape = {
+    "--n", "32",     "--c", "64",       "--k", "64",    "--hw",
+    "56",  "--filt", "3",   "--stride", "2",   "--pad", "1"};
+
+class PreloadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions options;
+    options.unix_socket = dir_.File("d.sock");
+    options.store.path = ":memory:";
+    options.finder = "simulated";
+    absl::StatusOr<std::unique_ptr<Server>> server =
+        Server::BuildAndStart(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    device_ = server_->core().devices().at(0).key;
+  }
+  void TearDown() override {
+    if (server_ != nullptr) server_->Shutdown(absl::Seconds(1));
+  }
+
+  std::vector<std::string> PreloadEnv() const {
+    return {std::string("LD_PRELOAD=") + PRELOAD_PATH,
+            "TUNEDB_ADDRESS=" + server_->address(),
+            "TUNEDB_DEVICE_KEY=" + device_.ToText(), "TUNEDB_PRELOAD_LOG=calls",
+            // A loaded test machine must not turn a first connection into
+            // "daemon down"; a missing socket still fails at once.
+            "TUNEDB_PRELOAD_LOOKUP_MS=10000"};
+  }
+
+  // preload_probe with `args` after kShape, with the preload (and `env`).
+  ProbeRun Probe(std::vector<std::string> args,
+                 std::vector<std::string> env = {}, bool preload = true) {
+    std::vector<std::string> argv = {PROBE_PATH};
+    argv.insert(argv.end(), kShape.begin(), kShape.end());
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<std::string> all =
+        preload ? PreloadEnv() : std::vector<std::string>{};
+    all.insert(all.end(), env.begin(), env.end());
+    ProbeRun run = Spawn(dir_, argv, all);
+    EXPECT_TRUE(run.out.is_object()) << "probe printed no JSON; stderr:\n"
+                                     << run.err;
+    return run;
+  }
+
+  ProblemKey Key(ConvOp op) const {
+    ProblemKey key;
+    key.device = device_;
+    key.problem = testing_util::TestProblem(32, 64, 64, 56, 3, 2);
+    key.problem.op = op;
+    return key;
+  }
+
+  // Stores the daemon's search for `key` (waits for it).
+  void Tune(const ProblemKey& key) {
+    ClientOptions o;
+    o.address = server_->address();
+    o.miss_policy = MissPolicy::kTuneAndWait;
+    o.tune_deadline = absl::Seconds(30);
+    auto client = Client::Create(o).value();
+    ASSERT_TRUE(client->Get(key).tuned());
+  }
+
+  // What the client answers for `key` under `c` (the stored record's
+  // choice), as the daemon has it.
+  Answer Tuned(const ProblemKey& key, const Constraints& c = {}) {
+    ClientOptions o;
+    o.address = server_->address();
+    o.lookup_deadline = absl::Seconds(5);
+    auto client = Client::Create(o).value();
+    return client->Get(key, c);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Server> server_;
+  DeviceKey device_;
+};
+
+// The fake's list as the probe prints it.
+nlohmann::json FakeList(const fake_cudnn::Entry* list, int count) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int i = 0; i < count && i < fake_cudnn::kListSize; ++i) {
+    out.push_back({{"algo", list[i].algo},
+                   {"status", static_cast<int>(list[i].status)},
+                   {"memory", list[i].memory},
+                   {"deterministic", list[i].deterministic},
+                   {"math", static_cast<int>(list[i].math)},
+                   {"time", list[i].time}});
+  }
+  return out;
+}
+
+TEST_F(PreloadTest, WithoutThePreloadTheProbeSeesTheFakeLists) {
+  ProbeRun run = Probe({"--call", "find_ex"}, {}, /*preload=*/false);
+  EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kFindList, 8));
+  EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 1);
+  EXPECT_THAT(run.err, Not(HasSubstr("tunedb preload")));
+}
+
+TEST_F(PreloadTest, AMissPassesThroughUnchangedAndTheDaemonLearnsTheProblem) {
+  const ProblemKey key = Key(ConvOp::kForward);
+  ProbeRun run =
+      Probe({"--call", "find_ex"}, {"TUNEDB_PRELOAD_EXIT_WAIT_S=30"});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out["status"], 0);
+  EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kFindList, 8));
+  EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 1);
+  // The preload took the call (interposed) and counted a miss.
+  EXPECT_THAT(run.err, HasSubstr("tunedb preload: fwd miss"));
+  EXPECT_THAT(run.err, HasSubstr("1 calls: 0 hits, 1 misses"));
+  // ... and asked the daemon to tune it: the record is stored now, and the
+  // next process hits.
+  EXPECT_TRUE(Tuned(key).tuned());
+  ProbeRun next = Probe({"--call", "find_ex"});
+  EXPECT_EQ(next.out["real_calls"]["fwd_find_ex"], 0);
+  EXPECT_EQ(next.out["perf"][0]["algo"], Tuned(key).algo);
+}
+
+TEST_F(PreloadTest, AHitComesBackInTunedOrderWithoutCallingFind) {
+  const ProblemKey key = Key(ConvOp::kForward);
+  Tune(key);
+  const Answer fastest = Tuned(key);
+  Constraints det;
+  det.deterministic_only = true;
+  const Answer deterministic = Tuned(key, det);
+  ASSERT_TRUE(fastest.tuned());
+  ASSERT_TRUE(deterministic.tuned());
+  // The simulated ranking differs from the fake's lists, so the order below
+  // can only come from tunedb.
+  ASSERT_NE(fastest.algo, fake_cudnn::kFindList[0].algo);
+  ASSERT_NE(fastest.algo, fake_cudnn::kHeuristicList[0].algo);
+  ASSERT_NE(fastest.algo, deterministic.algo);
+
+  for (const std::string call : {"find_ex", "find", "get_v7"}) {
+    SCOPED_TRACE(call);
+    ProbeRun run = Probe({"--call", call});
+    ASSERT_EQ(run.out["status"], 0);
+    const nlohmann::json& perf = run.out["perf"];
+    ASSERT_GE(perf.size(), 2u);
+    EXPECT_EQ(perf[0]["algo"], fastest.algo);
+    EXPECT_EQ(perf[0]["math"], static_cast<int>(ToCudnn(fastest.math_type)));
+    EXPECT_EQ(perf[0]["status"], 0);
+    EXPECT_EQ(perf[0]["deterministic"], false);
+    EXPECT_GE(perf[0]["memory"].get<int64_t>(), fastest.workspace_bytes);
+    EXPECT_EQ(perf[1]["algo"], deterministic.algo);
+    EXPECT_EQ(perf[1]["deterministic"], true);
+    // The rest is cuDNN's heuristic list without those two, in its order.
+    std::vector<int> tail, expected_tail;
+    for (size_t i = 2; i < perf.size(); ++i) tail.push_back(perf[i]["algo"]);
+    for (const auto& e : fake_cudnn::kHeuristicList) {
+      if (e.algo != fastest.algo && e.algo != deterministic.algo) {
+        expected_tail.push_back(e.algo);
+      }
+    }
+    expected_tail.resize(std::min<size_t>(expected_tail.size(), 8 - 2));
+    EXPECT_EQ(tail, expected_tail);
+    EXPECT_EQ(run.out["returned"], perf.size());
+    // No benchmark: Find never reached cuDNN; the heuristic list did.
+    EXPECT_EQ(run.out["real_calls"]["fwd_find"], 0);
+    EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 0);
+    EXPECT_EQ(run.out["real_calls"]["fwd_get_v7"], 1);
+    EXPECT_THAT(run.err, HasSubstr("1 calls: 1 hits, 0 misses"));
+  }
+}
+
+TEST_F(PreloadTest, BackwardPassesAreAnsweredForTheirOwnKeys) {
+  for (ConvOp op : {ConvOp::kBackwardData, ConvOp::kBackwardFilter}) {
+    const ProblemKey key = Key(op);
+    Tune(key);
+    const Answer fastest = Tuned(key);
+    ASSERT_TRUE(fastest.tuned());
+    const std::string name(ConvOpName(op));
+    SCOPED_TRACE(name);
+    ProbeRun run = Probe({"--op", name, "--call", "find_ex"});
+    ASSERT_EQ(run.out["status"], 0);
+    EXPECT_EQ(run.out["perf"][0]["algo"], fastest.algo);
+    EXPECT_EQ(run.out["real_calls"][name + "_find_ex"], 0);
+    EXPECT_THAT(run.err, HasSubstr(name + " hit"));
+  }
+}
+
+TEST_F(PreloadTest, AFindExCallersWorkspaceLimitIsHonoured) {
+  const ProblemKey key = Key(ConvOp::kForward);
+  Tune(key);
+  const Answer fastest = Tuned(key);
+  ASSERT_GT(fastest.workspace_bytes, 0);
+  const int64_t limit = fastest.workspace_bytes - 1;
+  Constraints c;
+  c.max_workspace_bytes = limit;
+  const Answer within = Tuned(key, c);
+  ASSERT_TRUE(within.tuned());
+  ASSERT_NE(within.algo, fastest.algo);
+
+  ProbeRun run = Probe({"--call", "find_ex", "--ws", std::to_string(limit)});
+  ASSERT_EQ(run.out["status"], 0);
+  const nlohmann::json& perf = run.out["perf"];
+  ASSERT_FALSE(perf.empty());
+  EXPECT_EQ(perf[0]["algo"], within.algo);
+  for (const auto& p : perf) {
+    if (p["status"] == 0) {
+      EXPECT_LE(p["memory"].get<int64_t>(), limit) << p;
+    }
+  }
+}
+
+TEST_F(PreloadTest, AHitOffersTheWorkspaceThisCudnnSaysTheChoiceNeeds) {
+  const ProblemKey key = Key(ConvOp::kForward);
+  Tune(key);
+  const Answer fastest = Tuned(key);
+  // cuDNN here says every algorithm needs more than the stored record.
+  const int64_t needs = fastest.workspace_bytes + 12345;
+  ProbeRun run = Probe({"--call", "find_ex"},
+                       {"FAKE_CUDNN_WORKSPACE=" + std::to_string(needs)});
+  ASSERT_EQ(run.out["status"], 0);
+  EXPECT_EQ(run.out["perf"][0]["algo"], fastest.algo);
+  EXPECT_EQ(run.out["perf"][0]["memory"], needs);
+}
+
+TEST_F(PreloadTest, ARequestedCountBelowTheListTruncatesIt) {
+  const ProblemKey key = Key(ConvOp::kForward);
+  Tune(key);
+  ProbeRun run = Probe({"--call", "get_v7", "--count", "1"});
+  ASSERT_EQ(run.out["status"], 0);
+  EXPECT_EQ(run.out["returned"], 1);
+  EXPECT_EQ(run.out["perf"][0]["algo"], Tuned(key).algo);
+}
+
+// A call the preload cannot answer goes to cuDNN unchanged, with the reason
+// counted on the exit line.
+struct PassThroughCase {
+  const char* what;
+  std::vector<std::string> args;
+  std::vector<std::string> env;  // "{dir}" is the test's folder
+  const char* reason;
+  const char* real_call;
+};
+
+TEST_F(PreloadTest, CallsItCannotAnswerPassThroughUnchanged) {
+  const std::vector<PassThroughCase> cases = {
+      {"unsupported descriptors (int8)",
+       {"--call", "find_ex", "--type", "i8"},
+       {},
+       "unsupported_problem=1",
+       "fwd_find_ex"},
+      {"a failing heuristic on a hit",
+       {"--call", "find"},
+       {"FAKE_CUDNN_FAIL_GET_V7=1"},
+       "heuristic_failed=1",
+       "fwd_find"},
+      {"another cuDNN major version",
+       {"--call", "find_ex"},
+       {"FAKE_CUDNN_VERSION=80907"},
+       "cudnn_version=1",
+       "fwd_find_ex"},
+      {"a bad device key",
+       {"--call", "find_ex"},
+       {"TUNEDB_DEVICE_KEY=gpu=x"},
+       "no_device=1",
+       "fwd_find_ex"},
+      {"the preload switched off",
+       {"--call", "get_v7"},
+       {"TUNEDB_PRELOAD=off"},
+       "disabled=1",
+       "fwd_get_v7"},
+      {"a requested count of 0",
+       {"--call", "find_ex", "--count", "0"},
+       {},
+       "bad_arguments=1",
+       "fwd_find_ex"},
+      {"a daemon that is down",
+       {"--call", "find_ex"},
+       {"TUNEDB_ADDRESS=unix:{dir}/nobody.sock"},
+       "daemon_down=1",
+       "fwd_find_ex"},
+  };
+  // Stored, so that each case's own cause is what passes the call through.
+  Tune(Key(ConvOp::kForward));
+  for (const PassThroughCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::vector<std::string> env;
+    for (std::string e : c.env) {
+      const size_t at = e.find("{dir}");
+      if (at != std::string::npos) e.replace(at, 5, dir_.path());
+      env.push_back(e);
+    }
+    ProbeRun run = Probe(c.args, env);
+    EXPECT_EQ(run.exit_code, 0);
+    EXPECT_EQ(run.out["real_calls"][c.real_call], 1);
+    const fake_cudnn::Entry* list =
+        std::string(c.real_call).find("get_v7") != std::string::npos
+            ? fake_cudnn::kHeuristicList
+            : fake_cudnn::kFindList;
+    if (run.out["status"] == 0) {
+      EXPECT_EQ(run.out["perf"], FakeList(list, 8));
+    }
+    EXPECT_THAT(run.err, HasSubstr(c.reason));
+  }
+}
+
+TEST_F(PreloadTest, WithoutItsCoreTheShimPassesEverythingThroughAndSaysWhy) {
+  // The shim alone, in a folder without libtunedb_preload_core.so.
+  const std::string lone = dir_.File("libtunedb_preload.so");
+  {
+    std::ifstream in(PRELOAD_PATH, std::ios::binary);
+    std::ofstream out(lone, std::ios::binary);
+    out << in.rdbuf();
+  }
+  ProbeRun run = Probe({"--call", "find_ex"}, {"LD_PRELOAD=" + lone});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kFindList, 8));
+  EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 1);
+  EXPECT_THAT(run.err, HasSubstr("cannot load libtunedb_preload_core.so"));
+}
+
+TEST_F(PreloadTest, TheExitLineCanBeSilenced) {
+  ProbeRun run = Probe({"--call", "find_ex"}, {"TUNEDB_PRELOAD_LOG=off"});
+  EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 1);
+  EXPECT_THAT(run.err, Not(HasSubstr("tunedb preload")));
+}
+
+// The real libcudnn.so.9, without a GPU: its descriptor calls are
+// host-only, so the preload, bound under the real version node, reads real
+// descriptors back into the key the daemon stores, before the call goes on
+// to cuDNN. That call then gets a null handle (there is no GPU to make one),
+// on which cuDNN itself crashes, with or without the preload.
+TEST_F(PreloadTest, WithTheRealCudnnTheProblemIsReadBackIntoTheDaemonsKey) {
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);  // the crash below writes no core file
+  std::vector<std::string> argv = {REAL_PROBE_PATH};
+  argv.insert(argv.end(), kShape.begin(), kShape.end());
+  for (const char* a : {"--op", "bwd_filter", "--call", "get_v7", "--nhwc"}) {
+    argv.push_back(a);
+  }
+  ProbeRun with = Spawn(dir_, argv, PreloadEnv());
+  ProbeRun without = Spawn(dir_, argv, {});
+  ProblemKey key = Key(ConvOp::kBackwardFilter);
+  key.problem.layout = Layout::kNHWC;
+  EXPECT_THAT(with.err, HasSubstr("bwd_filter miss " + key.ToText() + "\n"));
+  EXPECT_EQ(with.exit_code, without.exit_code);
+}
+
+TEST_F(PreloadTest, TunedbRunPreloadsTheCommandAndReturnsItsExitCode) {
+  Tune(Key(ConvOp::kForward));
+  // No "--": the probe's own flags (--n, --call, ...) still go to it.
+  std::vector<std::string> argv = {
+      TUNEDB_CLI_PATH, "--address", server_->address(), "run",
+      "--log",         "summary",   PROBE_PATH};
+  argv.insert(argv.end(), kShape.begin(), kShape.end());
+  for (const char* a : {"--call", "find_ex", "--exit-code", "7"}) {
+    argv.push_back(a);
+  }
+  ProbeRun run = Spawn(dir_, argv, {"TUNEDB_DEVICE_KEY=" + device_.ToText()});
+  EXPECT_EQ(run.exit_code, 7) << run.err;
+  ASSERT_TRUE(run.out.is_object()) << run.err;
+  EXPECT_EQ(run.out["perf"][0]["algo"], Tuned(Key(ConvOp::kForward)).algo);
+  EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 0);
+  EXPECT_THAT(run.err, HasSubstr("1 calls: 1 hits"));
+}
+
+TEST_F(PreloadTest, TunedbRunPutsThePreloadBeforeTheCallersOwn) {
+  ProbeRun run =
+      Spawn(dir_,
+            {TUNEDB_CLI_PATH, "--address", "unix:/x.sock", "run", "/bin/sh",
+             "-c", "printf '%s|%s' \"$LD_PRELOAD\" \"$TUNEDB_ADDRESS\""},
+            {"LD_PRELOAD=libm.so.6"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(ReadFile(dir_.File("out" + std::to_string(RunsSoFar()))),
+            std::string(PRELOAD_PATH) + ":libm.so.6|unix:/x.sock");
+}
+
+TEST_F(PreloadTest, TunedbRunHasHelp) {
+  ProbeRun run = Spawn(dir_, {TUNEDB_CLI_PATH, "run", "--help"}, {});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_THAT(ReadFile(dir_.File("out" + std::to_string(RunsSoFar()))),
+              HasSubstr("tunedb run [OPTIONS] [--] CMD"));
+}
+
+}  // namespace
+}  // namespace tunedb

@@ -1,0 +1,217 @@
+// `tunedb run [--] CMD...`: runs an unmodified program with
+// libtunedb_preload.so in LD_PRELOAD (put first, before any the caller
+// already had) and the daemon address in TUNEDB_ADDRESS, so its legacy cuDNN
+// Find/Get_v7 calls are answered from tunedb (docs/preload.md). Returns the
+// program's exit code (128 + N when it dies of signal N; 127 when it cannot
+// be started).
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tuner/commands.h"
+#include "tuner/exit_codes.h"
+
+extern char** environ;
+
+namespace tunedb::cli {
+namespace {
+
+constexpr const char* kPreloadName = "libtunedb_preload.so";
+
+struct RunFlags {
+  std::string preload;  // "" = found beside the tunedb binary
+  std::string log;      // TUNEDB_PRELOAD_LOG; "" = the preload's default
+  std::string db;       // TUNEDB_PRELOAD_DB
+  double exit_wait_s = -1;
+  std::vector<std::string> command;
+};
+
+std::string ExecutableDir() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "";
+  std::string path(buf, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/'));
+}
+
+// The preload beside the binary, in ../lib (a bundle, the build tree) or in
+// the install's library folder; "" if none is there.
+std::string FindPreload() {
+  const std::string dir = ExecutableDir();
+  if (dir.empty()) return "";
+  for (const std::string& candidate :
+       {absl::StrCat(dir, "/", kPreloadName),
+        absl::StrCat(dir, "/../lib/", kPreloadName),
+        absl::StrCat(dir, "/../", TUNEDB_INSTALL_LIBDIR, "/", kPreloadName)}) {
+    if (access(candidate.c_str(), R_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+pid_t child_pid = -1;
+
+void ForwardSignal(int sig) {
+  if (child_pid > 0) kill(child_pid, sig);
+}
+
+int RunCommand(CliContext& ctx, const RunFlags& f) {
+  std::vector<std::string> command = f.command;
+  if (!command.empty() && command.front() == "--")
+    command.erase(command.begin());
+  if (command.empty()) {
+    ctx.err() << "tunedb run: no command given (tunedb run -- CMD ...)\n";
+    return kExitUsage;
+  }
+  std::string preload = f.preload.empty() ? FindPreload() : f.preload;
+  if (preload.empty() || access(preload.c_str(), R_OK) != 0) {
+    ctx.err() << "tunedb run: cannot find " << kPreloadName
+              << (f.preload.empty() ? " beside the tunedb binary"
+                                    : absl::StrCat(" at ", f.preload))
+              << " (use --preload PATH)\n";
+    return kExitUsage;
+  }
+  // An absolute path: the program may change its working folder before it
+  // starts others.
+  char resolved[PATH_MAX];
+  if (realpath(preload.c_str(), resolved) != nullptr) preload = resolved;
+
+  std::vector<std::string> env;
+  const char* existing = std::getenv("LD_PRELOAD");
+  env.push_back(absl::StrCat("LD_PRELOAD=", preload,
+                             existing != nullptr && *existing != '\0'
+                                 ? absl::StrCat(":", existing)
+                                 : ""));
+  env.push_back("TUNEDB_ADDRESS=" + ctx.options().address);
+  if (!f.log.empty()) env.push_back("TUNEDB_PRELOAD_LOG=" + f.log);
+  if (!f.db.empty()) env.push_back("TUNEDB_PRELOAD_DB=" + f.db);
+  if (f.exit_wait_s >= 0) {
+    env.push_back(absl::StrCat("TUNEDB_PRELOAD_EXIT_WAIT_S=", f.exit_wait_s));
+  }
+  auto replaced = [&](const char* entry) {
+    const std::string e(entry);
+    for (const std::string& mine : env) {
+      if (e.compare(0, mine.find('=') + 1, mine, 0, mine.find('=') + 1) == 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!replaced(*e)) env.push_back(*e);
+  }
+  std::vector<char*> envp, argv;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  for (std::string& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  // Like system(): the terminal's SIGINT/SIGQUIT reach the child directly;
+  // SIGTERM and SIGHUP sent to tunedb are passed on to it.
+  struct sigaction ignore {
+  }, forward{}, old_int{}, old_quit{}, old_term{}, old_hup{};
+  ignore.sa_handler = SIG_IGN;
+  forward.sa_handler = ForwardSignal;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  sigaction(SIGTERM, &forward, &old_term);
+  sigaction(SIGHUP, &forward, &old_hup);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGQUIT);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  const int rc =
+      posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  int code = 127;
+  if (rc != 0) {
+    ctx.err() << "tunedb run: cannot start " << command.front() << ": "
+              << strerror(rc) << "\n";
+  } else {
+    child_pid = pid;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    child_pid = -1;
+    code = WIFEXITED(status)     ? WEXITSTATUS(status)
+           : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                 : kExitError;
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+  return code;
+}
+
+}  // namespace
+
+std::vector<std::string> WithRunSeparator(std::vector<std::string> args) {
+  auto takes_value = [](const std::string& a, bool in_run) {
+    if (a.find('=') != std::string::npos) return false;
+    if (a == "--address" || a == "--timeout") return true;
+    return in_run && (a == "--preload" || a == "--log" || a == "--db" ||
+                      a == "--exit-wait");
+  };
+  bool in_run = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") return args;
+    if (!a.empty() && a[0] == '-') {
+      if (takes_value(a, in_run)) ++i;
+      continue;
+    }
+    if (!in_run) {
+      if (a != "run") return args;  // another subcommand
+      in_run = true;
+      continue;
+    }
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(i), "--");
+    return args;
+  }
+  return args;
+}
+
+void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Run a program with tunedb answering its cuDNN algorithm searches "
+      "(LD_PRELOAD of libtunedb_preload.so; see docs/preload.md). Exits "
+      "with the program's exit code.");
+  run->footer("Usage: tunedb run [OPTIONS] [--] CMD [ARGS...]");
+  run->add_option("--preload", flags->preload,
+                  "The preload library (default: libtunedb_preload.so beside "
+                  "the tunedb binary or in its ../lib)")
+      ->envname("TUNEDB_PRELOAD_PATH");
+  run->add_option("--log", flags->log,
+                  "The preload's log: off, summary (one line of counters at "
+                  "exit; the default) or calls (also one line per call)")
+      ->check(CLI::IsMember({"off", "summary", "calls"}));
+  run->add_option("--db", flags->db,
+                  "The daemon's database file, read while the daemon is down");
+  run->add_option("--exit-wait", flags->exit_wait_s,
+                  "At exit, wait up to this many seconds for the background "
+                  "tunes of the program's misses (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("command", flags->command, "The program and its arguments")
+      ->required();
+  run->callback(
+      [&ctx, flags, exit_code] { *exit_code = RunCommand(ctx, *flags); });
+}
+
+}  // namespace tunedb::cli
