@@ -22,17 +22,19 @@ ALLOWED = {
     "proto": ["common"],
     "store": ["common", "store/sql"],
     "store/sql": ["common"],
+    "store/fleet": ["common", "store"],
     "cudnn": ["common"],
     "server/finder": ["common"],
     "server/search": ["common", "cudnn", "server/finder"],
     "server/worker": ["common", "proto", "cudnn", "server/finder",
                       "server/search"],
-    "server/tuning": ["common", "store", "server/finder"],
-    "server/service": ["common", "proto", "store", "server/finder",
+    "server/tuning": ["common", "store", "store/fleet", "server/finder"],
+    "server/service": ["common", "proto", "store", "store/fleet",
+                       "server/finder",
                        "server/worker", "server/tuning"],
     "client": ["common", "proto", "store", "cudnn"],
     "preload": ["common"],
-    "tuner": ["common", "proto"],
+    "tuner": ["common", "proto", "store/fleet"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

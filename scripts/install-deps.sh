@@ -12,6 +12,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config patchelf \
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
   libsqlite3-dev sqlite3 libabsl-dev \
+  postgresql libpq-dev libpqxx-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev \
   prometheus-cpp-dev libsystemd-dev prometheus \

@@ -25,6 +25,7 @@
 #include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "common/valid_key.h"
+#include "store/outbox_sql.h"
 #include "store/sql/statement.h"
 #include "store/sql/store_schema.h"
 #include "store/sql/transaction.h"
@@ -1251,6 +1252,45 @@ absl::StatusOr<int64_t> SqliteStore::Put(const Record& record) {
     return absl::OkStatus();
   }));
   return id;
+}
+
+absl::StatusOr<int64_t> SqliteStore::PutForFleet(const Record& record) {
+  int64_t id = 0;
+  RETURN_IF_ERROR(WriteRecords([&](sql::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(id, PutRecord(db, record));
+    Record stored = record;
+    stored.id = id;
+    return AppendToOutbox(db, stored);
+  }));
+  return id;
+}
+
+absl::StatusOr<std::vector<OutboxEntry>> SqliteStore::ReadOutbox(
+    int limit, int64_t* dropped) {
+  std::vector<OutboxEntry> entries;
+  std::vector<int64_t> unreadable;
+  RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(entries, ReadOutboxRows(db, limit, &unreadable));
+    return absl::OkStatus();
+  }));
+  if (!unreadable.empty()) RETURN_IF_ERROR(RemoveFromOutbox(unreadable));
+  if (dropped != nullptr) *dropped = static_cast<int64_t>(unreadable.size());
+  return entries;
+}
+
+absl::Status SqliteStore::RemoveFromOutbox(const std::vector<int64_t>& ids) {
+  if (ids.empty()) return absl::OkStatus();
+  return Write(
+      [&](sql::Database& db) { return DeleteOutboxRows(db, ids); });
+}
+
+absl::StatusOr<int64_t> SqliteStore::OutboxSize() {
+  int64_t count = 0;
+  RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(count, CountOutboxRows(db));
+    return absl::OkStatus();
+  }));
+  return count;
 }
 
 absl::Status SqliteStore::PutAll(const std::vector<Record>& records) {

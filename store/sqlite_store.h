@@ -56,6 +56,11 @@ class SqliteStore : public Store {
 
   absl::StatusOr<std::optional<Record>> Get(const ProblemKey& key) override;
   absl::StatusOr<int64_t> Put(const Record& record) override;
+  absl::StatusOr<int64_t> PutForFleet(const Record& record) override;
+  absl::StatusOr<std::vector<OutboxEntry>> ReadOutbox(
+      int limit, int64_t* dropped) override;
+  absl::Status RemoveFromOutbox(const std::vector<int64_t>& ids) override;
+  absl::StatusOr<int64_t> OutboxSize() override;
   absl::Status PutAll(const std::vector<Record>& records) override;
   absl::StatusOr<std::unique_ptr<StagedImport>> BeginImport() override;
   using Store::Query;

@@ -73,6 +73,13 @@ struct BadRow {
   std::string reason;
 };
 
+// One search result waiting in the fleet outbox (Store::PutForFleet): its
+// outbox id and the record as it was stored.
+struct OutboxEntry {
+  int64_t id = 0;
+  Record record;
+};
+
 // The key fields a filter finds through an index, besides "hash".
 const std::vector<std::string>& IndexedFilterFields();
 
@@ -140,6 +147,18 @@ class Store {
   // Inserts or replaces the record for record.key (served_count is kept on
   // replace). Returns the row id. Durable when it returns.
   virtual absl::StatusOr<int64_t> Put(const Record& record) = 0;
+
+  // Put, and in the same transaction adds the record to the fleet outbox
+  // (docs/fleet.md), so a stored search result is never lost to the fleet.
+  virtual absl::StatusOr<int64_t> PutForFleet(const Record& record) = 0;
+  // The oldest `limit` outbox entries; rows that cannot be read back are
+  // dropped (and logged by the caller through `dropped`).
+  virtual absl::StatusOr<std::vector<OutboxEntry>> ReadOutbox(
+      int limit, int64_t* dropped) = 0;
+  // Removes published entries from the outbox.
+  virtual absl::Status RemoveFromOutbox(const std::vector<int64_t>& ids) = 0;
+  // Entries waiting in the outbox.
+  virtual absl::StatusOr<int64_t> OutboxSize() = 0;
 
   // Puts every record in one transaction: all or nothing (a StagedImport).
   virtual absl::Status PutAll(const std::vector<Record>& records) = 0;

@@ -32,7 +32,7 @@ int RunStats(CliContext& ctx) {
     for (const auto& [ordinal, depth] : s.queue_depths()) {
       queues[absl::StrCat(ordinal)] = depth;
     }
-    ctx.out() << nlohmann::json({{"version", s.version()},
+    nlohmann::json j = nlohmann::json({{"version", s.version()},
                                  {"uptime_s", s.uptime_s()},
                                  {"finder", s.finder()},
                                  {"records", s.records()},
@@ -45,9 +45,22 @@ int RunStats(CliContext& ctx) {
                                  {"search_ms_total", s.search_ms_total()},
                                  {"queue_depths", queues},
                                  {"database_path", s.database_path()},
-                                 {"database_bytes", s.database_bytes()}})
-                     .dump(2)
-              << "\n";
+                                 {"database_bytes", s.database_bytes()}});
+    if (s.has_fleet()) {
+      const v1::FleetStats& f = s.fleet();
+      j["fleet"] = {{"database", f.database()},
+                    {"connected", f.connected()},
+                    {"last_error", f.last_error()},
+                    {"last_error_us", f.last_error_us()},
+                    {"outbox", f.outbox()},
+                    {"published", f.published()},
+                    {"fetched", f.fetched()},
+                    {"claims", f.claims()},
+                    {"waits", f.waits()},
+                    {"errors", f.errors()},
+                    {"jobs_done", f.jobs_done()}};
+    }
+    ctx.out() << j.dump(2) << "\n";
     return kExitOk;
   }
   std::string queues;
@@ -74,6 +87,26 @@ int RunStats(CliContext& ctx) {
        {"queues", queues.empty() ? "-" : queues},
        {"database", absl::StrCat(s.database_path(), " (",
                                  FormatBytes(s.database_bytes()), ")")}});
+  if (s.has_fleet()) {
+    const v1::FleetStats& f = s.fleet();
+    PrintKeyValues(
+        ctx.out(),
+        {{"fleet", absl::StrCat(f.database(), f.connected()
+                                                  ? " (connected)"
+                                                  : " (NOT CONNECTED)")},
+         {"fleet outbox", absl::StrCat(f.outbox(), " waiting, ",
+                                       f.published(), " published")},
+         {"fleet answers", absl::StrCat(f.fetched(), " fetched, ", f.claims(),
+                                        " searches claimed, ", f.waits(),
+                                        " waited for another host")},
+         {"fleet jobs done", absl::StrCat(f.jobs_done())},
+         {"fleet errors",
+          f.errors() == 0
+              ? std::string("0")
+              : absl::StrCat(f.errors(), ", last ",
+                             FormatTime(f.last_error_us()), ": ",
+                             f.last_error())}});
+  }
   return kExitOk;
 }
 

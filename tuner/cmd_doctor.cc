@@ -131,6 +131,18 @@ int RunDoctor(CliContext& ctx, const std::string& db_path) {
            absl::StrCat(stats.database_path(), ": ", stats.records(),
                         " records, ", FormatBytes(stats.database_bytes()))});
       checks.push_back(CheckRecordRows(ctx, *stub, &bad_rows));
+      if (stats.has_fleet()) {
+        const v1::FleetStats& f = stats.fleet();
+        checks.push_back(
+            {"fleet database", f.connected(),
+             absl::StrCat(f.database(),
+                          f.connected() ? ": connected" : ": NOT connected",
+                          f.last_error().empty()
+                              ? ""
+                              : absl::StrCat(" (last error: ", f.last_error(),
+                                             ")"),
+                          ", outbox ", f.outbox(), " waiting")});
+      }
     } else {
       checks.push_back({"versions", false, std::string(s.message())});
     }

@@ -11,6 +11,7 @@
 #include "nlohmann/json.hpp"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
+#include "tuner/fleet_prewarm.h"
 #include "tuner/format.h"
 #include "tuner/interrupt.h"
 #include "tuner/models.h"
@@ -41,6 +42,8 @@ struct PrewarmFlags {
   double drain_s = 30;
   bool no_progress = false;
   bool dry_run = false;
+  std::string device;  // --device: the device key text (fleet prewarm)
+  FleetPrewarmFlags fleet;
 };
 
 struct Plan {
@@ -226,7 +229,14 @@ int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
   }
   std::optional<DeviceKey> device;
   int gpus = 1;
-  if (!f.dry_run) {
+  if (!f.device.empty()) {
+    auto parsed = DeviceKey::Parse(f.device);
+    if (!parsed.ok()) {
+      return ctx.Fail(absl::InvalidArgumentError(
+          absl::StrCat("--device: ", parsed.status().message())));
+    }
+    device = *parsed;
+  } else if (!f.dry_run) {
     auto resolved = ctx.ResolveDevice(f.gpu, &gpus);
     if (!resolved.ok()) return ctx.Fail(resolved.status());
     device = *resolved;
@@ -234,6 +244,20 @@ int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
   Plan plan;
   if (int code = BuildPlan(ctx, f, device, &plan); code != kExitOk) return code;
   if (f.dry_run) return RunDryRun(ctx, plan);
+  if (!f.fleet.url.empty()) {
+    std::vector<ProblemKey> keys;
+    for (const PrewarmItem& item : plan.items) keys.push_back(item.key);
+    if (f.limit > 0 && static_cast<int64_t>(keys.size()) > f.limit) {
+      keys.resize(f.limit);
+    }
+    ctx.err() << keys.size() << " unique problems (" << plan.duplicates
+              << " duplicates dropped) for " << device->gpu_model
+              << " to the fleet\n";
+    FleetPrewarmFlags fleet = f.fleet;
+    fleet.progress = !f.no_progress;
+    ScopedSigintHandler sigint(ctx.io().handle_signals);
+    return RunFleetPrewarm(ctx, fleet, keys);
+  }
 
   ctx.err() << plan.items.size() << " unique problems (" << plan.duplicates
             << " duplicates dropped) for " << device->gpu_model << " (" << gpus
@@ -318,6 +342,21 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--no-progress", flags->no_progress, "No progress output");
+  cmd->add_option("--device", flags->device,
+                  "Device key to tune for instead of asking the daemon, e.g. "
+                  "'gpu=NVIDIA%20H200 cc=9.0 sms=132 cudnn=9.19.0 cuda=13.0' "
+                  "(the device part of a key: `tunedb devices` lists its fields)");
+  cmd->add_option("--fleet", flags->fleet.url,
+                  "Fleet database URL: queue the problems as fleet jobs that "
+                  "every daemon serving the device runs, and show fleet-wide "
+                  "progress (docs/fleet.md); rerun to resume");
+  cmd->add_option("--fleet-password-file", flags->fleet.password_file,
+                  "libpq password file for --fleet");
+  cmd->add_option("--fleet-batch", flags->fleet.batch,
+                  "Name of the fleet batch (default: named after its "
+                  "problems, so the same command resumes it)");
+  cmd->add_flag("!--no-wait", flags->fleet.wait,
+                "With --fleet: queue the jobs and return without waiting");
   cmd->add_flag("--dry-run", flags->dry_run,
                 "List the problems that would be tuned; contact no daemon");
   cmd->callback([&ctx, flags, exit_code] {

@@ -12,6 +12,7 @@
 #include "proto/grpc_status.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
+#include "tuner/fleet_show.h"
 #include "tuner/filter_flags.h"
 #include "tuner/format.h"
 #include "tuner/net_builder.h"
@@ -209,6 +210,8 @@ void AddQueryCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
 
   auto key = std::make_shared<std::string>();
   auto gpu = std::make_shared<std::string>();
+  auto fleet = std::make_shared<std::string>();
+  auto fleet_password_file = std::make_shared<std::string>();
   CLI::App* show = app.add_subcommand(
       "show",
       "Show one record: its whole ranking and the choice under common "
@@ -219,17 +222,33 @@ void AddQueryCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
       ->required();
   show->add_option("--gpu", *gpu,
                    "For a problem's text: CUDA ordinal or model substring");
-  show->callback([&ctx, key, gpu, exit_code] {
+  show->add_option("--fleet", *fleet,
+                   "Fleet database URL: also list every host's measurement "
+                   "of the key there, the one that answers first");
+  show->add_option("--fleet-password-file", *fleet_password_file,
+                   "libpq password file for --fleet");
+  show->callback([&ctx, key, gpu, fleet, fleet_password_file, exit_code] {
     auto record = FindRecord(ctx, *key, *gpu);
     if (!record.ok()) {
       *exit_code = ctx.Fail(record.status());
       return;
     }
+    nlohmann::json json;
     if (ctx.json()) {
-      ctx.out() << RecordWithChoicesToJson(*record).dump(2) << "\n";
+      json = RecordWithChoicesToJson(*record);
     } else {
       PrintRecordDetails(ctx.out(), *record);
     }
+    if (!fleet->empty()) {
+      auto measurements =
+          ShowFleetMeasurements(ctx, *fleet, *fleet_password_file, record->key);
+      if (!measurements.ok()) {
+        *exit_code = ctx.Fail(measurements.status());
+        return;
+      }
+      if (ctx.json()) json["fleet"] = *measurements;
+    }
+    if (ctx.json()) ctx.out() << json.dump(2) << "\n";
     *exit_code = kExitOk;
   });
 }

@@ -70,12 +70,29 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
                  "bare port means 127.0.0.1:PORT (off unless given)");
   app.add_option("--host-name", s.core.host,
                  "Host name stored with each record (default: hostname)");
+  app.add_option("--fleet", s.fleet.url,
+                 "Fleet database: a PostgreSQL URL or conninfo shared by "
+                 "the hosts of one GPU model (docs/fleet.md); off unless "
+                 "given");
+  app.add_option("--fleet-password-file", s.fleet.password_file,
+                 "libpq password file for the fleet database (default: "
+                 "PGPASSFILE or ~/.pgpass)");
+  app.add_option("--fleet-lease", c->fleet_lease_seconds,
+                 "Seconds a fleet lease on a search or a prewarm job lasts "
+                 "unless renewed (a dead host's work moves on after it)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--fleet-jobs", s.fleet_jobs,
+                 "Run fleet prewarm jobs for this host's GPUs")
+      ->capture_default_str();
   app.add_option("--log-level", c->log_level, "Log level")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
 }
 
 void FinishDaemonConfig(DaemonConfig* c) {
+  c->server.fleet_sync.lease =
+      absl::Milliseconds(std::llround(c->fleet_lease_seconds * 1000));
   c->server.core.search.timeout =
       absl::Milliseconds(std::llround(c->search_timeout_seconds * 1000));
 }

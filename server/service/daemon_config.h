@@ -19,6 +19,8 @@ struct DaemonConfig {
   double drain_seconds = 30;
   // Per-search timeout in seconds. Default 300.
   double search_timeout_seconds = 300;
+  // Fleet lease on a searched key and on a prewarm job, seconds. Default 30.
+  double fleet_lease_seconds = 30;
   // "trace", "debug", "info" (default), "warn", "error".
   std::string log_level = "info";
 };

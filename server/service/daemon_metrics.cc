@@ -132,6 +132,31 @@ class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
         "stored; 0 if none since the daemon started.",
         s.last_write_us / 1e6));
 
+    if (s.fleet.enabled) {
+      out.push_back(OneGauge(
+          "tunedb_fleet_connected",
+          "1 if the last fleet database operation succeeded, else 0.",
+          s.fleet.connected ? 1 : 0));
+      out.push_back(OneGauge(
+          "tunedb_fleet_outbox",
+          "Search results waiting in the local outbox to be published to "
+          "the fleet database.",
+          s.fleet.outbox));
+      out.push_back(ByOutcome(
+          "tunedb_fleet_operations_total",
+          "Fleet tier events: published (records), fetched (local misses "
+          "answered from the fleet), claimed (searches this host leased), "
+          "waited (keys left to another host's lease), failed (fleet "
+          "operations that failed) and jobs_done (fleet prewarm jobs "
+          "finished here).",
+          {{"published", s.fleet.published},
+           {"fetched", s.fleet.fetched},
+           {"claimed", s.fleet.claims},
+           {"waited", s.fleet.waits},
+           {"failed", s.fleet.errors},
+           {"jobs_done", s.fleet.jobs_done}}));
+    }
+
     if (workers_ != nullptr) {
       MetricFamily starts =
           Family("tunedb_worker_starts_total",

@@ -21,6 +21,7 @@
 #include "server/service/tunedb_service.h"
 #include "server/worker/worker_finder.h"
 #include "spdlog/spdlog.h"
+#include "store/fleet/fleet_database.h"
 #include "tunedb/version.h"
 
 namespace tunedb {
@@ -162,6 +163,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   }
   ASSIGN_OR_RETURN(server->store_, Store::Open(options.store));
+  RETURN_IF_ERROR(server->StartFleet());
   TuningCore::Options core_options = options.core;
   if (!options.metrics_address.empty()) {
     DaemonMetrics::Options metrics_options;
@@ -177,7 +179,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
   }
   ASSIGN_OR_RETURN(server->core_,
                    TuningCore::Create(core_options, server->store_.get(),
-                                      server->finder_.get()));
+                                      server->finder_.get(),
+                                      server->fleet_.get()));
+  if (server->fleet_ && options.fleet_jobs) {
+    server->fleet_job_runner_ = std::make_unique<FleetJobRunner>(
+        options.fleet_job_runner, server->fleet_jobs_.get(),
+        server->fleet_.get(), server->core_.get());
+  }
   if (server->metrics_) {
     absl::Status serving = server->metrics_->Serve(
         server->core_.get(),
@@ -258,6 +266,30 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
   return server;
 }
 
+absl::Status Server::StartFleet() {
+  if (options_.fleet.url.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::shared_ptr<FleetDatabase> db,
+                   FleetDatabase::Create(options_.fleet));
+  absl::Status schema = db->EnsureSchema();
+  if (absl::IsUnavailable(schema) || absl::IsDeadlineExceeded(schema)) {
+    // A database that is down must not keep the hosts from serving: the
+    // daemon starts, searches locally, and connects when it can.
+    spdlog::warn("fleet: {}; starting without it and retrying",
+                 schema.ToString());
+  } else if (!schema.ok()) {
+    // Wrong credentials, a newer schema, a bad URL: a configuration error.
+    return schema;
+  }
+  fleet_store_ = std::make_unique<FleetStore>(db);
+  fleet_jobs_ = std::make_unique<FleetJobs>(db);
+  fleet_ = std::make_unique<FleetSync>(options_.fleet_sync, fleet_store_.get(),
+                                       store_.get());
+  spdlog::info("fleet database {} (lease {}, holder {})", db->display(),
+               absl::FormatDuration(options_.fleet_sync.lease),
+               fleet_->holder());
+  return absl::OkStatus();
+}
+
 int Server::metrics_port() const { return metrics_ ? metrics_->port() : 0; }
 
 Server::~Server() { Shutdown(absl::ZeroDuration()); }
@@ -278,9 +310,13 @@ void Server::Shutdown(absl::Duration drain) {
   if (service_) service_->StopAccepting();
   SetHealth(false);
   if (activated_) activated_->Stop();
+  // Fleet jobs stop claiming first (a job running now is left to its lease).
+  if (fleet_job_runner_) fleet_job_runner_->Stop();
   // Searches first: waiters get their answer (or UNAVAILABLE) so the calls
   // blocked on them can finish before gRPC's deadline cancels them.
   if (core_) core_->Shutdown(drain);
+  // The last outbox drain; what cannot be published waits for the next run.
+  if (fleet_) fleet_->Stop();
   if (grpc_server_) {
     grpc_server_->Shutdown(absl::ToChronoTime(absl::Now() + drain));
     grpc_server_->Wait();
@@ -295,7 +331,11 @@ void Server::Shutdown(absl::Duration drain) {
   }
   activated_.reset();  // closes systemd's sockets; their files stay
   metrics_.reset();    // its scrapes read the core
+  fleet_job_runner_.reset();
   core_.reset();
+  fleet_.reset();
+  fleet_jobs_.reset();
+  fleet_store_.reset();
   store_.reset();
   if (!options_.unix_socket.empty()) unlink(options_.unix_socket.c_str());
   spdlog::info("stopped");

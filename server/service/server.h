@@ -21,7 +21,12 @@
 #include "absl/time/time.h"
 #include "proto/tls_credentials.h"
 #include "server/finder/finder.h"
+#include "server/tuning/fleet_job_runner.h"
+#include "server/tuning/fleet_sync.h"
 #include "server/tuning/tuning_core.h"
+#include "store/fleet/fleet_jobs.h"
+#include "store/fleet/fleet_options.h"
+#include "store/fleet/fleet_store.h"
 #include "store/store.h"
 
 namespace grpc {
@@ -71,6 +76,13 @@ struct ServerOptions {
   std::vector<std::string> cudnn_library_dirs;
   // Search and queue behaviour.
   TuningCore::Options core;
+  // The fleet database (docs/fleet.md); fleet.url "" (default): none.
+  FleetOptions fleet;
+  // Leases, polling and retries of the fleet tier.
+  FleetSync::Options fleet_sync;
+  // Run fleet prewarm jobs for this host's devices. Default true.
+  bool fleet_jobs = true;
+  FleetJobRunner::Options fleet_job_runner;
   // Prometheus endpoint, "host:port" or a bare port (127.0.0.1:PORT); ""
   // (default) serves no metrics. See DaemonMetrics.
   std::string metrics_address;
@@ -110,11 +122,19 @@ class Server {
   Server() = default;
   // Sets the health status of every service on both servers.
   void SetHealth(bool serving);
+  // Opens the fleet tier when options_.fleet.url is set (needs store_).
+  absl::Status StartFleet();
 
   ServerOptions options_;
   std::unique_ptr<Finder> finder_;
   std::unique_ptr<Store> store_;
+  // The fleet tier; null without a fleet database. fleet_ before core_ in
+  // shutdown order: the job runner, then the core, then the last drain.
+  std::unique_ptr<FleetStore> fleet_store_;
+  std::unique_ptr<FleetJobs> fleet_jobs_;
+  std::unique_ptr<FleetSync> fleet_;
   std::unique_ptr<TuningCore> core_;
+  std::unique_ptr<FleetJobRunner> fleet_job_runner_;
   std::unique_ptr<DaemonMetrics> metrics_;  // destroyed before core_
   std::unique_ptr<TuneDbService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;

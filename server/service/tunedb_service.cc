@@ -258,6 +258,20 @@ grpc::Status TuneDbService::Stats(grpc::ServerContext* context,
   response->set_uptime_s(absl::ToDoubleSeconds(absl::Now() - started_));
   response->set_version(options_.version);
   response->set_database_path(s.database_path);
+  if (s.fleet.enabled) {
+    v1::FleetStats* fleet = response->mutable_fleet();
+    fleet->set_database(s.fleet.database);
+    fleet->set_connected(s.fleet.connected);
+    fleet->set_last_error(s.fleet.last_error);
+    fleet->set_last_error_us(s.fleet.last_error_us);
+    fleet->set_outbox(s.fleet.outbox);
+    fleet->set_published(s.fleet.published);
+    fleet->set_fetched(s.fleet.fetched);
+    fleet->set_claims(s.fleet.claims);
+    fleet->set_waits(s.fleet.waits);
+    fleet->set_errors(s.fleet.errors);
+    fleet->set_jobs_done(s.fleet.jobs_done);
+  }
   return grpc::Status::OK;
 }
 

@@ -17,9 +17,12 @@ struct TuningCore::Pending {
   explicit Pending(ValidKey k) : key(std::move(k)) {}
   const ValidKey key;
   int device_index = 0;
+  bool force = false;           // search even if a record exists anywhere
+  bool fleet_resolved = false;  // the fleet was asked (worker thread only)
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
+  bool searched = false;  // a search ran here (else: from the fleet)
   absl::StatusOr<std::shared_ptr<const Record>> result =
       absl::UnknownError("not run");
 };
@@ -46,7 +49,7 @@ int64_t NowMicros() { return absl::ToUnixMicros(absl::Now()); }
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TuningCore>> TuningCore::Create(
-    const Options& options, Store* store, Finder* finder) {
+    const Options& options, Store* store, Finder* finder, FleetSync* fleet) {
   if (options.queue_capacity < 1) {
     return absl::InvalidArgumentError("queue_capacity must be >= 1");
   }
@@ -67,14 +70,15 @@ absl::StatusOr<std::unique_ptr<TuningCore>> TuningCore::Create(
   Options o = options;
   if (o.host.empty()) o.host = HostName();
   return std::unique_ptr<TuningCore>(
-      new TuningCore(o, store, finder, std::move(devices)));
+      new TuningCore(o, store, finder, fleet, std::move(devices)));
 }
 
 TuningCore::TuningCore(const Options& options, Store* store, Finder* finder,
-                       std::vector<DeviceInfo> devices)
+                       FleetSync* fleet, std::vector<DeviceInfo> devices)
     : options_(options),
       store_(store),
       finder_(finder),
+      fleet_(fleet),
       devices_(std::move(devices)),
       cache_(options.record_cache_capacity) {
   for (size_t i = 0; i < devices_.size(); ++i) {
@@ -85,6 +89,9 @@ TuningCore::TuningCore(const Options& options, Store* store, Finder* finder,
         std::thread([this, i] { WorkerLoop(static_cast<int>(i)); });
   }
   flusher_ = std::thread([this] { FlushLoop(); });
+  if (fleet_ != nullptr) {
+    fleet_waiter_ = std::thread([this] { FleetWaitLoop(); });
+  }
 }
 
 TuningCore::~TuningCore() { Shutdown(absl::ZeroDuration()); }
@@ -128,6 +135,15 @@ void TuningCore::Shutdown(absl::Duration drain) {
     if (workers_[i]->thread.joinable()) workers_[i]->thread.join();
   }
   if (flusher_.joinable()) flusher_.join();
+  if (fleet_waiter_.joinable()) fleet_waiter_.join();
+  std::vector<std::shared_ptr<Pending>> waiting;
+  {
+    std::lock_guard<std::mutex> lock(served_mu_);
+    waiting.swap(fleet_waiting_);
+  }
+  for (auto& p : waiting) {
+    Complete(p, absl::UnavailableError("tunedbd is shutting down"), false);
+  }
   FlushServed();
 }
 
@@ -198,6 +214,10 @@ TuneAnswer TuningCore::Serve(std::shared_ptr<const Record> record,
 absl::StatusOr<TuneAnswer> TuningCore::Lookup(const ValidKey& key,
                                               const Constraints& constraints) {
   ASSIGN_OR_RETURN(std::shared_ptr<const Record> record, Stored(key));
+  if (!record && fleet_ != nullptr) {
+    std::optional<Record> found = fleet_->Fetch(key);
+    if (found) record = KeepFleetRecord(key, *std::move(found));
+  }
   if (!record) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     lookup_misses_.fetch_add(1, std::memory_order_relaxed);
@@ -246,6 +266,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
       index = LeastBusy(key.device());
       pending = std::make_shared<Pending>(key);
       pending->device_index = index;
+      pending->force = force;
       DeviceWorker& w = *workers_[index];
       {
         std::lock_guard<std::mutex> wlock(w.mu);
@@ -284,7 +305,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   TuneAnswer answer;
   answer.record = *pending->result;
   answer.choice = Choose(*answer.record, constraints);
-  answer.searched = true;
+  answer.searched = pending->searched;
   return answer;
 }
 
@@ -309,6 +330,23 @@ void TuningCore::WorkerLoop(int index) {
 }
 
 void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
+  // A forced search asks nobody: it searches here and publishes.
+  if (fleet_ != nullptr && !pending->fleet_resolved && !pending->force) {
+    pending->fleet_resolved = true;
+    FleetSync::Resolution fleet = fleet_->Resolve(pending->key);
+    if (fleet.outcome == FleetSync::Outcome::kFound) {
+      Complete(pending, KeepFleetRecord(pending->key, *std::move(fleet.record)),
+               false);
+      return;
+    }
+    if (fleet.outcome == FleetSync::Outcome::kHeld) {
+      // Another host searches it: the fleet thread waits for its result, and
+      // this device takes the next search meanwhile.
+      std::lock_guard<std::mutex> lock(served_mu_);
+      fleet_waiting_.push_back(pending);
+      return;
+    }
+  }
   const DeviceInfo& device = devices_[index];
   absl::Time start = absl::Now();
   absl::StatusOr<SearchResult> found =
@@ -340,7 +378,8 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     record.search_ms = ms;
     record.verified = found->verified;
     record.timing_version = TimingVersionOf(record.results);
-    absl::StatusOr<int64_t> id = store_->Put(record);
+    absl::StatusOr<int64_t> id =
+        fleet_ != nullptr ? store_->PutForFleet(record) : store_->Put(record);
     if (!id.ok()) {
       // A search whose result could not be stored failed (a full disk must
       // not look like success in Stats).
@@ -354,6 +393,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     } else {
       searches_.fetch_add(1, std::memory_order_relaxed);
       last_write_us_.store(NowMicros(), std::memory_order_relaxed);
+      if (fleet_ != nullptr) fleet_->Wake();
       record.id = *id;
       auto stored = std::make_shared<const Record>(std::move(record));
       cache_.Put(pending->key.text(), stored);
@@ -370,14 +410,87 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     if (found.ok()) event.phases = found->phases;
     options_.on_search(event);
   }
+  if (!result.ok() && fleet_ != nullptr) fleet_->SearchFailed(pending->key);
+  Complete(pending, std::move(result), true);
+}
+
+void TuningCore::Complete(const std::shared_ptr<Pending>& pending,
+                          absl::StatusOr<std::shared_ptr<const Record>> result,
+                          bool searched) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     inflight_.erase(pending->key.text());
   }
   std::lock_guard<std::mutex> lock(pending->mu);
   pending->result = std::move(result);
+  pending->searched = searched;
   pending->done = true;
   pending->cv.notify_all();
+}
+
+std::shared_ptr<const Record> TuningCore::KeepFleetRecord(const ValidKey& key,
+                                                          Record record) {
+  record.served_count = 0;
+  absl::StatusOr<int64_t> id = store_->Put(record);
+  if (id.ok()) {
+    record.id = *id;
+    last_write_us_.store(NowMicros(), std::memory_order_relaxed);
+  } else {
+    // Served all the same; the next miss asks the fleet again.
+    spdlog::warn("storing a fleet record locally failed: {}",
+                 id.status().ToString());
+  }
+  auto stored = std::make_shared<const Record>(std::move(record));
+  if (id.ok()) cache_.Put(key.text(), stored);
+  return stored;
+}
+
+bool TuningCore::Requeue(const std::shared_ptr<Pending>& pending) {
+  DeviceWorker& w = *workers_[pending->device_index];
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
+    if (w.stop) return false;
+    w.queue.push_back(pending);
+  }
+  w.cv.notify_one();
+  return true;
+}
+
+void TuningCore::FleetWaitLoop() {
+  std::unique_lock<std::mutex> lock(served_mu_);
+  while (!stopping_) {
+    flush_cv_.wait_for(lock,
+                       absl::ToChronoMilliseconds(fleet_->options().poll));
+    if (stopping_) break;
+    std::vector<std::shared_ptr<Pending>> waiting;
+    waiting.swap(fleet_waiting_);
+    lock.unlock();
+    std::vector<std::shared_ptr<Pending>> still;
+    for (auto& pending : waiting) {
+      FleetSync::Resolution fleet = fleet_->Poll(pending->key);
+      switch (fleet.outcome) {
+        case FleetSync::Outcome::kFound:
+          Complete(pending,
+                   KeepFleetRecord(pending->key, *std::move(fleet.record)),
+                   false);
+          break;
+        case FleetSync::Outcome::kHeld:
+          still.push_back(pending);
+          break;
+        case FleetSync::Outcome::kClaimed:
+        case FleetSync::Outcome::kUnavailable:
+          // Ours now (the other host's lease expired), or the fleet cannot
+          // be asked: search here.
+          if (!Requeue(pending)) {
+            Complete(pending, absl::UnavailableError("tunedbd is shutting down"),
+                     false);
+          }
+          break;
+      }
+    }
+    lock.lock();
+    fleet_waiting_.insert(fleet_waiting_.end(), still.begin(), still.end());
+  }
 }
 
 void TuningCore::NoteServed(int64_t id) {
@@ -448,6 +561,7 @@ CoreStats TuningCore::Stats() {
   s.database_bytes = store_->SizeBytes();
   s.finder = finder_->Name();
   s.database_path = store_->path();
+  if (fleet_ != nullptr) s.fleet = fleet_->Health();
   return s;
 }
 

@@ -12,6 +12,14 @@
 // input); the core computes a key's text once per request (ValidKey) and
 // does not validate again.
 //
+// With a FleetSync (docs/fleet.md), a local miss asks the fleet database
+// before searching: a record found there is stored locally and served; a key
+// another host is searching waits for that host's result (polled on the
+// core's fleet thread, bounded by each caller's deadline) or for its lease to
+// expire; a search result is stored with its outbox entry in one transaction
+// and published by the FleetSync's drainer. The Lookup hit path never asks
+// the fleet.
+//
 // Thread safety: every public method is thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_TUNING_CORE_H_
 #define TUNEDB_SERVER_TUNING_TUNING_CORE_H_
@@ -33,6 +41,7 @@
 #include "absl/time/time.h"
 #include "common/valid_key.h"
 #include "server/finder/finder.h"
+#include "server/tuning/fleet_sync.h"
 #include "server/tuning/record_cache.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
@@ -74,6 +83,7 @@ struct CoreStats {
   int64_t last_write_us = 0;
   std::string finder;
   std::string database_path;
+  FleetHealth fleet;  // enabled == false without a fleet database
 };
 
 class TuningCore {
@@ -94,10 +104,11 @@ class TuningCore {
     std::function<void(const SearchEvent&)> on_search;
   };
 
-  // Takes the finder's device list at construction; `store` and `finder`
-  // must outlive the core.
+  // Takes the finder's device list at construction; `store`, `finder` and
+  // `fleet` (null: no fleet database) must outlive the core.
   static absl::StatusOr<std::unique_ptr<TuningCore>> Create(
-      const Options& options, Store* store, Finder* finder);
+      const Options& options, Store* store, Finder* finder,
+      FleetSync* fleet = nullptr);
   ~TuningCore();
 
   // Store only: NOT_FOUND if nothing is stored. A stale record (measured
@@ -142,13 +153,26 @@ class TuningCore {
   struct DeviceWorker;
 
   TuningCore(const Options& options, Store* store, Finder* finder,
-             std::vector<DeviceInfo> devices);
+             FleetSync* fleet, std::vector<DeviceInfo> devices);
   // A device serving `device` (nullopt: the first), or FAILED_PRECONDITION.
   absl::StatusOr<int> PickDevice(const std::optional<DeviceKey>& device);
   // The least busy device with this key, or -1.
   int LeastBusy(const DeviceKey& key);
   void WorkerLoop(int index);
   void RunSearch(int index, const std::shared_ptr<Pending>& pending);
+  // Ends `pending`: leaves inflight_ and wakes its waiters.
+  void Complete(const std::shared_ptr<Pending>& pending,
+                absl::StatusOr<std::shared_ptr<const Record>> result,
+                bool searched);
+  // Stores a record the fleet answered with locally (not in the outbox) and
+  // caches it; the record as stored.
+  std::shared_ptr<const Record> KeepFleetRecord(const ValidKey& key,
+                                                Record record);
+  // Queues `pending` on its device again (after a fleet wait); false when
+  // stopping or the queue is full.
+  bool Requeue(const std::shared_ptr<Pending>& pending);
+  // Polls the fleet for the keys in fleet_waiting_.
+  void FleetWaitLoop();
   // The stored record for `key` (memory first, then the store), or nullptr;
   // also nullptr (logged) when its row cannot be read.
   absl::StatusOr<std::shared_ptr<const Record>> Stored(const ValidKey& key);
@@ -162,6 +186,7 @@ class TuningCore {
   const Options options_;
   Store* const store_;
   Finder* const finder_;
+  FleetSync* const fleet_;  // null: no fleet database
   const std::vector<DeviceInfo> devices_;
   std::vector<std::unique_ptr<DeviceWorker>> workers_;
   RecordCache cache_;
@@ -174,6 +199,11 @@ class TuningCore {
   std::condition_variable flush_cv_;
   bool stopping_ = false;
   std::thread flusher_;
+
+  // Searches left to another host's fleet lease; guarded by served_mu_ and
+  // polled by fleet_waiter_ (woken through flush_cv_ at shutdown).
+  std::vector<std::shared_ptr<Pending>> fleet_waiting_;
+  std::thread fleet_waiter_;
 
   std::atomic<int64_t> hits_{0}, misses_{0}, searches_{0}, failures_{0},
       coalesced_{0}, rejected_{0}, lookup_hits_{0}, lookup_misses_{0};

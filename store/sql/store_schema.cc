@@ -69,6 +69,18 @@ CREATE TABLE results(
   PRIMARY KEY(record_id, rank)) WITHOUT ROWID;
 )sql";
 
+// The fleet outbox (version 6): each search result a daemon with a fleet
+// database stored, as its export-format line, until it is published
+// (written in the record's own transaction, see Store::PutForFleet). Kept
+// apart from kCreateSchema so that new and migrated files run the same DDL.
+constexpr const char* kFleetOutboxSchema = R"sql(
+CREATE TABLE fleet_outbox(
+  id INTEGER PRIMARY KEY,
+  key_text TEXT NOT NULL,
+  record_json TEXT NOT NULL,
+  enqueued_us INTEGER NOT NULL);
+)sql";
+
 // kMigrations[v] takes a database from version v to v + 1 (index 0 unused).
 constexpr const char* kMigrations[] = {
     nullptr,
@@ -120,6 +132,8 @@ ALTER TABLE results ADD COLUMN numerical_notes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE results ADD COLUMN behavior_notes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE results ADD COLUMN plan TEXT NOT NULL DEFAULT '';
 )sql",
+    // 5 -> 6: the fleet outbox.
+    kFleetOutboxSchema,
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,
@@ -231,6 +245,7 @@ absl::Status CreateOrMigrateStoreSchema(sql::Database& db) {
   if (version == kStoreSchemaVersion) return transaction.Commit();
   if (version == 0) {
     RETURN_IF_ERROR(db.Execute(kCreateSchema));
+    RETURN_IF_ERROR(db.Execute(kFleetOutboxSchema));
   } else {
     for (int v = version; v < kStoreSchemaVersion; ++v) {
       RETURN_IF_ERROR(db.Execute(kMigrations[v]));

@@ -9,6 +9,10 @@
 //   3  records.timing_version; launch and host timings in results.
 //   4  records.in_type and records.layout, and an index on each common
 //      key-filter column (gpu_model, cudnn_version, op, in_type, layout).
+//   5  results.knobs, numerical_notes, behavior_notes and plan: graph-API
+//      engine configs.
+//   6  fleet_outbox: search results waiting to be published to the fleet
+//      database (docs/fleet.md).
 //
 // Thread safety: free functions on a Database the caller holds exclusively.
 #ifndef TUNEDB_STORE_SQL_STORE_SCHEMA_H_
@@ -25,7 +29,7 @@ namespace tunedb {
 // PRAGMA application_id of every tunedb database: "tund" in ASCII.
 inline constexpr int32_t kStoreApplicationId = 0x74756e64;
 // PRAGMA user_version this build writes and reads.
-inline constexpr int kStoreSchemaVersion = 5;
+inline constexpr int kStoreSchemaVersion = 6;
 
 // Reads the file's identity and returns its schema version, 0 for a new,
 // empty database. FAILED_PRECONDITION (naming the file) if it belongs to

@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test_util.h"
+#include "tests/testing/free_port.h"
 
 namespace tunedb {
 namespace {

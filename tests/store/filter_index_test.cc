@@ -131,7 +131,7 @@ TEST_F(FilterIndexTest, AVersion3FileIsMigratedWithItsKeyColumnsFilled) {
   store_.reset();
   {
     // What version 3 had: no in_type or layout, no key-field indexes, and
-    // (schema 5) no engine-config columns.
+    // (schema 5) no engine-config columns, (schema 6) no fleet outbox.
     auto db = sql::Database::Open(path_, sql::Database::Mode::kReadWrite,
                                   /*busy_timeout_ms=*/2000);
     ASSERT_TRUE(db.ok()) << db.status();
@@ -147,6 +147,7 @@ TEST_F(FilterIndexTest, AVersion3FileIsMigratedWithItsKeyColumnsFilled) {
                               "ALTER TABLE results DROP COLUMN numerical_notes;"
                               "ALTER TABLE results DROP COLUMN behavior_notes;"
                               "ALTER TABLE results DROP COLUMN plan;"
+                              "DROP TABLE fleet_outbox;"
                               "PRAGMA user_version = 3;")
                     .ok());
   }

@@ -1,0 +1,111 @@
+#include "server/tuning/fleet_job_runner.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "spdlog/spdlog.h"
+
+namespace tunedb {
+
+FleetJobRunner::FleetJobRunner(const Options& options, FleetJobs* jobs,
+                               FleetSync* fleet, TuningCore* core)
+    : options_(options), jobs_(jobs), fleet_(fleet), core_(core) {
+  for (const DeviceInfo& d : core_->devices()) {
+    const std::string text = d.key.ToText();
+    if (std::find(devices_.begin(), devices_.end(), text) == devices_.end()) {
+      devices_.push_back(text);
+    }
+  }
+  if (devices_.empty()) return;
+  const int parallel =
+      options_.parallel > 0 ? options_.parallel
+                            : 2 * static_cast<int>(core_->devices().size());
+  for (int i = 0; i < parallel; ++i) {
+    threads_.emplace_back([this] { RunLoop(); });
+  }
+  threads_.emplace_back([this] { RenewLoop(); });
+}
+
+FleetJobRunner::~FleetJobRunner() { Stop(); }
+
+void FleetJobRunner::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+bool FleetJobRunner::Sleep(absl::Duration d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, absl::ToChronoMilliseconds(d), [&] { return stop_; });
+  return !stop_;
+}
+
+void FleetJobRunner::RunLoop() {
+  const std::string& holder = fleet_->holder();
+  const absl::Duration lease = fleet_->options().lease;
+  auto stopping = [this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stop_;
+  };
+  while (!stopping()) {
+    if (!fleet_->Reachable()) {
+      if (!Sleep(fleet_->options().retry)) return;
+      continue;
+    }
+    absl::StatusOr<std::optional<FleetJob>> claimed =
+        jobs_->Claim(devices_, holder, lease);
+    if (!fleet_->Note(claimed.status(), "claiming a prewarm job") ||
+        !*claimed) {
+      if (!Sleep(claimed.ok() ? options_.idle_poll : fleet_->options().retry)) {
+        return;
+      }
+      continue;
+    }
+    const FleetJob job = **claimed;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_.insert(job.id);
+    }
+    absl::StatusOr<TuneAnswer> answer =
+        core_->Tune(job.key.problem, job.key.device, Constraints{}, false,
+                    absl::InfiniteFuture(), stopping);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_.erase(job.id);
+    }
+    if (absl::IsCancelled(answer.status()) && stopping()) return;
+    if (!answer.ok()) {
+      spdlog::warn("fleet prewarm job {} failed (attempt {}): {}", job.id,
+                   job.attempts, answer.status().ToString());
+    }
+    absl::Status finished =
+        jobs_->Finish(job, holder, answer.ok() && answer->searched,
+                      answer.status(), options_.max_attempts);
+    if (fleet_->Note(finished, "finishing a prewarm job")) {
+      fleet_->NoteJobDone();
+    }
+  }
+}
+
+void FleetJobRunner::RenewLoop() {
+  const absl::Duration lease = fleet_->options().lease;
+  while (Sleep(lease / 3)) {
+    std::vector<int64_t> ids;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ids.assign(running_.begin(), running_.end());
+    }
+    if (ids.empty()) continue;
+    fleet_->Note(jobs_->Renew(ids, fleet_->holder(), lease),
+                 "renewing prewarm job leases");
+  }
+}
+
+}  // namespace tunedb

@@ -1,0 +1,31 @@
+// The fleet database's schema (PostgreSQL): its version table, the DDL of
+// each version and the forward migrations, run by every daemon at connect
+// under an advisory lock (so daemons starting together migrate once).
+//
+// Version history:
+//   1  fleet_records (every host's measurement of a key: indexed key columns
+//      and the record as its export-format line), fleet_leases (who
+//      searches a key now) and fleet_jobs (fleet prewarm).
+//
+// Thread safety: free functions on a transaction the caller owns.
+#ifndef TUNEDB_STORE_FLEET_FLEET_SCHEMA_H_
+#define TUNEDB_STORE_FLEET_FLEET_SCHEMA_H_
+
+#include "pqxx/pqxx"
+
+namespace tunedb {
+
+// The fleet schema version this build writes and reads.
+inline constexpr int kFleetSchemaVersion = 1;
+
+// The database's schema version, 0 where it has none yet.
+int ReadFleetSchemaVersion(pqxx::work& txn);
+
+// Creates or migrates the schema to kFleetSchemaVersion in `txn`. Returns
+// the version found before; one newer than kFleetSchemaVersion is left
+// untouched (the caller refuses it).
+int CreateOrMigrateFleetSchema(pqxx::work& txn);
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_STORE_FLEET_FLEET_SCHEMA_H_

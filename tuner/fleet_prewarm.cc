@@ -1,0 +1,105 @@
+#include "tuner/fleet_prewarm.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/valid_key.h"
+#include "nlohmann/json.hpp"
+#include "store/fleet/fleet_jobs.h"
+#include "store/fleet/fleet_options.h"
+#include "tuner/exit_codes.h"
+#include "tuner/interrupt.h"
+#include "tuner/progress_bar.h"
+#include "tuner/table.h"
+
+namespace tunedb::cli {
+namespace {
+
+std::string Detail(const FleetBatchProgress& p) {
+  return absl::StrCat(p.running, " running, ", p.queued, " queued, ",
+                      p.searched, " searched, ", p.failed, " failed");
+}
+
+}  // namespace
+
+std::string FleetBatchName(const std::vector<ProblemKey>& keys) {
+  std::vector<std::string> texts;
+  for (const ProblemKey& k : keys) texts.push_back(k.ToText());
+  std::sort(texts.begin(), texts.end());
+  std::string all;
+  for (const std::string& t : texts) absl::StrAppend(&all, t, "\n");
+  return absl::StrCat("prewarm-", KeyHashText(KeyTextHash(all)));
+}
+
+int RunFleetPrewarm(CliContext& ctx, const FleetPrewarmFlags& flags,
+                    const std::vector<ProblemKey>& keys) {
+  FleetOptions options;
+  options.url = flags.url;
+  options.password_file = flags.password_file;
+  auto jobs = FleetJobs::Open(options);
+  if (!jobs.ok()) return ctx.Fail(jobs.status());
+  const std::string batch =
+      flags.batch.empty() ? FleetBatchName(keys) : flags.batch;
+  auto enqueued = (*jobs)->Enqueue(batch, keys);
+  if (!enqueued.ok()) return ctx.Fail(enqueued.status());
+  ctx.err() << "fleet batch " << batch << " on " << (*jobs)->display() << ": "
+            << enqueued->added << " jobs added, " << enqueued->requeued
+            << " failed jobs queued again\n";
+
+  auto progress = (*jobs)->Progress(batch);
+  if (!progress.ok()) return ctx.Fail(progress.status());
+  bool interrupted = false;
+  if (flags.wait) {
+    ProgressBar bar(ctx.err(), ctx.io().stderr_is_tty, "fleet",
+                    progress->total(), std::chrono::seconds(10));
+    if (!flags.progress) bar.Silence();
+    while (progress->queued + progress->running > 0) {
+      if (InterruptRequested()) {
+        interrupted = true;
+        break;
+      }
+      bar.Update(progress->done + progress->failed, Detail(*progress));
+      std::this_thread::sleep_for(std::chrono::milliseconds(
+          static_cast<int64_t>(flags.poll_s * 1000)));
+      progress = (*jobs)->Progress(batch);
+      if (!progress.ok()) return ctx.Fail(progress.status());
+    }
+    bar.Finish(Detail(*progress));
+  }
+  const FleetBatchProgress& p = *progress;
+  if (ctx.json()) {
+    ctx.out() << nlohmann::json({{"batch", batch},
+                                 {"added", enqueued->added},
+                                 {"requeued", enqueued->requeued},
+                                 {"total", p.total()},
+                                 {"done", p.done},
+                                 {"searched", p.searched},
+                                 {"running", p.running},
+                                 {"queued", p.queued},
+                                 {"failed", p.failed},
+                                 {"errors", p.errors}})
+                     .dump(2)
+              << "\n";
+  } else {
+    ctx.out() << "fleet prewarm summary (" << batch << ")\n";
+    PrintKeyValues(ctx.out(),
+                   {{"  jobs", absl::StrCat(p.total())},
+                    {"  done", absl::StrCat(p.done)},
+                    {"  searched (others were stored already)",
+                     absl::StrCat(p.searched)},
+                    {"  running", absl::StrCat(p.running)},
+                    {"  queued", absl::StrCat(p.queued)},
+                    {"  failed", absl::StrCat(p.failed)}});
+    for (const std::string& e : p.errors) ctx.err() << "failed: " << e << "\n";
+  }
+  if (interrupted || (!flags.wait && p.queued + p.running > 0)) {
+    ctx.err() << "the jobs stay in the fleet: rerun the same command to "
+                 "follow them\n";
+    return interrupted ? kExitInterrupted : kExitOk;
+  }
+  return p.failed > 0 ? kExitPartial : kExitOk;
+}
+
+}  // namespace tunedb::cli

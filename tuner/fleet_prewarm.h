@@ -1,0 +1,38 @@
+// `tunedb prewarm --fleet`: puts the prewarm problems into the fleet
+// database's job table (store/fleet/fleet_jobs.h) for every daemon serving
+// their device, then shows the batch's fleet-wide progress until no job is
+// queued or running. The batch is named after its keys unless
+// --fleet-batch names it, so running the same command again resumes it:
+// done jobs stay done, failed ones are queued again.
+//
+// Thread safety: runs on the CLI's thread.
+#ifndef TUNEDB_TUNER_FLEET_PREWARM_H_
+#define TUNEDB_TUNER_FLEET_PREWARM_H_
+
+#include <string>
+#include <vector>
+
+#include "tunedb/problem.h"
+#include "tuner/cli_context.h"
+
+namespace tunedb::cli {
+
+struct FleetPrewarmFlags {
+  std::string url;            // --fleet
+  std::string password_file;  // --fleet-password-file
+  std::string batch;          // --fleet-batch; "": named after the keys
+  bool wait = true;           // false: --no-wait, enqueue only
+  double poll_s = 0.5;        // progress refresh
+  bool progress = true;
+};
+
+// The default batch name of `keys`: "prewarm-" and a hash of their texts.
+std::string FleetBatchName(const std::vector<ProblemKey>& keys);
+
+// Enqueues `keys` and follows the batch; returns the exit code.
+int RunFleetPrewarm(CliContext& ctx, const FleetPrewarmFlags& flags,
+                    const std::vector<ProblemKey>& keys);
+
+}  // namespace tunedb::cli
+
+#endif  // TUNEDB_TUNER_FLEET_PREWARM_H_
