@@ -95,6 +95,15 @@ for dtype in $DTYPES; do
   # waits at exit for those tunes, so the next process finds them stored.
   one "legacy, tunedb cold" "$dtype" 1 --log calls --exit-wait 900 --
   "$B/bin/tunedb" --address "$ADDR" stats | grep -Ei "records|searches" | head -5
+  # The cold run's tunes searched while that process trained on the same
+  # GPU, so their timings are disturbed. Search them again on the idle GPU
+  # (as a prewarm would have), so the warm rows measure undisturbed choices.
+  "$B/bin/tunedb" --address "$ADDR" export --dtype "$dtype" -o "$WORK/cold-$dtype.jsonl"
+  "$PY" -c 'import json, sys
+for line in open(sys.argv[1]):
+    print(json.loads(line)["key"])' "$WORK/cold-$dtype.jsonl" > "$WORK/keys-$dtype.txt"
+  "$B/bin/tunedb" --address "$ADDR" prewarm --file "$WORK/keys-$dtype.txt" \
+    --format text --force --no-progress | tail -3
   one "legacy, tunedb warm" "$dtype" 1 --log calls --
   one "legacy, tunedb warm" "$dtype" 0 --
   one "legacy, tunedb warm, 2nd" "$dtype" 1 --

@@ -159,7 +159,7 @@ Json MeasureQuality(const Context& ctx, const Flags& f,
         (!conv.ok() ? conv.status() : graph.status()).message());
     return out;
   }
-  GraphLauncher launcher(ctx.handle, (*conv)->buffers());
+  GraphLauncher launcher(ctx.handle, ctx.stream, (*conv)->buffers());
   absl::StatusOr<CudaEvent> start = CudaEvent::Create();
   absl::StatusOr<CudaEvent> stop = CudaEvent::Create();
   if (!start.ok() || !stop.ok()) {
@@ -215,7 +215,7 @@ Json MeasureQuality(const Context& ctx, const Flags& f,
   // tunedb's choice as a caller gets it (GetExecutionPlan): its stored
   // plan loaded; and, apart, built again from its engine id and knobs (the
   // fallback when a blob is refused), in a launcher of its own.
-  GraphLauncher rebuilt_launcher(ctx.handle, (*conv)->buffers());
+  GraphLauncher rebuilt_launcher(ctx.handle, ctx.stream, (*conv)->buffers());
   absl::StatusOr<EngineConfig> tuned_config =
       graph->ConfigFor(stored->algo, stored->knobs);
   absl::StatusOr<AlgoResult> rebuilt =

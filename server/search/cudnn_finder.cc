@@ -173,7 +173,8 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
       return out;
     }
     graph.emplace(*std::move(g));
-    auto gl = std::make_unique<GraphLauncher>(handle_.get(), conv->buffers());
+    auto gl = std::make_unique<GraphLauncher>(handle_.get(), stream_.get(),
+                                              conv->buffers());
     graph_launcher = gl.get();
     launcher = std::move(gl);
     ASSIGN_OR_RETURN(out.results,

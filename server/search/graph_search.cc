@@ -70,6 +70,8 @@ absl::Status GraphLauncher::Launch(const AlgoResult& r, void* workspace,
                                               buffers_.y, workspace}));
     e.pack_workspace = workspace;
   }
+  RETURN_IF_ERROR(
+      CudnnStatusToAbsl(cudnnSetStream(handle_, stream_), "cudnnSetStream"));
   return ExecutePlan(handle_, e.plan.get(), e.pack.get());
 }
 

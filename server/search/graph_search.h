@@ -41,11 +41,15 @@ namespace tunedb {
 // tensor-core and TF32 policy.
 bool GraphPolicyAllows(const ConvProblem& problem, uint32_t numerical_notes);
 
-// Runs the plans of graph-API candidates on the conv's buffers.
+// Runs the plans of graph-API candidates on the conv's buffers, on
+// `stream` (set on the handle before every launch: the legacy calls set it
+// only when they run, and a plan run on another stream than the timing
+// events' would be timed as if it took no GPU time).
 class GraphLauncher final : public ConvLauncher {
  public:
-  GraphLauncher(cudnnHandle_t handle, const ConvBuffers& buffers)
-      : handle_(handle), buffers_(buffers) {}
+  GraphLauncher(cudnnHandle_t handle, cudaStream_t stream,
+                const ConvBuffers& buffers)
+      : handle_(handle), stream_(stream), buffers_(buffers) {}
 
   // Makes `plan` the one that runs for r's engine config.
   void Add(const AlgoResult& r, BackendDescriptor plan);
@@ -64,6 +68,7 @@ class GraphLauncher final : public ConvLauncher {
     void* pack_workspace = nullptr;
   };
   cudnnHandle_t handle_;
+  cudaStream_t stream_;
   ConvBuffers buffers_;
   std::map<Key, Entry> plans_;
 };
