@@ -71,7 +71,8 @@ def _sizes(value, dims, what, minimum):
 
 def problem(*, n, c, k, input, filter, padding=0, stride=1, dilation=1,
             groups=1, op="fwd", mode="xcorr", dtype="float16", compute=None,
-            layout="nhwc", tensor_cores=True, tf32=False):
+            layout="nhwc", tensor_cores=True, tf32=False, api="legacy",
+            alignment=16):
     """A tunedb.v1.ConvProblem from keyword arguments.
 
     input and filter are (H, W) or (D, H, W); padding, stride and dilation
@@ -79,7 +80,9 @@ def problem(*, n, c, k, input, filter, padding=0, stride=1, dilation=1,
     bwd_filter. dtype: float16, bfloat16, float32 or float64 (x, w and y);
     compute (the accumulation type) defaults to float32, float64 for
     float64. layout: nchw, nhwc, ncdhw or ndhwc. tf32 applies to float32
-    only. ValueError names the bad argument.
+    only. api: legacy (cuDNN's algorithms) or graph (engine configs and
+    plans); alignment: for graph, the operands' pointer alignment in bytes.
+    ValueError names the bad argument.
     """
     input_sizes = list(input)
     dims = len(input_sizes)
@@ -96,6 +99,10 @@ def problem(*, n, c, k, input, filter, padding=0, stride=1, dilation=1,
         compute_type = _pick(_TYPES, compute, "compute type")
     if tf32 and io_type != pb.DATA_TYPE_FLOAT:
         raise ValueError("tf32 applies to float32 problems only")
+    if api not in ("legacy", "graph"):
+        raise ValueError(f"api must be 'legacy' or 'graph', got {api!r}")
+    if api == "graph" and alignment not in (1, 2, 4, 8, 16):
+        raise ValueError(f"alignment must be 1, 2, 4, 8 or 16, got {alignment!r}")
     layout_value = _pick(_LAYOUTS, layout, "layout")
     if (layout_value in (pb.LAYOUT_NCDHW, pb.LAYOUT_NDHWC)) != (dims == 3):
         raise ValueError(f"layout {layout!r} does not fit {dims} spatial "
@@ -110,7 +117,9 @@ def problem(*, n, c, k, input, filter, padding=0, stride=1, dilation=1,
         groups=groups, mode=_pick(_MODES, mode, "mode"),
         input_type=io_type, output_type=io_type, compute_type=compute_type,
         layout=layout_value, allow_tensor_cores=bool(tensor_cores),
-        allow_tf32=bool(tf32))
+        allow_tf32=bool(tf32),
+        api=pb.CONV_API_GRAPH if api == "graph" else pb.CONV_API_LEGACY,
+        alignment=alignment if api == "graph" else 0)
 
 
 def conv(*, N, C, H, W, K, R, S, D=None, T=None, stride=1, padding=0,
@@ -121,7 +130,7 @@ def conv(*, N, C, H, W, K, R, S, D=None, T=None, stride=1, padding=0,
     3-D), as nn.Conv2d/Conv3d and their input tensor describe it.
     memory_format: channels_last (NHWC/NDHWC) or contiguous_format
     (NCHW/NCDHW), as names or torch objects. Other keyword arguments
-    (mode, compute, tensor_cores, tf32) go to problem().
+    (mode, compute, tensor_cores, tf32, api, alignment) go to problem().
     """
     if (D is None) != (T is None):
         raise ValueError("a 3-D convolution needs both D and T")

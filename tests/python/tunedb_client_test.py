@@ -148,6 +148,20 @@ class ClientTest(unittest.TestCase):
                                           S=3, padding=1))
         self.assertEqual(dict_answer["record_id"], looked["record_id"])
 
+    def test_graph_api_problems_get_engine_configs_with_knobs_and_a_plan(self):
+        p = tunedb.conv(N=9, C=64, H=28, W=28, K=64, R=3, S=3, padding=1,
+                        api="graph", alignment=16)
+        answer = self.db.tune(p)
+        self.assertIn("api=graph align=16", answer["record"]["key_text"])
+        algo = answer["choice"]["algo"]
+        self.assertTrue(algo["knobs"])
+        self.assertTrue(algo["plan"])
+        legacy = tunedb.conv(N=9, C=64, H=28, W=28, K=64, R=3, S=3, padding=1)
+        self.assertIsNone(self.db.lookup(legacy))
+        with self.assertRaises(ValueError):
+            tunedb.conv(N=9, C=64, H=28, W=28, K=64, R=3, S=3, api="graph",
+                        alignment=3)
+
     def test_query_yields_every_matching_record_across_pages(self):
         ns = range(101, 106)
         for n in ns:
