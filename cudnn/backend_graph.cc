@@ -142,6 +142,19 @@ cudnnBackendHeurMode_t ToCudnn(HeuristicMode m) {
   return CUDNN_HEUR_MODE_A;
 }
 
+// `n` new descriptors of `type`: owned in `owned`, their handles in `raw`
+// (for cudnnBackendGetAttribute to fill, or to set as an array).
+absl::Status CreateDescriptors(cudnnBackendDescriptorType_t type, int64_t n,
+                               std::vector<BackendDescriptor>& owned,
+                               std::vector<cudnnBackendDescriptor_t>& raw) {
+  for (int64_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(BackendDescriptor d, CreateBackendDescriptor(type));
+    raw.push_back(d.get());
+    owned.push_back(std::move(d));
+  }
+  return absl::OkStatus();
+}
+
 // Bits of the notes of type `type` that `attr` of `d` lists.
 template <typename Note>
 uint32_t NoteBits(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t attr,
@@ -186,13 +199,8 @@ absl::Status Describe(EngineConfig& config) {
   constexpr int kMaxKnobs = CUDNN_KNOB_TYPE_COUNTS;
   std::vector<BackendDescriptor> owned;
   std::vector<cudnnBackendDescriptor_t> choices;
-  for (int i = 0; i < kMaxKnobs; ++i) {
-    ASSIGN_OR_RETURN(
-        BackendDescriptor c,
-        CreateBackendDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR));
-    choices.push_back(c.get());
-    owned.push_back(std::move(c));
-  }
+  RETURN_IF_ERROR(CreateDescriptors(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR,
+                                    kMaxKnobs, owned, choices));
   int64_t knob_count = 0;
   RETURN_IF_ERROR(CudnnStatusToAbsl(
       cudnnBackendGetAttribute(
@@ -306,13 +314,8 @@ absl::StatusOr<std::vector<EngineConfig>> ConvOpGraph::Configs(
     }
     std::vector<BackendDescriptor> owned;
     std::vector<cudnnBackendDescriptor_t> raw;
-    for (int64_t i = 0; i < count; ++i) {
-      ASSIGN_OR_RETURN(
-          BackendDescriptor c,
-          CreateBackendDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
-      raw.push_back(c.get());
-      owned.push_back(std::move(c));
-    }
+    RETURN_IF_ERROR(CreateDescriptors(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+                                      count, owned, raw));
     int64_t returned = 0;
     if (cudnnBackendGetAttribute(heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
