@@ -75,12 +75,13 @@ TEST(CudnnWorkerGpuTest, WorkerKilledMidSearchIsSurvived) {
   WorkerFinder& finder = **f;
   const pid_t pid = finder.worker_pid(0);
   ASSERT_GT(pid, 0);
-  // Large enough that filling its buffers and Find take well over a second.
+  // Large enough that filling its buffers (0.8 GB an activation) and Find
+  // take well over the killer's delay, however fast the search has become.
   const ConvProblem big =
       MakeProblem(ConvOp::kBackwardFilter, Layout::kNCHW, DataType::kFloat,
-                  false, 64, 256, 256, 56, 3, 1, 1, 1, 1);
+                  false, 128, 512, 512, 56, 3, 1, 1, 1, 1);
   std::thread killer([pid] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
     ::kill(pid, SIGKILL);
   });
   SearchOptions options;
