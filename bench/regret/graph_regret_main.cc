@@ -49,6 +49,7 @@
 #include "server/search/cudnn_finder.h"
 #include "server/search/graph_search.h"
 #include "server/search/run_timer.h"
+#include "server/search/sample_stats.h"
 #include "store/store.h"
 
 namespace tunedb::regret {
@@ -59,13 +60,6 @@ using Clock = std::chrono::steady_clock;
 
 double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 struct Flags {

@@ -112,13 +112,6 @@ struct AlgoResult {
   // instead of building the plan. Empty when not kept.
   std::string plan;
 
-  // Whether `other` is the same algorithm / engine config (algo, math type
-  // and knobs), whatever was measured.
-  bool SameConfig(const AlgoResult& other) const {
-    return algo == other.algo && math_type == other.math_type &&
-           knobs == other.knobs;
-  }
-
   // The cost that ranks this result for callers launching in `mode`: the
   // launch time for kDirect, the GPU time for kGraph; where that one was not
   // measured, the other (records from before launch timing have GPU time

@@ -11,12 +11,22 @@
 #define TUNEDB_SERVER_SEARCH_CONV_LAUNCHER_H_
 
 #include <cstddef>
+#include <string>
+#include <tuple>
 
 #include "absl/status/status.h"
 #include "cudnn/cudnn_conv.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
+
+// What identifies a candidate among a search's results (one RunTimer, one
+// re-timing pool member, one plan): its algorithm or engine, math type and
+// knobs. An ordered key, for maps.
+using CandidateKey = std::tuple<int, MathType, std::string>;
+inline CandidateKey CandidateKeyOf(const AlgoResult& r) {
+  return {r.algo, r.math_type, KnobsText(r.knobs)};
+}
 
 class ConvLauncher {
  public:

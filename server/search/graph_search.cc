@@ -45,20 +45,20 @@ bool GraphPolicyAllows(const ConvProblem& p, uint32_t notes) {
 }
 
 void GraphLauncher::Add(const AlgoResult& r, BackendDescriptor plan) {
-  Entry& e = plans_[{r.algo, KnobsText(r.knobs)}];
+  Entry& e = plans_[CandidateKeyOf(r)];
   e.plan = std::move(plan);
   e.pack = BackendDescriptor();
   e.pack_workspace = nullptr;
 }
 
 cudnnBackendDescriptor_t GraphLauncher::PlanOf(const AlgoResult& r) const {
-  auto it = plans_.find({r.algo, KnobsText(r.knobs)});
+  auto it = plans_.find(CandidateKeyOf(r));
   return it == plans_.end() ? nullptr : it->second.plan.get();
 }
 
 absl::Status GraphLauncher::Launch(const AlgoResult& r, void* workspace,
                                    size_t /*workspace_bytes*/) {
-  auto it = plans_.find({r.algo, KnobsText(r.knobs)});
+  auto it = plans_.find(CandidateKeyOf(r));
   if (it == plans_.end() || it->second.plan.get() == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("engine ", r.algo, " [", KnobsText(r.knobs),

@@ -61,7 +61,6 @@ class GraphLauncher final : public ConvLauncher {
                       size_t workspace_bytes) override;
 
  private:
-  using Key = std::pair<int, std::string>;  // engine, knobs text
   struct Entry {
     BackendDescriptor plan;
     BackendDescriptor pack;  // for pack_workspace
@@ -70,7 +69,7 @@ class GraphLauncher final : public ConvLauncher {
   cudnnHandle_t handle_;
   cudaStream_t stream_;
   ConvBuffers buffers_;
-  std::map<Key, Entry> plans_;
+  std::map<CandidateKey, Entry> plans_;
 };
 
 // Phase 1 (see above) with `workspace` offered. Results sorted by

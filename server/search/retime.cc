@@ -16,11 +16,7 @@
 namespace tunedb {
 namespace {
 
-// A candidate: algorithm (or engine), math type and knobs.
-using Key = std::tuple<int, MathType, std::string>;
-Key KeyOf(const AlgoResult& r) {
-  return {r.algo, r.math_type, KnobsText(r.knobs)};
-}
+using Key = CandidateKey;
 
 constexpr int kMaxPasses = 4;
 // Rounds every pool runs, budget or not: each member then has a GPU-time
@@ -67,7 +63,7 @@ class Retimer {
  private:
   AlgoResult& Find(const Key& key) {
     for (AlgoResult& r : results_) {
-      if (KeyOf(r) == key) return r;
+      if (CandidateKeyOf(r) == key) return r;
     }
     return results_.front();  // unreachable: keys come from results_
   }
@@ -91,7 +87,7 @@ class Retimer {
     int added = 0;
     for (const AlgoResult& r : results_) {
       if (r.status != AlgoStatus::kOk) break;
-      const Key key = KeyOf(r);
+      const Key key = CandidateKeyOf(r);
       if (!r.retimed || InPool(key)) continue;
       const double cost = r.cost(LaunchMode::kDirect).median_ms;
       const double ref = leader_ms < 0

@@ -18,10 +18,6 @@ absl::StatusOr<std::unique_ptr<Sampler>> Sampler::Create(
                                               std::move(stop)));
 }
 
-Sampler::Key Sampler::KeyOf(const AlgoResult& r) {
-  return {r.algo, r.math_type, KnobsText(r.knobs)};
-}
-
 Sampler::Sampler(ConvLauncher* launcher, cudaStream_t stream, void* workspace,
                  size_t workspace_bytes, CudaEvent start, CudaEvent stop)
     : launcher_(launcher),
@@ -47,7 +43,7 @@ absl::StatusOr<DirectSample> Sampler::TimeDirect(const AlgoResult& r,
 }
 
 absl::StatusOr<double> Sampler::Sample(const AlgoResult& r, int batch) {
-  std::unique_ptr<RunTimer>& t = timers_[KeyOf(r)];
+  std::unique_ptr<RunTimer>& t = timers_[CandidateKeyOf(r)];
   if (t == nullptr) {
     ASSIGN_OR_RETURN(t, RunTimer::Create(launcher_, r, stream_, workspace_,
                                          WorkspaceFor(r), batch));
@@ -56,7 +52,7 @@ absl::StatusOr<double> Sampler::Sample(const AlgoResult& r, int batch) {
 }
 
 bool Sampler::Graphed(const AlgoResult& r) const {
-  auto it = timers_.find(KeyOf(r));
+  auto it = timers_.find(CandidateKeyOf(r));
   return it != timers_.end() && it->second != nullptr && it->second->graphed();
 }
 

@@ -15,8 +15,6 @@
 #include <cstddef>
 #include <map>
 #include <memory>
-#include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -52,8 +50,6 @@ class Sampler {
   bool Graphed(const AlgoResult& r) const;
 
  private:
-  using Key = std::tuple<int, MathType, std::string>;
-  static Key KeyOf(const AlgoResult& r);
   Sampler(ConvLauncher* launcher, cudaStream_t stream, void* workspace,
           size_t workspace_bytes, CudaEvent start, CudaEvent stop);
   size_t WorkspaceFor(const AlgoResult& r) const;
@@ -63,7 +59,7 @@ class Sampler {
   void* workspace_;
   size_t workspace_bytes_;
   CudaEvent start_, stop_;
-  std::map<Key, std::unique_ptr<RunTimer>> timers_;
+  std::map<CandidateKey, std::unique_ptr<RunTimer>> timers_;
 };
 
 }  // namespace tunedb
