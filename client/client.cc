@@ -264,16 +264,11 @@ class ClientImpl final : public Client {
       }
     }
     if (daemon_failed) {
-      if (Store* db = database_.load(std::memory_order_acquire)) {
-        absl::StatusOr<std::optional<Record>> record = db->Get(key);
-        if (record.ok() && record->has_value()) {
-          if (std::optional<AlgoResult> c = Choose(**record, constraints)) {
-            counters_.Add(kDatabaseAnswers);
-            a.source = Source::kDatabase;
-            a.config = std::move(*c);
-            return a;
-          }
-        }
+      if (std::optional<DatabaseChoice> c = FromDatabase(key, constraints)) {
+        counters_.Add(kDatabaseAnswers);
+        a.source = Source::kDatabase;
+        a.config = std::move(c->choice);
+        return a;
       }
     }
     counters_.Add(kNoneAnswers);
@@ -353,22 +348,34 @@ class ClientImpl final : public Client {
     return a;
   }
 
-  // For a daemon that could not answer: the record in the database file
-  // (ClientOptions::db_path) if it is open and has one, else Fallback.
+  struct DatabaseChoice {
+    AlgoResult choice;
+    int64_t measured_at_us = 0;
+  };
+
+  // The choice under `constraints` of the record for `key` in the database
+  // file (ClientOptions::db_path), if it is open and has one that fits.
+  std::optional<DatabaseChoice> FromDatabase(const ProblemKey& key,
+                                             const Constraints& constraints) {
+    Store* db = database_.load(std::memory_order_acquire);
+    if (db == nullptr) return std::nullopt;
+    absl::StatusOr<std::optional<Record>> record = db->Get(key);
+    if (!record.ok() || !record->has_value()) return std::nullopt;
+    std::optional<AlgoResult> choice = Choose(**record, constraints);
+    if (!choice.has_value()) return std::nullopt;
+    return DatabaseChoice{*std::move(choice), (*record)->measured_at_us};
+  }
+
+  // For a daemon that could not answer: the database file's choice
+  // (FromDatabase), else Fallback.
   Answer DatabaseOrFallback(const ProblemKey& key,
                             const Constraints& constraints, const Slot& slot) {
-    Store* db = database_.load(std::memory_order_acquire);
-    if (db == nullptr) return Fallback(key, constraints, slot);
-    absl::StatusOr<std::optional<Record>> record = db->Get(key);
-    if (!record.ok() || !record->has_value()) {
-      return Fallback(key, constraints, slot);
-    }
-    std::optional<AlgoResult> choice = Choose(**record, constraints);
-    if (!choice.has_value()) return Fallback(key, constraints, slot);
-    CacheTuned(slot, *choice, (*record)->measured_at_us);
+    std::optional<DatabaseChoice> c = FromDatabase(key, constraints);
+    if (!c.has_value()) return Fallback(key, constraints, slot);
+    CacheTuned(slot, c->choice, c->measured_at_us);
     counters_.Add(kDatabaseAnswers);
-    return Answer{Source::kDatabase, choice->algo, choice->math_type,
-                  choice->workspace_bytes};
+    return Answer{Source::kDatabase, c->choice.algo, c->choice.math_type,
+                  c->choice.workspace_bytes};
   }
 
   // The slot of a key on the slow path: interns its device first.
