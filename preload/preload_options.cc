@@ -64,6 +64,14 @@ PreloadOptions PreloadOptionsFromEnv() {
       problem("TUNEDB_PRELOAD_EXIT_WAIT_S", v);
     }
   }
+  if (const char* v = Env("TUNEDB_PRELOAD_GRAPH_CONFIGS")) {
+    int n = 0;
+    if (absl::SimpleAtoi(v, &n) && n >= 1 && n <= 64) {
+      o.graph_configs = n;
+    } else {
+      problem("TUNEDB_PRELOAD_GRAPH_CONFIGS", v);
+    }
+  }
   return o;
 }
 

@@ -15,6 +15,12 @@
 //   TUNEDB_PRELOAD_EXIT_WAIT_S at exit, wait up to this long for the
 //                              background tunes this process asked for
 //                              (default 0)
+//   TUNEDB_PRELOAD_GRAPH_CONFIGS how many engine configs a graph answer
+//                              holds at least, tunedb's choice repeated
+//                              after its alternatives (default 10, PyTorch's
+//                              torch.backends.cudnn.benchmark_limit: its
+//                              benchmark then times only tunedb's configs,
+//                              never its fallback list; 1..64)
 //
 // Thread safety: a plain value.
 #ifndef TUNEDB_PRELOAD_PRELOAD_OPTIONS_H_
@@ -38,6 +44,8 @@ struct PreloadOptions {
   ClientOptions client;
   // Default: 0 s.
   double exit_wait_s = 0;
+  // Default: 10.
+  int graph_configs = 10;
   // Settings that could not be read, for the exit line ("" if none).
   std::string problems;
 };

@@ -15,7 +15,8 @@ PUBLIC = "tunedb"
 # Room -> the rooms it may include, lowest first. Order of the house:
 # include/tunedb <- common <- proto, store, cudnn <- server/finder <-
 # server/search <- server/worker <- server/tuning <- server/service; client
-# and tuner on top of the lower rooms.
+# and tuner on top of the lower rooms; preload (the drop-in) on the client
+# and the cudnn layer.
 ALLOWED = {
     "include/tunedb": [],
     "common": [],
@@ -33,7 +34,7 @@ ALLOWED = {
                        "server/finder",
                        "server/worker", "server/tuning"],
     "client": ["common", "proto", "store", "cudnn"],
-    "preload": ["common"],
+    "preload": ["common", "cudnn"],
     "tuner": ["common", "proto", "store/fleet"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

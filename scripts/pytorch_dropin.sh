@@ -13,7 +13,9 @@
 #
 # Environment: PY (default /opt/torch/.venv/bin/python), DTYPES (default
 # "fp16 fp32"; one per call fits the device's time limit more easily), PATHS
-# (default "legacy default"), ITERS
+# (default "legacy default"), REPEAT (default 1: each row that many times),
+# WARM_ONLY=1 (with KEEP_DB=1: only the rows without tunedb and the warm
+# ones, no cold row and no re-search), ITERS
 # (steady-state iterations, default 30), WORK (the daemon's database, socket
 # and reference outputs; default /tmp/tunedb-dropin), KEEP_DB=1 to keep the
 # database of an earlier call (the "cold" rows are then not cold), OUT
@@ -29,6 +31,7 @@ B=$(cd "${1:-.bundle/tunedb}" && pwd)
 PY=${PY:-/opt/torch/.venv/bin/python}
 DTYPES=${DTYPES:-fp16 fp32}
 PATHS=${PATHS:-legacy default}
+REPEAT=${REPEAT:-1}
 ITERS=${ITERS:-30}
 WORK=${WORK:-/tmp/tunedb-dropin}
 OUT=${OUT:-$PWD/out}
@@ -53,6 +56,7 @@ SOCK="$WORK/d.sock"
 ADDR="unix:$SOCK"
 rm -f "$SOCK"
 [[ "${KEEP_DB:-0}" == 1 ]] || rm -f "$WORK"/dropin.db*
+rm -f "$WORK"/ref-*.pt
 LD_LIBRARY_PATH="$B/lib${EXTRA:+:$EXTRA}" "$B/bin/tunedbd" --db "$WORK/dropin.db" \
   --socket "$SOCK" --finder cudnn --cudnn-lib-dir "$PIP_CUDNN" \
   --worker "$B/bin/tunedb-worker" --log-level info > "$OUT/tunedbd.log" 2>&1 &
@@ -69,7 +73,10 @@ one() {
   local path=${label%%,*}
   local pre=() ref=(--ref "$WORK/ref-$path-$dtype.pt")
   if [[ $# -gt 0 ]]; then pre=("$B/bin/tunedb" --address "$ADDR" run "$@"); fi
-  [[ "$label" == "$path, no tunedb" && $bench == 1 ]] && ref=(--save "$WORK/ref-$path-$dtype.pt")
+  # The first run of a path without tunedb, benchmark on, is the reference;
+  # a repeated one measures how far PyTorch differs from itself.
+  [[ "$label" == "$path, no tunedb" && $bench == 1 && ! -e "$WORK/ref-$path-$dtype.pt" ]] &&
+    ref=(--save "$WORK/ref-$path-$dtype.pt")
   n=$((n + 1))
   local err="$OUT/runs/$n-$dtype-bench$bench.err"
   echo "--- $n: $dtype, $label, benchmark=$bench"
@@ -116,16 +123,22 @@ for dtype in $DTYPES; do
       unset TORCH_CUDNN_V8_API_DISABLED
       filter=api=graph
     fi
-    one "$path, no tunedb" "$dtype" 1
-    one "$path, no tunedb" "$dtype" 0
-    # Cold: the misses pass through and ask the daemon to tune; the process
-    # waits at exit for those tunes, so the next process finds them stored.
-    one "$path, tunedb cold" "$dtype" 1 --log calls --exit-wait 900 --
-    "$B/bin/tunedb" --address "$ADDR" stats | grep -Ei "records|searches" | head -5
-    research "$dtype" "$filter"
-    one "$path, tunedb warm" "$dtype" 1 --log calls --
-    one "$path, tunedb warm" "$dtype" 0 --
-    one "$path, tunedb warm, 2nd" "$dtype" 1 --
+    for _ in $(seq "$REPEAT"); do
+      one "$path, no tunedb" "$dtype" 1
+      one "$path, no tunedb" "$dtype" 0
+    done
+    if [[ "${WARM_ONLY:-0}" != 1 ]]; then
+      # Cold: the misses pass through and ask the daemon to tune; the
+      # process waits at exit for those tunes, so the next process finds
+      # them stored.
+      one "$path, tunedb cold" "$dtype" 1 --log calls --exit-wait 900 --
+      "$B/bin/tunedb" --address "$ADDR" stats | grep -Ei "records|searches" | head -5
+      research "$dtype" "$filter"
+    fi
+    for _ in $(seq "$REPEAT"); do
+      one "$path, tunedb warm" "$dtype" 1 --log calls --
+      one "$path, tunedb warm" "$dtype" 0 --
+    done
   done
   unset TORCH_CUDNN_V8_API_DISABLED
 done
