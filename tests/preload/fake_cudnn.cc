@@ -374,7 +374,8 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
 
 }  // extern "C"
 
-// --- The backend (graph) API --------------------------------------------------
+// --- The backend (graph) API
+// --------------------------------------------------
 //
 // Every descriptor is a generic attribute store: its descriptor type, whether
 // it is finalized, and per attribute its type and elements. An attribute of
@@ -391,7 +392,7 @@ struct Desc;
 struct Attr {
   cudnnBackendAttributeType_t type = CUDNN_TYPE_INT64;
   int64_t count = 0;
-  std::vector<unsigned char> bytes;               // count * element size
+  std::vector<unsigned char> bytes;                // count * element size
   std::vector<std::shared_ptr<const Desc>> descs;  // BACKEND_DESCRIPTOR
 };
 
@@ -497,15 +498,13 @@ constexpr AttrRule kRules[] = {
     {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, kBwdData, kDescT, kDescT},
     {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, kBwdData, kDescT, kDescT},
     {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, kBwdData, kDescT, kDescT},
-    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, kBwdFilter, kF32,
-     kF64},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, kBwdFilter, kF32, kF64},
     {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, kBwdFilter, kF32, kF64},
     {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, kBwdFilter, kDescT,
      kDescT},
     {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, kBwdFilter, kDescT,
      kDescT},
-    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, kBwdFilter, kDescT,
-     kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, kBwdFilter, kDescT, kDescT},
     {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, kBwdFilter, kDescT,
      kDescT},
     {CUDNN_ATTR_POINTWISE_MODE, kPointwise, CUDNN_TYPE_POINTWISE_MODE,
@@ -773,11 +772,10 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor,
-                                       cudnnBackendAttributeName_t name,
-                                       cudnnBackendAttributeType_t type,
-                                       int64_t requested, int64_t* count,
-                                       void* elements) {
+cudnnStatus_t cudnnBackendGetAttribute(
+    cudnnBackendDescriptor_t const descriptor, cudnnBackendAttributeName_t name,
+    cudnnBackendAttributeType_t type, int64_t requested, int64_t* count,
+    void* elements) {
   const Desc* d = AsDesc(descriptor);
   if (d == nullptr || count == nullptr || requested < 0) {
     return CUDNN_STATUS_BAD_PARAM;

@@ -71,10 +71,9 @@ struct EngineList {
   int size;
 };
 inline constexpr EngineList HeuristicEngines(int mode) {
-  return mode == CUDNN_HEUR_MODE_B ? EngineList{kModeBEngines, 3}
-         : mode == CUDNN_HEUR_MODE_FALLBACK
-             ? EngineList{kFallbackEngines, 2}
-             : EngineList{kInstantEngines, 4};
+  return mode == CUDNN_HEUR_MODE_B          ? EngineList{kModeBEngines, 3}
+         : mode == CUDNN_HEUR_MODE_FALLBACK ? EngineList{kFallbackEngines, 2}
+                                            : EngineList{kInstantEngines, 4};
 }
 
 }  // namespace fake_cudnn

@@ -145,9 +145,8 @@ cudnnBackendDescriptor_t Make(cudnnBackendDescriptorType_t type) {
 template <typename T>
 void Set(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
          cudnnBackendAttributeType_t type, const std::vector<T>& values) {
-  Check(cudnnBackendSetAttribute(d, name, type,
-                                 static_cast<int64_t>(values.size()),
-                                 values.data()),
+  Check(cudnnBackendSetAttribute(
+            d, name, type, static_cast<int64_t>(values.size()), values.data()),
         "set attribute");
 }
 template <typename T>
@@ -221,9 +220,10 @@ nlohmann::json ReadConfig(cudnnBackendDescriptor_t config,
       Check(cudnnBackendGetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
                                      CUDNN_TYPE_KNOB_TYPE, 1, &n, &type),
             "get KNOB_TYPE");
-      Check(cudnnBackendGetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
-                                     CUDNN_TYPE_INT64, 1, &n, &value),
-            "get KNOB_VALUE");
+      Check(
+          cudnnBackendGetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
+                                   CUDNN_TYPE_INT64, 1, &n, &value),
+          "get KNOB_VALUE");
       choices.emplace_back(static_cast<int64_t>(type), value);
     }
   }
@@ -263,8 +263,8 @@ int main(int argc, char** argv) {
       fused ? Tensor('y', yd, a.nhwc, type, a.align, false) : conv_out;
 
   cudnnBackendDescriptor_t conv = Make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-  const std::vector<int64_t> pad = {a.pad, a.pad}, stride = {a.stride, a.stride},
-                             dil = {1, 1};
+  const std::vector<int64_t> pad = {a.pad, a.pad},
+                             stride = {a.stride, a.stride}, dil = {1, 1};
   Set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE,
       CUDNN_DATA_FLOAT);
   Set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE,
@@ -305,8 +305,8 @@ int main(int argc, char** argv) {
     Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, D, w);
     Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, D, conv_out);
     Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, D, conv);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
-        CUDNN_TYPE_FLOAT, alpha);
+    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT,
+        alpha);
     Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT,
         beta);
   }
@@ -328,16 +328,17 @@ int main(int argc, char** argv) {
     ops.push_back(pw);
   }
 
-  cudnnBackendDescriptor_t graph = Make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  cudnnBackendDescriptor_t graph =
+      Make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   Set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle);
   Set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, D, ops);
   Finalize(graph, "operation graph");
 
-  const cudnnBackendHeurMode_t mode =
-      a.mode == "a"          ? CUDNN_HEUR_MODE_A
-      : a.mode == "b"        ? CUDNN_HEUR_MODE_B
-      : a.mode == "fallback" ? CUDNN_HEUR_MODE_FALLBACK
-                             : CUDNN_HEUR_MODE_INSTANT;
+  const cudnnBackendHeurMode_t mode = a.mode == "a"   ? CUDNN_HEUR_MODE_A
+                                      : a.mode == "b" ? CUDNN_HEUR_MODE_B
+                                      : a.mode == "fallback"
+                                          ? CUDNN_HEUR_MODE_FALLBACK
+                                          : CUDNN_HEUR_MODE_INSTANT;
   cudnnBackendDescriptor_t heur = Make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   Set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, D, graph);
   Set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, mode);
