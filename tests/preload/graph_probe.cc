@@ -181,6 +181,36 @@ cudnnBackendDescriptor_t Tensor(int64_t uid, const std::vector<int64_t>& dims,
   return t;
 }
 
+// A convolution operation's descriptor type and attributes, per pass.
+struct PassAttrs {
+  cudnnBackendDescriptorType_t type;
+  cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+};
+constexpr PassAttrs kForward = {
+    CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+constexpr PassAttrs kBackwardData = {
+    CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+constexpr PassAttrs kBackwardFilter = {
+    CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+
 // One config read back: engine index, knob text, same graph.
 nlohmann::json ReadConfig(cudnnBackendDescriptor_t config,
                           cudnnBackendDescriptor_t graph) {
@@ -276,40 +306,19 @@ int main(int argc, char** argv) {
   Set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, stride);
   Finalize(conv, "convolution");
 
-  const float alpha = 1.0f, beta = 0.0f;
-  cudnnBackendDescriptor_t op = nullptr;
+  // The pass's operation: x (dx), w (dw), y (dy), the convolution, alpha
+  // 1 and beta 0 as floats, as cudnn_frontend sets them for non-double data.
+  const PassAttrs& pass = a.op == "fwd"        ? kForward
+                          : a.op == "bwd_data" ? kBackwardData
+                                               : kBackwardFilter;
   const auto D = CUDNN_TYPE_BACKEND_DESCRIPTOR;
-  if (a.op == "fwd") {
-    op = Make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, D, x);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, D, w);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, D, conv_out);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, D, conv);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT,
-        alpha);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT,
-        beta);
-  } else if (a.op == "bwd_data") {
-    op = Make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, D, x);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, D, w);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, D, conv_out);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, D, conv);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT,
-        alpha);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT,
-        beta);
-  } else {
-    op = Make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, D, x);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, D, w);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, D, conv_out);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, D, conv);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT,
-        alpha);
-    Set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT,
-        beta);
-  }
+  cudnnBackendDescriptor_t op = Make(pass.type);
+  Set(op, pass.x, D, x);
+  Set(op, pass.w, D, w);
+  Set(op, pass.y, D, conv_out);
+  Set(op, pass.conv, D, conv);
+  Set(op, pass.alpha, CUDNN_TYPE_FLOAT, 1.0f);
+  Set(op, pass.beta, CUDNN_TYPE_FLOAT, 0.0f);
   Finalize(op, "convolution operation");
   std::vector<cudnnBackendDescriptor_t> ops = {op};
   if (fused) {
