@@ -397,6 +397,24 @@ TEST_F(PreloadGraphTest, TheTunedListHoldsTheSafeAlternativesOnce) {
   EXPECT_EQ(run.real("backend_heur_results"), 0);
 }
 
+TEST_F(PreloadGraphTest, TheDeterministicAlternativeIsChosenByItsNotesAlone) {
+  // fp16: the fastest deterministic config (engine 111) down-converts its
+  // inputs; deterministic means no NONDETERMINISTIC note (and, for fp32
+  // only, no TENSOR_CORE note), so it is the deterministic alternative, and
+  // 113 the one without workspace.
+  ProblemKey fp16 = Key();
+  fp16.problem.input_type = fp16.problem.output_type = DataType::kHalf;
+  fp16.problem.allow_tf32 = false;
+  Put(fp16, {EngineConfig(110, 0, 0.1, kNondeterministic, 0),
+             EngineConfig(111, 1, 0.2, kDownConvert, 100),
+             EngineConfig(112, 2, 0.3, 0, 100),
+             EngineConfig(113, 3, 0.4, kDownConvert, 0)});
+  ProbeRun run = Probe({"--type", "f16"});
+  EXPECT_EQ(run.configs(),
+            (std::vector<Config>{{110, "3=0"}, {111, "3=1"}, {113, "3=3"}}));
+  EXPECT_EQ(run.configs(), ConfigsOf(Expected(fp16)));
+}
+
 TEST_F(PreloadGraphTest,
        ALargerRequestIsFilledFromCudnnsOwnListAfterTheTunedOnes) {
   const ProblemKey key = Key();
