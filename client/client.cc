@@ -70,7 +70,8 @@ std::string JobName(bool refresh, const ProblemKey& key, const Constraints& c) {
   return absl::StrCat(refresh ? "refresh " : "tune ", key.ToText(), " ws=",
                       c.max_workspace_bytes ? *c.max_workspace_bytes : -1,
                       " det=", c.deterministic_only ? 1 : 0,
-                      " launch=", LaunchModeName(c.launch_mode));
+                      " launch=", LaunchModeName(c.launch_mode),
+                      " notes=", c.excluded_numerical_notes);
 }
 
 Answer FromValue(const CacheValue& v) {

@@ -116,7 +116,8 @@ class DeviceTable {
 };
 
 // Packs `problem` (of the device with id `device_id` from a DeviceTable)
-// and `constraints`; false if some value does not fit.
+// and `constraints`; false if some value does not fit (or excluded notes
+// are asked for, which only graph-API lookups use; they take the slow path).
 TUNEDB_ALWAYS_INLINE bool PackKey(int device_id, const ConvProblem& p,
                                   const Constraints& constraints,
                                   PackedKey* out) {
@@ -136,7 +137,8 @@ TUNEDB_ALWAYS_INLINE bool PackKey(int device_id, const ConvProblem& p,
   const uint64_t narrow =
       ((op | dims | mode | in_type | out_type | compute | layout | api) >>
        4) |
-      (align >> 8) | (device >> 16) | (device == 0);
+      (align >> 8) | (device >> 16) | (device == 0) |
+      (constraints.excluded_numerical_notes != 0);
   const ConvProblem::Dims& in = p.input;
   const ConvProblem::Dims& f = p.filter;
   const ConvProblem::Dims& pad = p.padding;

@@ -140,7 +140,8 @@ tunedb_error_t ReadRequest(const tunedb_problem_t* problem,
       constraints->max_workspace_bytes = c->max_workspace_bytes;
     }
     constraints->deterministic_only = c->deterministic_only != 0;
-    if (c->struct_size >= sizeof(tunedb_constraints_t)) {
+    if (c->struct_size >= offsetof(tunedb_constraints_t, launch_mode) +
+                              sizeof(c->launch_mode)) {
       if (c->launch_mode != TUNEDB_LAUNCH_DIRECT &&
           c->launch_mode != TUNEDB_LAUNCH_GRAPH) {
         return Fail(TUNEDB_ERROR_INVALID_ARGUMENT,
@@ -149,6 +150,11 @@ tunedb_error_t ReadRequest(const tunedb_problem_t* problem,
       }
       constraints->launch_mode =
           static_cast<tunedb::LaunchMode>(c->launch_mode);
+    }
+    if (c->struct_size >= offsetof(tunedb_constraints_t,
+                                   excluded_numerical_notes) +
+                              sizeof(c->excluded_numerical_notes)) {
+      constraints->excluded_numerical_notes = c->excluded_numerical_notes;
     }
   }
   return TUNEDB_OK;
@@ -260,6 +266,7 @@ tunedb_error_t tunedb_client_create(const tunedb_options_t* o,
         c.max_workspace_bytes = constraints.max_workspace_bytes.value_or(-1);
         c.deterministic_only = constraints.deterministic_only ? 1 : 0;
         c.launch_mode = static_cast<int32_t>(constraints.launch_mode);
+        c.excluded_numerical_notes = constraints.excluded_numerical_notes;
         int32_t algo = -1;
         int32_t math = TUNEDB_MATH_DEFAULT;
         int64_t workspace = 0;

@@ -167,6 +167,9 @@ std::optional<AlgoResult> Choose(const Record& record,
       continue;
     }
     if (constraints.deterministic_only && !r.deterministic) continue;
+    if ((r.numerical_notes & constraints.excluded_numerical_notes) != 0) {
+      continue;
+    }
     const double cost = r.cost(mode).median_ms;
     const double best_cost = best ? best->cost(mode).median_ms : 0;
     if (best == nullptr || cost < best_cost ||

@@ -305,28 +305,10 @@ absl::StatusOr<std::vector<EngineConfig>> ConvOpGraph::Configs(
     RETURN_IF_ERROR(Set(heur->get(), CUDNN_ATTR_ENGINEHEUR_MODE,
                         CUDNN_TYPE_HEUR_MODE, 1, &m, "heuristic mode"));
     if (cudnnBackendFinalize(heur->get()) != CUDNN_STATUS_SUCCESS) continue;
-    int64_t count = 0;
-    if (cudnnBackendGetAttribute(heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                                 nullptr) != CUDNN_STATUS_SUCCESS ||
-        count <= 0) {
-      continue;
-    }
-    std::vector<BackendDescriptor> owned;
-    std::vector<cudnnBackendDescriptor_t> raw;
-    RETURN_IF_ERROR(CreateDescriptors(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR,
-                                      count, owned, raw));
-    int64_t returned = 0;
-    if (cudnnBackendGetAttribute(heur->get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                                 &returned, raw.data()) !=
-        CUDNN_STATUS_SUCCESS) {
-      continue;
-    }
-    for (int64_t i = 0; i < std::min(returned, count); ++i) {
-      EngineConfig config;
-      config.descriptor = std::move(owned[i]);
-      if (!Describe(config).ok()) continue;
+    absl::StatusOr<std::vector<EngineConfig>> configs =
+        HeuristicResults(heur->get());
+    if (!configs.ok()) continue;  // a mode that fails offers nothing
+    for (EngineConfig& config : *configs) {
       const bool seen =
           std::any_of(out.begin(), out.end(), [&](const EngineConfig& c) {
             return c.engine == config.engine && c.knobs == config.knobs;
@@ -337,14 +319,44 @@ absl::StatusOr<std::vector<EngineConfig>> ConvOpGraph::Configs(
   return out;
 }
 
+absl::StatusOr<std::vector<EngineConfig>> HeuristicResults(
+    cudnnBackendDescriptor_t heuristics) {
+  int64_t count = 0;
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
+      cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                               nullptr),
+      "heuristic result count"));
+  std::vector<EngineConfig> out;
+  if (count <= 0) return out;
+  std::vector<BackendDescriptor> owned;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  RETURN_IF_ERROR(CreateDescriptors(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, count,
+                                    owned, raw));
+  int64_t returned = 0;
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
+      cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned,
+                               raw.data()),
+      "heuristic results"));
+  for (int64_t i = 0; i < std::min(returned, count); ++i) {
+    EngineConfig config;
+    config.descriptor = std::move(owned[i]);
+    if (Describe(config).ok()) out.push_back(std::move(config));
+  }
+  return out;
+}
+
 absl::StatusOr<EngineConfig> ConvOpGraph::ConfigFor(
     int engine_id, const std::vector<Knob>& knobs) const {
   return EngineConfigFor(graph_.get(), engine_id, knobs);
 }
 
-absl::StatusOr<EngineConfig> EngineConfigFor(cudnnBackendDescriptor_t op_graph,
-                                             int engine_id,
-                                             const std::vector<Knob>& knobs) {
+absl::Status FillEngineConfig(cudnnBackendDescriptor_t config,
+                              cudnnBackendDescriptor_t op_graph, int engine_id,
+                              const std::vector<Knob>& knobs) {
+  // cuDNN copies descriptors set as attributes: the engine and the knob
+  // choices may go when the config is finalized.
   ASSIGN_OR_RETURN(BackendDescriptor engine,
                    CreateBackendDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR));
   cudnnBackendDescriptor_t raw_graph = op_graph;
@@ -370,21 +382,27 @@ absl::StatusOr<EngineConfig> EngineConfigFor(cudnnBackendDescriptor_t op_graph,
     raw.push_back(c.get());
     owned.push_back(std::move(c));
   }
-  EngineConfig config;
-  ASSIGN_OR_RETURN(config.descriptor,
-                   CreateBackendDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
   cudnnBackendDescriptor_t raw_engine = engine.get();
-  RETURN_IF_ERROR(Set(config.descriptor.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+  RETURN_IF_ERROR(Set(config, CUDNN_ATTR_ENGINECFG_ENGINE,
                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_engine,
                       "engine config engine"));
   if (!raw.empty()) {
-    RETURN_IF_ERROR(Set(config.descriptor.get(),
-                        CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+    RETURN_IF_ERROR(Set(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
                         CUDNN_TYPE_BACKEND_DESCRIPTOR,
                         static_cast<int64_t>(raw.size()), raw.data(),
                         "engine config knobs"));
   }
-  RETURN_IF_ERROR(Finalize(config.descriptor.get(), "finalize engine config"));
+  return Finalize(config, "finalize engine config");
+}
+
+absl::StatusOr<EngineConfig> EngineConfigFor(cudnnBackendDescriptor_t op_graph,
+                                             int engine_id,
+                                             const std::vector<Knob>& knobs) {
+  EngineConfig config;
+  ASSIGN_OR_RETURN(config.descriptor,
+                   CreateBackendDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+  RETURN_IF_ERROR(
+      FillEngineConfig(config.descriptor.get(), op_graph, engine_id, knobs));
   RETURN_IF_ERROR(Describe(config));
   return config;
 }

@@ -96,6 +96,15 @@ class ConvOpGraph {
 absl::StatusOr<EngineConfig> EngineConfigFor(cudnnBackendDescriptor_t op_graph,
                                              int engine,
                                              const std::vector<Knob>& knobs);
+// Finalizes the caller's new (unfinalized) CUDNN_BACKEND_ENGINECFG_DESCRIPTOR
+// `config` as engine `engine` with `knobs` on the finalized `op_graph`.
+absl::Status FillEngineConfig(cudnnBackendDescriptor_t config,
+                              cudnnBackendDescriptor_t op_graph, int engine,
+                              const std::vector<Knob>& knobs);
+// Every config a finalized CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR offers, in
+// its order, described (configs cuDNN cannot describe are left out).
+absl::StatusOr<std::vector<EngineConfig>> HeuristicResults(
+    cudnnBackendDescriptor_t heuristics);
 // A finalized execution plan of a finalized engine config.
 absl::StatusOr<BackendDescriptor> BuildPlanFor(cudnnHandle_t handle,
                                                cudnnBackendDescriptor_t config);

@@ -1,5 +1,5 @@
 // CoreApi: what libtunedb_preload.so (the shim every process of a `tunedb
-// run` loads: the nine cuDNN entry points and nothing else) asks of
+// run` loads: the nine legacy cuDNN entry points and two of the backend API) asks of
 // libtunedb_preload_core.so (the Interposer, the tunedb client and gRPC),
 // which the shim loads with dlopen(RTLD_LOCAL) on the first intercepted
 // call. So a process that never calls cuDNN's algorithm functions pays for
@@ -16,11 +16,12 @@
 #include <string>
 
 #include "preload/conv_call.h"
+#include "preload/graph_call.h"
 #include "preload/preload_counters.h"
 
 namespace tunedb::preload {
 
-inline constexpr int kCoreApiVersion = 1;
+inline constexpr int kCoreApiVersion = 2;
 inline constexpr const char* kCoreFileName = "libtunedb_preload_core.so";
 inline constexpr const char* kCoreInitSymbol = "tunedb_preload_core_init";
 
@@ -31,6 +32,9 @@ struct CoreApi {
   Decision (*decide)(const ConvCall& call) = nullptr;
   void (*record)(const ConvCall& call, Outcome outcome, int first_algo,
                  const std::string& key_text) = nullptr;
+  // Interposer::AnswerGraph: answers a heuristics descriptor's results from
+  // tunedb, or says to pass the call through; never throws.
+  GraphAnswer (*answer_graph)(const GraphCall& call) = nullptr;
 };
 
 // The core's one exported function: takes the shim's FindRealCudnnSymbol

@@ -33,7 +33,15 @@ void Record(const ConvCall& call, Outcome outcome, int first_algo,
   }
 }
 
-constexpr CoreApi kApi{kCoreApiVersion, &Decide, &Record};
+GraphAnswer AnswerGraph(const GraphCall& call) {
+  try {
+    return Interposer::Instance().AnswerGraph(call);
+  } catch (...) {
+    return GraphAnswer{};
+  }
+}
+
+constexpr CoreApi kApi{kCoreApiVersion, &Decide, &Record, &AnswerGraph};
 
 }  // namespace
 

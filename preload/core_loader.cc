@@ -34,7 +34,8 @@ const CoreApi* Load(std::string* why) {
   auto init = reinterpret_cast<CoreInitFn>(dlsym(handle, kCoreInitSymbol));
   const CoreApi* api = init != nullptr ? init(&FindRealCudnnSymbol) : nullptr;
   if (api == nullptr || api->version != kCoreApiVersion ||
-      api->decide == nullptr || api->record == nullptr) {
+      api->decide == nullptr || api->record == nullptr ||
+      api->answer_graph == nullptr) {
     *why = path + " is from another build";
     return nullptr;  // stays loaded: its code may already run
   }

@@ -276,3 +276,50 @@ TUNEDB_FORWARD(cudnnGetConvolutionBackwardFilterAlgorithm_v7,
                 cudnnConvolutionBwdFilterAlgoPerf_t *perfResults),
                (handle, srcDesc, diffDesc, convDesc, gradDesc,
                 requestedAlgoCount, returnedAlgoCount, perfResults))
+
+// The backend (graph) API, for the graph half (interposer_graph.cc) and the
+// cudnn/ layer's backend_graph.cc under it.
+
+TUNEDB_FORWARD(cudnnBackendCreateDescriptor,
+               (cudnnBackendDescriptorType_t descriptorType,
+                cudnnBackendDescriptor_t *descriptor),
+               (descriptorType, descriptor))
+
+TUNEDB_FORWARD(cudnnBackendDestroyDescriptor,
+               (cudnnBackendDescriptor_t descriptor), (descriptor))
+
+TUNEDB_FORWARD(cudnnBackendFinalize, (cudnnBackendDescriptor_t descriptor),
+               (descriptor))
+
+TUNEDB_FORWARD(cudnnBackendSetAttribute,
+               (cudnnBackendDescriptor_t descriptor,
+                cudnnBackendAttributeName_t attributeName,
+                cudnnBackendAttributeType_t attributeType,
+                int64_t elementCount, const void *arrayOfElements),
+               (descriptor, attributeName, attributeType, elementCount,
+                arrayOfElements))
+
+TUNEDB_FORWARD(cudnnBackendGetAttribute,
+               (cudnnBackendDescriptor_t const descriptor,
+                cudnnBackendAttributeName_t attributeName,
+                cudnnBackendAttributeType_t attributeType,
+                int64_t requestedElementCount, int64_t *elementCount,
+                void *arrayOfElements),
+               (descriptor, attributeName, attributeType,
+                requestedElementCount, elementCount, arrayOfElements))
+
+TUNEDB_FORWARD(cudnnBackendExecute,
+               (cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan,
+                cudnnBackendDescriptor_t variantPack),
+               (handle, executionPlan, variantPack))
+
+extern "C" void cudnnGetLastErrorString(char *message, size_t max_size) {
+  static tunedb::preload::RealFunction<decltype(&::cudnnGetLastErrorString)>
+      real("cudnnGetLastErrorString");
+  auto f = real.get();
+  if (f != nullptr) {
+    f(message, max_size);
+  } else if (message != nullptr && max_size > 0) {
+    message[0] = '\0';
+  }
+}

@@ -8,8 +8,16 @@
 // destroyed (calls may come until the very end of the process); at exit it
 // writes the counters' line (PreloadOptions::log) and optionally waits for
 // background tunes. Nothing here throws: every failure is an Outcome that
-// passes the call through. A graph-API hook would add its own Decide-like
-// entry here, keyed on its own problem, sharing the client and counters.
+// passes the call through.
+//
+// The graph half (AnswerGraph, interposer_graph.cc) answers the results of
+// an engine-heuristics descriptor the same way, keyed on the graph-API
+// problem of its graph (graph_problem.h), with tunedb's engine configs
+// finalized on the caller's own descriptors: the fastest stored config,
+// then the fastest without cuDNN's DOWN_CONVERT_INPUTS note (which PyTorch
+// always drops), the fastest deterministic one (for fp32 also without
+// tensor cores, which PyTorch drops when TF32 is off) and that one without
+// workspace, each once, so that a caller's own filter always keeps one.
 //
 // Thread safety: thread-safe; Decide is called concurrently.
 #ifndef TUNEDB_PRELOAD_INTERPOSER_H_
@@ -25,6 +33,7 @@
 
 #include "preload/conv_call.h"
 #include "preload/current_device.h"
+#include "preload/graph_call.h"
 #include "preload/preload_counters.h"
 #include "preload/preload_options.h"
 #include "tunedb/client.h"
@@ -42,6 +51,10 @@ class Interposer {
   void Record(const ConvCall& call, Outcome outcome, int first_algo,
               const std::string& key_text = "");
 
+  // A heuristics descriptor's results (graph_call.h), answered from tunedb
+  // or passed through; counts fill queries (not count queries).
+  GraphAnswer AnswerGraph(const GraphCall& call);
+
   const PreloadCounters& counters() const { return counters_; }
 
  private:
@@ -51,6 +64,14 @@ class Interposer {
 
   static void AtExit();
   Decision DecideOrThrow(const ConvCall& call);
+  GraphAnswer AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
+                                 std::string* key_text, Outcome* outcome,
+                                 int* engine);
+  // The configs AnswerGraph offers for graph-API `key`, fastest first
+  // (empty on a miss).
+  std::vector<AlgoResult> TunedEngines(const ProblemKey& key);
+  void RecordGraph(ConvOp op, Outcome outcome, int engine,
+                   const std::string& key_text);
   // The workspace the tuned answer `a` (for `c`) needs with this cuDNN: the
   // larger of the stored one and cuDNN's own size for it.
   int64_t WorkspaceOn(const ConvCall& call, const DeviceKey& device,

@@ -7,7 +7,7 @@ namespace tunedb::preload {
 
 namespace {
 
-constexpr EnumNames<Outcome, 11> kOutcomeNames(
+constexpr EnumNames<Outcome, 12> kOutcomeNames(
     "outcome", {{{Outcome::kHit, "hit"},
                  {Outcome::kMiss, "miss"},
                  {Outcome::kDaemonDown, "daemon_down"},
@@ -18,6 +18,7 @@ constexpr EnumNames<Outcome, 11> kOutcomeNames(
                  {Outcome::kBadArguments, "bad_arguments"},
                  {Outcome::kHeuristicFailed, "heuristic_failed"},
                  {Outcome::kForked, "forked_child"},
+                 {Outcome::kConfigFailed, "config_failed"},
                  {Outcome::kInternalError, "internal_error"}}});
 
 }  // namespace

@@ -31,6 +31,8 @@ enum class Outcome {
   kBadArguments,     // null pointers, count < 1: cuDNN reports the error
   kHeuristicFailed,  // the real Get_v7 failed on a hit
   kForked,           // called in a child forked after the client started
+  kConfigFailed,     // graph API: no tuned engine config finalizes on
+                     // the caller's graph
   kInternalError,    // anything else (an exception, a client error)
   kNumOutcomes
 };

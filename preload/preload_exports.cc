@@ -14,6 +14,7 @@
 
 #include "preload/conv_call.h"
 #include "preload/core_loader.h"
+#include "preload/inside_preload.h"
 #include "preload/perf_merge.h"
 #include "preload/real_cudnn.h"
 
@@ -57,14 +58,6 @@ struct BackwardFilter {
   static cudnnStatus_t Heuristic(const ConvCall& c, int cap, int* n, Perf* p) {
     return CallReal(get_v7, c.handle, c.x, c.y, c.conv, c.w, cap, n, p);
   }
-};
-
-// Set while this thread is in an entry point: a cuDNN call the preload makes
-// itself (the helpers' heuristic) goes straight to cuDNN.
-thread_local bool inside_preload = false;
-struct InsidePreload {
-  InsidePreload() { inside_preload = true; }
-  ~InsidePreload() { inside_preload = false; }
 };
 
 // Answers `call` from tunedb, or returns `real()` (the caller's own call,

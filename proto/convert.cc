@@ -149,6 +149,7 @@ void ToProto(const Constraints& in, v1::Constraints* out) {
   }
   out->set_deterministic_only(in.deterministic_only);
   out->set_launch_mode(static_cast<v1::LaunchMode>(in.launch_mode));
+  out->set_excluded_numerical_notes(in.excluded_numerical_notes);
 }
 
 absl::StatusOr<DeviceKey> FromProto(const v1::DeviceKey& in) {
@@ -292,6 +293,7 @@ absl::StatusOr<Constraints> FromProto(const v1::Constraints& in) {
     c.max_workspace_bytes = in.max_workspace_bytes();
   }
   c.deterministic_only = in.deterministic_only();
+  c.excluded_numerical_notes = in.excluded_numerical_notes();
   if (in.launch_mode() != v1::LAUNCH_MODE_UNSPECIFIED) {
     ASSIGN_OR_RETURN(c.launch_mode,
                      EnumFromProto<LaunchMode>(in.launch_mode(), 2,

@@ -76,6 +76,7 @@ absl::StatusOr<std::vector<Knob>> ParseKnobs(absl::string_view text);
 // Bits of AlgoResult::numerical_notes and behavior_notes: bit i is note i
 // of cuDNN's cudnnBackendNumericalNote_t / cudnnBackendBehaviorNote_t.
 inline constexpr int kNumericalNoteTensorCore = 0;
+inline constexpr int kNumericalNoteDownConvertInputs = 1;
 inline constexpr int kNumericalNoteNondeterministic = 4;
 inline constexpr int kBehaviorNoteRuntimeCompilation = 0;
 // "tensor_core,winograd" for the bits cuDNN 9 defines, "bit12" for others.
@@ -167,6 +168,10 @@ struct Constraints {
   bool deterministic_only = false;
   // How the caller launches: decides which cost ranks the algorithms.
   LaunchMode launch_mode = LaunchMode::kDirect;
+  // Graph API: only results whose numerical notes have none of these bits
+  // (bit i: cuDNN's numerical note i, e.g. 1 << kNumericalNoteTensorCore).
+  // Legacy results carry no notes, so it never excludes them. Default: 0.
+  uint32_t excluded_numerical_notes = 0;
 };
 
 // The OK result of `record` with the lowest cost for the constraints' launch

@@ -190,6 +190,9 @@ typedef struct tunedb_constraints {
   int64_t max_workspace_bytes; /* < 0: unlimited (default -1) */
   int32_t deterministic_only;  /* default 0 */
   int32_t launch_mode;         /* TUNEDB_LAUNCH_* (default DIRECT) */
+  /* Graph API: only engine configs whose numerical notes have none of these
+   * bits (bit i: cudnnBackendNumericalNote_t i). Default 0. */
+  uint32_t excluded_numerical_notes;
 } tunedb_constraints_t;
 
 typedef struct tunedb_answer {

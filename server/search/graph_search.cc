@@ -14,7 +14,6 @@ namespace tunedb {
 namespace {
 
 constexpr uint32_t Bit(int note) { return uint32_t{1} << note; }
-constexpr int kNumericalNoteDownConvertInputs = 1;
 
 AlgoResult ResultOf(const EngineConfig& config) {
   AlgoResult r;

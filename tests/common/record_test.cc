@@ -71,6 +71,22 @@ INSTANTIATE_TEST_SUITE_P(
         ChoiceCase{"DeterministicUnlimited", {std::nullopt, true}, 5}),
     [](const auto& info) { return info.param.name; });
 
+TEST(RecordTest, ExcludedNumericalNotesSkipTheResultsThatHaveThem) {
+  Record r = Ranking();
+  // The fastest (5) uses tensor cores; 3 is nondeterministic.
+  r.results[0].numerical_notes = 1u << kNumericalNoteTensorCore;
+  r.results[1].numerical_notes = 1u << kNumericalNoteNondeterministic;
+  Constraints c;
+  EXPECT_EQ(Choose(r, c)->algo, 5);
+  c.excluded_numerical_notes = 1u << kNumericalNoteTensorCore;
+  EXPECT_EQ(Choose(r, c)->algo, 3);
+  c.excluded_numerical_notes |= 1u << kNumericalNoteNondeterministic;
+  EXPECT_EQ(Choose(r, c)->algo, 2);
+  // A note no result has excludes nothing.
+  c.excluded_numerical_notes = 1u << kNumericalNoteDownConvertInputs;
+  EXPECT_EQ(Choose(r, c)->algo, 5);
+}
+
 TEST(RecordTest, NegativeRecordChoosesNothing) {
   Record r;
   r.results = {NotSupported(0), NotSupported(1)};

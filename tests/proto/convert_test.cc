@@ -51,6 +51,21 @@ TEST(ConvertTest, ATimeThatIsNotAFiniteNumberIsRefused) {
   }
 }
 
+TEST(ConvertTest, ConstraintsKeepTheirExcludedNumericalNotes) {
+  Constraints c;
+  c.max_workspace_bytes = 0;
+  c.deterministic_only = true;
+  c.excluded_numerical_notes = (1u << kNumericalNoteTensorCore) |
+                               (1u << kNumericalNoteDownConvertInputs);
+  v1::Constraints wire;
+  ToProto(c, &wire);
+  absl::StatusOr<Constraints> back = FromProto(wire);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->excluded_numerical_notes, c.excluded_numerical_notes);
+  EXPECT_EQ(back->max_workspace_bytes, c.max_workspace_bytes);
+  EXPECT_TRUE(back->deterministic_only);
+}
+
 TEST(ConvertTest, GraphProblemsAndEngineConfigsRoundTrip) {
   ConvProblem p = testing_util::TestProblem(8);
   p.api = ConvApi::kGraph;

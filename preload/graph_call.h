@@ -1,0 +1,77 @@
+// GraphCall: one intercepted read of an engine-heuristics descriptor's
+// results (cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS)),
+// as the shim (graph_exports.cc) hands it to the Interposer, with what the
+// program set on the descriptors behind it (the shadow types below, recorded
+// by GraphShadow, because cuDNN 9 cannot read an operation graph's nodes or
+// a tensor's byte alignment back).
+//
+// Thread safety: plain values.
+#ifndef TUNEDB_PRELOAD_GRAPH_CALL_H_
+#define TUNEDB_PRELOAD_GRAPH_CALL_H_
+
+#include <cudnn.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace tunedb::preload {
+
+// A CUDNN_BACKEND_TENSOR_DESCRIPTOR's attributes; unset ones keep these.
+struct ShadowTensor {
+  int data_type = -1;  // cudnnDataType_t
+  std::vector<int64_t> dims;
+  std::vector<int64_t> strides;
+  int64_t alignment = 0;  // CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT
+  bool is_virtual = false;
+  int64_t vector_count = 1;
+};
+
+// A CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR's attributes.
+struct ShadowConvolution {
+  int compute_type = -1;  // cudnnDataType_t
+  int mode = CUDNN_CROSS_CORRELATION;
+  int64_t spatial_dims = 0;
+  std::vector<int64_t> pre_padding;
+  std::vector<int64_t> post_padding;
+  std::vector<int64_t> stride;
+  std::vector<int64_t> dilation;
+};
+
+// One node of an operation graph: a convolution of one pass with its
+// operands in forward terms (x is dx for backward data, w is dw for
+// backward filter), or any other node (kOther).
+struct ShadowNode {
+  enum Kind { kOther, kForward, kBackwardData, kBackwardFilter };
+  Kind kind = kOther;
+  bool has_x = false, has_w = false, has_y = false, has_conv = false;
+  ShadowTensor x, w, y;
+  ShadowConvolution conv;
+};
+
+// A CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR's graph and mode.
+struct ShadowHeuristics {
+  bool has_graph = false;
+  std::vector<ShadowNode> nodes;  // the graph's CUDNN_ATTR_OPERATIONGRAPH_OPS
+  int mode = -1;                  // cudnnBackendHeurMode_t
+};
+
+struct GraphCall {
+  cudnnBackendDescriptor_t heuristics = nullptr;
+  ShadowHeuristics shadow;
+  // The caller's arguments: a count query has requested 0 (elements may be
+  // null); a fill query gives `requested` new ENGINECFG descriptors.
+  int64_t requested = 0;
+  int64_t* count = nullptr;
+  void* elements = nullptr;
+};
+
+// What the Interposer did: answered (the call returns `status`), or not
+// (the shim calls cuDNN with the caller's arguments).
+struct GraphAnswer {
+  bool answered = false;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+};
+
+}  // namespace tunedb::preload
+
+#endif  // TUNEDB_PRELOAD_GRAPH_CALL_H_

@@ -1,0 +1,98 @@
+// The two backend-API entry points libtunedb_preload.so defines (under the
+// libcudnn.so.9 node, libcudnn_node.map), for programs that build cuDNN
+// graphs (PyTorch's default convolution path):
+//   - cudnnBackendSetAttribute: cuDNN's own, then, when it succeeded, the
+//     attribute recorded in the GraphShadow if it is one it keeps;
+//   - cudnnBackendGetAttribute: the results of an engine-heuristics
+//     descriptor of mode INSTANT, A or B whose graph the shadow knows are
+//     offered to the Interposer (in the core), which answers them with
+//     tunedb's engine configs or passes; everything else is cuDNN's own.
+//
+// Thread safety: as thread-safe as cuDNN's own functions.
+#include <cudnn.h>
+
+#include <optional>
+
+#include "preload/core_loader.h"
+#include "preload/graph_call.h"
+#include "preload/graph_shadow.h"
+#include "preload/inside_preload.h"
+#include "preload/real_cudnn.h"
+
+namespace tunedb::preload {
+namespace {
+
+RealFunction<decltype(&cudnnBackendSetAttribute)> real_set_attribute(
+    "cudnnBackendSetAttribute");
+RealFunction<decltype(&cudnnBackendGetAttribute)> real_get_attribute(
+    "cudnnBackendGetAttribute");
+
+bool Answerable(int mode) {
+  return mode == CUDNN_HEUR_MODE_INSTANT || mode == CUDNN_HEUR_MODE_A ||
+         mode == CUDNN_HEUR_MODE_B;
+}
+
+}  // namespace
+}  // namespace tunedb::preload
+
+using namespace tunedb::preload;  // NOLINT: the C entry points below
+
+extern "C" cudnnStatus_t cudnnBackendSetAttribute(
+    cudnnBackendDescriptor_t descriptor,
+    cudnnBackendAttributeName_t attributeName,
+    cudnnBackendAttributeType_t attributeType, int64_t elementCount,
+    const void* arrayOfElements) {
+  auto real = real_set_attribute.get();
+  if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  const cudnnStatus_t s = real(descriptor, attributeName, attributeType,
+                               elementCount, arrayOfElements);
+  if (s == CUDNN_STATUS_SUCCESS && GraphShadow::Records(attributeName)) {
+    try {
+      GraphShadow::Instance().Note(descriptor, attributeName, attributeType,
+                                   elementCount, arrayOfElements);
+    } catch (...) {
+      // Out of memory recording: the descriptor is just not known later.
+    }
+  }
+  return s;
+}
+
+extern "C" cudnnStatus_t cudnnBackendGetAttribute(
+    cudnnBackendDescriptor_t const descriptor,
+    cudnnBackendAttributeName_t attributeName,
+    cudnnBackendAttributeType_t attributeType, int64_t requestedElementCount,
+    int64_t* elementCount, void* arrayOfElements) {
+  auto real = real_get_attribute.get();
+  if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  auto pass = [&] {
+    return real(descriptor, attributeName, attributeType,
+                requestedElementCount, elementCount, arrayOfElements);
+  };
+  if (attributeName != CUDNN_ATTR_ENGINEHEUR_RESULTS ||
+      attributeType != CUDNN_TYPE_BACKEND_DESCRIPTOR || inside_preload ||
+      elementCount == nullptr || requestedElementCount < 0 ||
+      (requestedElementCount > 0 && arrayOfElements == nullptr)) {
+    return pass();
+  }
+  const InsidePreload guard;
+  try {
+    std::optional<ShadowHeuristics> shadow =
+        GraphShadow::Instance().Heuristics(descriptor);
+    if (!shadow.has_value() || !shadow->has_graph ||
+        !Answerable(shadow->mode)) {
+      return pass();
+    }
+    const CoreApi* core = LoadedCore();
+    if (core == nullptr) return pass();
+    GraphCall call;
+    call.heuristics = descriptor;
+    call.shadow = *std::move(shadow);
+    call.requested = requestedElementCount;
+    call.count = elementCount;
+    call.elements = arrayOfElements;
+    const GraphAnswer answer = core->answer_graph(call);
+    return answer.answered ? answer.status : pass();
+  } catch (...) {
+    return pass();
+  }
+}

@@ -1,0 +1,256 @@
+#include "preload/graph_shadow.h"
+
+#include <vector>
+
+namespace tunedb::preload {
+namespace {
+
+std::vector<int64_t> Int64s(cudnnBackendAttributeType_t type, int64_t count,
+                            const void* values) {
+  if (type != CUDNN_TYPE_INT64 || count < 0 || count > 16) return {};
+  const auto* v = static_cast<const int64_t*>(values);
+  return std::vector<int64_t>(v, v + count);
+}
+
+template <typename T>
+bool One(cudnnBackendAttributeType_t type, cudnnBackendAttributeType_t want,
+         int64_t count, const void* values, T* out) {
+  if (type != want || count != 1) return false;
+  *out = *static_cast<const T*>(values);
+  return true;
+}
+
+// Which operand of which pass a node attribute sets.
+struct NodeSlot {
+  ShadowNode::Kind kind;
+  char operand;  // 'x', 'w', 'y' in forward terms, or 'c' (convolution)
+};
+
+std::optional<NodeSlot> SlotOf(cudnnBackendAttributeName_t name) {
+  switch (name) {
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X:
+      return NodeSlot{ShadowNode::kForward, 'x'};
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W:
+      return NodeSlot{ShadowNode::kForward, 'w'};
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y:
+      return NodeSlot{ShadowNode::kForward, 'y'};
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC:
+      return NodeSlot{ShadowNode::kForward, 'c'};
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX:
+      return NodeSlot{ShadowNode::kBackwardData, 'x'};
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W:
+      return NodeSlot{ShadowNode::kBackwardData, 'w'};
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY:
+      return NodeSlot{ShadowNode::kBackwardData, 'y'};
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC:
+      return NodeSlot{ShadowNode::kBackwardData, 'c'};
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X:
+      return NodeSlot{ShadowNode::kBackwardFilter, 'x'};
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW:
+      return NodeSlot{ShadowNode::kBackwardFilter, 'w'};
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY:
+      return NodeSlot{ShadowNode::kBackwardFilter, 'y'};
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC:
+      return NodeSlot{ShadowNode::kBackwardFilter, 'c'};
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+GraphShadow& GraphShadow::Instance() {
+  // Never destroyed: cuDNN calls may come while the process exits.
+  static GraphShadow* const shadow = new GraphShadow();
+  return *shadow;
+}
+
+bool GraphShadow::Records(cudnnBackendAttributeName_t name) {
+  switch (name) {
+    case CUDNN_ATTR_TENSOR_DATA_TYPE:
+    case CUDNN_ATTR_TENSOR_DIMENSIONS:
+    case CUDNN_ATTR_TENSOR_STRIDES:
+    case CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT:
+    case CUDNN_ATTR_TENSOR_IS_VIRTUAL:
+    case CUDNN_ATTR_TENSOR_VECTOR_COUNT:
+    case CUDNN_ATTR_CONVOLUTION_COMP_TYPE:
+    case CUDNN_ATTR_CONVOLUTION_CONV_MODE:
+    case CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS:
+    case CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS:
+    case CUDNN_ATTR_CONVOLUTION_POST_PADDINGS:
+    case CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
+    case CUDNN_ATTR_CONVOLUTION_DILATIONS:
+    case CUDNN_ATTR_OPERATIONGRAPH_OPS:
+    case CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
+    case CUDNN_ATTR_ENGINEHEUR_MODE:
+      return true;
+    default:
+      return SlotOf(name).has_value();
+  }
+}
+
+GraphShadow::Entry& GraphShadow::EntryOf(cudnnBackendDescriptor_t d,
+                                         Entry::Kind kind) {
+  if (entries_.size() >= kMaxEntries && entries_.count(d) == 0) {
+    entries_.clear();
+  }
+  Entry& e = entries_[d];
+  if (e.kind != kind) {
+    e = Entry();
+    e.kind = kind;
+  }
+  return e;
+}
+
+void GraphShadow::Note(cudnnBackendDescriptor_t d,
+                       cudnnBackendAttributeName_t name,
+                       cudnnBackendAttributeType_t type, int64_t count,
+                       const void* values) {
+  if (d == nullptr || values == nullptr || !Records(name)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  switch (name) {
+    case CUDNN_ATTR_TENSOR_DATA_TYPE: {
+      cudnnDataType_t t;
+      if (One(type, CUDNN_TYPE_DATA_TYPE, count, values, &t)) {
+        EntryOf(d, Entry::kTensor).tensor.data_type = static_cast<int>(t);
+      }
+      return;
+    }
+    case CUDNN_ATTR_TENSOR_DIMENSIONS:
+      EntryOf(d, Entry::kTensor).tensor.dims = Int64s(type, count, values);
+      return;
+    case CUDNN_ATTR_TENSOR_STRIDES:
+      EntryOf(d, Entry::kTensor).tensor.strides = Int64s(type, count, values);
+      return;
+    case CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT:
+      One(type, CUDNN_TYPE_INT64, count, values,
+          &EntryOf(d, Entry::kTensor).tensor.alignment);
+      return;
+    case CUDNN_ATTR_TENSOR_IS_VIRTUAL:
+      One(type, CUDNN_TYPE_BOOLEAN, count, values,
+          &EntryOf(d, Entry::kTensor).tensor.is_virtual);
+      return;
+    case CUDNN_ATTR_TENSOR_VECTOR_COUNT:
+      One(type, CUDNN_TYPE_INT64, count, values,
+          &EntryOf(d, Entry::kTensor).tensor.vector_count);
+      return;
+    case CUDNN_ATTR_CONVOLUTION_COMP_TYPE: {
+      cudnnDataType_t t;
+      if (One(type, CUDNN_TYPE_DATA_TYPE, count, values, &t)) {
+        EntryOf(d, Entry::kConvolution).conv.compute_type =
+            static_cast<int>(t);
+      }
+      return;
+    }
+    case CUDNN_ATTR_CONVOLUTION_CONV_MODE: {
+      cudnnConvolutionMode_t m;
+      if (One(type, CUDNN_TYPE_CONVOLUTION_MODE, count, values, &m)) {
+        EntryOf(d, Entry::kConvolution).conv.mode = static_cast<int>(m);
+      }
+      return;
+    }
+    case CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS:
+      One(type, CUDNN_TYPE_INT64, count, values,
+          &EntryOf(d, Entry::kConvolution).conv.spatial_dims);
+      return;
+    case CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS:
+      EntryOf(d, Entry::kConvolution).conv.pre_padding =
+          Int64s(type, count, values);
+      return;
+    case CUDNN_ATTR_CONVOLUTION_POST_PADDINGS:
+      EntryOf(d, Entry::kConvolution).conv.post_padding =
+          Int64s(type, count, values);
+      return;
+    case CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
+      EntryOf(d, Entry::kConvolution).conv.stride =
+          Int64s(type, count, values);
+      return;
+    case CUDNN_ATTR_CONVOLUTION_DILATIONS:
+      EntryOf(d, Entry::kConvolution).conv.dilation =
+          Int64s(type, count, values);
+      return;
+    case CUDNN_ATTR_OPERATIONGRAPH_OPS: {
+      if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR || count < 0) return;
+      const auto* ops = static_cast<const cudnnBackendDescriptor_t*>(values);
+      std::vector<ShadowNode> nodes;
+      for (int64_t i = 0; i < count; ++i) {
+        auto it = entries_.find(ops[i]);
+        nodes.push_back(it != entries_.end() && it->second.kind == Entry::kNode
+                            ? it->second.node
+                            : ShadowNode());
+      }
+      Entry& g = EntryOf(d, Entry::kGraph);
+      g.heur.nodes = std::move(nodes);
+      g.heur.has_graph = true;
+      return;
+    }
+    case CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH: {
+      if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR || count != 1) return;
+      const auto graph = *static_cast<const cudnnBackendDescriptor_t*>(values);
+      auto it = entries_.find(graph);
+      std::optional<std::vector<ShadowNode>> nodes;
+      if (it != entries_.end() && it->second.kind == Entry::kGraph) {
+        nodes = it->second.heur.nodes;
+      }
+      Entry& h = EntryOf(d, Entry::kHeuristics);
+      h.heur.has_graph = nodes.has_value();
+      h.heur.nodes = nodes.value_or(std::vector<ShadowNode>());
+      return;
+    }
+    case CUDNN_ATTR_ENGINEHEUR_MODE: {
+      cudnnBackendHeurMode_t m;
+      if (One(type, CUDNN_TYPE_HEUR_MODE, count, values, &m)) {
+        EntryOf(d, Entry::kHeuristics).heur.mode = static_cast<int>(m);
+      }
+      return;
+    }
+    default:
+      break;
+  }
+  // A convolution node's operand or descriptor.
+  const std::optional<NodeSlot> slot = SlotOf(name);
+  if (!slot || type != CUDNN_TYPE_BACKEND_DESCRIPTOR || count != 1) return;
+  const auto target = *static_cast<const cudnnBackendDescriptor_t*>(values);
+  // Copies first: EntryOf may start the records over.
+  auto it = entries_.find(target);
+  std::optional<ShadowTensor> tensor;
+  std::optional<ShadowConvolution> conv;
+  if (it != entries_.end() && it->second.kind == Entry::kTensor) {
+    tensor = it->second.tensor;
+  }
+  if (it != entries_.end() && it->second.kind == Entry::kConvolution) {
+    conv = it->second.conv;
+  }
+  ShadowNode& node = EntryOf(d, Entry::kNode).node;
+  node.kind = slot->kind;
+  switch (slot->operand) {
+    case 'c':
+      node.has_conv = conv.has_value();
+      node.conv = conv.value_or(ShadowConvolution());
+      return;
+    case 'x':
+      node.has_x = tensor.has_value();
+      node.x = tensor.value_or(ShadowTensor());
+      return;
+    case 'w':
+      node.has_w = tensor.has_value();
+      node.w = tensor.value_or(ShadowTensor());
+      return;
+    default:
+      node.has_y = tensor.has_value();
+      node.y = tensor.value_or(ShadowTensor());
+      return;
+  }
+}
+
+std::optional<ShadowHeuristics> GraphShadow::Heuristics(
+    cudnnBackendDescriptor_t d) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(d);
+  if (it == entries_.end() || it->second.kind != Entry::kHeuristics) {
+    return std::nullopt;
+  }
+  return it->second.heur;
+}
+
+}  // namespace tunedb::preload

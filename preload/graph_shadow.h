@@ -1,0 +1,68 @@
+// GraphShadow: what the program set on its cuDNN backend descriptors, as far
+// as the graph half of the preload needs it: tensors, convolution
+// descriptors, convolution nodes, operation graphs and engine-heuristics
+// descriptors. cuDNN 9 cannot read an operation graph's nodes or a tensor's
+// byte alignment back (NOT_SUPPORTED), and frameworks destroy the tensors and
+// nodes once the graph is finalized, so the shim records each successful
+// cudnnBackendSetAttribute of those attributes here and copies values (not
+// pointers) along the links: a node holds copies of its tensors, a graph of
+// its nodes, a heuristics descriptor of its graph. A recorded descriptor is
+// therefore never read after the program destroyed it; an address cuDNN
+// reuses is overwritten by the new descriptor's own required attributes.
+//
+// Every other attribute costs one switch. The records are bounded
+// (kMaxEntries): past that they start over, and a heuristics descriptor
+// whose record is gone passes through.
+//
+// Thread safety: thread-safe (one mutex, taken only for recorded attributes).
+#ifndef TUNEDB_PRELOAD_GRAPH_SHADOW_H_
+#define TUNEDB_PRELOAD_GRAPH_SHADOW_H_
+
+#include <cudnn.h>
+
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include "preload/graph_call.h"
+
+namespace tunedb::preload {
+
+class GraphShadow {
+ public:
+  static constexpr size_t kMaxEntries = 1 << 16;
+
+  static GraphShadow& Instance();
+
+  // Whether `name` is one this records (cheap: no lock).
+  static bool Records(cudnnBackendAttributeName_t name);
+
+  // After cudnnBackendSetAttribute(d, name, type, count, values) succeeded.
+  void Note(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
+            cudnnBackendAttributeType_t type, int64_t count,
+            const void* values);
+
+  // What was set on heuristics descriptor `d`, if it was recorded.
+  std::optional<ShadowHeuristics> Heuristics(cudnnBackendDescriptor_t d) const;
+
+ private:
+  struct Entry {
+    enum Kind { kTensor, kConvolution, kNode, kGraph, kHeuristics };
+    Kind kind = kTensor;
+    ShadowTensor tensor;
+    ShadowConvolution conv;
+    ShadowNode node;
+    ShadowHeuristics heur;  // a graph's nodes too
+  };
+
+  // The entry of `d` as `kind`, made (or remade, if it held another kind).
+  Entry& EntryOf(cudnnBackendDescriptor_t d, Entry::Kind kind);
+
+  mutable std::mutex mu_;
+  std::unordered_map<cudnnBackendDescriptor_t, Entry> entries_;  // guarded
+};
+
+}  // namespace tunedb::preload
+
+#endif  // TUNEDB_PRELOAD_GRAPH_SHADOW_H_

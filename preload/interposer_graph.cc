@@ -1,0 +1,177 @@
+// Interposer's graph half: see interposer.h.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cudnn/backend_graph.h"
+#include "preload/graph_problem.h"
+#include "preload/interposer.h"
+
+namespace tunedb::preload {
+namespace {
+
+constexpr uint32_t Bit(int note) { return uint32_t{1} << note; }
+
+bool SameConfig(const AlgoResult& a, int engine, const std::vector<Knob>& k) {
+  return a.algo == engine && a.knobs == k;
+}
+
+}  // namespace
+
+std::vector<AlgoResult> Interposer::TunedEngines(const ProblemKey& key) {
+  std::vector<AlgoResult> out;
+  const EngineAnswer fastest = client_->GetEngine(key, {});
+  if (!fastest.ok()) return out;
+  out.push_back(fastest.config);
+  Constraints no_down_convert;
+  no_down_convert.excluded_numerical_notes =
+      Bit(kNumericalNoteDownConvertInputs);
+  Constraints safe = no_down_convert;
+  safe.deterministic_only = true;
+  safe.excluded_numerical_notes |= Bit(kNumericalNoteNondeterministic);
+  if (key.problem.input_type == DataType::kFloat) {
+    safe.excluded_numerical_notes |= Bit(kNumericalNoteTensorCore);
+  }
+  Constraints safe_no_workspace = safe;
+  safe_no_workspace.max_workspace_bytes = 0;
+  for (const Constraints& c : {no_down_convert, safe, safe_no_workspace}) {
+    const EngineAnswer a = client_->GetEngine(key, c);
+    if (!a.ok()) continue;
+    const bool seen =
+        std::any_of(out.begin(), out.end(), [&](const AlgoResult& r) {
+          return SameConfig(r, a.config.algo, a.config.knobs);
+        });
+    if (!seen) out.push_back(a.config);
+  }
+  return out;
+}
+
+GraphAnswer Interposer::AnswerGraph(const GraphCall& call) {
+  ConvOp op = ConvOp::kForward;
+  std::string key_text;
+  Outcome outcome = Outcome::kInternalError;
+  int engine = -1;
+  GraphAnswer answer;
+  try {
+    answer = AnswerGraphOrThrow(call, &op, &key_text, &outcome, &engine);
+  } catch (...) {
+    answer = GraphAnswer{};
+    outcome = Outcome::kInternalError;
+  }
+  // A count query precedes the fill query of the same call: count once.
+  if (call.requested > 0) RecordGraph(op, outcome, engine, key_text);
+  return answer;
+}
+
+GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
+                                           std::string* key_text,
+                                           Outcome* outcome, int* engine) {
+  const GraphAnswer pass;
+  *outcome = Outcome::kDisabled;
+  if (!options_.enabled) return pass;
+  *outcome = Outcome::kCudnnVersion;
+  if (cudnn_version_ / 10000 != CUDNN_MAJOR) return pass;
+  *outcome = Outcome::kInternalError;
+  if (client_ == nullptr) return pass;
+  *outcome = Outcome::kForked;
+  if (getpid() != pid_) return pass;
+
+  ProblemKey key;
+  absl::StatusOr<ConvProblem> problem = ProblemFromShadow(call.shadow);
+  *outcome = Outcome::kUnsupported;
+  if (!problem.ok()) return pass;
+  key.problem = *std::move(problem);
+  *op = key.problem.op;
+  absl::StatusOr<DeviceKey> device = device_->Get();
+  *outcome = Outcome::kNoDevice;
+  if (!device.ok()) return pass;
+  key.device = *std::move(device);
+  if (options_.log == LogLevel::kCalls) *key_text = key.ToText();
+
+  const std::vector<AlgoResult> tuned = TunedEngines(key);
+  if (tuned.empty()) {
+    *outcome = client_->DaemonReachable() ? Outcome::kMiss
+                                          : Outcome::kDaemonDown;
+    return pass;
+  }
+
+  // The caller's graph, copied out of its heuristics descriptor: the
+  // engines are finalized on it, so they carry its tensor ids.
+  *outcome = Outcome::kConfigFailed;
+  absl::StatusOr<BackendDescriptor> graph =
+      CreateBackendDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  if (!graph.ok()) return pass;
+  cudnnBackendDescriptor_t raw_graph = graph->get();
+  int64_t got = 0;
+  if (cudnnBackendGetAttribute(call.heuristics,
+                               CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got,
+                               &raw_graph) != CUDNN_STATUS_SUCCESS ||
+      got != 1) {
+    return pass;
+  }
+  std::vector<const AlgoResult*> usable;
+  for (const AlgoResult& r : tuned) {
+    if (EngineConfigFor(raw_graph, r.algo, r.knobs).ok()) usable.push_back(&r);
+  }
+  if (usable.empty()) return pass;
+
+  if (call.requested == 0) {
+    *call.count = static_cast<int64_t>(usable.size());
+    *outcome = Outcome::kHit;
+    *engine = usable[0]->algo;
+    return GraphAnswer{true, CUDNN_STATUS_SUCCESS};
+  }
+  auto* out = static_cast<cudnnBackendDescriptor_t*>(call.elements);
+  int64_t filled = 0;
+  std::vector<std::pair<int, std::vector<Knob>>> given;
+  for (const AlgoResult* r : usable) {
+    if (filled == call.requested) break;
+    if (FillEngineConfig(out[filled], raw_graph, r->algo, r->knobs).ok()) {
+      given.emplace_back(r->algo, r->knobs);
+      ++filled;
+    }
+  }
+  if (filled == 0) return pass;
+  if (filled < call.requested) {
+    // A caller that asks for more than tunedb offers gets cuDNN's own list
+    // after it, without repeats.
+    absl::StatusOr<std::vector<EngineConfig>> own =
+        HeuristicResults(call.heuristics);
+    if (own.ok()) {
+      for (const EngineConfig& c : *own) {
+        if (filled == call.requested) break;
+        const bool seen =
+            std::any_of(given.begin(), given.end(), [&](const auto& g) {
+              return g.first == c.engine && g.second == c.knobs;
+            });
+        if (seen) continue;
+        if (FillEngineConfig(out[filled], raw_graph, c.engine, c.knobs).ok()) {
+          given.emplace_back(c.engine, c.knobs);
+          ++filled;
+        }
+      }
+    }
+  }
+  *call.count = filled;
+  *outcome = Outcome::kHit;
+  *engine = given[0].first;
+  return GraphAnswer{true, CUDNN_STATUS_SUCCESS};
+}
+
+void Interposer::RecordGraph(ConvOp op, Outcome outcome, int engine,
+                             const std::string& key_text) {
+  counters_.Count(outcome);
+  if (options_.log != LogLevel::kCalls) return;
+  std::string line = absl::StrCat("tunedb preload: graph ", ConvOpName(op),
+                                  " ", OutcomeName(outcome));
+  if (outcome == Outcome::kHit) absl::StrAppend(&line, " engine=", engine);
+  if (!key_text.empty()) absl::StrAppend(&line, " ", key_text);
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+}  // namespace tunedb::preload
