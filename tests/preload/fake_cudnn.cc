@@ -815,6 +815,10 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
       if (engine == d->attrs.end() || engine->second.descs.size() != 1) {
         return CUDNN_STATUS_BAD_PARAM;
       }
+      // A config finalized without knob choices has none (count 0), as in
+      // cuDNN, which tunedb's own graph code relies on for knob-less engines.
+      Attr& knobs = d->attrs[CUDNN_ATTR_ENGINECFG_KNOB_CHOICES];
+      knobs.type = kDescT;
       break;
     }
     case kHeur:

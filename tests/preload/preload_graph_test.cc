@@ -96,44 +96,6 @@ constexpr uint32_t kDownConvert = Bit(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS);
 constexpr uint32_t kNondeterministic =
     Bit(CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC);
 
-// The fastest OK result of `record` under `c` that has none of `excluded`
-// numerical notes.
-std::optional<AlgoResult> ChooseWithout(Record record, uint32_t excluded,
-                                        const Constraints& c) {
-  record.results.erase(
-      std::remove_if(record.results.begin(), record.results.end(),
-                     [&](const AlgoResult& r) {
-                       return (r.numerical_notes & excluded) != 0;
-                     }),
-      record.results.end());
-  return Choose(record, c);
-}
-
-// The list the preload answers from `record`: the fastest config, the
-// fastest without DOWN_CONVERT_INPUTS, the fastest deterministic one (for
-// fp32 without tensor cores too) and that one with no workspace, each once.
-std::vector<AlgoResult> TunedList(const Record& record) {
-  const bool fp32 = record.key.problem.input_type == DataType::kFloat;
-  Constraints deterministic;
-  deterministic.deterministic_only = true;
-  Constraints no_workspace = deterministic;
-  no_workspace.max_workspace_bytes = 0;
-  const uint32_t unsafe = kNondeterministic | (fp32 ? kTensorCore : 0);
-  std::vector<AlgoResult> out;
-  for (const std::optional<AlgoResult>& r :
-       {ChooseWithout(record, 0, {}), ChooseWithout(record, kDownConvert, {}),
-        ChooseWithout(record, unsafe, deterministic),
-        ChooseWithout(record, unsafe, no_workspace)}) {
-    if (!r.has_value()) continue;
-    const bool seen =
-        std::any_of(out.begin(), out.end(), [&](const AlgoResult& o) {
-          return o.algo == r->algo && o.knobs == r->knobs;
-        });
-    if (!seen) out.push_back(*r);
-  }
-  return out;
-}
-
 // An OK engine config: engine `engine` with knob {3, knob}, `ms` per launch,
 // `notes` (NONDETERMINISTIC and TENSOR_CORE decide its determinism and math
 // type), `workspace` bytes.
@@ -263,11 +225,40 @@ class PreloadGraphTest : public ::testing::Test {
     return r.ok() ? *r : std::nullopt;
   }
 
-  // TunedList of the daemon's record for `key`, which must be stored.
+  // The list the preload answers for stored `key`, as the daemon's client
+  // answers each constraint: the fastest config, the fastest without
+  // DOWN_CONVERT_INPUTS, the fastest deterministic one among those (for fp32
+  // without tensor cores too: what PyTorch keeps when it must be
+  // deterministic or may not use TF32) and that one with no workspace, each
+  // (engine and knobs) once.
   std::vector<AlgoResult> Expected(const ProblemKey& key) {
-    std::optional<Record> record = Stored(key);
-    EXPECT_TRUE(record.has_value()) << key.ToText();
-    return record.has_value() ? TunedList(*record) : std::vector<AlgoResult>{};
+    ClientOptions o;
+    o.address = server_->address();
+    o.lookup_deadline = absl::Seconds(5);
+    auto client = Client::Create(o).value();
+    Constraints no_down_convert;
+    no_down_convert.excluded_numerical_notes = kDownConvert;
+    Constraints safe = no_down_convert;
+    safe.deterministic_only = true;
+    safe.excluded_numerical_notes |= kNondeterministic;
+    if (key.problem.input_type == DataType::kFloat) {
+      safe.excluded_numerical_notes |= kTensorCore;
+    }
+    Constraints safe_no_workspace = safe;
+    safe_no_workspace.max_workspace_bytes = 0;
+    std::vector<AlgoResult> out;
+    for (const Constraints& c :
+         {Constraints{}, no_down_convert, safe, safe_no_workspace}) {
+      const EngineAnswer a = client->GetEngine(key, c);
+      if (!a.ok()) continue;
+      const bool seen =
+          std::any_of(out.begin(), out.end(), [&](const AlgoResult& r) {
+            return r.algo == a.config.algo && r.knobs == a.config.knobs;
+          });
+      if (!seen) out.push_back(a.config);
+    }
+    EXPECT_FALSE(out.empty()) << "nothing stored for " << key.ToText();
+    return out;
   }
 
   // Stores a record of `key` ranking `results` (fastest first).
@@ -325,7 +316,7 @@ TEST_F(PreloadGraphTest, AGraphMissPassesThroughAndTheDaemonLearnsItsGraphKey) {
   ProbeRun next = Probe({});
   EXPECT_EQ(next.real("backend_heur_results"), 0);
   ASSERT_FALSE(next.configs().empty());
-  EXPECT_EQ(next.configs()[0], ConfigOf(TunedList(*stored)[0]));
+  EXPECT_EQ(next.configs()[0], ConfigOf(Expected(key)[0]));
 }
 
 TEST_F(PreloadGraphTest,
@@ -397,11 +388,10 @@ TEST_F(PreloadGraphTest, TheTunedListHoldsTheSafeAlternativesOnce) {
   EXPECT_EQ(run.real("backend_heur_results"), 0);
 }
 
-TEST_F(PreloadGraphTest, TheDeterministicAlternativeIsChosenByItsNotesAlone) {
+TEST_F(PreloadGraphTest, TheDeterministicAlternativesDoNotDownConvertEither) {
   // fp16: the fastest deterministic config (engine 111) down-converts its
-  // inputs; deterministic means no NONDETERMINISTIC note (and, for fp32
-  // only, no TENSOR_CORE note), so it is the deterministic alternative, and
-  // 113 the one without workspace.
+  // inputs, which PyTorch never runs: the deterministic alternative is 112,
+  // and the one without workspace (113) down-converts too, so there is none.
   ProblemKey fp16 = Key();
   fp16.problem.input_type = fp16.problem.output_type = DataType::kHalf;
   fp16.problem.allow_tf32 = false;
@@ -410,8 +400,7 @@ TEST_F(PreloadGraphTest, TheDeterministicAlternativeIsChosenByItsNotesAlone) {
              EngineConfig(112, 2, 0.3, 0, 100),
              EngineConfig(113, 3, 0.4, kDownConvert, 0)});
   ProbeRun run = Probe({"--type", "f16"});
-  EXPECT_EQ(run.configs(),
-            (std::vector<Config>{{110, "3=0"}, {111, "3=1"}, {113, "3=3"}}));
+  EXPECT_EQ(run.configs(), (std::vector<Config>{{110, "3=0"}, {112, "3=2"}}));
   EXPECT_EQ(run.configs(), ConfigsOf(Expected(fp16)));
 }
 
@@ -442,7 +431,8 @@ TEST_F(PreloadGraphTest,
   Put(other, {three});
   run = Probe({"--n", "16", "--requested", "8"});
   EXPECT_EQ(run.configs(),
-            (std::vector<Config>{{3, ""}, {7, ""}, {0, ""}, {1, ""}}));
+            (std::vector<Config>{{3, ""}, {7, ""}, {0, ""}, {1, ""}}))
+      << run.err;
   EXPECT_EQ(run.out["count"], 4);
 }
 
@@ -510,7 +500,7 @@ TEST_F(PreloadGraphTest, TheFallbackModeIsNotAnswered) {
   EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_FALLBACK));
   EXPECT_EQ(run.real("backend_heur_count"), 1);
   EXPECT_EQ(run.real("backend_heur_results"), 1);
-  EXPECT_THAT(run.err, Not(HasSubstr("hit")));
+  EXPECT_THAT(run.err, Not(HasSubstr("graph fwd hit")));
 }
 
 TEST_F(PreloadGraphTest, AGraphOfTwoOperationsPassesThrough) {
@@ -523,7 +513,7 @@ TEST_F(PreloadGraphTest, AGraphOfTwoOperationsPassesThrough) {
   EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
   EXPECT_EQ(run.real("backend_heur_count"), 1);
   EXPECT_EQ(run.real("backend_heur_results"), 1);
-  EXPECT_THAT(run.err, Not(HasSubstr("hit")));
+  EXPECT_THAT(run.err, Not(HasSubstr("graph fwd hit")));
 }
 
 TEST_F(PreloadGraphTest, ATunedEngineTheGraphRejectsIsSkipped) {
