@@ -9,7 +9,8 @@
 // returned config back and prints one JSON object:
 //
 //   preload_graph_probe --op fwd --n 8 --c 64 --k 64 --hw 28 --filt 3
-//       --stride 1 --pad 1 [--type f32|f16|bf16] [--nhwc] [--align A]
+//       --stride 1 --pad 1 [--post-pad P] [--type f32|f16|bf16] [--nhwc]
+//       [--align A]
 //       [--align-w A] [--mode instant|a|b|fallback] [--requested N]
 //       [--ops 1|2] [--exit-code E]
 //   {"status":0,"queried":3,"count":3,
@@ -24,7 +25,8 @@
 // fake's counters; "live_descriptors" the backend descriptors nobody
 // destroyed once the probe destroyed its own. --ops 2 adds a pointwise ReLU
 // after the convolution (through a virtual tensor). --align-w sets the
-// filter's byte alignment apart from x's and y's (--align).
+// filter's byte alignment apart from x's and y's (--align); --post-pad the
+// padding after each spatial dimension apart from the one before (--pad).
 //
 // Thread safety: a single-threaded program.
 #include <cudnn.h>
@@ -49,6 +51,7 @@ namespace {
 struct Args {
   std::string op = "fwd";
   int n = 8, c = 64, k = 64, hw = 28, filt = 3, stride = 1, pad = 1;
+  int post_pad = -1;  // -1: --pad
   std::string type = "f32";
   bool nhwc = false;
   int64_t align = 16;
@@ -91,6 +94,8 @@ Args Parse(int argc, char** argv) {
       a.stride = num;
     } else if (f == "--pad") {
       a.pad = num;
+    } else if (f == "--post-pad") {
+      a.post_pad = num;
     } else if (f == "--type") {
       a.type = v;
     } else if (f == "--align") {
@@ -275,7 +280,8 @@ int main(int argc, char** argv) {
   const cudnnDataType_t type = a.type == "f16"    ? CUDNN_DATA_HALF
                                : a.type == "bf16" ? CUDNN_DATA_BFLOAT16
                                                   : CUDNN_DATA_FLOAT;
-  const int64_t out_hw = (a.hw + 2 * a.pad - a.filt) / a.stride + 1;
+  const int64_t post_pad = a.post_pad >= 0 ? a.post_pad : a.pad;
+  const int64_t out_hw = (a.hw + a.pad + post_pad - a.filt) / a.stride + 1;
   const std::vector<int64_t> xd = {a.n, a.c, a.hw, a.hw};
   const std::vector<int64_t> yd = {a.n, a.k, out_hw, out_hw};
   const std::vector<int64_t> wd = {a.k, a.c, a.filt, a.filt};
@@ -301,7 +307,8 @@ int main(int argc, char** argv) {
       CUDNN_CROSS_CORRELATION);
   Set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, int64_t{2});
   Set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, pad);
-  Set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, pad);
+  Set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64,
+      std::vector<int64_t>{post_pad, post_pad});
   Set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dil);
   Set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, stride);
   Finalize(conv, "convolution");

@@ -557,6 +557,37 @@ TEST_F(PreloadGraphTest, WhenNoTunedEngineFinalizesTheCallPassesThrough) {
   EXPECT_THAT(run.err, HasSubstr("config_failed=1"));
 }
 
+// A graph call the preload cannot answer goes to cuDNN unchanged, with the
+// reason counted on the exit line.
+TEST_F(PreloadGraphTest, CallsItCannotAnswerPassThroughWithTheirReason) {
+  struct Case {
+    const char* what;
+    std::vector<std::string> args;
+    std::vector<std::string> env;
+    const char* reason;
+  };
+  const std::vector<Case> cases = {
+      {"asymmetric padding", {"--post-pad", "0"}, {}, "unsupported_problem=1"},
+      {"another cuDNN major version",
+       {},
+       {"FAKE_CUDNN_VERSION=80907"},
+       "cudnn_version=1"},
+      {"a bad device key", {}, {"TUNEDB_DEVICE_KEY=gpu=x"}, "no_device=1"},
+      {"the preload switched off", {}, {"TUNEDB_PRELOAD=off"}, "disabled=1"},
+  };
+  // Stored, so that each case's own cause is what passes the call through.
+  Tune(Key());
+  ASSERT_EQ(Probe({}).real("backend_heur_results"), 0);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    ProbeRun run = Probe(c.args, c.env);
+    EXPECT_EQ(run.out["status"], 0);
+    EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
+    EXPECT_EQ(run.real("backend_heur_results"), 1);
+    EXPECT_THAT(run.err, HasSubstr(c.reason));
+  }
+}
+
 TEST_F(PreloadGraphTest, ADownDaemonPassesThroughUnchanged) {
   ProbeRun run = Probe({}, {"TUNEDB_ADDRESS=unix:{dir}/nobody.sock"});
   EXPECT_EQ(run.exit_code, 0);
