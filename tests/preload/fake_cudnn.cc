@@ -428,7 +428,7 @@ size_t ElementSize(cudnnBackendAttributeType_t type) {
 }
 
 // Which descriptor type an attribute the fake knows belongs to, and its
-// element type(s); attributes it does not know are stored as given.
+// element type; attributes it does not know are stored as given.
 // (A FLOAT attribute, a scaling factor, also takes a DOUBLE.)
 struct AttrRule {
   cudnnBackendAttributeName_t name;
