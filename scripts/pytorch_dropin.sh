@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # The PyTorch drop-in on a GPU machine (docs/preload.md): unmodified PyTorch
 # ResNet-50 (batch 64, forward + backward; fp16 channels-last and fp32) on
-# cuDNN's legacy path (TORCH_CUDNN_V8_API_DISABLED=1), benchmark on and off,
-# without tunedb, under `tunedb run` with a cold database (the daemon learns
-# from the program's misses) and again with the warm database; the default
-# (graph API) path without tunedb for reference. Every row is a fresh
-# process. Measures the first iteration and the steady state (ms/iter), and
-# checks the outputs and gradients of every run against the legacy run
-# without tunedb, benchmark on.
+# cuDNN's legacy path (TORCH_CUDNN_V8_API_DISABLED=1) and on the default
+# (graph API) path, benchmark on and off, without tunedb, under `tunedb run`
+# with a cold database (the daemon learns from the program's misses) and
+# again with the warm database. Every row is a fresh process. Measures the
+# first iteration and the steady state (ms/iter), and checks the outputs and
+# gradients of every run against the run of the same path without tunedb,
+# benchmark on.
 #
 #   scripts/pytorch_dropin.sh [BUNDLE_DIR]     # default .bundle/tunedb
 #
 # Environment: PY (default /opt/torch/.venv/bin/python), DTYPES (default
-# "fp16 fp32"; one per call fits the device's time limit more easily), ITERS
+# "fp16 fp32"; one per call fits the device's time limit more easily), PATHS
+# (default "legacy default"), ITERS
 # (steady-state iterations, default 30), WORK (the daemon's database, socket
 # and reference outputs; default /tmp/tunedb-dropin), KEEP_DB=1 to keep the
 # database of an earlier call (the "cold" rows are then not cold), OUT
@@ -27,6 +28,7 @@ set -uo pipefail
 B=$(cd "${1:-.bundle/tunedb}" && pwd)
 PY=${PY:-/opt/torch/.venv/bin/python}
 DTYPES=${DTYPES:-fp16 fp32}
+PATHS=${PATHS:-legacy default}
 ITERS=${ITERS:-30}
 WORK=${WORK:-/tmp/tunedb-dropin}
 OUT=${OUT:-$PWD/out}
@@ -64,9 +66,10 @@ for _ in $(seq 1 300); do [[ -S "$SOCK" ]] && break; sleep 0.1; done
 n=0
 one() {
   local label=$1 dtype=$2 bench=$3; shift 3
-  local pre=() ref=(--ref "$WORK/ref-$dtype.pt")
+  local path=${label%%,*}
+  local pre=() ref=(--ref "$WORK/ref-$path-$dtype.pt")
   if [[ $# -gt 0 ]]; then pre=("$B/bin/tunedb" --address "$ADDR" run "$@"); fi
-  [[ "$label" == "legacy, no tunedb" && $bench == 1 ]] && ref=(--save "$WORK/ref-$dtype.pt")
+  [[ "$label" == "$path, no tunedb" && $bench == 1 ]] && ref=(--save "$WORK/ref-$path-$dtype.pt")
   n=$((n + 1))
   local err="$OUT/runs/$n-$dtype-bench$bench.err"
   echo "--- $n: $dtype, $label, benchmark=$bench"
@@ -86,31 +89,45 @@ r = json.loads(sys.argv[1]); r["preload"] = sys.argv[2]; r["exit_code"] = int(sy
 print(json.dumps(r))' "$json" "$line" "$rc" | tee -a "$OUT/runs.jsonl"
 }
 
-for dtype in $DTYPES; do
-  step "$dtype: legacy path (TORCH_CUDNN_V8_API_DISABLED=1)"
-  export TORCH_CUDNN_V8_API_DISABLED=1
-  one "legacy, no tunedb" "$dtype" 1
-  one "legacy, no tunedb" "$dtype" 0
-  # Cold: the misses pass through and ask the daemon to tune; the process
-  # waits at exit for those tunes, so the next process finds them stored.
-  one "legacy, tunedb cold" "$dtype" 1 --log calls --exit-wait 900 --
-  "$B/bin/tunedb" --address "$ADDR" stats | grep -Ei "records|searches" | head -5
-  # The cold run's tunes searched while that process trained on the same
-  # GPU, so their timings are disturbed. Search them again on the idle GPU
-  # (as a prewarm would have), so the warm rows measure undisturbed choices.
-  "$B/bin/tunedb" --address "$ADDR" export --dtype "$dtype" -o "$WORK/cold-$dtype.jsonl"
+# The keys a cold run taught the daemon (FILTER: tunedb's --filter), searched
+# again on the idle GPU: the cold run's tunes searched while that process
+# trained on the same GPU, so their timings are disturbed; a prewarm would
+# have searched them undisturbed, and the warm rows measure such choices.
+research() {
+  local dtype=$1 filter=$2
+  "$B/bin/tunedb" --address "$ADDR" export --dtype "$dtype" --filter "$filter" \
+    -o "$WORK/cold-$dtype.jsonl"
   "$PY" -c 'import json, sys
 for line in open(sys.argv[1]):
     print(json.loads(line)["key"])' "$WORK/cold-$dtype.jsonl" > "$WORK/keys-$dtype.txt"
+  echo "    $(wc -l < "$WORK/keys-$dtype.txt") keys searched again"
   "$B/bin/tunedb" --address "$ADDR" prewarm --file "$WORK/keys-$dtype.txt" \
     --format text --force --no-progress | tail -3
-  one "legacy, tunedb warm" "$dtype" 1 --log calls --
-  one "legacy, tunedb warm" "$dtype" 0 --
-  one "legacy, tunedb warm, 2nd" "$dtype" 1 --
+}
+
+for dtype in $DTYPES; do
+  for path in $PATHS; do
+    if [[ $path == legacy ]]; then
+      step "$dtype: legacy path (TORCH_CUDNN_V8_API_DISABLED=1)"
+      export TORCH_CUDNN_V8_API_DISABLED=1
+      filter=api=legacy
+    else
+      step "$dtype: default path (graph API)"
+      unset TORCH_CUDNN_V8_API_DISABLED
+      filter=api=graph
+    fi
+    one "$path, no tunedb" "$dtype" 1
+    one "$path, no tunedb" "$dtype" 0
+    # Cold: the misses pass through and ask the daemon to tune; the process
+    # waits at exit for those tunes, so the next process finds them stored.
+    one "$path, tunedb cold" "$dtype" 1 --log calls --exit-wait 900 --
+    "$B/bin/tunedb" --address "$ADDR" stats | grep -Ei "records|searches" | head -5
+    research "$dtype" "$filter"
+    one "$path, tunedb warm" "$dtype" 1 --log calls --
+    one "$path, tunedb warm" "$dtype" 0 --
+    one "$path, tunedb warm, 2nd" "$dtype" 1 --
+  done
   unset TORCH_CUDNN_V8_API_DISABLED
-  step "$dtype: default path (graph API), without tunedb, for reference"
-  one "default, no tunedb" "$dtype" 1
-  one "default, no tunedb" "$dtype" 0
 done
 
 step "summary"

@@ -141,26 +141,34 @@ def run(args):
 TOLERANCE = {"fp16": 2e-2, "fp32": 1e-2}  # relative to the largest value
 
 
+def path_of(r):
+    return r["label"].split(",")[0]  # "legacy" or "default"
+
+
 def summarize(runs_path, out_dir):
     runs = [json.loads(l) for l in open(runs_path) if l.strip().startswith("{")]
+    # Per dtype and path, the run without tunedb with benchmark on: the
+    # reference of speed and of outputs and gradients.
     base = {}
     for r in runs:
-        if r["label"] == "legacy, no tunedb" and r["benchmark"]:
-            base[r["dtype"]] = r["steady_ms"]
+        if r["label"] == path_of(r) + ", no tunedb" and r["benchmark"]:
+            base[(r["dtype"], path_of(r))] = r["steady_ms"]
     # How far two runs without tunedb that choose other algorithms (benchmark
     # off against the reference, benchmark on) differ: fp16 training
     # gradients through batch norm are that sensitive to the algorithm.
     spread = {}
     for r in runs:
-        if (r["label"] == "legacy, no tunedb" and not r["benchmark"]
+        if (r["label"] == path_of(r) + ", no tunedb" and not r["benchmark"]
                 and "grad_rel_l2" in r):
-            spread[r["dtype"]] = r
+            spread[(r["dtype"], path_of(r))] = r
     for r in runs:
-        b = base.get(r["dtype"])
+        b = base.get((r["dtype"], "legacy"))
         r["steady_vs_legacy_bench_on"] = round(r["steady_ms"] / b, 3) if b else None
+        b = base.get((r["dtype"], path_of(r)))
+        r["steady_vs_path_bench_on"] = round(r["steady_ms"] / b, 3) if b else None
         if "out_rel_diff" in r:
             tol = TOLERANCE[r["dtype"]]
-            s = spread.get(r["dtype"], {})
+            s = spread.get((r["dtype"], path_of(r)), {})
             out_tol = max(tol, 1.5 * s.get("out_rel_diff", 0))
             grad_tol = max(tol, 1.5 * s.get("grad_rel_l2", 0))
             r["tolerance_used"] = {"out": out_tol, "grad_rel_l2": grad_tol}
@@ -169,20 +177,23 @@ def summarize(runs_path, out_dir):
     json.dump({"runs": runs, "tolerance": TOLERANCE},
               open(os.path.join(out_dir, "dropin.json"), "w"), indent=1)
     lines = ["# PyTorch drop-in: ResNet-50 batch 64, fwd+bwd, fresh process per row", "",
-             "Steady state relative to the legacy path without tunedb, benchmark on, "
-             "same dtype. Against the legacy run without tunedb (benchmark on): out "
+             "Steady state relative to the run of the same path (legacy: "
+             "TORCH_CUDNN_V8_API_DISABLED=1; default: cuDNN's graph API) without "
+             "tunedb, benchmark on, same dtype, and relative to the legacy one. "
+             "Against the run of the same path without tunedb (benchmark on): out "
              "diff = the output's largest difference relative to its largest value; "
              "grad diff = the largest such difference of one conv weight gradient; "
              "grad L2 = the relative L2 difference of all conv weight gradients "
              f"together. A run matches when out diff and grad L2 are within {TOLERANCE} "
-             "or 1.5x what the run without tunedb and benchmark off (other "
-             "algorithms, same code) shows, whichever is larger.", "",
-             "| dtype | run | benchmark | first iteration (s) | steady (ms/iter) | vs legacy bench-on | out diff | grad diff | grad L2 | match | preload |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "or 1.5x what the run of that path without tunedb and benchmark off "
+             "(other algorithms, same code) shows, whichever is larger.", "",
+             "| dtype | run | benchmark | first iteration (s) | steady (ms/iter) | vs same path bench-on | vs legacy bench-on | out diff | grad diff | grad L2 | match | preload |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
-        lines.append("| {} | {} | {} | {:.3f} | {:.2f} | {} | {} | {} | {} | {} | {} |".format(
+        lines.append("| {} | {} | {} | {:.3f} | {:.2f} | {} | {} | {} | {} | {} | {} | {} |".format(
             r["dtype"], r["label"], "on" if r["benchmark"] else "off",
-            r["first_iter_s"], r["steady_ms"], r.get("steady_vs_legacy_bench_on"),
+            r["first_iter_s"], r["steady_ms"], r.get("steady_vs_path_bench_on"),
+            r.get("steady_vs_legacy_bench_on"),
             "%.2e" % r["out_rel_diff"] if "out_rel_diff" in r else "",
             "%.2e" % r["grad_rel_diff"] if "grad_rel_diff" in r else "",
             "%.2e" % r["grad_rel_l2"] if "grad_rel_l2" in r else "",
