@@ -12,7 +12,7 @@
 //       --stride 1 --pad 1 [--post-pad P] [--type f32|f16|bf16] [--nhwc]
 //       [--align A]
 //       [--align-w A] [--mode instant|a|b|fallback] [--requested N]
-//       [--ops 1|2] [--exit-code E]
+//       [--ops 1|2] [--destroy-early] [--exit-code E]
 //   {"status":0,"queried":3,"count":3,
 //    "configs":[{"engine":107,"knobs":"3=3","same_graph":true},...],
 //    "real_calls":{"backend_heur_results":0,...},"live_descriptors":0}
@@ -27,6 +27,9 @@
 // after the convolution (through a virtual tensor). --align-w sets the
 // filter's byte alignment apart from x's and y's (--align); --post-pad the
 // padding after each spatial dimension apart from the one before (--pad).
+// --destroy-early destroys the tensors, the convolution and the operations
+// once the operation graph is finalized, and makes other tensors, before
+// the heuristics descriptor.
 //
 // Thread safety: a single-threaded program.
 #include <cudnn.h>
@@ -54,6 +57,7 @@ struct Args {
   int post_pad = -1;  // -1: --pad
   std::string type = "f32";
   bool nhwc = false;
+  bool destroy_early = false;
   int64_t align = 16;
   int64_t align_w = -1;  // -1: --align
   std::string mode = "instant";
@@ -73,6 +77,10 @@ Args Parse(int argc, char** argv) {
     const std::string f = argv[i];
     if (f == "--nhwc") {
       a.nhwc = true;
+      continue;
+    }
+    if (f == "--destroy-early") {
+      a.destroy_early = true;
       continue;
     }
     if (i + 1 == argc) Usage(f + " needs a value");
@@ -349,6 +357,19 @@ int main(int argc, char** argv) {
   Set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle);
   Set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, D, ops);
   Finalize(graph, "operation graph");
+  if (a.destroy_early) {
+    // As frameworks do: the tensors, the convolution and the operations go
+    // once the graph is final (it holds copies); new descriptors of the same
+    // size may take their addresses.
+    for (size_t i = 0; i + 1 < made.size(); ++i) {
+      cudnnBackendDestroyDescriptor(made[i]);
+    }
+    made.erase(made.begin(), made.end() - 1);
+    std::vector<int64_t> dims = {1, 1, 1, 1};
+    for (int i = 0; i < 4; ++i) {
+      Tensor(100 + i, dims, false, CUDNN_DATA_DOUBLE, 8, false);
+    }
+  }
 
   const cudnnBackendHeurMode_t mode = a.mode == "a"   ? CUDNN_HEUR_MODE_A
                                       : a.mode == "b" ? CUDNN_HEUR_MODE_B

@@ -345,6 +345,18 @@ TEST_F(PreloadGraphTest,
   }
 }
 
+TEST_F(PreloadGraphTest, AGraphWhoseNodesAreDestroyedIsStillAnswered) {
+  const ProblemKey key = Key(ConvOp::kBackwardFilter);
+  Tune(key);
+  // Tensors, convolution and operation destroyed once the graph is final,
+  // and other tensors made (perhaps where they were), before the query.
+  ProbeRun run = Probe({"--op", "bwd_filter", "--destroy-early"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.configs(), ConfigsOf(Expected(key)));
+  EXPECT_EQ(run.real("backend_heur_results"), 0);
+  for (const auto& c : run.out["configs"]) EXPECT_EQ(c["same_graph"], true);
+}
+
 TEST_F(PreloadGraphTest, TheTunedListHoldsTheSafeAlternativesOnce) {
   // Fastest: down-converting, tensor cores, nondeterministic. Then the
   // fastest without down-conversion (tensor cores), the fastest
