@@ -12,7 +12,8 @@
 //       --stride 1 --pad 1 [--post-pad P] [--type f32|f16|bf16] [--nhwc]
 //       [--align A]
 //       [--align-w A] [--mode instant|a|b|fallback] [--requested N]
-//       [--ops 1|2] [--destroy-early] [--exit-code E]
+//       [--ops 1|2] [--destroy-early]
+//       [--bad-fill null_elements|null_count|wrong_type] [--exit-code E]
 //   {"status":0,"queried":3,"count":3,
 //    "configs":[{"engine":107,"knobs":"3=3","same_graph":true},...],
 //    "real_calls":{"backend_heur_results":0,...},"live_descriptors":0}
@@ -29,7 +30,9 @@
 // padding after each spatial dimension apart from the one before (--pad).
 // --destroy-early destroys the tensors, the convolution and the operations
 // once the operation graph is finalized, and makes other tensors, before
-// the heuristics descriptor.
+// the heuristics descriptor. --bad-fill makes the fill query with null
+// elements, a null count, or knob-choice descriptors instead of engine
+// configs.
 //
 // Thread safety: a single-threaded program.
 #include <cudnn.h>
@@ -63,6 +66,7 @@ struct Args {
   std::string mode = "instant";
   int64_t requested = -1;  // -1: a count query first
   int ops = 1;
+  std::string bad_fill;  // "", null_elements, null_count or wrong_type
   int exit_code = 0;
 };
 
@@ -114,6 +118,8 @@ Args Parse(int argc, char** argv) {
       a.mode = v;
     } else if (f == "--requested") {
       a.requested = num;
+    } else if (f == "--bad-fill") {
+      a.bad_fill = v;
     } else if (f == "--ops") {
       a.ops = num;
     } else if (f == "--exit-code") {
@@ -395,10 +401,14 @@ int main(int argc, char** argv) {
   nlohmann::json out_configs = nlohmann::json::array();
   if (status == CUDNN_STATUS_SUCCESS && requested > 0) {
     for (int64_t i = 0; i < requested; ++i) {
-      configs.push_back(Make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+      configs.push_back(Make(a.bad_fill == "wrong_type"
+                                 ? CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR
+                                 : CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
     }
-    status = cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, D,
-                                      requested, &count, configs.data());
+    status = cudnnBackendGetAttribute(
+        heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, D, requested,
+        a.bad_fill == "null_count" ? nullptr : &count,
+        a.bad_fill == "null_elements" ? nullptr : configs.data());
     if (status == CUDNN_STATUS_SUCCESS) {
       for (int64_t i = 0; i < std::min(count, requested); ++i) {
         out_configs.push_back(ReadConfig(configs[i], graph));

@@ -600,6 +600,25 @@ TEST_F(PreloadGraphTest, CallsItCannotAnswerPassThroughWithTheirReason) {
   }
 }
 
+TEST_F(PreloadGraphTest, BadArgumentsGetCudnnsOwnErrorOnAHit) {
+  Tune(Key());
+  for (const std::string bad : {"null_elements", "null_count", "wrong_type"}) {
+    SCOPED_TRACE(bad);
+    ProbeRun alone =
+        Probe({"--requested", "4", "--bad-fill", bad}, {}, /*preload=*/false);
+    ProbeRun run = Probe({"--requested", "4", "--bad-fill", bad});
+    EXPECT_EQ(run.exit_code, 0);
+    EXPECT_EQ(alone.out["status"], static_cast<int>(CUDNN_STATUS_BAD_PARAM));
+    EXPECT_EQ(run.out["status"], alone.out["status"]);
+    // The heuristic calls that reach cuDNN are those without the preload
+    // (the preload may finalize engines of its own first).
+    for (const char* call : {"backend_heur_count", "backend_heur_results"}) {
+      EXPECT_EQ(run.real(call), alone.real(call)) << call;
+    }
+    EXPECT_THAT(run.err, Not(HasSubstr("graph fwd hit")));
+  }
+}
+
 TEST_F(PreloadGraphTest, ADownDaemonPassesThroughUnchanged) {
   ProbeRun run = Probe({}, {"TUNEDB_ADDRESS=unix:{dir}/nobody.sock"});
   EXPECT_EQ(run.exit_code, 0);
