@@ -1,7 +1,7 @@
 // CoreApi: what libtunedb_preload.so (the shim every process of a `tunedb
-// run` loads: the nine legacy cuDNN entry points and two of the backend API) asks of
-// libtunedb_preload_core.so (the Interposer, the tunedb client and gRPC),
-// which the shim loads with dlopen(RTLD_LOCAL) on the first intercepted
+// run` loads: the nine legacy cuDNN entry points and two of the backend API)
+// asks of libtunedb_preload_core.so (the Interposer, the tunedb client and
+// gRPC), which the shim loads with dlopen(RTLD_LOCAL) on the first intercepted
 // call. So a process that never calls cuDNN's algorithm functions pays for
 // the shim alone, and the client's gRPC, protobuf and abseil symbols never
 // enter the program's global scope.

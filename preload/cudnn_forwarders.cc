@@ -294,8 +294,8 @@ TUNEDB_FORWARD(cudnnBackendFinalize, (cudnnBackendDescriptor_t descriptor),
 TUNEDB_FORWARD(cudnnBackendSetAttribute,
                (cudnnBackendDescriptor_t descriptor,
                 cudnnBackendAttributeName_t attributeName,
-                cudnnBackendAttributeType_t attributeType,
-                int64_t elementCount, const void *arrayOfElements),
+                cudnnBackendAttributeType_t attributeType, int64_t elementCount,
+                const void *arrayOfElements),
                (descriptor, attributeName, attributeType, elementCount,
                 arrayOfElements))
 
@@ -305,8 +305,8 @@ TUNEDB_FORWARD(cudnnBackendGetAttribute,
                 cudnnBackendAttributeType_t attributeType,
                 int64_t requestedElementCount, int64_t *elementCount,
                 void *arrayOfElements),
-               (descriptor, attributeName, attributeType,
-                requestedElementCount, elementCount, arrayOfElements))
+               (descriptor, attributeName, attributeType, requestedElementCount,
+                elementCount, arrayOfElements))
 
 TUNEDB_FORWARD(cudnnBackendExecute,
                (cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan,

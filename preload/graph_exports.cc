@@ -65,8 +65,8 @@ extern "C" cudnnStatus_t cudnnBackendGetAttribute(
   auto real = real_get_attribute.get();
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
   auto pass = [&] {
-    return real(descriptor, attributeName, attributeType,
-                requestedElementCount, elementCount, arrayOfElements);
+    return real(descriptor, attributeName, attributeType, requestedElementCount,
+                elementCount, arrayOfElements);
   };
   if (attributeName != CUDNN_ATTR_ENGINEHEUR_RESULTS ||
       attributeType != CUDNN_TYPE_BACKEND_DESCRIPTOR || inside_preload ||

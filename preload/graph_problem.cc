@@ -34,8 +34,7 @@ bool PackedIn(const std::vector<int64_t>& dims,
   return true;
 }
 
-absl::Status CheckTensor(const ShadowTensor& t, const char* what,
-                         size_t rank) {
+absl::Status CheckTensor(const ShadowTensor& t, const char* what, size_t rank) {
   if (t.is_virtual) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": virtual"));
   }
@@ -137,9 +136,9 @@ absl::StatusOr<ConvProblem> ProblemFromShadow(const ShadowHeuristics& h) {
   if (node.y.dims != y_dims) {
     return absl::InvalidArgumentError("y: dims are not the output's");
   }
-  int64_t alignment = std::min(
-      {node.x.alignment, node.w.alignment, node.y.alignment,
-       static_cast<int64_t>(ConvProblem::kMaxAlignment)});
+  int64_t alignment =
+      std::min({node.x.alignment, node.w.alignment, node.y.alignment,
+                static_cast<int64_t>(ConvProblem::kMaxAlignment)});
   int64_t power = 1;
   while (power * 2 <= alignment) power *= 2;
   p.api = ConvApi::kGraph;

@@ -137,8 +137,7 @@ void GraphShadow::Note(cudnnBackendDescriptor_t d,
     case CUDNN_ATTR_CONVOLUTION_COMP_TYPE: {
       cudnnDataType_t t;
       if (One(type, CUDNN_TYPE_DATA_TYPE, count, values, &t)) {
-        EntryOf(d, Entry::kConvolution).conv.compute_type =
-            static_cast<int>(t);
+        EntryOf(d, Entry::kConvolution).conv.compute_type = static_cast<int>(t);
       }
       return;
     }
@@ -162,8 +161,7 @@ void GraphShadow::Note(cudnnBackendDescriptor_t d,
           Int64s(type, count, values);
       return;
     case CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
-      EntryOf(d, Entry::kConvolution).conv.stride =
-          Int64s(type, count, values);
+      EntryOf(d, Entry::kConvolution).conv.stride = Int64s(type, count, values);
       return;
     case CUDNN_ATTR_CONVOLUTION_DILATIONS:
       EntryOf(d, Entry::kConvolution).conv.dilation =

@@ -27,10 +27,12 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cudnn/backend_graph.h"
 #include "preload/conv_call.h"
 #include "preload/current_device.h"
 #include "preload/graph_call.h"
@@ -76,6 +78,13 @@ class Interposer {
   // larger of the stored one and cuDNN's own size for it.
   int64_t WorkspaceOn(const ConvCall& call, const DeviceKey& device,
                       const Constraints& c, const Answer& a);
+
+  // The graph copies answered configs were finalized on, kept for the life
+  // of the process: cuDNN may refer to them from the caller's configs and
+  // plans. At most kMaxKeptGraphs (a few KB each); past that, calls pass.
+  static constexpr size_t kMaxKeptGraphs = 1 << 16;
+  std::mutex kept_mu_;
+  std::vector<BackendDescriptor> kept_graphs_;  // guarded by kept_mu_
 
   const PreloadOptions options_;
   const pid_t pid_;

@@ -94,8 +94,8 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
 
   const std::vector<AlgoResult> tuned = TunedEngines(key);
   if (tuned.empty()) {
-    *outcome = client_->DaemonReachable() ? Outcome::kMiss
-                                          : Outcome::kDaemonDown;
+    *outcome =
+        client_->DaemonReachable() ? Outcome::kMiss : Outcome::kDaemonDown;
     return pass;
   }
 
@@ -125,6 +125,12 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
     *outcome = Outcome::kHit;
     *engine = usable[0]->algo;
     return GraphAnswer{true, CUDNN_STATUS_SUCCESS};
+  }
+  {
+    std::lock_guard<std::mutex> lock(kept_mu_);
+    *outcome = Outcome::kInternalError;
+    if (kept_graphs_.size() >= kMaxKeptGraphs) return pass;
+    kept_graphs_.push_back(*std::move(graph));
   }
   auto* out = static_cast<cudnnBackendDescriptor_t*>(call.elements);
   int64_t filled = 0;
@@ -167,8 +173,8 @@ void Interposer::RecordGraph(ConvOp op, Outcome outcome, int engine,
                              const std::string& key_text) {
   counters_.Count(outcome);
   if (options_.log != LogLevel::kCalls) return;
-  std::string line = absl::StrCat("tunedb preload: graph ", ConvOpName(op),
-                                  " ", OutcomeName(outcome));
+  std::string line = absl::StrCat("tunedb preload: graph ", ConvOpName(op), " ",
+                                  OutcomeName(outcome));
   if (outcome == Outcome::kHit) absl::StrAppend(&line, " engine=", engine);
   if (!key_text.empty()) absl::StrAppend(&line, " ", key_text);
   std::fprintf(stderr, "%s\n", line.c_str());

@@ -13,6 +13,7 @@
 #     knobs) and --phase quality (choices vs PyTorch's benchmark mode and
 #     heuristic mode A);
 #  3. graph_plan_example against the daemon.
+# PHASES (default "load build quality") picks the tunedb_graph_regret phases.
 # Writes $OUT/graph.log and $OUT/graph.tar.gz (every JSON file).
 set -uo pipefail
 B=$(cd "${1:-.bundle/tunedb}" && pwd)
@@ -45,11 +46,12 @@ for set in "${sets[@]}"; do
     --api graph --no-progress > "$STAGE/$set.prewarm.json"
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print({k: d[k] for k in d if not isinstance(d[k], (list, dict))})" \
     "$STAGE/$set.prewarm.json"
-  for phase in load build quality; do
+  for phase in ${PHASES:-load build quality}; do
     echo; echo "##### $set: tunedb_graph_regret --phase $phase ($(date -u +%H:%M:%S))"
     timeout 400 "$B/tests/tunedb_graph_regret" --db "$T/g.db" "${flags[@]}" \
       --phase "$phase" --json "$STAGE/$set.$phase.json" 2> "$STAGE/$set.$phase.progress" |
-      grep -v '"failures"' | head -40
+      grep -Ev '"(failures|each)"|^ +[{}\]],?$|"(source|engine|runtime_compiled|plan_bytes|ms|again_ms)":' |
+      head -40
     echo "exit ${PIPESTATUS[0]}"
   done
 done
