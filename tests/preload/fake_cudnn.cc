@@ -383,7 +383,11 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
 // contents (as cuDNN does: the caller may destroy them after the set), and a
 // get copies them into the caller's pre-created descriptors. Like cuDNN 9.19,
 // an operation graph's CUDNN_ATTR_OPERATIONGRAPH_OPS and a tensor's
-// CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT cannot be read back (NOT_SUPPORTED).
+// CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT cannot be read back (NOT_SUPPORTED), a
+// set on a finalized descriptor is BAD_PARAM, a get on an unfinalized one
+// NOT_INITIALIZED, and a get's element count is what it wrote (the
+// attribute's count for requested 0). preload_graph_test compares these
+// with the real cuDNN's host-only answers (graph_probe.cc --fidelity).
 
 namespace {
 
@@ -671,7 +675,7 @@ cudnnStatus_t HeuristicResults(const Desc& heur, int64_t requested,
   for (int64_t i = 0; i < n; ++i) {
     *AsDesc(out[i]) = HeuristicConfig(graph->second.descs[0], list.engines[i]);
   }
-  *count = list.size;
+  *count = n;
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -733,7 +737,7 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
   if (d == nullptr || count < 0 || (count > 0 && elements == nullptr)) {
     return CUDNN_STATUS_BAD_PARAM;
   }
-  if (d->finalized) return CUDNN_STATUS_NOT_INITIALIZED;
+  if (d->finalized) return CUDNN_STATUS_BAD_PARAM;
   const AttrRule* rule = RuleOf(name);
   const bool type_ok =
       rule == nullptr || type == rule->type ||
@@ -749,8 +753,7 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
     const auto* refs = static_cast<const cudnnBackendDescriptor_t*>(elements);
     for (int64_t i = 0; i < count; ++i) {
       const Desc* ref = AsDesc(refs[i]);
-      // cuDNN takes only finalized descriptors as attribute values.
-      if (ref == nullptr || !ref->finalized) return CUDNN_STATUS_BAD_PARAM;
+      if (ref == nullptr) return CUDNN_STATUS_BAD_PARAM;
       a.descs.push_back(std::make_shared<const Desc>(*ref));
     }
   } else {
@@ -783,10 +786,12 @@ cudnnStatus_t cudnnBackendGetAttribute(
   if (it == d->attrs.end()) return CUDNN_STATUS_NOT_SUPPORTED;
   const Attr& a = it->second;
   if (type != a.type) return CUDNN_STATUS_BAD_PARAM;
+  // The count is the attribute's for requested 0, else what was written.
   *count = a.count;
   if (requested == 0) return CUDNN_STATUS_SUCCESS;
   if (elements == nullptr) return CUDNN_STATUS_BAD_PARAM;
   const int64_t n = std::min(requested, a.count);
+  *count = n;
   if (type == kDescT) {
     auto* out = static_cast<cudnnBackendDescriptor_t*>(elements);
     for (int64_t i = 0; i < n; ++i) {
@@ -806,6 +811,13 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
   Desc* d = AsDesc(descriptor);
   if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
   if (d->finalized) return CUDNN_STATUS_BAD_PARAM;
+  // cuDNN takes unfinalized descriptors as attribute values, but finalizes
+  // nothing that refers to one.
+  for (const auto& [name, a] : d->attrs) {
+    for (const auto& ref : a.descs) {
+      if (!ref->finalized) return CUDNN_STATUS_BAD_PARAM;
+    }
+  }
   switch (d->type) {
     case kEngine:
       Count("backend_engine_finalize");

@@ -13,7 +13,8 @@
 //       [--align A]
 //       [--align-w A] [--mode instant|a|b|fallback] [--requested N]
 //       [--ops 1|2] [--destroy-early]
-//       [--bad-fill null_elements|null_count|wrong_type] [--exit-code E]
+//       [--bad-fill null_elements|null_count|wrong_type] [--fidelity]
+//       [--exit-code E]
 //   {"status":0,"queried":3,"count":3,
 //    "configs":[{"engine":107,"knobs":"3=3","same_graph":true},...],
 //    "real_calls":{"backend_heur_results":0,...},"live_descriptors":0}
@@ -32,7 +33,10 @@
 // once the operation graph is finalized, and makes other tensors, before
 // the heuristics descriptor. --bad-fill makes the fill query with null
 // elements, a null count, or knob-choice descriptors instead of engine
-// configs.
+// configs. --fidelity prints instead how this cuDNN answers the calls whose
+// behaviour the fake imitates ({"fidelity":{...}}, see Fidelity below).
+// Linked against the real cuDNN (preload_graph_probe_real) it prints no
+// "real_calls", "live_descriptors" -1 and "same_graph" false.
 //
 // Thread safety: a single-threaded program.
 #include <cudnn.h>
@@ -47,10 +51,13 @@
 
 #include "nlohmann/json.hpp"
 
-extern "C" int fakeCudnnCallCount(const char* name);
-extern "C" int64_t fakeCudnnLiveDescriptors();
+// The fake's own functions: absent (null) when linked against the real
+// cuDNN (preload_graph_probe_real).
+extern "C" int fakeCudnnCallCount(const char* name) __attribute__((weak));
+extern "C" int64_t fakeCudnnLiveDescriptors() __attribute__((weak));
 extern "C" int fakeCudnnSameContents(cudnnBackendDescriptor_t a,
-                                     cudnnBackendDescriptor_t b);
+                                     cudnnBackendDescriptor_t b)
+    __attribute__((weak));
 
 namespace {
 
@@ -61,6 +68,7 @@ struct Args {
   std::string type = "f32";
   bool nhwc = false;
   bool destroy_early = false;
+  bool fidelity = false;
   int64_t align = 16;
   int64_t align_w = -1;  // -1: --align
   std::string mode = "instant";
@@ -85,6 +93,10 @@ Args Parse(int argc, char** argv) {
     }
     if (f == "--destroy-early") {
       a.destroy_early = true;
+      continue;
+    }
+    if (f == "--fidelity") {
+      a.fidelity = true;
       continue;
     }
     if (i + 1 == argc) Usage(f + " needs a value");
@@ -284,7 +296,83 @@ nlohmann::json ReadConfig(cudnnBackendDescriptor_t config,
   }
   return {{"engine", index},
           {"knobs", text},
-          {"same_graph", fakeCudnnSameContents(engine_graph, graph) == 1}};
+          {"same_graph", fakeCudnnSameContents != nullptr &&
+                             fakeCudnnSameContents(engine_graph, graph) == 1}};
+}
+
+// How this cuDNN answers the backend calls whose behaviour the fake imitates
+// and the preload relies on, as status categories (CUDNN_STATUS_CATEGORY)
+// and element counts. `x` is a finalized tensor of 4 dimensions, `graph`
+// and `heur` finalized unless `built` is false (no handle: no GPU), which
+// leaves the graph's checks out.
+nlohmann::json Fidelity(cudnnBackendDescriptor_t x,
+                        cudnnBackendDescriptor_t graph,
+                        cudnnBackendDescriptor_t heur, bool built) {
+  auto category = [](cudnnStatus_t s) {
+    return static_cast<int>(CUDNN_STATUS_CATEGORY(s));
+  };
+  nlohmann::json f;
+  int64_t n = -1, v = 0;
+  f["tensor_alignment_get"] = category(cudnnBackendGetAttribute(
+      x, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &n, &v));
+  int64_t dims[8] = {};
+  n = -1;
+  cudnnBackendGetAttribute(x, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 8,
+                           &n, dims);
+  f["tensor_dims_count_of_8"] = n;
+  n = -1;
+  cudnnBackendGetAttribute(x, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 2,
+                           &n, dims);
+  f["tensor_dims_count_of_2"] = n;
+  f["tensor_dims_get_as_int32"] = category(cudnnBackendGetAttribute(
+      x, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT32, 8, &n, dims));
+  const int64_t uid = 'q';
+  f["set_after_finalize"] = category(cudnnBackendSetAttribute(
+      x, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
+  const cudnnDataType_t type = CUDNN_DATA_FLOAT;
+  f["set_on_another_descriptor_type"] = category(cudnnBackendSetAttribute(
+      x, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type));
+  cudnnBackendDescriptor_t open = Make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  cudnnBackendSetAttribute(open, CUDNN_ATTR_TENSOR_DATA_TYPE,
+                           CUDNN_TYPE_DATA_TYPE, 1, &type);
+  cudnnDataType_t got = CUDNN_DATA_INT8;
+  f["get_before_finalize"] = category(cudnnBackendGetAttribute(
+      open, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &n, &got));
+  cudnnBackendDescriptor_t op =
+      Make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  f["set_unfinalized_reference"] = category(
+      cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &open));
+  if (!built) return f;
+
+  cudnnBackendDescriptor_t node =
+      Make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  f["graph_ops_get"] = category(
+      cudnnBackendGetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &node));
+  cudnnBackendDescriptor_t first = Make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  n = -1;
+  cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &first);
+  f["results_count_of_1"] = n;
+  // A config of the first result's engine without knob choices.
+  cudnnBackendDescriptor_t engine = Make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendGetAttribute(first, CUDNN_ATTR_ENGINECFG_ENGINE,
+                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &engine);
+  cudnnBackendDescriptor_t bare = Make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  cudnnBackendSetAttribute(bare, CUDNN_ATTR_ENGINECFG_ENGINE,
+                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &engine);
+  f["knobless_config_finalize"] = category(cudnnBackendFinalize(bare));
+  std::vector<cudnnBackendDescriptor_t> knobs;
+  for (int i = 0; i < CUDNN_KNOB_TYPE_COUNTS; ++i) {
+    knobs.push_back(Make(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR));
+  }
+  n = -1;
+  f["knobless_config_knobs_get"] = category(cudnnBackendGetAttribute(
+      bare, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+      CUDNN_KNOB_TYPE_COUNTS, &n, knobs.data()));
+  f["knobless_config_knobs_count"] = n;
+  return f;
 }
 
 }  // namespace
@@ -387,6 +475,13 @@ int main(int argc, char** argv) {
   Set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, mode);
   Finalize(heur, "engine heuristics");
   const cudnnStatus_t built = first_failure;
+  if (a.fidelity) {
+    const nlohmann::json f =
+        Fidelity(x, graph, heur, built == CUDNN_STATUS_SUCCESS);
+    for (cudnnBackendDescriptor_t d : made) cudnnBackendDestroyDescriptor(d);
+    std::printf("%s\n", nlohmann::json{{"fidelity", f}}.dump().c_str());
+    return a.exit_code;
+  }
 
   // The count query (unless --requested), then the fill query.
   int64_t queried = -1;
@@ -419,16 +514,18 @@ int main(int argc, char** argv) {
   nlohmann::json calls = nlohmann::json::object();
   for (const char* name : {"backend_heur_results", "backend_heur_count",
                            "backend_engine_finalize"}) {
-    calls[name] = fakeCudnnCallCount(name);
+    if (fakeCudnnCallCount != nullptr) calls[name] = fakeCudnnCallCount(name);
   }
   for (cudnnBackendDescriptor_t d : made) cudnnBackendDestroyDescriptor(d);
   cudnnDestroy(handle);
-  const nlohmann::json out = {{"status", static_cast<int>(status)},
-                              {"queried", queried},
-                              {"count", count},
-                              {"configs", out_configs},
-                              {"real_calls", calls},
-                              {"live_descriptors", fakeCudnnLiveDescriptors()}};
+  const nlohmann::json out = {
+      {"status", static_cast<int>(status)},
+      {"queried", queried},
+      {"count", count},
+      {"configs", out_configs},
+      {"real_calls", calls},
+      {"live_descriptors",
+       fakeCudnnLiveDescriptors != nullptr ? fakeCudnnLiveDescriptors() : -1}};
   std::printf("%s\n", out.dump().c_str());
   return a.exit_code;
 }

@@ -136,12 +136,12 @@ class PreloadGraphTest : public ::testing::Test {
     if (server_ != nullptr) server_->Shutdown(absl::Seconds(1));
   }
 
-  // preload_graph_probe with kShape then `args`; its environment is this
-  // process's plus (through /usr/bin/env) the preload's settings, unless
-  // `preload` is false, and `env` after those.
+  // `probe` (preload_graph_probe) with kShape then `args`; its environment
+  // is this process's plus (through /usr/bin/env) the preload's settings,
+  // unless `preload` is false, and `env` after those.
   ProbeRun Probe(const std::vector<std::string>& args,
-                 const std::vector<std::string>& env = {},
-                 bool preload = true) {
+                 const std::vector<std::string>& env = {}, bool preload = true,
+                 const char* probe = GRAPH_PROBE_PATH) {
     std::vector<std::string> argv = {"/usr/bin/env"};
     if (preload) {
       for (std::string e :
@@ -161,7 +161,7 @@ class PreloadGraphTest : public ::testing::Test {
       if (at != std::string::npos) value.replace(at, 5, dir_.path());
       argv.push_back(value);
     }
-    argv.push_back(GRAPH_PROBE_PATH);
+    argv.push_back(probe);
     argv.insert(argv.end(), kShape.begin(), kShape.end());
     argv.insert(argv.end(), args.begin(), args.end());
 
@@ -293,6 +293,20 @@ TEST_F(PreloadGraphTest, WithoutThePreloadTheProbeSeesTheFakeHeuristicList) {
     EXPECT_EQ(run.real("backend_heur_results"), 1);
     EXPECT_EQ(run.out["live_descriptors"], 0);
     EXPECT_THAT(run.err, Not(HasSubstr("tunedb preload")));
+  }
+}
+
+TEST_F(PreloadGraphTest, TheFakeBackendAnswersAsTheRealCudnnDoesOnTheHost) {
+  // Without a GPU the real cuDNN answers its host-only checks (tensors,
+  // operations); each of those must be the fake's answer too.
+  ProbeRun fake = Probe({"--fidelity"}, {}, /*preload=*/false);
+  ProbeRun real =
+      Probe({"--fidelity"}, {}, /*preload=*/false, REAL_GRAPH_PROBE_PATH);
+  ASSERT_TRUE(real.out.contains("fidelity")) << real.err;
+  const nlohmann::json& r = real.out["fidelity"];
+  ASSERT_GE(r.size(), 8u) << r;
+  for (const auto& [check, value] : r.items()) {
+    EXPECT_EQ(fake.out["fidelity"][check], value) << check;
   }
 }
 
