@@ -16,8 +16,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "fake_cudnn_lists.h"
 
@@ -368,6 +370,491 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
   if (FailGetV7()) return CUDNN_STATUS_INTERNAL_ERROR;
   return Fill("bwd_filter_get_v7", kHeuristicList, kListSize, requested,
               returned, out);
+}
+
+}  // extern "C"
+
+// --- The backend (graph) API
+// --------------------------------------------------
+//
+// Every descriptor is a generic attribute store: its descriptor type, whether
+// it is finalized, and per attribute its type and elements. An attribute of
+// type BACKEND_DESCRIPTOR holds copies of the referenced descriptors'
+// contents (as cuDNN does: the caller may destroy them after the set), and a
+// get copies them into the caller's pre-created descriptors. Like cuDNN 9.19,
+// an operation graph's CUDNN_ATTR_OPERATIONGRAPH_OPS and a tensor's
+// CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT cannot be read back (NOT_SUPPORTED), a
+// set on a finalized descriptor is BAD_PARAM, a get on an unfinalized one
+// NOT_INITIALIZED, and a get's element count is what it wrote (the
+// attribute's count for requested 0). preload_graph_test compares these
+// with the real cuDNN's host-only answers (graph_probe.cc --fidelity).
+
+namespace {
+
+struct Desc;
+
+struct Attr {
+  cudnnBackendAttributeType_t type = CUDNN_TYPE_INT64;
+  int64_t count = 0;
+  std::vector<unsigned char> bytes;                // count * element size
+  std::vector<std::shared_ptr<const Desc>> descs;  // BACKEND_DESCRIPTOR
+};
+
+struct Desc {
+  cudnnBackendDescriptorType_t type = CUDNN_BACKEND_TENSOR_DESCRIPTOR;
+  bool finalized = false;
+  std::map<int, Attr> attrs;
+};
+
+std::atomic<int64_t> live_descriptors{0};
+
+size_t ElementSize(cudnnBackendAttributeType_t type) {
+  switch (type) {
+    case CUDNN_TYPE_HANDLE:
+    case CUDNN_TYPE_VOID_PTR:
+    case CUDNN_TYPE_BACKEND_DESCRIPTOR:
+      return sizeof(void*);
+    case CUDNN_TYPE_BOOLEAN:
+      return sizeof(bool);
+    case CUDNN_TYPE_INT64:
+    case CUDNN_TYPE_DOUBLE:
+      return 8;
+    case CUDNN_TYPE_FLOAT:
+    case CUDNN_TYPE_INT32:
+      return 4;
+    case CUDNN_TYPE_CHAR:
+      return 1;
+    case CUDNN_TYPE_FRACTION:
+      return sizeof(cudnnFraction_t);
+    default:
+      return sizeof(int);  // the enum types
+  }
+}
+
+// Which descriptor type an attribute the fake knows belongs to, and its
+// element type; attributes it does not know are stored as given.
+// (A FLOAT attribute, a scaling factor, also takes a DOUBLE.)
+struct AttrRule {
+  cudnnBackendAttributeName_t name;
+  cudnnBackendDescriptorType_t owner;
+  cudnnBackendAttributeType_t type;
+};
+
+constexpr cudnnBackendDescriptorType_t kTensor =
+    CUDNN_BACKEND_TENSOR_DESCRIPTOR;
+constexpr cudnnBackendDescriptorType_t kConvolution =
+    CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR;
+constexpr cudnnBackendDescriptorType_t kFwd =
+    CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR;
+constexpr cudnnBackendDescriptorType_t kBwdData =
+    CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR;
+constexpr cudnnBackendDescriptorType_t kBwdFilter =
+    CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR;
+constexpr cudnnBackendDescriptorType_t kPointwise =
+    CUDNN_BACKEND_POINTWISE_DESCRIPTOR;
+constexpr cudnnBackendDescriptorType_t kPointwiseOp =
+    CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR;
+constexpr cudnnBackendDescriptorType_t kGraph =
+    CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR;
+constexpr cudnnBackendDescriptorType_t kHeur =
+    CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR;
+constexpr cudnnBackendDescriptorType_t kEngine =
+    CUDNN_BACKEND_ENGINE_DESCRIPTOR;
+constexpr cudnnBackendDescriptorType_t kConfig =
+    CUDNN_BACKEND_ENGINECFG_DESCRIPTOR;
+constexpr cudnnBackendDescriptorType_t kKnob =
+    CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR;
+
+constexpr cudnnBackendAttributeType_t kI64 = CUDNN_TYPE_INT64;
+constexpr cudnnBackendAttributeType_t kDescT = CUDNN_TYPE_BACKEND_DESCRIPTOR;
+constexpr cudnnBackendAttributeType_t kDataT = CUDNN_TYPE_DATA_TYPE;
+constexpr cudnnBackendAttributeType_t kF32 = CUDNN_TYPE_FLOAT;
+
+constexpr AttrRule kRules[] = {
+    {CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, kTensor, kI64},
+    {CUDNN_ATTR_TENSOR_DATA_TYPE, kTensor, kDataT},
+    {CUDNN_ATTR_TENSOR_DIMENSIONS, kTensor, kI64},
+    {CUDNN_ATTR_TENSOR_STRIDES, kTensor, kI64},
+    {CUDNN_ATTR_TENSOR_UNIQUE_ID, kTensor, kI64},
+    {CUDNN_ATTR_TENSOR_IS_VIRTUAL, kTensor, CUDNN_TYPE_BOOLEAN},
+    {CUDNN_ATTR_TENSOR_VECTOR_COUNT, kTensor, kI64},
+    {CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION, kTensor, kI64},
+    {CUDNN_ATTR_CONVOLUTION_COMP_TYPE, kConvolution, kDataT},
+    {CUDNN_ATTR_CONVOLUTION_CONV_MODE, kConvolution,
+     CUDNN_TYPE_CONVOLUTION_MODE},
+    {CUDNN_ATTR_CONVOLUTION_DILATIONS, kConvolution, kI64},
+    {CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, kConvolution, kI64},
+    {CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, kConvolution, kI64},
+    {CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, kConvolution, kI64},
+    {CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, kConvolution, kI64},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, kFwd, kF32},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, kFwd, kF32},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, kFwd, kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, kFwd, kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, kFwd, kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, kFwd, kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, kBwdData, kF32},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, kBwdData, kF32},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, kBwdData, kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, kBwdData, kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, kBwdData, kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, kBwdData, kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, kBwdFilter, kF32},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, kBwdFilter, kF32},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, kBwdFilter, kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, kBwdFilter, kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, kBwdFilter, kDescT},
+    {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, kBwdFilter, kDescT},
+    {CUDNN_ATTR_POINTWISE_MODE, kPointwise, CUDNN_TYPE_POINTWISE_MODE},
+    {CUDNN_ATTR_POINTWISE_MATH_PREC, kPointwise, kDataT},
+    {CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, kPointwiseOp, kDescT},
+    {CUDNN_ATTR_OPERATION_POINTWISE_XDESC, kPointwiseOp, kDescT},
+    {CUDNN_ATTR_OPERATION_POINTWISE_BDESC, kPointwiseOp, kDescT},
+    {CUDNN_ATTR_OPERATION_POINTWISE_YDESC, kPointwiseOp, kDescT},
+    {CUDNN_ATTR_OPERATIONGRAPH_HANDLE, kGraph, CUDNN_TYPE_HANDLE},
+    {CUDNN_ATTR_OPERATIONGRAPH_OPS, kGraph, kDescT},
+    {CUDNN_ATTR_ENGINEHEUR_MODE, kHeur, CUDNN_TYPE_HEUR_MODE},
+    {CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, kHeur, kDescT},
+    {CUDNN_ATTR_ENGINEHEUR_RESULTS, kHeur, kDescT},
+    {CUDNN_ATTR_ENGINECFG_ENGINE, kConfig, kDescT},
+    {CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, kConfig, kDescT},
+    {CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, kKnob, CUDNN_TYPE_KNOB_TYPE},
+    {CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, kKnob, kI64},
+    {CUDNN_ATTR_ENGINE_OPERATION_GRAPH, kEngine, kDescT},
+    {CUDNN_ATTR_ENGINE_GLOBAL_INDEX, kEngine, kI64},
+    {CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, kEngine, CUDNN_TYPE_NUMERICAL_NOTE},
+    {CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, kEngine, CUDNN_TYPE_BEHAVIOR_NOTE},
+};
+
+const AttrRule* RuleOf(cudnnBackendAttributeName_t name) {
+  for (const AttrRule& r : kRules) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+Desc* AsDesc(cudnnBackendDescriptor_t d) { return reinterpret_cast<Desc*>(d); }
+
+void SetInt64(Desc& d, cudnnBackendAttributeName_t name,
+              cudnnBackendAttributeType_t type,
+              const std::vector<int64_t>& values) {
+  Attr a;
+  a.type = type;
+  a.count = static_cast<int64_t>(values.size());
+  const size_t size = ElementSize(type);
+  a.bytes.resize(values.size() * size);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (size == 8) {
+      std::memcpy(a.bytes.data() + i * size, &values[i], size);
+    } else {
+      const int v = static_cast<int>(values[i]);
+      std::memcpy(a.bytes.data() + i * size, &v, size);
+    }
+  }
+  d.attrs[name] = std::move(a);
+}
+
+// The first element of an INT64 or enum attribute, or `otherwise`.
+int64_t FirstValue(const Desc& d, cudnnBackendAttributeName_t name,
+                   int64_t otherwise) {
+  auto it = d.attrs.find(name);
+  if (it == d.attrs.end() || it->second.count < 1) return otherwise;
+  const Attr& a = it->second;
+  if (ElementSize(a.type) == 8) {
+    int64_t v = 0;
+    std::memcpy(&v, a.bytes.data(), 8);
+    return v;
+  }
+  int v = 0;
+  std::memcpy(&v, a.bytes.data(), sizeof(int));
+  return v;
+}
+
+bool Has(const Desc& d, cudnnBackendAttributeName_t name) {
+  return d.attrs.count(name) > 0;
+}
+
+// FAKE_CUDNN_REJECT_ENGINES=a,b: the engines whose finalize fails.
+bool Rejected(int64_t engine) {
+  const char* v = std::getenv("FAKE_CUDNN_REJECT_ENGINES");
+  if (v == nullptr) return false;
+  const std::string list = v;
+  size_t at = 0;
+  while (at <= list.size()) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string item = list.substr(at, comma - at);
+    if (!item.empty() && std::strtoll(item.c_str(), nullptr, 10) == engine) {
+      return true;
+    }
+    at = comma + 1;
+  }
+  return false;
+}
+
+// Finalizes engine descriptor `d` (its graph and global index set), with
+// the notes the catalog gives its index; FAKE_CUDNN_REJECT_ENGINES applies
+// when `honour_rejects`.
+cudnnStatus_t FinalizeEngine(Desc& d, bool honour_rejects) {
+  auto graph = d.attrs.find(CUDNN_ATTR_ENGINE_OPERATION_GRAPH);
+  if (graph == d.attrs.end() || graph->second.descs.size() != 1 ||
+      !Has(d, CUDNN_ATTR_ENGINE_GLOBAL_INDEX)) {
+    return CUDNN_STATUS_BAD_PARAM;
+  }
+  const int64_t index = FirstValue(d, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, -1);
+  if (index < 0 || index >= fake_cudnn::kEngineCount) {
+    return CUDNN_STATUS_BAD_PARAM;
+  }
+  if (honour_rejects && Rejected(index)) return CUDNN_STATUS_NOT_SUPPORTED;
+  std::vector<int64_t> notes;
+  if (fake_cudnn::EngineUsesTensorCores(index)) {
+    notes.push_back(CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
+  }
+  if (fake_cudnn::EngineIsNondeterministic(index)) {
+    notes.push_back(CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC);
+  }
+  SetInt64(d, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+           notes);
+  SetInt64(d, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE, {});
+  d.finalized = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// A finalized engine config of engine `index` on `graph`, without knobs:
+// one entry of a heuristic's results.
+Desc HeuristicConfig(const std::shared_ptr<const Desc>& graph, int index) {
+  Desc engine;
+  engine.type = kEngine;
+  Attr g;
+  g.type = kDescT;
+  g.count = 1;
+  g.descs = {graph};
+  engine.attrs[CUDNN_ATTR_ENGINE_OPERATION_GRAPH] = g;
+  SetInt64(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, kI64, {index});
+  // The heuristic's own configs are finalized whatever the environment
+  // rejects: the list stays cuDNN's.
+  FinalizeEngine(engine, /*honour_rejects=*/false);
+  Desc config;
+  config.type = kConfig;
+  Attr e;
+  e.type = kDescT;
+  e.count = 1;
+  e.descs = {std::make_shared<const Desc>(std::move(engine))};
+  config.attrs[CUDNN_ATTR_ENGINECFG_ENGINE] = std::move(e);
+  Attr knobs;
+  knobs.type = kDescT;
+  config.attrs[CUDNN_ATTR_ENGINECFG_KNOB_CHOICES] = std::move(knobs);
+  config.finalized = true;
+  return config;
+}
+
+// CUDNN_ATTR_ENGINEHEUR_RESULTS of finalized heuristics descriptor `heur`.
+cudnnStatus_t HeuristicResults(const Desc& heur, int64_t requested,
+                               int64_t* count, void* elements) {
+  const auto graph = heur.attrs.find(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
+  const fake_cudnn::EngineList list = fake_cudnn::HeuristicEngines(
+      static_cast<int>(FirstValue(heur, CUDNN_ATTR_ENGINEHEUR_MODE, 0)));
+  if (requested == 0 && elements == nullptr) {
+    Count("backend_heur_count");
+    *count = list.size;
+    return CUDNN_STATUS_SUCCESS;
+  }
+  Count("backend_heur_results");
+  if (requested < 0 || elements == nullptr || graph == heur.attrs.end() ||
+      graph->second.descs.size() != 1) {
+    return CUDNN_STATUS_BAD_PARAM;
+  }
+  auto* out = static_cast<cudnnBackendDescriptor_t*>(elements);
+  const int64_t n = std::min<int64_t>(requested, list.size);
+  for (int64_t i = 0; i < n; ++i) {
+    Desc* target = AsDesc(out[i]);
+    if (target == nullptr || target->type != kConfig) {
+      return CUDNN_STATUS_BAD_PARAM;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    *AsDesc(out[i]) = HeuristicConfig(graph->second.descs[0], list.engines[i]);
+  }
+  *count = n;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// Whether `a` and `b` hold the same contents, recursively.
+bool SameContents(const Desc& a, const Desc& b) {
+  if (a.type != b.type || a.finalized != b.finalized ||
+      a.attrs.size() != b.attrs.size()) {
+    return false;
+  }
+  for (const auto& [name, x] : a.attrs) {
+    auto it = b.attrs.find(name);
+    if (it == b.attrs.end()) return false;
+    const Attr& y = it->second;
+    if (x.type != y.type || x.count != y.count || x.bytes != y.bytes ||
+        x.descs.size() != y.descs.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < x.descs.size(); ++i) {
+      if (!SameContents(*x.descs[i], *y.descs[i])) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+int64_t fakeCudnnLiveDescriptors() { return live_descriptors.load(); }
+
+int fakeCudnnSameContents(cudnnBackendDescriptor_t a,
+                          cudnnBackendDescriptor_t b) {
+  if (a == nullptr || b == nullptr) return 0;
+  return SameContents(*AsDesc(a), *AsDesc(b)) ? 1 : 0;
+}
+
+cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
+                                           cudnnBackendDescriptor_t* d) {
+  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  Desc* desc = new Desc();
+  desc->type = type;
+  *d = reinterpret_cast<cudnnBackendDescriptor_t>(desc);
+  ++live_descriptors;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d) {
+  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  delete AsDesc(d);
+  --live_descriptors;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
+                                       cudnnBackendAttributeName_t name,
+                                       cudnnBackendAttributeType_t type,
+                                       int64_t count, const void* elements) {
+  Desc* d = AsDesc(descriptor);
+  if (d == nullptr || count < 0 || (count > 0 && elements == nullptr)) {
+    return CUDNN_STATUS_BAD_PARAM;
+  }
+  if (d->finalized) return CUDNN_STATUS_BAD_PARAM;
+  const AttrRule* rule = RuleOf(name);
+  const bool type_ok =
+      rule == nullptr || type == rule->type ||
+      (rule->type == CUDNN_TYPE_FLOAT && type == CUDNN_TYPE_DOUBLE);
+  if (rule != nullptr && (rule->owner != d->type || !type_ok ||
+                          name == CUDNN_ATTR_ENGINEHEUR_RESULTS)) {
+    return CUDNN_STATUS_BAD_PARAM;
+  }
+  Attr a;
+  a.type = type;
+  a.count = count;
+  if (type == kDescT) {
+    const auto* refs = static_cast<const cudnnBackendDescriptor_t*>(elements);
+    for (int64_t i = 0; i < count; ++i) {
+      const Desc* ref = AsDesc(refs[i]);
+      if (ref == nullptr) return CUDNN_STATUS_BAD_PARAM;
+      a.descs.push_back(std::make_shared<const Desc>(*ref));
+    }
+  } else {
+    const auto* p = static_cast<const unsigned char*>(elements);
+    a.bytes.assign(p, p + count * ElementSize(type));
+  }
+  d->attrs[name] = std::move(a);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBackendGetAttribute(
+    cudnnBackendDescriptor_t const descriptor, cudnnBackendAttributeName_t name,
+    cudnnBackendAttributeType_t type, int64_t requested, int64_t* count,
+    void* elements) {
+  const Desc* d = AsDesc(descriptor);
+  if (d == nullptr || count == nullptr || requested < 0) {
+    return CUDNN_STATUS_BAD_PARAM;
+  }
+  if (!d->finalized) return CUDNN_STATUS_NOT_INITIALIZED;
+  if (name == CUDNN_ATTR_ENGINEHEUR_RESULTS && d->type == kHeur) {
+    if (type != kDescT) return CUDNN_STATUS_BAD_PARAM;
+    return HeuristicResults(*d, requested, count, elements);
+  }
+  // What cuDNN 9.19 cannot read back.
+  if (name == CUDNN_ATTR_OPERATIONGRAPH_OPS ||
+      name == CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT) {
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  }
+  auto it = d->attrs.find(name);
+  if (it == d->attrs.end()) return CUDNN_STATUS_NOT_SUPPORTED;
+  const Attr& a = it->second;
+  if (type != a.type) return CUDNN_STATUS_BAD_PARAM;
+  // The count is the attribute's for requested 0, else what was written.
+  *count = a.count;
+  if (requested == 0) return CUDNN_STATUS_SUCCESS;
+  if (elements == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  const int64_t n = std::min(requested, a.count);
+  *count = n;
+  if (type == kDescT) {
+    auto* out = static_cast<cudnnBackendDescriptor_t*>(elements);
+    for (int64_t i = 0; i < n; ++i) {
+      Desc* target = AsDesc(out[i]);
+      if (target == nullptr || target->type != a.descs[i]->type) {
+        return CUDNN_STATUS_BAD_PARAM;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) *AsDesc(out[i]) = *a.descs[i];
+  } else {
+    std::memcpy(elements, a.bytes.data(), n * ElementSize(type));
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
+  Desc* d = AsDesc(descriptor);
+  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  if (d->finalized) return CUDNN_STATUS_BAD_PARAM;
+  // cuDNN takes unfinalized descriptors as attribute values, but finalizes
+  // nothing that refers to one.
+  for (const auto& [name, a] : d->attrs) {
+    for (const auto& ref : a.descs) {
+      if (!ref->finalized) return CUDNN_STATUS_BAD_PARAM;
+    }
+  }
+  switch (d->type) {
+    case kEngine:
+      Count("backend_engine_finalize");
+      return FinalizeEngine(*d, /*honour_rejects=*/true);
+    case kConfig: {
+      auto engine = d->attrs.find(CUDNN_ATTR_ENGINECFG_ENGINE);
+      if (engine == d->attrs.end() || engine->second.descs.size() != 1) {
+        return CUDNN_STATUS_BAD_PARAM;
+      }
+      // A config finalized without knob choices has none (count 0), as in
+      // cuDNN, which tunedb's own graph code relies on for knob-less engines.
+      Attr& knobs = d->attrs[CUDNN_ATTR_ENGINECFG_KNOB_CHOICES];
+      knobs.type = kDescT;
+      break;
+    }
+    case kHeur:
+      if (!Has(*d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH) ||
+          !Has(*d, CUDNN_ATTR_ENGINEHEUR_MODE)) {
+        return CUDNN_STATUS_BAD_PARAM;
+      }
+      break;
+    case kGraph:
+      if (!Has(*d, CUDNN_ATTR_OPERATIONGRAPH_OPS)) {
+        return CUDNN_STATUS_BAD_PARAM;
+      }
+      break;
+    case kKnob:
+      if (!Has(*d, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE) ||
+          !Has(*d, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE)) {
+        return CUDNN_STATUS_BAD_PARAM;
+      }
+      break;
+    default:
+      break;
+  }
+  d->finalized = true;
+  return CUDNN_STATUS_SUCCESS;
 }
 
 }  // extern "C"

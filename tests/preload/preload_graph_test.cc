@@ -1,0 +1,685 @@
+// libtunedb_preload.so on cuDNN's graph (backend) API: preload_graph_probe,
+// linked against the fake libcudnn.so.9, asks an engine-heuristics
+// descriptor for its engine configs the way PyTorch's cudnn_frontend path
+// does, with the preload in LD_PRELOAD, against a real daemon (in-process,
+// simulated finder, over its Unix socket). The expected tuned lists come
+// from the daemon's stored record under the constraints the preload
+// applies; the pass-through lists are the fake's fixed heuristic lists
+// (fake_cudnn_lists.h).
+#include <cudnn.h>
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "fake_cudnn_lists.h"
+#include "nlohmann/json.hpp"
+#include "server/service/server.h"
+#include "temp_dir.h"
+#include "test_values.h"
+#include "tunedb/client.h"
+
+extern char** environ;
+
+namespace tunedb {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing_util::TempDir;
+
+// One config as the probe prints it: engine global index and knob text.
+using Config = std::pair<int64_t, std::string>;
+
+struct ProbeRun {
+  int exit_code = -1;
+  nlohmann::json out;
+  std::string err;
+
+  std::vector<Config> configs() const {
+    std::vector<Config> c;
+    if (!out.is_object()) return c;
+    for (const auto& e : out["configs"]) {
+      c.emplace_back(e["engine"].get<int64_t>(), e["knobs"].get<std::string>());
+    }
+    return c;
+  }
+  int real(const char* counter) const {
+    return out.is_object() ? out["real_calls"][counter].get<int>() : -1;
+  }
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// "3=1,9=4": the knobs sorted by type, as the probe prints them.
+std::string SortedKnobs(std::vector<Knob> knobs) {
+  std::sort(knobs.begin(), knobs.end(),
+            [](const Knob& a, const Knob& b) { return a.type < b.type; });
+  return KnobsText(knobs);
+}
+
+Config ConfigOf(const AlgoResult& r) { return {r.algo, SortedKnobs(r.knobs)}; }
+
+std::vector<Config> ConfigsOf(const std::vector<AlgoResult>& results) {
+  std::vector<Config> out;
+  for (const AlgoResult& r : results) out.push_back(ConfigOf(r));
+  return out;
+}
+
+// The fake's heuristic list for `mode` as the probe prints it (no knobs).
+std::vector<Config> FakeList(int mode) {
+  const fake_cudnn::EngineList list = fake_cudnn::HeuristicEngines(mode);
+  std::vector<Config> out;
+  for (int i = 0; i < list.size; ++i) out.emplace_back(list.engines[i], "");
+  return out;
+}
+
+constexpr uint32_t Bit(int note) { return uint32_t{1} << note; }
+constexpr uint32_t kTensorCore = Bit(CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
+constexpr uint32_t kDownConvert = Bit(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS);
+constexpr uint32_t kNondeterministic =
+    Bit(CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC);
+
+// An OK engine config: engine `engine` with knob {3, knob}, `ms` per launch,
+// `notes` (NONDETERMINISTIC and TENSOR_CORE decide its determinism and math
+// type), `workspace` bytes.
+AlgoResult EngineConfig(int engine, int64_t knob, double ms, uint32_t notes,
+                        int64_t workspace) {
+  AlgoResult r = testing_util::OkResult(engine, workspace);
+  r.launch = {ms, 0.001, 5};
+  r.gpu = {ms, 0.001, 5};
+  r.knobs = {Knob{3, knob}};
+  r.numerical_notes = notes;
+  r.deterministic = (notes & kNondeterministic) == 0;
+  r.math_type =
+      (notes & kTensorCore) != 0 ? MathType::kTensorOp : MathType::kDefault;
+  return r;
+}
+
+// The probe's problem: 32 x 64 -> 64 channels, 56x56, 3x3, stride 2, pad 1
+// (stride 2 leaves the simulated finder's unit-stride algorithms out, so the
+// fastest config is not deterministic and the tuned list has several).
+const std::vector<std::string> kShape = {
+    "--n", "32",     "--c", "64",       "--k", "64",    "--hw",
+    "56",  "--filt", "3",   "--stride", "2",   "--pad", "1"};
+
+class PreloadGraphTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions options;
+    options.unix_socket = dir_.File("d.sock");
+    options.store.path = ":memory:";
+    options.finder = "simulated";
+    absl::StatusOr<std::unique_ptr<Server>> server =
+        Server::BuildAndStart(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    device_ = server_->core().devices().at(0).key;
+  }
+  void TearDown() override {
+    if (server_ != nullptr) server_->Shutdown(absl::Seconds(1));
+  }
+
+  // `probe` (preload_graph_probe) with kShape then `args`; its environment
+  // is this process's plus (through /usr/bin/env) the preload's settings,
+  // unless `preload` is false, and `env` after those.
+  ProbeRun Probe(const std::vector<std::string>& args,
+                 const std::vector<std::string>& env = {}, bool preload = true,
+                 const char* probe = GRAPH_PROBE_PATH) {
+    std::vector<std::string> argv = {"/usr/bin/env"};
+    if (preload) {
+      for (std::string e :
+           {std::string("LD_PRELOAD=") + PRELOAD_PATH,
+            "TUNEDB_ADDRESS=" + server_->address(),
+            "TUNEDB_DEVICE_KEY=" + device_.ToText(),
+            std::string("TUNEDB_PRELOAD_LOG=calls"),
+            // A loaded test machine must not turn a first connection into
+            // "daemon down"; a missing socket still fails at once.
+            std::string("TUNEDB_PRELOAD_LOOKUP_MS=10000")}) {
+        argv.push_back(e);
+      }
+    }
+    for (const std::string& e : env) {
+      std::string value = e;
+      const size_t at = value.find("{dir}");
+      if (at != std::string::npos) value.replace(at, 5, dir_.path());
+      argv.push_back(value);
+    }
+    argv.push_back(probe);
+    argv.insert(argv.end(), kShape.begin(), kShape.end());
+    argv.insert(argv.end(), args.begin(), args.end());
+
+    const std::string out_path = dir_.File("out" + std::to_string(++runs_));
+    const std::string err_path = out_path + ".err";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<char*> cargs;
+    for (std::string& a : argv) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    pid_t pid = -1;
+    const int rc =
+        posix_spawn(&pid, cargs[0], &actions, nullptr, cargs.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ProbeRun run;
+    EXPECT_EQ(rc, 0) << "cannot start the probe";
+    if (rc != 0) return run;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    run.exit_code =
+        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.err = ReadAll(err_path);
+    run.out = nlohmann::json::parse(ReadAll(out_path), nullptr,
+                                    /*allow_exceptions=*/false);
+    EXPECT_TRUE(run.out.is_object()) << "probe printed no JSON; stderr:\n"
+                                     << run.err;
+    return run;
+  }
+
+  // The probe's graph key for `op`: f32, NCHW, alignment 16.
+  ProblemKey Key(ConvOp op = ConvOp::kForward) const {
+    ProblemKey key;
+    key.device = device_;
+    key.problem = testing_util::TestProblem(32, 64, 64, 56, 3, 2);
+    key.problem.op = op;
+    key.problem.api = ConvApi::kGraph;
+    key.problem.alignment = 16;
+    return key;
+  }
+
+  // Has the daemon search `key` and store it (waits for it).
+  void Tune(const ProblemKey& key) {
+    ClientOptions o;
+    o.address = server_->address();
+    o.miss_policy = MissPolicy::kTuneAndWait;
+    o.tune_deadline = absl::Seconds(30);
+    auto client = Client::Create(o).value();
+    const EngineAnswer a = client->GetEngine(key);
+    ASSERT_TRUE(a.ok()) << key.ToText();
+    ASSERT_GE(a.config.algo, 100) << "not a simulated graph config";
+  }
+
+  // The daemon's record for `key`, if it has one.
+  std::optional<Record> Stored(const ProblemKey& key) {
+    absl::StatusOr<std::optional<Record>> r = server_->core().store().Get(key);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : std::nullopt;
+  }
+
+  // The list the preload answers for stored `key`, as the daemon's client
+  // answers each constraint: the fastest config, the fastest without
+  // DOWN_CONVERT_INPUTS, the fastest deterministic one among those (for fp32
+  // without tensor cores too: what PyTorch keeps when it must be
+  // deterministic or may not use TF32) and that one with no workspace, each
+  // (engine and knobs) once.
+  std::vector<AlgoResult> Expected(const ProblemKey& key) {
+    ClientOptions o;
+    o.address = server_->address();
+    o.lookup_deadline = absl::Seconds(5);
+    auto client = Client::Create(o).value();
+    Constraints no_down_convert;
+    no_down_convert.excluded_numerical_notes = kDownConvert;
+    Constraints safe = no_down_convert;
+    safe.deterministic_only = true;
+    safe.excluded_numerical_notes |= kNondeterministic;
+    if (key.problem.input_type == DataType::kFloat) {
+      safe.excluded_numerical_notes |= kTensorCore;
+    }
+    Constraints safe_no_workspace = safe;
+    safe_no_workspace.max_workspace_bytes = 0;
+    std::vector<AlgoResult> out;
+    for (const Constraints& c :
+         {Constraints{}, no_down_convert, safe, safe_no_workspace}) {
+      const EngineAnswer a = client->GetEngine(key, c);
+      if (!a.ok()) continue;
+      const bool seen =
+          std::any_of(out.begin(), out.end(), [&](const AlgoResult& r) {
+            return r.algo == a.config.algo && r.knobs == a.config.knobs;
+          });
+      if (!seen) out.push_back(a.config);
+    }
+    EXPECT_FALSE(out.empty()) << "nothing stored for " << key.ToText();
+    return out;
+  }
+
+  // Stores a record of `key` ranking `results` (fastest first).
+  void Put(const ProblemKey& key, std::vector<AlgoResult> results) {
+    Record record = testing_util::GraphTestRecord(1);
+    record.key = key;
+    record.results = std::move(results);
+    SortResults(record.results);
+    record.timing_version = TimingVersionOf(record.results);
+    ASSERT_TRUE(server_->core().store().Put(record).ok());
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Server> server_;
+  DeviceKey device_;
+  int runs_ = 0;
+};
+
+TEST_F(PreloadGraphTest, WithoutThePreloadTheProbeSeesTheFakeHeuristicList) {
+  for (const auto& [mode, value] : std::vector<std::pair<std::string, int>>{
+           {"instant", CUDNN_HEUR_MODE_INSTANT},
+           {"a", CUDNN_HEUR_MODE_A},
+           {"b", CUDNN_HEUR_MODE_B},
+           {"fallback", CUDNN_HEUR_MODE_FALLBACK}}) {
+    SCOPED_TRACE(mode);
+    ProbeRun run = Probe({"--mode", mode}, {}, /*preload=*/false);
+    EXPECT_EQ(run.out["status"], 0);
+    EXPECT_EQ(run.out["queried"], FakeList(value).size());
+    EXPECT_EQ(run.configs(), FakeList(value));
+    for (const auto& c : run.out["configs"]) EXPECT_EQ(c["same_graph"], true);
+    EXPECT_EQ(run.real("backend_heur_count"), 1);
+    EXPECT_EQ(run.real("backend_heur_results"), 1);
+    EXPECT_EQ(run.out["live_descriptors"], 0);
+    EXPECT_THAT(run.err, Not(HasSubstr("tunedb preload")));
+  }
+}
+
+TEST_F(PreloadGraphTest, TheFakeBackendAnswersAsTheRealCudnnDoesOnTheHost) {
+  // Without a GPU the real cuDNN answers its host-only checks (tensors,
+  // operations); each of those must be the fake's answer too.
+  ProbeRun fake = Probe({"--fidelity"}, {}, /*preload=*/false);
+  ProbeRun real =
+      Probe({"--fidelity"}, {}, /*preload=*/false, REAL_GRAPH_PROBE_PATH);
+  ASSERT_TRUE(real.out.contains("fidelity")) << real.err;
+  const nlohmann::json& r = real.out["fidelity"];
+  ASSERT_GE(r.size(), 8u) << r;
+  for (const auto& [check, value] : r.items()) {
+    EXPECT_EQ(fake.out["fidelity"][check], value) << check;
+  }
+}
+
+TEST_F(PreloadGraphTest, AGraphMissPassesThroughAndTheDaemonLearnsItsGraphKey) {
+  const ProblemKey key = Key();
+  ProbeRun run = Probe({}, {"TUNEDB_PRELOAD_EXIT_WAIT_S=30"});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out["status"], 0);
+  EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
+  EXPECT_EQ(run.real("backend_heur_count"), 1);
+  EXPECT_EQ(run.real("backend_heur_results"), 1);
+  EXPECT_THAT(run.err,
+              HasSubstr("tunedb preload: graph fwd miss " + key.ToText()));
+  // The count query is not a call of its own.
+  EXPECT_THAT(run.err, HasSubstr("1 calls: 0 hits, 1 misses"));
+  // ... and the daemon was asked to tune that graph key: stored now, and
+  // the next process hits.
+  std::optional<Record> stored = Stored(key);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->key.problem.api, ConvApi::kGraph);
+  ProbeRun next = Probe({});
+  EXPECT_EQ(next.real("backend_heur_results"), 0);
+  ASSERT_FALSE(next.configs().empty());
+  EXPECT_EQ(next.configs()[0], ConfigOf(Expected(key)[0]));
+}
+
+TEST_F(PreloadGraphTest,
+       AGraphHitPutsTheTunedEngineConfigFirstWithoutAskingCudnn) {
+  const ProblemKey key = Key();
+  Tune(key);
+  const std::vector<AlgoResult> expected = Expected(key);
+  ASSERT_GE(expected.size(), 2u);
+  // The simulated engines (100 + algo) are none of the fake heuristic's, so
+  // this list can only come from tunedb.
+  for (const std::string mode : {"instant", "a", "b"}) {
+    SCOPED_TRACE(mode);
+    ProbeRun run = Probe({"--mode", mode});
+    ASSERT_EQ(run.out["status"], 0) << run.err;
+    EXPECT_EQ(run.out["queried"], expected.size());
+    EXPECT_EQ(run.out["count"], expected.size());
+    EXPECT_EQ(run.configs(), ConfigsOf(expected));
+    // Finalized on (a copy of) the caller's own graph.
+    for (const auto& c : run.out["configs"]) EXPECT_EQ(c["same_graph"], true);
+    EXPECT_EQ(run.real("backend_heur_count"), 0);
+    EXPECT_EQ(run.real("backend_heur_results"), 0);
+    EXPECT_THAT(run.err, HasSubstr("tunedb preload: graph fwd hit engine=" +
+                                   std::to_string(expected[0].algo) + " " +
+                                   key.ToText()));
+    EXPECT_THAT(run.err, HasSubstr("1 calls: 1 hits, 0 misses"));
+  }
+}
+
+TEST_F(PreloadGraphTest, AGraphWhoseNodesAreDestroyedIsStillAnswered) {
+  const ProblemKey key = Key(ConvOp::kBackwardFilter);
+  Tune(key);
+  // Tensors, convolution and operation destroyed once the graph is final,
+  // and other tensors made (perhaps where they were), before the query.
+  ProbeRun run = Probe({"--op", "bwd_filter", "--destroy-early"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.configs(), ConfigsOf(Expected(key)));
+  EXPECT_EQ(run.real("backend_heur_results"), 0);
+  for (const auto& c : run.out["configs"]) EXPECT_EQ(c["same_graph"], true);
+}
+
+TEST_F(PreloadGraphTest, TheTunedListHoldsTheSafeAlternativesOnce) {
+  // Fastest: down-converting, tensor cores, nondeterministic. Then the
+  // fastest without down-conversion (tensor cores), the fastest
+  // deterministic one without tensor cores (workspace), and engine 112
+  // again with other knobs and no workspace: four configs.
+  const std::vector<AlgoResult> ranking = {
+      EngineConfig(110, 0, 0.1, kDownConvert | kTensorCore | kNondeterministic,
+                   100),
+      EngineConfig(111, 1, 0.2, kTensorCore, 200),
+      EngineConfig(112, 1, 0.3, 0, 300),
+      EngineConfig(112, 2, 0.4, 0, 0),
+      EngineConfig(114, 3, 0.5, kNondeterministic, 0),
+  };
+  ProblemKey fp32 = Key();
+  Put(fp32, ranking);
+  ProbeRun run = Probe({});
+  EXPECT_EQ(run.configs(),
+            (std::vector<Config>{
+                {110, "3=0"}, {111, "3=1"}, {112, "3=1"}, {112, "3=2"}}));
+  EXPECT_EQ(run.configs(), ConfigsOf(Expected(fp32)));
+
+  // fp16: tensor cores are deterministic enough, so the fastest
+  // deterministic config is 111, already given: three configs.
+  ProblemKey fp16 = Key();
+  fp16.problem.input_type = fp16.problem.output_type = DataType::kHalf;
+  fp16.problem.allow_tf32 = false;
+  Put(fp16, ranking);
+  run = Probe({"--type", "f16"});
+  EXPECT_EQ(run.configs(),
+            (std::vector<Config>{{110, "3=0"}, {111, "3=1"}, {112, "3=2"}}));
+  EXPECT_EQ(run.configs(), ConfigsOf(Expected(fp16)));
+
+  // A fastest config that is safe in every way is the whole list.
+  ProblemKey bf16 = Key();
+  bf16.problem.input_type = bf16.problem.output_type = DataType::kBFloat16;
+  bf16.problem.allow_tf32 = false;
+  Put(bf16, {EngineConfig(120, 1, 0.1, 0, 0), EngineConfig(121, 1, 0.2, 0, 0)});
+  run = Probe({"--type", "bf16"});
+  EXPECT_EQ(run.out["queried"], 1);
+  EXPECT_EQ(run.configs(), (std::vector<Config>{{120, "3=1"}}));
+  EXPECT_EQ(run.real("backend_heur_results"), 0);
+}
+
+TEST_F(PreloadGraphTest, TheDeterministicAlternativesDoNotDownConvertEither) {
+  // fp16: the fastest deterministic config (engine 111) down-converts its
+  // inputs, which PyTorch never runs: the deterministic alternative is 112,
+  // and the one without workspace (113) down-converts too, so there is none.
+  ProblemKey fp16 = Key();
+  fp16.problem.input_type = fp16.problem.output_type = DataType::kHalf;
+  fp16.problem.allow_tf32 = false;
+  Put(fp16, {EngineConfig(110, 0, 0.1, kNondeterministic, 0),
+             EngineConfig(111, 1, 0.2, kDownConvert, 100),
+             EngineConfig(112, 2, 0.3, 0, 100),
+             EngineConfig(113, 3, 0.4, kDownConvert, 0)});
+  ProbeRun run = Probe({"--type", "f16"});
+  EXPECT_EQ(run.configs(), (std::vector<Config>{{110, "3=0"}, {112, "3=2"}}));
+  EXPECT_EQ(run.configs(), ConfigsOf(Expected(fp16)));
+}
+
+TEST_F(PreloadGraphTest,
+       ALargerRequestIsFilledFromCudnnsOwnListAfterTheTunedOnes) {
+  const ProblemKey key = Key();
+  Tune(key);
+  const std::vector<AlgoResult> tuned = Expected(key);
+  ASSERT_FALSE(tuned.empty());
+  ProbeRun run = Probe({"--requested", "8"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  std::vector<Config> expected = ConfigsOf(tuned);
+  for (const Config& c : FakeList(CUDNN_HEUR_MODE_INSTANT)) {
+    if (expected.size() < 8) expected.push_back(c);
+  }
+  EXPECT_EQ(run.configs(), expected);
+  EXPECT_EQ(run.out["count"], expected.size());
+  EXPECT_EQ(run.real("backend_heur_results"), 1);
+  for (const auto& c : run.out["configs"]) EXPECT_EQ(c["same_graph"], true);
+
+  // cuDNN's configs that tunedb already gave (same engine, same knobs) are
+  // not given twice: engine 3 without knobs, first in tunedb's list, is
+  // left out of the fake's 7, 3, 0, 1.
+  ProblemKey other = Key();
+  other.problem.n = 16;
+  AlgoResult three = EngineConfig(3, 0, 0.1, 0, 0);
+  three.knobs.clear();
+  Put(other, {three});
+  run = Probe({"--n", "16", "--requested", "8"});
+  EXPECT_EQ(run.configs(),
+            (std::vector<Config>{{3, ""}, {7, ""}, {0, ""}, {1, ""}}))
+      << run.err;
+  EXPECT_EQ(run.out["count"], 4);
+}
+
+TEST_F(PreloadGraphTest, ASmallerRequestGetsTheHeadOfTheTunedList) {
+  const ProblemKey key = Key();
+  Tune(key);
+  const std::vector<AlgoResult> tuned = Expected(key);
+  ASSERT_GE(tuned.size(), 2u);
+  ProbeRun run = Probe({"--requested", "1"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.configs(), (std::vector<Config>{ConfigOf(tuned[0])}));
+  EXPECT_EQ(run.real("backend_heur_results"), 0);
+}
+
+TEST_F(PreloadGraphTest, EachPassIsAnsweredForItsOwnGraphKey) {
+  const ProblemKey data = Key(ConvOp::kBackwardData);
+  const ProblemKey filter = Key(ConvOp::kBackwardFilter);
+  Tune(data);
+  // Only backward data is stored: the other passes of the same shape miss.
+  ProbeRun run = Probe({"--op", "bwd_filter"});
+  EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
+  EXPECT_THAT(run.err, HasSubstr("graph bwd_filter miss " + filter.ToText()));
+  run = Probe({"--op", "fwd"});
+  EXPECT_THAT(run.err, HasSubstr("graph fwd miss " + Key().ToText()));
+
+  Tune(filter);
+  for (const ProblemKey& key : {data, filter}) {
+    const std::string name(ConvOpName(key.problem.op));
+    SCOPED_TRACE(name);
+    const std::vector<AlgoResult> expected = Expected(key);
+    ASSERT_FALSE(expected.empty());
+    run = Probe({"--op", name});
+    ASSERT_EQ(run.out["status"], 0) << run.err;
+    EXPECT_EQ(run.configs(), ConfigsOf(expected));
+    EXPECT_EQ(run.real("backend_heur_results"), 0);
+    EXPECT_THAT(run.err, HasSubstr("graph " + name + " hit engine=" +
+                                   std::to_string(expected[0].algo) + " " +
+                                   key.ToText()));
+  }
+}
+
+TEST_F(PreloadGraphTest, TheKeyHoldsTheTensorsTypeAndLayout) {
+  for (const auto& [args, type, layout] :
+       std::vector<std::tuple<std::vector<std::string>, DataType, Layout>>{
+           {{"--type", "f16", "--nhwc"}, DataType::kHalf, Layout::kNHWC},
+           {{"--type", "bf16"}, DataType::kBFloat16, Layout::kNCHW}}) {
+    ProblemKey key = Key();
+    key.problem.input_type = key.problem.output_type = type;
+    key.problem.allow_tf32 = false;
+    key.problem.layout = layout;
+    SCOPED_TRACE(key.ToText());
+    ProbeRun run = Probe(args);
+    EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
+    EXPECT_THAT(run.err, HasSubstr("graph fwd miss " + key.ToText() + "\n"));
+  }
+}
+
+TEST_F(PreloadGraphTest, TheFallbackModeIsNotAnswered) {
+  Tune(Key());
+  // The same graph in mode INSTANT is a hit ...
+  ASSERT_EQ(Probe({"--mode", "instant"}).real("backend_heur_results"), 0);
+  // ... in mode FALLBACK it is cuDNN's.
+  ProbeRun run = Probe({"--mode", "fallback"});
+  EXPECT_EQ(run.out["status"], 0);
+  EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_FALLBACK));
+  EXPECT_EQ(run.real("backend_heur_count"), 1);
+  EXPECT_EQ(run.real("backend_heur_results"), 1);
+  EXPECT_THAT(run.err, Not(HasSubstr("graph fwd hit")));
+}
+
+TEST_F(PreloadGraphTest, AGraphOfTwoOperationsPassesThrough) {
+  Tune(Key());
+  // The convolution alone is a hit ...
+  ASSERT_EQ(Probe({"--ops", "1"}).real("backend_heur_results"), 0);
+  // ... followed by a ReLU it is cuDNN's.
+  ProbeRun run = Probe({"--ops", "2"});
+  EXPECT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
+  EXPECT_EQ(run.real("backend_heur_count"), 1);
+  EXPECT_EQ(run.real("backend_heur_results"), 1);
+  EXPECT_THAT(run.err, Not(HasSubstr("graph fwd hit")));
+}
+
+TEST_F(PreloadGraphTest, ATunedEngineTheGraphRejectsIsSkipped) {
+  const ProblemKey key = Key();
+  Tune(key);
+  const std::vector<AlgoResult> tuned = Expected(key);
+  ASSERT_GE(tuned.size(), 2u);
+  const int64_t rejected = tuned[0].algo;
+  std::vector<Config> rest;
+  for (const AlgoResult& r : tuned) {
+    if (r.algo != rejected) rest.push_back(ConfigOf(r));
+  }
+  ProbeRun run =
+      Probe({"--requested", std::to_string(rest.size())},
+            {"FAKE_CUDNN_REJECT_ENGINES=" + std::to_string(rejected)});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.configs(), rest);
+  EXPECT_EQ(run.real("backend_heur_results"), 0);
+  // And whatever a count query's list turns into, never the rejected one.
+  run = Probe({}, {"FAKE_CUDNN_REJECT_ENGINES=" + std::to_string(rejected)});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  const std::vector<Config> configs = run.configs();
+  ASSERT_GE(configs.size(), rest.size());
+  EXPECT_EQ(std::vector<Config>(configs.begin(), configs.begin() + rest.size()),
+            rest);
+  for (const Config& c : configs) EXPECT_NE(c.first, rejected);
+}
+
+TEST_F(PreloadGraphTest, WhenNoTunedEngineFinalizesTheCallPassesThrough) {
+  const ProblemKey key = Key();
+  Tune(key);
+  std::string all;
+  for (const AlgoResult& r : Expected(key)) {
+    all += (all.empty() ? "" : ",") + std::to_string(r.algo);
+  }
+  ProbeRun run =
+      Probe({"--requested", "4"}, {"FAKE_CUDNN_REJECT_ENGINES=" + all});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
+  EXPECT_EQ(run.real("backend_heur_results"), 1);
+  EXPECT_THAT(run.err, HasSubstr("config_failed=1"));
+}
+
+// A graph call the preload cannot answer goes to cuDNN unchanged, with the
+// reason counted on the exit line.
+TEST_F(PreloadGraphTest, CallsItCannotAnswerPassThroughWithTheirReason) {
+  struct Case {
+    const char* what;
+    std::vector<std::string> args;
+    std::vector<std::string> env;
+    const char* reason;
+  };
+  const std::vector<Case> cases = {
+      {"asymmetric padding", {"--post-pad", "0"}, {}, "unsupported_problem=1"},
+      {"another cuDNN major version",
+       {},
+       {"FAKE_CUDNN_VERSION=80907"},
+       "cudnn_version=1"},
+      {"a bad device key", {}, {"TUNEDB_DEVICE_KEY=gpu=x"}, "no_device=1"},
+      {"the preload switched off", {}, {"TUNEDB_PRELOAD=off"}, "disabled=1"},
+  };
+  // Stored, so that each case's own cause is what passes the call through.
+  Tune(Key());
+  ASSERT_EQ(Probe({}).real("backend_heur_results"), 0);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    ProbeRun run = Probe(c.args, c.env);
+    EXPECT_EQ(run.out["status"], 0);
+    EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
+    EXPECT_EQ(run.real("backend_heur_results"), 1);
+    EXPECT_THAT(run.err, HasSubstr(c.reason));
+  }
+}
+
+TEST_F(PreloadGraphTest, BadArgumentsGetCudnnsOwnErrorOnAHit) {
+  Tune(Key());
+  for (const std::string bad : {"null_elements", "null_count", "wrong_type"}) {
+    SCOPED_TRACE(bad);
+    ProbeRun alone =
+        Probe({"--requested", "4", "--bad-fill", bad}, {}, /*preload=*/false);
+    ProbeRun run = Probe({"--requested", "4", "--bad-fill", bad});
+    EXPECT_EQ(run.exit_code, 0);
+    EXPECT_EQ(alone.out["status"], static_cast<int>(CUDNN_STATUS_BAD_PARAM));
+    EXPECT_EQ(run.out["status"], alone.out["status"]);
+    // The heuristic calls that reach cuDNN are those without the preload
+    // (the preload may finalize engines of its own first).
+    for (const char* call : {"backend_heur_count", "backend_heur_results"}) {
+      EXPECT_EQ(run.real(call), alone.real(call)) << call;
+    }
+    EXPECT_THAT(run.err, Not(HasSubstr("graph fwd hit")));
+  }
+}
+
+TEST_F(PreloadGraphTest, ADownDaemonPassesThroughUnchanged) {
+  ProbeRun run = Probe({}, {"TUNEDB_ADDRESS=unix:{dir}/nobody.sock"});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out["status"], 0);
+  EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
+  EXPECT_EQ(run.real("backend_heur_count"), 1);
+  EXPECT_EQ(run.real("backend_heur_results"), 1);
+  EXPECT_THAT(run.err, HasSubstr("daemon_down=1"));
+}
+
+TEST_F(PreloadGraphTest, TheAlignmentOfTheTensorsIsPartOfTheKey) {
+  const ProblemKey key16 = Key();
+  Tune(key16);
+  ProblemKey key8 = Key();
+  key8.problem.alignment = 8;
+  ProbeRun run = Probe({"--align", "8"}, {"TUNEDB_PRELOAD_EXIT_WAIT_S=30"});
+  EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
+  EXPECT_THAT(run.err, HasSubstr("graph fwd miss " + key8.ToText() + "\n"));
+  EXPECT_TRUE(Stored(key8).has_value());
+
+  // The smallest of x's, w's and y's alignment is the key's.
+  ProblemKey key4 = Key();
+  key4.problem.alignment = 4;
+  run = Probe({"--align-w", "4"});
+  EXPECT_THAT(run.err, HasSubstr("graph fwd miss " + key4.ToText() + "\n"));
+
+  // Alignments above 16 are 16 in the key: a hit.
+  run = Probe({"--align", "64"});
+  EXPECT_EQ(run.real("backend_heur_results"), 0);
+  EXPECT_THAT(run.err, HasSubstr("graph fwd hit engine="));
+  EXPECT_THAT(run.err, HasSubstr(key16.ToText() + "\n"));
+}
+
+TEST_F(PreloadGraphTest, AHitKeepsOnlyTheGraphCopyItsConfigsWereFinalizedOn) {
+  Tune(Key());
+  // A count query, then a fill query of tuned configs and cuDNN's own list
+  // into the preload's descriptors: once the probe destroyed its own, one
+  // descriptor is left, the graph copy the answered configs refer to (kept
+  // for the life of the process, since cuDNN may refer to it).
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{}, {"--requested", "8"}}) {
+    ProbeRun run = Probe(args);
+    ASSERT_EQ(run.out["status"], 0) << run.err;
+    ASSERT_THAT(run.err, HasSubstr("graph fwd hit"));
+    EXPECT_EQ(run.out["live_descriptors"], 1);
+  }
+}
+
+}  // namespace
+}  // namespace tunedb
