@@ -149,6 +149,9 @@ class PreloadGraphTest : public ::testing::Test {
             "TUNEDB_ADDRESS=" + server_->address(),
             "TUNEDB_DEVICE_KEY=" + device_.ToText(),
             std::string("TUNEDB_PRELOAD_LOG=calls"),
+            // tunedb's distinct configs only; the repetition of the choice
+            // for PyTorch's benchmark limit has its own test.
+            std::string("TUNEDB_PRELOAD_GRAPH_CONFIGS=1"),
             // A loaded test machine must not turn a first connection into
             // "daemon down"; a missing socket still fails at once.
             std::string("TUNEDB_PRELOAD_LOOKUP_MS=10000")}) {
@@ -356,6 +359,31 @@ TEST_F(PreloadGraphTest,
                                    std::to_string(expected[0].algo) + " " +
                                    key.ToText()));
     EXPECT_THAT(run.err, HasSubstr("1 calls: 1 hits, 0 misses"));
+  }
+}
+
+TEST_F(PreloadGraphTest, TheChoiceIsRepeatedToTheConfiguredNumberOfConfigs) {
+  const ProblemKey key = Key();
+  Tune(key);
+  const std::vector<AlgoResult> expected = Expected(key);
+  ASSERT_GE(expected.size(), 2u);
+  for (int configs : {10, 3}) {
+    SCOPED_TRACE(configs);
+    std::vector<std::string> env;
+    if (configs != 10) {  // 10 is the default
+      env.push_back("TUNEDB_PRELOAD_GRAPH_CONFIGS=" + std::to_string(configs));
+    } else {
+      // The fixture's setting is overridden by an empty one: the default.
+      env.push_back("TUNEDB_PRELOAD_GRAPH_CONFIGS=");
+    }
+    ProbeRun run = Probe({"--mode", "instant"}, env);
+    ASSERT_EQ(run.out["status"], 0) << run.err;
+    const size_t want = std::max<size_t>(expected.size(), configs);
+    EXPECT_EQ(run.out["count"], want);
+    std::vector<Config> list = ConfigsOf(expected);
+    while (list.size() < want) list.push_back(list[0]);
+    EXPECT_EQ(run.configs(), list);
+    EXPECT_EQ(run.real("backend_heur_results"), 0);
   }
 }
 
