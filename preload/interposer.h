@@ -15,9 +15,10 @@
 // problem of its graph (graph_problem.h), with tunedb's engine configs
 // finalized on the caller's own descriptors: the fastest stored config,
 // then the fastest without cuDNN's DOWN_CONVERT_INPUTS note (which PyTorch
-// always drops), the fastest deterministic one (for fp32 also without
+// always drops), repeated to PreloadOptions::graph_configs entries, then the
+// fastest deterministic one without that note (for fp32 also without
 // tensor cores, which PyTorch drops when TF32 is off) and that one without
-// workspace, each once, so that a caller's own filter always keeps one.
+// workspace, so that a caller's own filter always keeps one.
 //
 // Thread safety: thread-safe; Decide is called concurrently.
 #ifndef TUNEDB_PRELOAD_INTERPOSER_H_
@@ -70,8 +71,12 @@ class Interposer {
                                  std::string* key_text, Outcome* outcome,
                                  int* engine);
   // The configs AnswerGraph offers for graph-API `key`, fastest first
-  // (empty on a miss).
-  std::vector<AlgoResult> TunedEngines(const ProblemKey& key);
+  // (empty on a miss); the deterministic ones are `alternative`.
+  struct TunedEngine {
+    AlgoResult config;
+    bool alternative = false;
+  };
+  std::vector<TunedEngine> TunedEngines(const ProblemKey& key);
   void RecordGraph(ConvOp op, Outcome outcome, int engine,
                    const std::string& key_text);
   // The workspace the tuned answer `a` (for `c`) needs with this cuDNN: the

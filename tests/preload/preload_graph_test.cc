@@ -234,7 +234,10 @@ class PreloadGraphTest : public ::testing::Test {
   // without tensor cores too: what PyTorch keeps when it must be
   // deterministic or may not use TF32) and that one with no workspace, each
   // (engine and knobs) once.
-  std::vector<AlgoResult> Expected(const ProblemKey& key) {
+  // With `choices_only`, only the fastest and the fastest that does not
+  // down-convert.
+  std::vector<AlgoResult> Expected(const ProblemKey& key,
+                                   bool choices_only = false) {
     ClientOptions o;
     o.address = server_->address();
     o.lookup_deadline = absl::Seconds(5);
@@ -250,8 +253,9 @@ class PreloadGraphTest : public ::testing::Test {
     Constraints safe_no_workspace = safe;
     safe_no_workspace.max_workspace_bytes = 0;
     std::vector<AlgoResult> out;
-    for (const Constraints& c :
-         {Constraints{}, no_down_convert, safe, safe_no_workspace}) {
+    std::vector<Constraints> asks = {Constraints{}, no_down_convert};
+    if (!choices_only) asks.insert(asks.end(), {safe, safe_no_workspace});
+    for (const Constraints& c : asks) {
       const EngineAnswer a = client->GetEngine(key, c);
       if (!a.ok()) continue;
       const bool seen =
@@ -378,10 +382,17 @@ TEST_F(PreloadGraphTest, TheChoiceIsRepeatedToTheConfiguredNumberOfConfigs) {
     }
     ProbeRun run = Probe({"--mode", "instant"}, env);
     ASSERT_EQ(run.out["status"], 0) << run.err;
-    const size_t want = std::max<size_t>(expected.size(), configs);
-    EXPECT_EQ(run.out["count"], want);
-    std::vector<Config> list = ConfigsOf(expected);
-    while (list.size() < want) list.push_back(list[0]);
+    // The choices (the fastest, and the fastest that does not down-convert
+    // when that is another), the last repeated to `configs`, then the
+    // deterministic alternatives.
+    const std::vector<Config> all = ConfigsOf(expected);
+    const size_t choices = ConfigsOf(Expected(key, /*choices_only=*/true)).size();
+    std::vector<Config> list(all.begin(), all.begin() + choices);
+    while (list.size() < static_cast<size_t>(configs)) {
+      list.push_back(list.back());
+    }
+    list.insert(list.end(), all.begin() + choices, all.end());
+    EXPECT_EQ(run.out["count"], list.size());
     EXPECT_EQ(run.configs(), list);
     EXPECT_EQ(run.real("backend_heur_results"), 0);
   }
