@@ -25,12 +25,11 @@
 
 #include "fake_cudnn_lists.h"
 #include "nlohmann/json.hpp"
+#include "preload_harness.h"
 #include "server/service/server.h"
 #include "temp_dir.h"
 #include "test_values.h"
 #include "tunedb/client.h"
-
-extern char** environ;
 
 namespace tunedb {
 namespace {
@@ -42,11 +41,7 @@ using testing_util::TempDir;
 // One config as the probe prints it: engine global index and knob text.
 using Config = std::pair<int64_t, std::string>;
 
-struct ProbeRun {
-  int exit_code = -1;
-  nlohmann::json out;
-  std::string err;
-
+struct ProbeRun : preload_testing::SpawnResult {
   std::vector<Config> configs() const {
     std::vector<Config> c;
     if (!out.is_object()) return c;
@@ -59,13 +54,6 @@ struct ProbeRun {
     return out.is_object() ? out["real_calls"][counter].get<int>() : -1;
   }
 };
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // "3=1,9=4": the knobs sorted by type, as the probe prints them.
 std::string SortedKnobs(std::vector<Knob> knobs) {
@@ -112,87 +100,41 @@ AlgoResult EngineConfig(int engine, int64_t knob, double ms, uint32_t notes,
   return r;
 }
 
-// The probe's problem: 32 x 64 -> 64 channels, 56x56, 3x3, stride 2, pad 1
-// (stride 2 leaves the simulated finder's unit-stride algorithms out, so the
-// fastest config is not deterministic and the tuned list has several).
-const std::vector<std::string> kShape = {
-    "--n", "32",     "--c", "64",       "--k", "64",    "--hw",
-    "56",  "--filt", "3",   "--stride", "2",   "--pad", "1"};
+using preload_testing::kShape;
 
-class PreloadGraphTest : public ::testing::Test {
+class PreloadGraphTest : public preload_testing::PreloadDaemonTest {
  protected:
-  void SetUp() override {
-    ServerOptions options;
-    options.unix_socket = dir_.File("d.sock");
-    options.store.path = ":memory:";
-    options.finder = "simulated";
-    absl::StatusOr<std::unique_ptr<Server>> server =
-        Server::BuildAndStart(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    device_ = server_->core().devices().at(0).key;
-  }
-  void TearDown() override {
-    if (server_ != nullptr) server_->Shutdown(absl::Seconds(1));
-  }
-
   // `probe` (preload_graph_probe) with kShape then `args`; its environment
-  // is this process's plus (through /usr/bin/env) the preload's settings,
+  // is this process's plus the preload's settings,
   // unless `preload` is false, and `env` after those.
   ProbeRun Probe(const std::vector<std::string>& args,
                  const std::vector<std::string>& env = {}, bool preload = true,
                  const char* probe = GRAPH_PROBE_PATH) {
-    std::vector<std::string> argv = {"/usr/bin/env"};
+    std::vector<std::string> all;
     if (preload) {
-      for (std::string e :
-           {std::string("LD_PRELOAD=") + PRELOAD_PATH,
-            "TUNEDB_ADDRESS=" + server_->address(),
-            "TUNEDB_DEVICE_KEY=" + device_.ToText(),
-            std::string("TUNEDB_PRELOAD_LOG=calls"),
-            // tunedb's distinct configs only; the repetition of the choice
-            // for PyTorch's benchmark limit has its own test.
-            std::string("TUNEDB_PRELOAD_GRAPH_CONFIGS=1"),
-            // A loaded test machine must not turn a first connection into
-            // "daemon down"; a missing socket still fails at once.
-            std::string("TUNEDB_PRELOAD_LOOKUP_MS=10000")}) {
-        argv.push_back(e);
-      }
+      all = {std::string("LD_PRELOAD=") + PRELOAD_PATH,
+             "TUNEDB_ADDRESS=" + server_->address(),
+             "TUNEDB_DEVICE_KEY=" + device_.ToText(),
+             "TUNEDB_PRELOAD_LOG=calls",
+             // tunedb's distinct configs only; the repetition of the choice
+             // for PyTorch's benchmark limit has its own test.
+             "TUNEDB_PRELOAD_GRAPH_CONFIGS=1",
+             // A loaded test machine must not turn a first connection into
+             // "daemon down"; a missing socket still fails at once.
+             "TUNEDB_PRELOAD_LOOKUP_MS=10000"};
     }
     for (const std::string& e : env) {
       std::string value = e;
       const size_t at = value.find("{dir}");
       if (at != std::string::npos) value.replace(at, 5, dir_.path());
-      argv.push_back(value);
+      all.push_back(value);
     }
-    argv.push_back(probe);
+    std::vector<std::string> argv = {probe};
     argv.insert(argv.end(), kShape.begin(), kShape.end());
     argv.insert(argv.end(), args.begin(), args.end());
-
-    const std::string out_path = dir_.File("out" + std::to_string(++runs_));
-    const std::string err_path = out_path + ".err";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> cargs;
-    for (std::string& a : argv) cargs.push_back(a.data());
-    cargs.push_back(nullptr);
-    pid_t pid = -1;
-    const int rc =
-        posix_spawn(&pid, cargs[0], &actions, nullptr, cargs.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
     ProbeRun run;
-    EXPECT_EQ(rc, 0) << "cannot start the probe";
-    if (rc != 0) return run;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    run.exit_code =
-        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    run.err = ReadAll(err_path);
-    run.out = nlohmann::json::parse(ReadAll(out_path), nullptr,
-                                    /*allow_exceptions=*/false);
+    static_cast<preload_testing::SpawnResult&>(run) =
+        preload_testing::Spawn(dir_, argv, all);
     EXPECT_TRUE(run.out.is_object()) << "probe printed no JSON; stderr:\n"
                                      << run.err;
     return run;
@@ -277,11 +219,6 @@ class PreloadGraphTest : public ::testing::Test {
     record.timing_version = TimingVersionOf(record.results);
     ASSERT_TRUE(server_->core().store().Put(record).ok());
   }
-
-  TempDir dir_;
-  std::unique_ptr<Server> server_;
-  DeviceKey device_;
-  int runs_ = 0;
 };
 
 TEST_F(PreloadGraphTest, WithoutThePreloadTheProbeSeesTheFakeHeuristicList) {
@@ -386,7 +323,8 @@ TEST_F(PreloadGraphTest, TheChoiceIsRepeatedToTheConfiguredNumberOfConfigs) {
     // when that is another), the last repeated to `configs`, then the
     // deterministic alternatives.
     const std::vector<Config> all = ConfigsOf(expected);
-    const size_t choices = ConfigsOf(Expected(key, /*choices_only=*/true)).size();
+    const size_t choices =
+        ConfigsOf(Expected(key, /*choices_only=*/true)).size();
     std::vector<Config> list(all.begin(), all.begin() + choices);
     while (list.size() < static_cast<size_t>(configs)) {
       list.push_back(list.back());

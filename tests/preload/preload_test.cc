@@ -23,13 +23,12 @@
 
 #include "fake_cudnn_lists.h"
 #include "nlohmann/json.hpp"
+#include "preload_harness.h"
 #include "server/service/server.h"
 #include "temp_dir.h"
 #include "test_values.h"
 #include "tunedb/client.h"
 #include "tunedb/cudnn_types.h"
-
-extern char** environ;
 
 namespace tunedb {
 namespace {
@@ -38,93 +37,15 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using testing_util::TempDir;
 
-struct ProbeRun {
-  int exit_code = -1;
-  nlohmann::json out;
-  std::string err;
-};
+using preload_testing::kShape;
+using preload_testing::ReadFile;
+using preload_testing::Spawn;
+using ProbeRun = preload_testing::SpawnResult;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+int RunsSoFar() { return preload_testing::SpawnCount(); }
 
-int runs = 0;
-int RunsSoFar() { return runs; }
-
-// Runs `argv` with this process's environment plus `env`, stdout and stderr
-// to files "outN" and "outN.err" in `dir` (N = RunsSoFar() after the run);
-// parses stdout as JSON when it is one.
-ProbeRun Spawn(const TempDir& dir, std::vector<std::string> argv,
-               const std::vector<std::string>& env) {
-  const std::string out_path = dir.File("out" + std::to_string(++runs));
-  const std::string err_path = out_path + ".err";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  // This process's environment, each of `env` replacing its namesake.
-  std::vector<std::string> envs;
-  auto name_of = [](const std::string& e) { return e.substr(0, e.find('=')); };
-  for (char** e = environ; *e != nullptr; ++e) envs.push_back(*e);
-  for (const std::string& add : env) {
-    envs.erase(std::remove_if(envs.begin(), envs.end(),
-                              [&](const std::string& e) {
-                                return name_of(e) == name_of(add);
-                              }),
-               envs.end());
-    envs.push_back(add);
-  }
-  std::vector<char*> envp, args;
-  for (auto& e : envs) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  for (auto& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  ProbeRun run;
-  const int rc =
-      posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  EXPECT_EQ(rc, 0) << "cannot start " << argv[0];
-  if (rc != 0) return run;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  run.exit_code =
-      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  run.err = ReadFile(err_path);
-  const std::string out = ReadFile(out_path);
-  run.out = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
-  return run;
-}
-
-// The probe's problem: 32 x 64 -> 64 channels, 56x56, 3x3, stride 2, pad 1
-// (stride 2 leaves the simulated finder's unit-stride algorithms out, so the
-// fastest one is not deterministic).
-const std::vector<std::string> kShape = {
-    "--n", "32",     "--c", "64",       "--k", "64",    "--hw",
-    "56",  "--filt", "3",   "--stride", "2",   "--pad", "1"};
-
-class PreloadTest : public ::testing::Test {
+class PreloadTest : public preload_testing::PreloadDaemonTest {
  protected:
-  void SetUp() override {
-    ServerOptions options;
-    options.unix_socket = dir_.File("d.sock");
-    options.store.path = ":memory:";
-    options.finder = "simulated";
-    absl::StatusOr<std::unique_ptr<Server>> server =
-        Server::BuildAndStart(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    device_ = server_->core().devices().at(0).key;
-  }
-  void TearDown() override {
-    if (server_ != nullptr) server_->Shutdown(absl::Seconds(1));
-  }
-
   std::vector<std::string> PreloadEnv() const {
     return {std::string("LD_PRELOAD=") + PRELOAD_PATH,
             "TUNEDB_ADDRESS=" + server_->address(),
@@ -176,10 +97,6 @@ class PreloadTest : public ::testing::Test {
     auto client = Client::Create(o).value();
     return client->Get(key, c);
   }
-
-  TempDir dir_;
-  std::unique_ptr<Server> server_;
-  DeviceKey device_;
 };
 
 // The fake's list as the probe prints it.
