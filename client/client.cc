@@ -132,6 +132,15 @@ class ClientImpl final : public Client {
                              [&] { return jobs_.empty() && !busy_; });
   }
 
+  absl::Status ReportCounters(const std::string& source,
+                              const std::map<std::string, int64_t>& counts,
+                              absl::Duration deadline) override {
+    if (!link_.Ready()) {
+      return absl::UnavailableError("the daemon is backed off from");
+    }
+    return link_.ReportCounters(source, counts, deadline);
+  }
+
   void ClearCache() override {
     if (cache_ != nullptr) cache_->Clear();
     std::lock_guard<std::mutex> lock(engine_mu_);

@@ -133,6 +133,25 @@ DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
   return reply;
 }
 
+absl::Status DaemonLink::ReportCounters(
+    const std::string& source, const std::map<std::string, int64_t>& counts,
+    absl::Duration deadline) {
+  v1::ReportCountersRequest request;
+  request.set_source(source);
+  for (const auto& [name, count] : counts) {
+    (*request.mutable_counts())[name] = count;
+  }
+  v1::ReportCountersResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, deadline);
+  if (!Begin(&context)) return absl::CancelledError("client shut down");
+  grpc::Status status = stub_->ReportCounters(&context, request, &response);
+  End(&context);
+  const absl::Status s = FromGrpcStatus(status);
+  Note(s, /*deadline_means_down=*/true);
+  return s;
+}
+
 DaemonLink::Reply DaemonLink::Tune(const ProblemKey& key,
                                    const Constraints& constraints,
                                    absl::Duration deadline) {

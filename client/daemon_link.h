@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -61,6 +62,10 @@ class DaemonLink {
                absl::Duration deadline);
   Reply Tune(const ProblemKey& key, const Constraints& constraints,
              absl::Duration deadline);
+  // The ReportCounters rpc.
+  absl::Status ReportCounters(const std::string& source,
+                              const std::map<std::string, int64_t>& counts,
+                              absl::Duration deadline);
 
   // Cancels RPCs in flight; later RPCs fail with CANCELLED at once.
   void Shutdown();

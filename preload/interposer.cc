@@ -62,8 +62,17 @@ void Interposer::AtExit() {
   if (self.client_ != nullptr && self.options_.exit_wait_s > 0) {
     self.client_->WaitForBackground(absl::Seconds(self.options_.exit_wait_s));
   }
+  std::string reported;
+  if (self.options_.report && self.client_ != nullptr &&
+      self.counters_.Total() > 0) {
+    const absl::Status s = self.client_->ReportCounters(
+        "preload", self.counters_.Counts(), absl::Milliseconds(200));
+    reported = s.ok() ? "; reported to the daemon"
+                      : absl::StrCat("; not reported: ", s.message());
+  }
   if (self.options_.log == LogLevel::kOff) return;
   std::string line = self.counters_.Summary(self.options_.client.address);
+  line += reported;
   if (!self.options_.problems.empty()) {
     absl::StrAppend(&line, "; settings: ", self.options_.problems);
   }

@@ -31,6 +31,16 @@ int64_t PreloadCounters::Total() const {
   return total;
 }
 
+std::map<std::string, int64_t> PreloadCounters::Counts() const {
+  std::map<std::string, int64_t> out;
+  out["calls"] = Total();
+  for (int i = 0; i < static_cast<int>(Outcome::kNumOutcomes); ++i) {
+    const int64_t n = counts_[i].load(std::memory_order_relaxed);
+    if (n > 0) out[std::string(OutcomeName(static_cast<Outcome>(i)))] = n;
+  }
+  return out;
+}
+
 std::string PreloadCounters::Summary(absl::string_view address) const {
   const int64_t hits = Get(Outcome::kHit);
   const int64_t misses = Get(Outcome::kMiss);

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -50,6 +51,9 @@ class PreloadCounters {
   int64_t Total() const;
   // The exit line (no trailing newline).
   std::string Summary(absl::string_view address) const;
+  // What ReportCounters sends: "calls" and every outcome that happened, by
+  // OutcomeName.
+  std::map<std::string, int64_t> Counts() const;
 
  private:
   std::atomic<int64_t> counts_[static_cast<int>(Outcome::kNumOutcomes)] = {};

@@ -64,6 +64,14 @@ PreloadOptions PreloadOptionsFromEnv() {
       problem("TUNEDB_PRELOAD_EXIT_WAIT_S", v);
     }
   }
+  if (const char* v = Env("TUNEDB_PRELOAD_REPORT")) {
+    const std::string_view s(v);
+    if (s == "1" || s == "on") {
+      o.report = true;
+    } else if (s != "0" && s != "off") {
+      problem("TUNEDB_PRELOAD_REPORT", v);
+    }
+  }
   if (const char* v = Env("TUNEDB_PRELOAD_GRAPH_CONFIGS")) {
     int n = 0;
     if (absl::SimpleAtoi(v, &n) && n >= 1 && n <= 64) {

@@ -15,6 +15,9 @@
 //   TUNEDB_PRELOAD_EXIT_WAIT_S at exit, wait up to this long for the
 //                              background tunes this process asked for
 //                              (default 0)
+//   TUNEDB_PRELOAD_REPORT      "1": at exit, also add the counters to the
+//                              daemon's (ReportCounters; `tunedb stats`),
+//                              waiting at most 200 ms (default off)
 //   TUNEDB_PRELOAD_GRAPH_CONFIGS how many engine configs a graph answer
 //                              holds at least, tunedb's choice repeated
 //                              after its alternatives (default 10, PyTorch's
@@ -46,6 +49,8 @@ struct PreloadOptions {
   double exit_wait_s = 0;
   // Default: 10.
   int graph_configs = 10;
+  // Default: false.
+  bool report = false;
   // Settings that could not be read, for the exit line ("" if none).
   std::string problems;
 };

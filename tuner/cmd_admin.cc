@@ -1,7 +1,10 @@
 // `tunedb stats`, `tunedb devices` and `tunedb invalidate FILTER`.
+#include <map>
 #include <memory>
+#include <string>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -60,6 +63,10 @@ int RunStats(CliContext& ctx) {
                     {"errors", f.errors()},
                     {"jobs_done", f.jobs_done()}};
     }
+    nlohmann::json reported = nlohmann::json::object();
+    for (const auto& [name, sum] : s.reported()) reported[name] = sum;
+    j["reported"] = reported;
+    j["reports"] = s.reports();
     ctx.out() << j.dump(2) << "\n";
     return kExitOk;
   }
@@ -106,6 +113,26 @@ int RunStats(CliContext& ctx) {
               : absl::StrCat(f.errors(), ", last ",
                              FormatTime(f.last_error_us()), ": ",
                              f.last_error())}});
+  }
+  if (s.reports() > 0) {
+    // "preload.hit" -> "hit" under "drop-in", in name order.
+    const std::map<std::string, int64_t> sums(s.reported().begin(),
+                                              s.reported().end());
+    std::string preload;
+    for (const auto& [name, sum] : sums) {
+      if (!absl::StartsWith(name, "preload.") || name == "preload.calls") {
+        continue;
+      }
+      absl::StrAppend(&preload, preload.empty() ? "" : ", ", sum, " ",
+                      name.substr(8));
+    }
+    const auto calls = sums.find("preload.calls");
+    PrintKeyValues(
+        ctx.out(),
+        {{"drop-in (tunedb run --report)",
+          absl::StrCat(s.reports(), " reports, ",
+                       calls == sums.end() ? 0 : calls->second, " calls",
+                       preload.empty() ? "" : ": ", preload)}});
   }
   return kExitOk;
 }

@@ -33,6 +33,7 @@ struct RunFlags {
   std::string log;      // TUNEDB_PRELOAD_LOG; "" = the preload's default
   std::string db;       // TUNEDB_PRELOAD_DB
   double exit_wait_s = -1;
+  bool report = false;  // TUNEDB_PRELOAD_REPORT=1
   std::vector<std::string> command;
 };
 
@@ -97,6 +98,7 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
   if (f.exit_wait_s >= 0) {
     env.push_back(absl::StrCat("TUNEDB_PRELOAD_EXIT_WAIT_S=", f.exit_wait_s));
   }
+  if (f.report) env.push_back("TUNEDB_PRELOAD_REPORT=1");
   auto replaced = [&](const char* entry) {
     const std::string e(entry);
     for (const std::string& mine : env) {
@@ -208,6 +210,9 @@ void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
                   "At exit, wait up to this many seconds for the background "
                   "tunes of the program's misses (default 0)")
       ->check(CLI::NonNegativeNumber);
+  run->add_flag("--report", flags->report,
+                "At exit, add the program's counters to the daemon's "
+                "(tunedb stats, \"drop-in\")");
   run->add_option("command", flags->command, "The program and its arguments")
       ->required();
   run->callback(

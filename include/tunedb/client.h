@@ -19,6 +19,7 @@
 #define TUNEDB_CLIENT_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string_view>
 
@@ -121,6 +122,15 @@ class Client {
   // Waits until the background queue is empty and idle, or `timeout`
   // passes; true if idle. For tests and orderly shutdown.
   virtual bool WaitForBackground(absl::Duration timeout) = 0;
+
+  // Adds `counts` to the daemon's counters of client programs (Stats'
+  // `reported`, `tunedb stats`), as "source.name"; source and names are 1
+  // to 32 of [a-z0-9_], counts >= 0, at most 64 names. Waits at most
+  // `deadline`. The daemon's refusal (INVALID_ARGUMENT, RESOURCE_EXHAUSTED
+  // past 256 names in all), or UNAVAILABLE / DEADLINE_EXCEEDED.
+  virtual absl::Status ReportCounters(
+      const std::string& source, const std::map<std::string, int64_t>& counts,
+      absl::Duration deadline) = 0;
 
   // Drops every cached entry.
   virtual void ClearCache() = 0;

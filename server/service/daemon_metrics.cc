@@ -107,6 +107,16 @@ class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
         "(the finder failed, timed out, or the result could not be stored).",
         {{"searched", s.searches}, {"failed", s.search_failures}}));
 
+    MetricFamily reported = Family(
+        "tunedb_reported_total",
+        "Counters client programs reported (ReportCounters), summed, by "
+        "name: preload.hit, preload.miss, ... from `tunedb run --report`.",
+        MetricType::Counter);
+    for (const auto& [name, sum] : s.reported.sums) {
+      AddValue(reported, {{"name", name}}, static_cast<double>(sum));
+    }
+    out.push_back(std::move(reported));
+
     MetricFamily queue = Family(
         "tunedb_queue_depth", "Searches waiting or running, per device index.",
         MetricType::Gauge);

@@ -97,4 +97,46 @@ absl::StatusOr<Record> ValidateImportLine(const v1::ImportLine& line) {
   return RecordFromJson(line.json());
 }
 
+namespace {
+
+// [a-z0-9_]{1,32}
+bool CounterName(const std::string& s) {
+  if (s.empty() || s.size() > 32) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, int64_t>> ValidateReportCounters(
+    const v1::ReportCountersRequest& request) {
+  if (!CounterName(request.source())) {
+    return absl::InvalidArgumentError(
+        "source: must be 1 to 32 of [a-z0-9_]");
+  }
+  if (request.counts_size() > kMaxReportedCounts) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "counts: at most ", kMaxReportedCounts, " entries, got ",
+        request.counts_size()));
+  }
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, count] : request.counts()) {
+    if (!CounterName(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "counts: name \"", name.substr(0, 40),
+          "\" must be 1 to 32 of [a-z0-9_]"));
+    }
+    if (count < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("counts: ", name, " is negative"));
+    }
+    out[absl::StrCat(request.source(), ".", name)] = count;
+  }
+  return out;
+}
+
 }  // namespace tunedb

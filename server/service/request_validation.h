@@ -9,7 +9,9 @@
 #define TUNEDB_SERVER_SERVICE_REQUEST_VALIDATION_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -63,6 +65,12 @@ absl::Status ValidateImportLength(int64_t expected_lines, int64_t max_lines);
 
 // One line of an Import: its record (RecordFromJson, store/record_json.h).
 absl::StatusOr<Record> ValidateImportLine(const v1::ImportLine& line);
+
+// A ReportCounters: source and names [a-z0-9_]{1,32}, counts >= 0, at most
+// kMaxReportedCounts entries; the counts keyed "source.name".
+inline constexpr int kMaxReportedCounts = 64;
+absl::StatusOr<std::map<std::string, int64_t>> ValidateReportCounters(
+    const v1::ReportCountersRequest& request);
 
 }  // namespace tunedb
 

@@ -258,6 +258,10 @@ grpc::Status TuneDbService::Stats(grpc::ServerContext* context,
   response->set_uptime_s(absl::ToDoubleSeconds(absl::Now() - started_));
   response->set_version(options_.version);
   response->set_database_path(s.database_path);
+  for (const auto& [name, sum] : s.reported.sums) {
+    (*response->mutable_reported())[name] = sum;
+  }
+  response->set_reports(s.reported.reports);
   if (s.fleet.enabled) {
     v1::FleetStats* fleet = response->mutable_fleet();
     fleet->set_database(s.fleet.database);
@@ -440,6 +444,15 @@ grpc::Status TuneDbService::QuarantineRecords(
     BadRowToProto(bad, response->add_quarantined());
   }
   return grpc::Status::OK;
+}
+
+grpc::Status TuneDbService::ReportCounters(
+    grpc::ServerContext* context, const v1::ReportCountersRequest* request,
+    v1::ReportCountersResponse* response) {
+  absl::StatusOr<std::map<std::string, int64_t>> counts =
+      ValidateReportCounters(*request);
+  if (!counts.ok()) return ToGrpcStatus(counts.status());
+  return ToGrpcStatus(core_->reported().Add(*counts));
 }
 
 }  // namespace tunedb

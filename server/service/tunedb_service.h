@@ -66,6 +66,9 @@ class TuneDbService final : public v1::TuneDb::Service {
   grpc::Status QuarantineRecords(
       grpc::ServerContext* context, const v1::QuarantineRecordsRequest* request,
       v1::QuarantineRecordsResponse* response) override;
+  grpc::Status ReportCounters(grpc::ServerContext* context,
+                              const v1::ReportCountersRequest* request,
+                              v1::ReportCountersResponse* response) override;
 
   // New calls are refused with UNAVAILABLE from now on (shutdown).
   void StopAccepting() { stopping_.store(true); }

@@ -562,6 +562,7 @@ CoreStats TuningCore::Stats() {
   s.finder = finder_->Name();
   s.database_path = store_->path();
   if (fleet_ != nullptr) s.fleet = fleet_->Health();
+  s.reported = reported_.Get();
   return s;
 }
 

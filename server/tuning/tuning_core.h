@@ -43,6 +43,7 @@
 #include "server/finder/finder.h"
 #include "server/tuning/fleet_sync.h"
 #include "server/tuning/record_cache.h"
+#include "server/tuning/reported_counters.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
@@ -84,6 +85,7 @@ struct CoreStats {
   std::string finder;
   std::string database_path;
   FleetHealth fleet;  // enabled == false without a fleet database
+  ReportedCounters::Snapshot reported;  // what clients reported
 };
 
 class TuningCore {
@@ -133,6 +135,8 @@ class TuningCore {
   std::string finder_name() const { return finder_->Name(); }
 
   CoreStats Stats();
+  // Counters client programs report (ReportCounters).
+  ReportedCounters& reported() { return reported_; }
   Store& store() { return *store_; }
 
   // Deletes matching records (store and memory); returns how many.
@@ -149,6 +153,7 @@ class TuningCore {
   void Shutdown(absl::Duration drain);
 
  private:
+  ReportedCounters reported_;
   struct Pending;  // one search with its waiters
   struct DeviceWorker;
 

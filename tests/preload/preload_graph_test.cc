@@ -336,6 +336,24 @@ TEST_F(PreloadGraphTest, TheChoiceIsRepeatedToTheConfiguredNumberOfConfigs) {
   }
 }
 
+TEST_F(PreloadGraphTest, WithReportingTheCountersReachTheDaemonsStats) {
+  const ProblemKey key = Key();
+  Tune(key);
+  ProbeRun quiet = Probe({"--mode", "instant"});
+  ASSERT_EQ(quiet.out["status"], 0) << quiet.err;
+  EXPECT_EQ(server_->core().Stats().reported.reports, 0);  // off by default
+
+  ProbeRun run = Probe({"--mode", "instant"}, {"TUNEDB_PRELOAD_REPORT=1"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("1 hits, 0 misses"));
+  EXPECT_THAT(run.err, HasSubstr("; reported to the daemon"));
+  const ReportedCounters::Snapshot s = server_->core().Stats().reported;
+  EXPECT_EQ(s.reports, 1);
+  EXPECT_EQ(s.sums.at("preload.calls"), 1);
+  EXPECT_EQ(s.sums.at("preload.hit"), 1);
+  EXPECT_EQ(s.sums.count("preload.miss"), 0u);
+}
+
 TEST_F(PreloadGraphTest, AGraphWhoseNodesAreDestroyedIsStillAnswered) {
   const ProblemKey key = Key(ConvOp::kBackwardFilter);
   Tune(key);

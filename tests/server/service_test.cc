@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <fstream>
+#include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -183,6 +185,49 @@ TEST_F(ServiceTest, BadTuneRequestsGetClearStatuses) {
   // The daemon is still healthy.
   v1::TuneResponse ok;
   EXPECT_TRUE(Tune(8, &ok).ok());
+}
+
+TEST_F(ServiceTest, ReportedCountersAddUpInStatsAndBadReportsAreRefused) {
+  auto report = [&](const std::string& source,
+                    std::map<std::string, int64_t> counts) {
+    grpc::ClientContext ctx;
+    v1::ReportCountersRequest req;
+    req.set_source(source);
+    for (const auto& [name, count] : counts) (*req.mutable_counts())[name] = count;
+    v1::ReportCountersResponse resp;
+    return stub_->ReportCounters(&ctx, req, &resp);
+  };
+  ASSERT_TRUE(report("preload", {{"calls", 3}, {"hit", 2}, {"miss", 1}}).ok());
+  ASSERT_TRUE(report("preload", {{"calls", 4}, {"hit", 4}}).ok());
+  EXPECT_EQ(report("Pre load", {{"hit", 1}}).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(report("preload", {{"hit", -1}}).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(report("preload", {{std::string(33, 'a'), 1}}).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  std::map<std::string, int64_t> many;
+  for (int i = 0; i < 65; ++i) many["n" + std::to_string(i)] = 1;
+  EXPECT_EQ(report("preload", many).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  // Past 256 distinct names in all, a report is refused whole.
+  for (int batch = 0; batch < 4; ++batch) {
+    std::map<std::string, int64_t> names;
+    for (int i = 0; i < 63; ++i) {
+      names["b" + std::to_string(batch) + "_" + std::to_string(i)] = 1;
+    }
+    ASSERT_TRUE(report("many", names).ok()) << batch;
+  }
+  EXPECT_EQ(report("many", {{"x1", 1}, {"x2", 1}}).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+
+  grpc::ClientContext sctx;
+  v1::StatsResponse stats;
+  ASSERT_TRUE(stub_->Stats(&sctx, v1::StatsRequest(), &stats).ok());
+  EXPECT_EQ(stats.reports(), 6);  // the refused ones add nothing
+  EXPECT_EQ(stats.reported().at("preload.calls"), 7);
+  EXPECT_EQ(stats.reported().at("preload.hit"), 6);
+  EXPECT_EQ(stats.reported().at("preload.miss"), 1);
+  EXPECT_EQ(stats.reported().count("many.x1"), 0u);
 }
 
 TEST_F(ServiceTest, LookupWithoutDeviceIsInvalid) {

@@ -67,6 +67,23 @@ TEST_F(CommandsTest, Stats) {
   ASSERT_EQ(r.code, kExitOk);
   EXPECT_THAT(r.out, HasSubstr("records"));
   EXPECT_THAT(r.out, HasSubstr(db_path_));
+  EXPECT_THAT(r.out, Not(HasSubstr("drop-in")));  // nothing reported yet
+}
+
+TEST_F(CommandsTest, StatsShowWhatTheDropInReported) {
+  ASSERT_TRUE(server_->core()
+                  .reported()
+                  .Add({{"preload.calls", 68},
+                        {"preload.hit", 60},
+                        {"preload.miss", 8}})
+                  .ok());
+  CliResult r = Run({"stats"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("1 reports, 68 calls: 60 hit, 8 miss"));
+  CliResult j = Run({"--json", "stats"});
+  ASSERT_EQ(j.code, kExitOk);
+  EXPECT_EQ(j.Json()["reported"]["preload.hit"], 60);
+  EXPECT_EQ(j.Json()["reports"], 1);
 }
 
 TEST_F(CommandsTest, TuneThenLookup) {
