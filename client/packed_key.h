@@ -116,8 +116,9 @@ class DeviceTable {
 };
 
 // Packs `problem` (of the device with id `device_id` from a DeviceTable)
-// and `constraints`; false if some value does not fit (or excluded notes
-// are asked for, which only graph-API lookups use; they take the slow path).
+// and `constraints`; false if some value does not fit (or a graph-API key
+// comes with excluded notes: those take the slow path; legacy results carry
+// no notes, so the field does not change a legacy answer).
 TUNEDB_ALWAYS_INLINE bool PackKey(int device_id, const ConvProblem& p,
                                   const Constraints& constraints,
                                   PackedKey* out) {
@@ -135,10 +136,9 @@ TUNEDB_ALWAYS_INLINE bool PackKey(int device_id, const ConvProblem& p,
   // Enums in 4 bits, the alignment in 8, the device id in 16, everything
   // else in 32.
   const uint64_t narrow =
-      ((op | dims | mode | in_type | out_type | compute | layout | api) >>
-       4) |
+      ((op | dims | mode | in_type | out_type | compute | layout | api) >> 4) |
       (align >> 8) | (device >> 16) | (device == 0) |
-      (constraints.excluded_numerical_notes != 0);
+      (p.api == ConvApi::kGraph && constraints.excluded_numerical_notes != 0);
   const ConvProblem::Dims& in = p.input;
   const ConvProblem::Dims& f = p.filter;
   const ConvProblem::Dims& pad = p.padding;

@@ -1,6 +1,8 @@
-// The two backend-API entry points libtunedb_preload.so defines (under the
+// The three backend-API entry points libtunedb_preload.so defines (under the
 // libcudnn.so.9 node, libcudnn_node.map), for programs that build cuDNN
 // graphs (PyTorch's default convolution path):
+//   - cudnnBackendCreateDescriptor: cuDNN's own, then the GraphShadow
+//     forgets the new descriptor's address (it may be a destroyed one's);
 //   - cudnnBackendSetAttribute: cuDNN's own, then, when it succeeded, the
 //     attribute recorded in the GraphShadow if it is one it keeps;
 //   - cudnnBackendGetAttribute: the results of an engine-heuristics
@@ -22,6 +24,8 @@
 namespace tunedb::preload {
 namespace {
 
+RealFunction<decltype(&cudnnBackendCreateDescriptor)> real_create_descriptor(
+    "cudnnBackendCreateDescriptor");
 RealFunction<decltype(&cudnnBackendSetAttribute)> real_set_attribute(
     "cudnnBackendSetAttribute");
 RealFunction<decltype(&cudnnBackendGetAttribute)> real_get_attribute(
@@ -36,6 +40,18 @@ bool Answerable(int mode) {
 }  // namespace tunedb::preload
 
 using namespace tunedb::preload;  // NOLINT: the C entry points below
+
+extern "C" cudnnStatus_t cudnnBackendCreateDescriptor(
+    cudnnBackendDescriptorType_t descriptorType,
+    cudnnBackendDescriptor_t* descriptor) {
+  auto real = real_create_descriptor.get();
+  if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  const cudnnStatus_t s = real(descriptorType, descriptor);
+  if (s == CUDNN_STATUS_SUCCESS && descriptor != nullptr) {
+    GraphShadow::Instance().Forget(*descriptor);
+  }
+  return s;
+}
 
 extern "C" cudnnStatus_t cudnnBackendSetAttribute(
     cudnnBackendDescriptor_t descriptor,

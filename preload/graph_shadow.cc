@@ -95,6 +95,7 @@ GraphShadow::Entry& GraphShadow::EntryOf(cudnnBackendDescriptor_t d,
     entries_.clear();
   }
   Entry& e = entries_[d];
+  recorded_.store(true, std::memory_order_release);
   if (e.kind != kind) {
     e = Entry();
     e.kind = kind;
@@ -239,6 +240,12 @@ void GraphShadow::Note(cudnnBackendDescriptor_t d,
       node.y = tensor.value_or(ShadowTensor());
       return;
   }
+}
+
+void GraphShadow::Forget(cudnnBackendDescriptor_t d) {
+  if (!recorded_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_.erase(d);
 }
 
 std::optional<ShadowHeuristics> GraphShadow::Heuristics(

@@ -7,8 +7,9 @@
 // cudnnBackendSetAttribute of those attributes here and copies values (not
 // pointers) along the links: a node holds copies of its tensors, a graph of
 // its nodes, a heuristics descriptor of its graph. A recorded descriptor is
-// therefore never read after the program destroyed it; an address cuDNN
-// reuses is overwritten by the new descriptor's own required attributes.
+// therefore never read after the program destroyed it, and the shim forgets
+// an address whenever cudnnBackendCreateDescriptor returns it again, so a
+// new descriptor (of any kind) never inherits an old one's record.
 //
 // Every other attribute costs one switch. The records are bounded
 // (kMaxEntries): past that they start over, and a heuristics descriptor
@@ -20,6 +21,7 @@
 
 #include <cudnn.h>
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <optional>
@@ -43,6 +45,10 @@ class GraphShadow {
             cudnnBackendAttributeType_t type, int64_t count,
             const void* values);
 
+  // After cudnnBackendCreateDescriptor returned `d`: whatever was recorded
+  // at that address belonged to a destroyed descriptor.
+  void Forget(cudnnBackendDescriptor_t d);
+
   // What was set on heuristics descriptor `d`, if it was recorded.
   std::optional<ShadowHeuristics> Heuristics(cudnnBackendDescriptor_t d) const;
 
@@ -61,6 +67,8 @@ class GraphShadow {
 
   mutable std::mutex mu_;
   std::unordered_map<cudnnBackendDescriptor_t, Entry> entries_;  // guarded
+  // Whether anything was ever recorded: until then Forget takes no lock.
+  std::atomic<bool> recorded_{false};
 };
 
 }  // namespace tunedb::preload

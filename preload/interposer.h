@@ -18,7 +18,8 @@
 // always drops), repeated to PreloadOptions::graph_configs entries, then the
 // fastest deterministic one without that note (for fp32 also without
 // tensor cores, which PyTorch drops when TF32 is off) and that one without
-// workspace, so that a caller's own filter always keeps one.
+// workspace, so that a caller's own filter keeps one whenever the record
+// holds such a config.
 //
 // Thread safety: thread-safe; Decide is called concurrently.
 #ifndef TUNEDB_PRELOAD_INTERPOSER_H_

@@ -123,63 +123,91 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
   // mode, N = its benchmark_limit) so times only the choices: not its own
   // fallback list (generic engines), nor the alternatives (deterministic,
   // without workspace: often slower), which are only reached by a caller
-  // whose own filter drops the choices.
-  std::vector<const AlgoResult*> usable, alternatives;
+  // whose own filter drops the choices. A caller that asks for fewer than
+  // that (without a count query) gets the distinct configs first.
+  std::vector<const AlgoResult*> choices, alternatives;
   for (const TunedEngine& t : tuned) {
     if (!EngineConfigFor(raw_graph, t.config.algo, t.config.knobs).ok()) {
       continue;
     }
-    (t.alternative ? alternatives : usable).push_back(&t.config);
+    (t.alternative ? alternatives : choices).push_back(&t.config);
   }
-  if (usable.empty() && alternatives.empty()) return pass;
-  while (!usable.empty() &&
-         usable.size() < static_cast<size_t>(options_.graph_configs)) {
-    usable.push_back(usable.back());
+  if (choices.empty() && alternatives.empty()) return pass;
+  std::vector<const AlgoResult*> offer = choices;
+  while (!choices.empty() &&
+         offer.size() < static_cast<size_t>(options_.graph_configs)) {
+    offer.push_back(choices.back());
   }
-  usable.insert(usable.end(), alternatives.begin(), alternatives.end());
+  offer.insert(offer.end(), alternatives.begin(), alternatives.end());
 
   if (call.requested == 0) {
-    *call.count = static_cast<int64_t>(usable.size());
+    *call.count = static_cast<int64_t>(offer.size());
     *outcome = Outcome::kHit;
-    *engine = usable[0]->algo;
+    *engine = offer[0]->algo;
     return GraphAnswer{true, CUDNN_STATUS_SUCCESS};
   }
-  {
-    std::lock_guard<std::mutex> lock(kept_mu_);
-    *outcome = Outcome::kInternalError;
-    if (kept_graphs_.size() >= kMaxKeptGraphs) return pass;
-    kept_graphs_.push_back(*std::move(graph));
-  }
-  auto* out = static_cast<cudnnBackendDescriptor_t*>(call.elements);
-  int64_t filled = 0;
-  std::vector<std::pair<int, std::vector<Knob>>> given;
-  for (const AlgoResult* r : usable) {
-    if (filled == call.requested) break;
-    if (FillEngineConfig(out[filled], raw_graph, r->algo, r->knobs).ok()) {
-      given.emplace_back(r->algo, r->knobs);
-      ++filled;
+  if (call.requested < static_cast<int64_t>(offer.size())) {
+    offer = choices;
+    offer.insert(offer.end(), alternatives.begin(), alternatives.end());
+    while (!choices.empty() &&
+           static_cast<int64_t>(offer.size()) < call.requested) {
+      offer.push_back(choices.back());
     }
   }
+  *outcome = Outcome::kInternalError;
+  {
+    std::lock_guard<std::mutex> lock(kept_mu_);
+    if (kept_graphs_.size() >= kMaxKeptGraphs) return pass;
+  }
+
+  // Every config is finalized on a scratch descriptor above or below before
+  // one of the caller's is touched, and the first caller descriptor that
+  // cannot be filled ends the answer (a half-set descriptor is not reused).
+  auto* out = static_cast<cudnnBackendDescriptor_t*>(call.elements);
+  int64_t filled = 0;
+  bool failed = false;
+  std::vector<std::pair<int, std::vector<Knob>>> given;
+  auto fill = [&](int engine_id, const std::vector<Knob>& knobs) {
+    if (FillEngineConfig(out[filled], raw_graph, engine_id, knobs).ok()) {
+      given.emplace_back(engine_id, knobs);
+      ++filled;
+    } else {
+      failed = true;
+    }
+  };
+  for (const AlgoResult* r : offer) {
+    if (filled == call.requested || failed) break;
+    fill(r->algo, r->knobs);
+  }
+  *outcome = Outcome::kConfigFailed;
   if (filled == 0) return pass;
-  if (filled < call.requested) {
-    // A caller that asks for more than tunedb offers gets cuDNN's own list
-    // after it, without repeats.
-    absl::StatusOr<std::vector<EngineConfig>> own =
-        HeuristicResults(call.heuristics);
-    if (own.ok()) {
-      for (const EngineConfig& c : *own) {
-        if (filled == call.requested) break;
-        const bool seen =
-            std::any_of(given.begin(), given.end(), [&](const auto& g) {
-              return g.first == c.engine && g.second == c.knobs;
-            });
-        if (seen) continue;
-        if (FillEngineConfig(out[filled], raw_graph, c.engine, c.knobs).ok()) {
-          given.emplace_back(c.engine, c.knobs);
-          ++filled;
+  // From here on the call is answered: its first descriptors are filled.
+  try {
+    if (filled < call.requested && !failed) {
+      // A caller that asks for more than tunedb offers gets cuDNN's own
+      // list after it, without repeats.
+      absl::StatusOr<std::vector<EngineConfig>> own =
+          HeuristicResults(call.heuristics);
+      if (own.ok()) {
+        for (const EngineConfig& c : *own) {
+          if (filled == call.requested || failed) break;
+          const bool seen =
+              std::any_of(given.begin(), given.end(), [&](const auto& g) {
+                return g.first == c.engine && g.second == c.knobs;
+              });
+          if (seen || !EngineConfigFor(raw_graph, c.engine, c.knobs).ok()) {
+            continue;
+          }
+          fill(c.engine, c.knobs);
         }
       }
     }
+    // cuDNN may refer to the graph from the caller's configs and plans.
+    std::lock_guard<std::mutex> lock(kept_mu_);
+    kept_graphs_.push_back(*std::move(graph));
+  } catch (...) {
+    // Out of memory: the filled descriptors stand (the graph copy may leak).
+    (void)graph->release();
   }
   *call.count = filled;
   *outcome = Outcome::kHit;

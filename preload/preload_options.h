@@ -19,11 +19,13 @@
 //                              daemon's (ReportCounters; `tunedb stats`),
 //                              waiting at most 200 ms (default off)
 //   TUNEDB_PRELOAD_GRAPH_CONFIGS how many engine configs a graph answer
-//                              holds at least, tunedb's choice repeated
-//                              after its alternatives (default 10, PyTorch's
+//                              offers at least: tunedb's last choice is
+//                              repeated to it, before the alternatives
+//                              (default 10, PyTorch's
 //                              torch.backends.cudnn.benchmark_limit: its
-//                              benchmark then times only tunedb's configs,
-//                              never its fallback list; 1..64)
+//                              benchmark then times only tunedb's choices,
+//                              never its fallback list; 1..64). A caller
+//                              that asks for fewer gets the distinct ones.
 //
 // Thread safety: a plain value.
 #ifndef TUNEDB_PRELOAD_PRELOAD_OPTIONS_H_

@@ -126,8 +126,8 @@ class Client {
   // Adds `counts` to the daemon's counters of client programs (Stats'
   // `reported`, `tunedb stats`), as "source.name"; source and names are 1
   // to 32 of [a-z0-9_], counts >= 0, at most 64 names. Waits at most
-  // `deadline`. The daemon's refusal (INVALID_ARGUMENT, RESOURCE_EXHAUSTED
-  // past 256 names in all), or UNAVAILABLE / DEADLINE_EXCEEDED.
+  // `deadline`. The daemon's refusal (INVALID_ARGUMENT), or UNAVAILABLE /
+  // DEADLINE_EXCEEDED.
   virtual absl::Status ReportCounters(
       const std::string& source, const std::map<std::string, int64_t>& counts,
       absl::Duration deadline) = 0;

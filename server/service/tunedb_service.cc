@@ -449,10 +449,12 @@ grpc::Status TuneDbService::QuarantineRecords(
 grpc::Status TuneDbService::ReportCounters(
     grpc::ServerContext* context, const v1::ReportCountersRequest* request,
     v1::ReportCountersResponse* response) {
+  TUNEDB_REFUSE_IF_STOPPING();
   absl::StatusOr<std::map<std::string, int64_t>> counts =
       ValidateReportCounters(*request);
   if (!counts.ok()) return ToGrpcStatus(counts.status());
-  return ToGrpcStatus(core_->reported().Add(*counts));
+  core_->reported().Add(*counts);
+  return grpc::Status::OK;
 }
 
 }  // namespace tunedb

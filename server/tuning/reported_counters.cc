@@ -2,30 +2,23 @@
 
 #include <limits>
 
-#include "absl/strings/str_cat.h"
-
 namespace tunedb {
 
-absl::Status ReportedCounters::Add(
-    const std::map<std::string, int64_t>& counts) {
+void ReportedCounters::Add(const std::map<std::string, int64_t>& counts) {
+  if (counts.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
-  size_t added = 0;
   for (const auto& [name, value] : counts) {
-    if (sums_.count(name) == 0) ++added;
-  }
-  if (sums_.size() + added > kMaxNames) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the daemon keeps at most ", kMaxNames, " reported counter names"));
-  }
-  for (const auto& [name, value] : counts) {
-    int64_t& sum = sums_[name];
+    std::string key = name;
+    if (sums_.count(key) == 0 && sums_.size() >= kMaxNames) {
+      key = name.substr(0, name.find('.')) + ".other";
+    }
+    int64_t& sum = sums_[key];
     // Saturates rather than wraps.
     sum = value > std::numeric_limits<int64_t>::max() - sum
               ? std::numeric_limits<int64_t>::max()
               : sum + value;
   }
   ++reports_;
-  return absl::OkStatus();
 }
 
 ReportedCounters::Snapshot ReportedCounters::Get() const {

@@ -4,9 +4,9 @@
 // ("preload.hit", "preload.miss", "preload.daemon_down", ...). They show in
 // Stats, `tunedb stats` and the metrics.
 //
-// Bounded: at most kMaxNames distinct names are kept; a report that would
-// add more is refused whole (RESOURCE_EXHAUSTED), so the daemon's memory
-// does not grow with what clients send.
+// Bounded: at most kMaxNames distinct names are kept; past that, counts of
+// names not yet known are added to "<source>.other", so the daemon's memory
+// does not grow with what clients send and no report is lost.
 //
 // Thread safety: thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_REPORTED_COUNTERS_H_
@@ -17,16 +17,15 @@
 #include <mutex>
 #include <string>
 
-#include "absl/status/status.h"
-
 namespace tunedb {
 
 class ReportedCounters {
  public:
   static constexpr size_t kMaxNames = 256;
 
-  // Adds `counts` (validated: names and values are the caller's check).
-  absl::Status Add(const std::map<std::string, int64_t>& counts);
+  // Adds `counts`, keyed "source.name" (validated: names and values are the
+  // caller's check). An empty report adds nothing and is not counted.
+  void Add(const std::map<std::string, int64_t>& counts);
 
   struct Snapshot {
     int64_t reports = 0;                  // reports added

@@ -154,6 +154,20 @@ TEST_F(GraphShadowTest, TheRecordsAreCopiesSoDestroyedTensorsDoNotMatter) {
   EXPECT_EQ(p->n, 8);
 }
 
+TEST_F(GraphShadowTest, ANewDescriptorAtAnOldAddressInheritsNothing) {
+  ForwardGraph(true);
+  // The convolution node is destroyed and cuDNN hands its address to a new
+  // node of a kind the shadow does not record (a pointwise one, say).
+  shadow_.Forget(Desc(5));
+  Link(Desc(6), CUDNN_ATTR_OPERATIONGRAPH_OPS, Desc(5));
+  Link(Desc(7), CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, Desc(6));
+  std::optional<ShadowHeuristics> h = shadow_.Heuristics(Desc(7));
+  ASSERT_TRUE(h.has_value());
+  ASSERT_EQ(h->nodes.size(), 1u);
+  EXPECT_EQ(h->nodes[0].kind, ShadowNode::kOther);
+  EXPECT_FALSE(ProblemFromShadow(*h).ok());
+}
+
 TEST_F(GraphShadowTest, BackwardNodesKeyTheirOwnPass) {
   Tensor dx{{8, 64, 28, 28}, Packed({8, 64, 28, 28}, false)};
   Tensor dy{{8, 32, 14, 14}, Packed({8, 32, 14, 14}, false)};

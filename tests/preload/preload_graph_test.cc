@@ -354,6 +354,20 @@ TEST_F(PreloadGraphTest, WithReportingTheCountersReachTheDaemonsStats) {
   EXPECT_EQ(s.sums.count("preload.miss"), 0u);
 }
 
+TEST_F(PreloadGraphTest, AFixedRequestBelowTheOfferGetsTheDistinctConfigs) {
+  const ProblemKey key = Key();
+  Tune(key);
+  const std::vector<AlgoResult> expected = Expected(key);
+  ASSERT_GE(expected.size(), 3u);
+  // The default offer holds ten; a caller that asks for three without a
+  // count query gets three distinct configs, not three repeats.
+  ProbeRun run = Probe({"--mode", "instant", "--requested", "3"},
+                       {"TUNEDB_PRELOAD_GRAPH_CONFIGS="});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  const std::vector<Config> all = ConfigsOf(expected);
+  EXPECT_EQ(run.configs(), std::vector<Config>(all.begin(), all.begin() + 3));
+}
+
 TEST_F(PreloadGraphTest, AGraphWhoseNodesAreDestroyedIsStillAnswered) {
   const ProblemKey key = Key(ConvOp::kBackwardFilter);
   Tune(key);

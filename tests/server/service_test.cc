@@ -193,7 +193,8 @@ TEST_F(ServiceTest, ReportedCountersAddUpInStatsAndBadReportsAreRefused) {
     grpc::ClientContext ctx;
     v1::ReportCountersRequest req;
     req.set_source(source);
-    for (const auto& [name, count] : counts) (*req.mutable_counts())[name] = count;
+    for (const auto& [name, count] : counts)
+      (*req.mutable_counts())[name] = count;
     v1::ReportCountersResponse resp;
     return stub_->ReportCounters(&ctx, req, &resp);
   };
@@ -209,7 +210,7 @@ TEST_F(ServiceTest, ReportedCountersAddUpInStatsAndBadReportsAreRefused) {
   for (int i = 0; i < 65; ++i) many["n" + std::to_string(i)] = 1;
   EXPECT_EQ(report("preload", many).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
-  // Past 256 distinct names in all, a report is refused whole.
+  // Past 256 distinct names in all, new names are summed as "other".
   for (int batch = 0; batch < 4; ++batch) {
     std::map<std::string, int64_t> names;
     for (int i = 0; i < 63; ++i) {
@@ -217,17 +218,21 @@ TEST_F(ServiceTest, ReportedCountersAddUpInStatsAndBadReportsAreRefused) {
     }
     ASSERT_TRUE(report("many", names).ok()) << batch;
   }
-  EXPECT_EQ(report("many", {{"x1", 1}, {"x2", 1}}).error_code(),
-            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  ASSERT_TRUE(report("many", {{"x1", 1}, {"x2", 2}, {"b0_0", 5}}).ok());
+  // An empty report adds nothing.
+  ASSERT_TRUE(report("preload", {}).ok());
 
   grpc::ClientContext sctx;
   v1::StatsResponse stats;
   ASSERT_TRUE(stub_->Stats(&sctx, v1::StatsRequest(), &stats).ok());
-  EXPECT_EQ(stats.reports(), 6);  // the refused ones add nothing
+  EXPECT_EQ(stats.reports(), 7);  // the refused and empty ones add nothing
   EXPECT_EQ(stats.reported().at("preload.calls"), 7);
   EXPECT_EQ(stats.reported().at("preload.hit"), 6);
   EXPECT_EQ(stats.reported().at("preload.miss"), 1);
-  EXPECT_EQ(stats.reported().count("many.x1"), 0u);
+  EXPECT_EQ(stats.reported().size(), 256u + 1u);
+  EXPECT_EQ(stats.reported().at("many.x1"), 1);     // the 256th name
+  EXPECT_EQ(stats.reported().at("many.other"), 2);  // x2, past the bound
+  EXPECT_EQ(stats.reported().at("many.b0_0"), 6);   // known names still add
 }
 
 TEST_F(ServiceTest, LookupWithoutDeviceIsInvalid) {

@@ -71,12 +71,8 @@ TEST_F(CommandsTest, Stats) {
 }
 
 TEST_F(CommandsTest, StatsShowWhatTheDropInReported) {
-  ASSERT_TRUE(server_->core()
-                  .reported()
-                  .Add({{"preload.calls", 68},
-                        {"preload.hit", 60},
-                        {"preload.miss", 8}})
-                  .ok());
+  server_->core().reported().Add(
+      {{"preload.calls", 68}, {"preload.hit", 60}, {"preload.miss", 8}});
   CliResult r = Run({"stats"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("1 reports, 68 calls: 60 hit, 8 miss"));
