@@ -15,7 +15,8 @@
 // (kMaxEntries): past that they start over, and a heuristics descriptor
 // whose record is gone passes through.
 //
-// Thread safety: thread-safe (one mutex, taken only for recorded attributes).
+// Thread safety: thread-safe (one mutex, taken for recorded attributes and,
+// once anything was recorded, for each descriptor created).
 #ifndef TUNEDB_PRELOAD_GRAPH_SHADOW_H_
 #define TUNEDB_PRELOAD_GRAPH_SHADOW_H_
 
