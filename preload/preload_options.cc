@@ -32,14 +32,20 @@ PreloadOptions PreloadOptionsFromEnv() {
                     value, " ignored");
   };
   if (const char* v = Env("TUNEDB_ADDRESS")) o.client.address = v;
-  if (const char* v = Env("TUNEDB_PRELOAD")) {
+  // An on/off setting: "on"/"1" or "off"/"0", else ignored and reported.
+  auto on_off = [&](const char* name, bool* out) {
+    const char* v = Env(name);
+    if (v == nullptr) return;
     const std::string_view s(v);
-    if (s == "off" || s == "0") {
-      o.enabled = false;
-    } else if (s != "on" && s != "1") {
-      problem("TUNEDB_PRELOAD", v);
+    if (s == "on" || s == "1") {
+      *out = true;
+    } else if (s == "off" || s == "0") {
+      *out = false;
+    } else {
+      problem(name, v);
     }
-  }
+  };
+  on_off("TUNEDB_PRELOAD", &o.enabled);
   if (const char* v = Env("TUNEDB_PRELOAD_LOG")) {
     if (std::optional<LogLevel> level = kLogLevels.Find(v)) {
       o.log = *level;
@@ -64,14 +70,7 @@ PreloadOptions PreloadOptionsFromEnv() {
       problem("TUNEDB_PRELOAD_EXIT_WAIT_S", v);
     }
   }
-  if (const char* v = Env("TUNEDB_PRELOAD_REPORT")) {
-    const std::string_view s(v);
-    if (s == "1" || s == "on") {
-      o.report = true;
-    } else if (s != "0" && s != "off") {
-      problem("TUNEDB_PRELOAD_REPORT", v);
-    }
-  }
+  on_off("TUNEDB_PRELOAD_REPORT", &o.report);
   if (const char* v = Env("TUNEDB_PRELOAD_GRAPH_CONFIGS")) {
     int n = 0;
     if (absl::SimpleAtoi(v, &n) && n >= 1 && n <= 64) {
