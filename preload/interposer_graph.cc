@@ -14,8 +14,6 @@
 namespace tunedb::preload {
 namespace {
 
-constexpr uint32_t Bit(int note) { return uint32_t{1} << note; }
-
 bool SameConfig(const AlgoResult& a, int engine, const std::vector<Knob>& k) {
   return a.algo == engine && a.knobs == k;
 }
@@ -30,12 +28,12 @@ std::vector<Interposer::TunedEngine> Interposer::TunedEngines(
   out.push_back({fastest.config, false});
   Constraints no_down_convert;
   no_down_convert.excluded_numerical_notes =
-      Bit(kNumericalNoteDownConvertInputs);
+      NoteBit(kNumericalNoteDownConvertInputs);
   Constraints safe = no_down_convert;
   safe.deterministic_only = true;
-  safe.excluded_numerical_notes |= Bit(kNumericalNoteNondeterministic);
+  safe.excluded_numerical_notes |= NoteBit(kNumericalNoteNondeterministic);
   if (key.problem.input_type == DataType::kFloat) {
-    safe.excluded_numerical_notes |= Bit(kNumericalNoteTensorCore);
+    safe.excluded_numerical_notes |= NoteBit(kNumericalNoteTensorCore);
   }
   Constraints safe_no_workspace = safe;
   safe_no_workspace.max_workspace_bytes = 0;

@@ -193,8 +193,8 @@ void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   CLI::App* run = app.add_subcommand(
       "run",
       "Run a program with tunedb answering its cuDNN algorithm searches "
-      "(LD_PRELOAD of libtunedb_preload.so; see docs/preload.md). Exits "
-      "with the program's exit code.");
+      "and engine-heuristics queries (LD_PRELOAD of libtunedb_preload.so; "
+      "see docs/preload.md). Exits with the program's exit code.");
   run->footer("Usage: tunedb run [OPTIONS] [--] CMD [ARGS...]");
   run->add_option("--preload", flags->preload,
                   "The preload library (default: libtunedb_preload.so beside "

@@ -323,7 +323,7 @@ Json ObtainPlans(const Context& ctx, const std::vector<RegretProblem>& ps,
   };
   for (const auto& [rp, stored] : stored_plans) {
     const bool compiles =
-        (stored.behavior_notes & (1u << kBehaviorNoteRuntimeCompilation)) != 0;
+        (stored.behavior_notes & NoteBit(kBehaviorNoteRuntimeCompilation)) != 0;
     if (compiles) ++rtc;
     const Clock::time_point t0 = Clock::now();
     const absl::Status s = obtain(*rp, stored);

@@ -79,6 +79,9 @@ inline constexpr int kNumericalNoteTensorCore = 0;
 inline constexpr int kNumericalNoteDownConvertInputs = 1;
 inline constexpr int kNumericalNoteNondeterministic = 4;
 inline constexpr int kBehaviorNoteRuntimeCompilation = 0;
+// The bit of note `note` in a notes field (or in
+// Constraints::excluded_numerical_notes).
+constexpr uint32_t NoteBit(int note) { return uint32_t{1} << note; }
 // "tensor_core,winograd" for the bits cuDNN 9 defines, "bit12" for others.
 std::string NumericalNotesText(uint32_t notes);
 std::string BehaviorNotesText(uint32_t notes);

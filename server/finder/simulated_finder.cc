@@ -247,13 +247,12 @@ void SimulatedFinder::AsGraphResults(std::vector<AlgoResult>& results) {
     r.knobs = {Knob{3, algo % 4}};
     r.numerical_notes = 0;
     if (r.math_type == MathType::kTensorOp) {
-      r.numerical_notes |= uint32_t{1} << kNumericalNoteTensorCore;
+      r.numerical_notes |= NoteBit(kNumericalNoteTensorCore);
     }
     if (!r.deterministic) {
-      r.numerical_notes |= uint32_t{1} << kNumericalNoteNondeterministic;
+      r.numerical_notes |= NoteBit(kNumericalNoteNondeterministic);
     }
-    r.behavior_notes =
-        algo == 6 ? uint32_t{1} << kBehaviorNoteRuntimeCompilation : 0;
+    r.behavior_notes = algo == 6 ? NoteBit(kBehaviorNoteRuntimeCompilation) : 0;
   }
   if (results.empty() || results[0].status != AlgoStatus::kOk) return;
   const double lead = results[0].launch.median_ms;

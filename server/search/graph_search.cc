@@ -13,30 +13,29 @@
 namespace tunedb {
 namespace {
 
-constexpr uint32_t Bit(int note) { return uint32_t{1} << note; }
-
 AlgoResult ResultOf(const EngineConfig& config) {
   AlgoResult r;
   r.algo = config.engine;
   r.knobs = config.knobs;
   r.numerical_notes = config.numerical_notes;
   r.behavior_notes = config.behavior_notes;
-  r.math_type = (config.numerical_notes & Bit(kNumericalNoteTensorCore))
+  r.math_type = (config.numerical_notes & NoteBit(kNumericalNoteTensorCore))
                     ? MathType::kTensorOp
                     : MathType::kDefault;
   r.deterministic =
-      (config.numerical_notes & Bit(kNumericalNoteNondeterministic)) == 0;
+      (config.numerical_notes & NoteBit(kNumericalNoteNondeterministic)) == 0;
   return r;
 }
 
 }  // namespace
 
 bool GraphPolicyAllows(const ConvProblem& p, uint32_t notes) {
-  const bool tensor_core = (notes & Bit(kNumericalNoteTensorCore)) != 0;
+  const bool tensor_core = (notes & NoteBit(kNumericalNoteTensorCore)) != 0;
   if (!p.allow_tensor_cores && tensor_core) return false;
   if (p.input_type == DataType::kFloat && !p.allow_tf32) {
     // TF32 shows as a tensor-core engine, or one that rounds its inputs.
-    if (tensor_core || (notes & Bit(kNumericalNoteDownConvertInputs)) != 0) {
+    if (tensor_core ||
+        (notes & NoteBit(kNumericalNoteDownConvertInputs)) != 0) {
       return false;
     }
   }
@@ -94,9 +93,9 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     AlgoResult r = ResultOf(config);
     if (!GraphPolicyAllows(graph.problem(), config.numerical_notes)) continue;
     const bool compiles =
-        (config.behavior_notes & Bit(kBehaviorNoteRuntimeCompilation)) != 0;
-    if (compiles && compiled >= absl::ToChronoMilliseconds(
-                                    options.graph_compile_budget)) {
+        (config.behavior_notes & NoteBit(kBehaviorNoteRuntimeCompilation)) != 0;
+    if (compiles &&
+        compiled >= absl::ToChronoMilliseconds(options.graph_compile_budget)) {
       r.status = AlgoStatus::kFailed;
       r.error = "not built: the search's runtime-compilation budget was spent";
       results.push_back(std::move(r));

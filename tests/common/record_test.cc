@@ -74,16 +74,16 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(RecordTest, ExcludedNumericalNotesSkipTheResultsThatHaveThem) {
   Record r = Ranking();
   // The fastest (5) uses tensor cores; 3 is nondeterministic.
-  r.results[0].numerical_notes = 1u << kNumericalNoteTensorCore;
-  r.results[1].numerical_notes = 1u << kNumericalNoteNondeterministic;
+  r.results[0].numerical_notes = NoteBit(kNumericalNoteTensorCore);
+  r.results[1].numerical_notes = NoteBit(kNumericalNoteNondeterministic);
   Constraints c;
   EXPECT_EQ(Choose(r, c)->algo, 5);
-  c.excluded_numerical_notes = 1u << kNumericalNoteTensorCore;
+  c.excluded_numerical_notes = NoteBit(kNumericalNoteTensorCore);
   EXPECT_EQ(Choose(r, c)->algo, 3);
-  c.excluded_numerical_notes |= 1u << kNumericalNoteNondeterministic;
+  c.excluded_numerical_notes |= NoteBit(kNumericalNoteNondeterministic);
   EXPECT_EQ(Choose(r, c)->algo, 2);
   // A note no result has excludes nothing.
-  c.excluded_numerical_notes = 1u << kNumericalNoteDownConvertInputs;
+  c.excluded_numerical_notes = NoteBit(kNumericalNoteDownConvertInputs);
   EXPECT_EQ(Choose(r, c)->algo, 5);
 }
 

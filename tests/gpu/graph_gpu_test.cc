@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "cudnn/backend_graph.h"
 #include "cudnn/cudnn_conv.h"
+#include "gtest/gtest.h"
 #include "server/search/cudnn_finder.h"
 #include "server/search/verify.h"
 #include "server/service/server.h"
@@ -26,8 +26,8 @@ namespace tunedb {
 namespace {
 
 ConvProblem GraphProblem(ConvOp op, Layout layout, DataType type) {
-  ConvProblem p = MakeProblem(op, layout, type, /*tf32=*/true, 8, 64, 64, 28,
-                              3, 1, 1, 1, 1);
+  ConvProblem p = MakeProblem(op, layout, type, /*tf32=*/true, 8, 64, 64, 28, 3,
+                              1, 1, 1, 1);
   p.api = ConvApi::kGraph;
   p.alignment = 16;
   return p;
@@ -67,7 +67,7 @@ TEST_P(GraphSearchGpuTest, BuildsTimesVerifiesAndKeepsTheLeadersPlans) {
     if (a.status == AlgoStatus::kOk) ++ok;
     if (!a.plan.empty()) ++with_plan;
     if (!p.allow_tensor_cores) {
-      EXPECT_EQ(a.numerical_notes & (1u << kNumericalNoteTensorCore), 0u);
+      EXPECT_EQ(a.numerical_notes & NoteBit(kNumericalNoteTensorCore), 0u);
     }
   }
   EXPECT_GE(ok, 2) << "the heuristics offer several engine configs";
@@ -112,8 +112,7 @@ TEST(GraphGpuTest, AKeptPlanLoadsOnAFreshHandleAndMatchesTheLegacyApi) {
   ASSERT_TRUE(handle.ok()) << handle.status();
   absl::StatusOr<CudaStream> stream = CudaStream::Create();
   ASSERT_TRUE(stream.ok());
-  ASSERT_EQ(cudnnSetStream(handle->get(), stream->get()),
-            CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(cudnnSetStream(handle->get(), stream->get()), CUDNN_STATUS_SUCCESS);
   absl::StatusOr<BackendDescriptor> plan = LoadPlan(handle->get(), plan_json);
   ASSERT_TRUE(plan.ok()) << plan.status();
   absl::StatusOr<int64_t> ws_bytes = PlanWorkspaceBytes(plan->get());
@@ -191,7 +190,8 @@ class GraphClientGpuTest : public ::testing::Test {
   cudnnHandle_t handle_ = nullptr;
 };
 
-TEST_F(GraphClientGpuTest, PlansComeStoredThenFromTheEngineConfigThenTheHeuristic) {
+TEST_F(GraphClientGpuTest,
+       PlansComeStoredThenFromTheEngineConfigThenTheHeuristic) {
   TUNEDB_SKIP_WITHOUT_GPU();
   // Tune and wait: the first call searches, the plan is the stored one.
   absl::StatusOr<ExecutionPlan> plan =
@@ -210,8 +210,9 @@ TEST_F(GraphClientGpuTest, PlansComeStoredThenFromTheEngineConfigThenTheHeuristi
     auto db = sql::Database::Open(dir_.File("d.db"),
                                   sql::Database::Mode::kReadWrite, 2000);
     ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE((*db)->Execute("UPDATE results SET plan = '{\"bad\":1}'"
-                               " WHERE plan != ''")
+    ASSERT_TRUE((*db)
+                    ->Execute("UPDATE results SET plan = '{\"bad\":1}'"
+                              " WHERE plan != ''")
                     .ok());
   }
   StartServer();
@@ -242,14 +243,14 @@ TEST_F(GraphClientGpuTest, PlansComeStoredThenFromTheEngineConfigThenTheHeuristi
   EXPECT_EQ(plan->source, PlanSource::kHeuristic);
 
   // And the plan runs.
-  absl::StatusOr<DeviceBuffer> x = DeviceBuffer::Allocate(
-      other.problem.InputElements() * 2);
-  absl::StatusOr<DeviceBuffer> w = DeviceBuffer::Allocate(
-      other.problem.FilterElements() * 2);
-  absl::StatusOr<DeviceBuffer> y = DeviceBuffer::Allocate(
-      other.problem.OutputElements() * 2);
-  absl::StatusOr<DeviceBuffer> ws = DeviceBuffer::Allocate(
-      static_cast<size_t>(plan->workspace_bytes) + 256);
+  absl::StatusOr<DeviceBuffer> x =
+      DeviceBuffer::Allocate(other.problem.InputElements() * 2);
+  absl::StatusOr<DeviceBuffer> w =
+      DeviceBuffer::Allocate(other.problem.FilterElements() * 2);
+  absl::StatusOr<DeviceBuffer> y =
+      DeviceBuffer::Allocate(other.problem.OutputElements() * 2);
+  absl::StatusOr<DeviceBuffer> ws =
+      DeviceBuffer::Allocate(static_cast<size_t>(plan->workspace_bytes) + 256);
   ASSERT_TRUE(x.ok() && w.ok() && y.ok() && ws.ok());
   EXPECT_TRUE(
       RunPlan(handle_, *plan, x->get(), w->get(), y->get(), ws->get()).ok());

@@ -78,11 +78,11 @@ std::vector<Config> FakeList(int mode) {
   return out;
 }
 
-constexpr uint32_t Bit(int note) { return uint32_t{1} << note; }
-constexpr uint32_t kTensorCore = Bit(CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
-constexpr uint32_t kDownConvert = Bit(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS);
+constexpr uint32_t kTensorCore = NoteBit(CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
+constexpr uint32_t kDownConvert =
+    NoteBit(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS);
 constexpr uint32_t kNondeterministic =
-    Bit(CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC);
+    NoteBit(CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC);
 
 // An OK engine config: engine `engine` with knob {3, knob}, `ms` per launch,
 // `notes` (NONDETERMINISTIC and TENSOR_CORE decide its determinism and math

@@ -55,8 +55,8 @@ TEST(ConvertTest, ConstraintsKeepTheirExcludedNumericalNotes) {
   Constraints c;
   c.max_workspace_bytes = 0;
   c.deterministic_only = true;
-  c.excluded_numerical_notes = (1u << kNumericalNoteTensorCore) |
-                               (1u << kNumericalNoteDownConvertInputs);
+  c.excluded_numerical_notes = NoteBit(kNumericalNoteTensorCore) |
+                               NoteBit(kNumericalNoteDownConvertInputs);
   v1::Constraints wire;
   ToProto(c, &wire);
   absl::StatusOr<Constraints> back = FromProto(wire);
