@@ -142,10 +142,7 @@ class PreloadGraphTest : public preload_testing::PreloadDaemonTest {
 
   // The probe's graph key for `op`: f32, NCHW, alignment 16.
   ProblemKey Key(ConvOp op = ConvOp::kForward) const {
-    ProblemKey key;
-    key.device = device_;
-    key.problem = testing_util::TestProblem(32, 64, 64, 56, 3, 2);
-    key.problem.op = op;
+    ProblemKey key = ProbeKey(op);
     key.problem.api = ConvApi::kGraph;
     key.problem.alignment = 16;
     return key;
@@ -153,12 +150,7 @@ class PreloadGraphTest : public preload_testing::PreloadDaemonTest {
 
   // Has the daemon search `key` and store it (waits for it).
   void Tune(const ProblemKey& key) {
-    ClientOptions o;
-    o.address = server_->address();
-    o.miss_policy = MissPolicy::kTuneAndWait;
-    o.tune_deadline = absl::Seconds(30);
-    auto client = Client::Create(o).value();
-    const EngineAnswer a = client->GetEngine(key);
+    const EngineAnswer a = DaemonClient(/*tune=*/true)->GetEngine(key);
     ASSERT_TRUE(a.ok()) << key.ToText();
     ASSERT_GE(a.config.algo, 100) << "not a simulated graph config";
   }
@@ -180,10 +172,7 @@ class PreloadGraphTest : public preload_testing::PreloadDaemonTest {
   // down-convert.
   std::vector<AlgoResult> Expected(const ProblemKey& key,
                                    bool choices_only = false) {
-    ClientOptions o;
-    o.address = server_->address();
-    o.lookup_deadline = absl::Seconds(5);
-    auto client = Client::Create(o).value();
+    auto client = DaemonClient(/*tune=*/false);
     Constraints no_down_convert;
     no_down_convert.excluded_numerical_notes = kDownConvert;
     Constraints safe = no_down_convert;

@@ -22,6 +22,8 @@
 #include "nlohmann/json.hpp"
 #include "server/service/server.h"
 #include "temp_dir.h"
+#include "test_values.h"
+#include "tunedb/client.h"
 
 extern char** environ;
 
@@ -116,6 +118,30 @@ class PreloadDaemonTest : public ::testing::Test {
   }
   void TearDown() override {
     if (server_ != nullptr) server_->Shutdown(absl::Seconds(1));
+  }
+
+  // The probes' problem as a (legacy-API) key of pass `op` on the daemon's
+  // device.
+  ProblemKey ProbeKey(ConvOp op) const {
+    ProblemKey key;
+    key.device = device_;
+    key.problem = testing_util::TestProblem(32, 64, 64, 56, 3, 2);
+    key.problem.op = op;
+    return key;
+  }
+
+  // A client of the daemon that has it search a miss and waits (`tune`), or
+  // one that only looks up what is stored.
+  std::unique_ptr<Client> DaemonClient(bool tune) const {
+    ClientOptions o;
+    o.address = server_->address();
+    if (tune) {
+      o.miss_policy = MissPolicy::kTuneAndWait;
+      o.tune_deadline = absl::Seconds(30);
+    } else {
+      o.lookup_deadline = absl::Seconds(5);
+    }
+    return Client::Create(o).value();
   }
 
   testing_util::TempDir dir_;

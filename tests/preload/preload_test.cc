@@ -70,32 +70,17 @@ class PreloadTest : public preload_testing::PreloadDaemonTest {
     return run;
   }
 
-  ProblemKey Key(ConvOp op) const {
-    ProblemKey key;
-    key.device = device_;
-    key.problem = testing_util::TestProblem(32, 64, 64, 56, 3, 2);
-    key.problem.op = op;
-    return key;
-  }
+  ProblemKey Key(ConvOp op) const { return ProbeKey(op); }
 
   // Stores the daemon's search for `key` (waits for it).
   void Tune(const ProblemKey& key) {
-    ClientOptions o;
-    o.address = server_->address();
-    o.miss_policy = MissPolicy::kTuneAndWait;
-    o.tune_deadline = absl::Seconds(30);
-    auto client = Client::Create(o).value();
-    ASSERT_TRUE(client->Get(key).tuned());
+    ASSERT_TRUE(DaemonClient(/*tune=*/true)->Get(key).tuned());
   }
 
   // What the client answers for `key` under `c` (the stored record's
   // choice), as the daemon has it.
   Answer Tuned(const ProblemKey& key, const Constraints& c = {}) {
-    ClientOptions o;
-    o.address = server_->address();
-    o.lookup_deadline = absl::Seconds(5);
-    auto client = Client::Create(o).value();
-    return client->Get(key, c);
+    return DaemonClient(/*tune=*/false)->Get(key, c);
   }
 };
 
