@@ -21,7 +21,7 @@
 
 namespace tunedb::preload {
 
-inline constexpr int kCoreApiVersion = 2;
+inline constexpr int kCoreApiVersion = 3;
 inline constexpr const char* kCoreFileName = "libtunedb_preload_core.so";
 inline constexpr const char* kCoreInitSymbol = "tunedb_preload_core_init";
 

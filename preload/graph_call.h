@@ -53,6 +53,11 @@ struct ShadowHeuristics {
   bool has_graph = false;
   std::vector<ShadowNode> nodes;  // the graph's CUDNN_ATTR_OPERATIONGRAPH_OPS
   int mode = -1;                  // cudnnBackendHeurMode_t
+  // The operation graph descriptor set on it, and whether an earlier
+  // answer for that same (live) graph gave a config every filter keeps
+  // (GraphAnswer::universal).
+  cudnnBackendDescriptor_t graph = nullptr;
+  bool graph_answered = false;
 };
 
 struct GraphCall {
@@ -66,10 +71,15 @@ struct GraphCall {
 };
 
 // What the Interposer did: answered (the call returns `status`), or not
-// (the shim calls cuDNN with the caller's arguments).
+// (the shim calls cuDNN with the caller's arguments). `universal`: the
+// configs it filled include one that PyTorch's filters keep whatever the
+// caller's settings (deterministic, no DOWN_CONVERT_INPUTS, in fp32 without
+// tensor cores) and that needs no workspace: the shim then marks the graph
+// answered, and a fallback-list query on it gets no configs.
 struct GraphAnswer {
   bool answered = false;
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  bool universal = false;
 };
 
 }  // namespace tunedb::preload

@@ -6,9 +6,11 @@
 //   - cudnnBackendSetAttribute: cuDNN's own, then, when it succeeded, the
 //     attribute recorded in the GraphShadow if it is one it keeps;
 //   - cudnnBackendGetAttribute: the results of an engine-heuristics
-//     descriptor of mode INSTANT, A or B whose graph the shadow knows are
-//     offered to the Interposer (in the core), which answers them with
-//     tunedb's engine configs or passes; everything else is cuDNN's own.
+//     descriptor whose graph the shadow knows are offered to the Interposer
+//     (in the core), which answers them with tunedb's engine configs (modes
+//     INSTANT, A and B), with none (mode FALLBACK on a graph whose answer
+//     held a config every filter keeps: GraphAnswer::universal, which this
+//     file marks in the shadow) or passes; everything else is cuDNN's own.
 //
 // Thread safety: as thread-safe as cuDNN's own functions.
 #include <cudnn.h>
@@ -33,7 +35,7 @@ RealFunction<decltype(&cudnnBackendGetAttribute)> real_get_attribute(
 
 bool Answerable(int mode) {
   return mode == CUDNN_HEUR_MODE_INSTANT || mode == CUDNN_HEUR_MODE_A ||
-         mode == CUDNN_HEUR_MODE_B;
+         mode == CUDNN_HEUR_MODE_B || mode == CUDNN_HEUR_MODE_FALLBACK;
 }
 
 }  // namespace
@@ -106,8 +108,13 @@ extern "C" cudnnStatus_t cudnnBackendGetAttribute(
     call.requested = requestedElementCount;
     call.count = elementCount;
     call.elements = arrayOfElements;
+    const cudnnBackendDescriptor_t graph = call.shadow.graph;
     const GraphAnswer answer = core->answer_graph(call);
-    return answer.answered ? answer.status : pass();
+    if (!answer.answered) return pass();
+    if (answer.universal && requestedElementCount > 0) {
+      GraphShadow::Instance().MarkAnswered(graph);
+    }
+    return answer.status;
   } catch (...) {
     return pass();
   }

@@ -194,6 +194,7 @@ void GraphShadow::Note(cudnnBackendDescriptor_t d,
       Entry& h = EntryOf(d, Entry::kHeuristics);
       h.heur.has_graph = nodes.has_value();
       h.heur.nodes = nodes.value_or(std::vector<ShadowNode>());
+      h.heur.graph = graph;
       return;
     }
     case CUDNN_ATTR_ENGINEHEUR_MODE: {
@@ -255,7 +256,19 @@ std::optional<ShadowHeuristics> GraphShadow::Heuristics(
   if (it == entries_.end() || it->second.kind != Entry::kHeuristics) {
     return std::nullopt;
   }
-  return it->second.heur;
+  ShadowHeuristics h = it->second.heur;
+  auto g = entries_.find(h.graph);
+  h.graph_answered = g != entries_.end() && g->second.kind == Entry::kGraph &&
+                     g->second.heur.graph_answered;
+  return h;
+}
+
+void GraphShadow::MarkAnswered(cudnnBackendDescriptor_t graph) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(graph);
+  if (it != entries_.end() && it->second.kind == Entry::kGraph) {
+    it->second.heur.graph_answered = true;
+  }
 }
 
 }  // namespace tunedb::preload

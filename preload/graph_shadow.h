@@ -50,8 +50,13 @@ class GraphShadow {
   // at that address belonged to a destroyed descriptor.
   void Forget(cudnnBackendDescriptor_t d);
 
-  // What was set on heuristics descriptor `d`, if it was recorded.
+  // What was set on heuristics descriptor `d`, if it was recorded, with
+  // whether its graph was marked answered.
   std::optional<ShadowHeuristics> Heuristics(cudnnBackendDescriptor_t d) const;
+
+  // An answer for operation graph `graph` held a config every filter keeps
+  // (GraphAnswer::universal). Until the address is created again.
+  void MarkAnswered(cudnnBackendDescriptor_t graph);
 
  private:
   struct Entry {
@@ -60,7 +65,7 @@ class GraphShadow {
     ShadowTensor tensor;
     ShadowConvolution conv;
     ShadowNode node;
-    ShadowHeuristics heur;  // a graph's nodes too
+    ShadowHeuristics heur;  // a graph's nodes and graph_answered too
   };
 
   // The entry of `d` as `kind`, made (or remade, if it held another kind).

@@ -15,11 +15,16 @@
 // problem of its graph (graph_problem.h), with tunedb's engine configs
 // finalized on the caller's own descriptors: the fastest stored config,
 // then the fastest without cuDNN's DOWN_CONVERT_INPUTS note (which PyTorch
-// always drops), repeated to PreloadOptions::graph_configs entries, then the
-// fastest deterministic one without that note (for fp32 also without
-// tensor cores, which PyTorch drops when TF32 is off) and that one without
-// workspace, so that a caller's own filter keeps one whenever the record
-// holds such a config.
+// always drops), then the fastest deterministic one without that note (for
+// fp32 also without tensor cores, which PyTorch drops when TF32 is off) and
+// that one without workspace (the universal config), so that a caller's own
+// filter keeps one whenever the record holds such a config. A fallback-list
+// query (mode FALLBACK) on a graph whose answer held the universal config
+// gets no configs (AnswerFallback), so a caller that builds and times both
+// lists (PyTorch's benchmark mode) builds and times tunedb's configs only;
+// without a universal config the fallback list is cuDNN's and the choices
+// are repeated to PreloadOptions::graph_configs entries instead, so that
+// such a caller's limit is reached before it.
 //
 // Thread safety: thread-safe; Decide is called concurrently.
 #ifndef TUNEDB_PRELOAD_INTERPOSER_H_
@@ -68,14 +73,19 @@ class Interposer {
 
   static void AtExit();
   Decision DecideOrThrow(const ConvCall& call);
+  // A mode-FALLBACK query: no configs on a graph marked answered, else
+  // cuDNN's (not counted, as before the graph half).
+  GraphAnswer AnswerFallback(const GraphCall& call);
   GraphAnswer AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
                                  std::string* key_text, Outcome* outcome,
                                  int* engine);
   // The configs AnswerGraph offers for graph-API `key`, fastest first
-  // (empty on a miss); the deterministic ones are `alternative`.
+  // (empty on a miss); the deterministic ones are `alternative`, the one
+  // that also needs no workspace `universal`.
   struct TunedEngine {
     AlgoResult config;
     bool alternative = false;
+    bool universal = false;
   };
   std::vector<TunedEngine> TunedEngines(const ProblemKey& key);
   void RecordGraph(ConvOp op, Outcome outcome, int engine,

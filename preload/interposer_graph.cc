@@ -18,6 +18,10 @@ bool SameConfig(const AlgoResult& a, int engine, const std::vector<Knob>& k) {
   return a.algo == engine && a.knobs == k;
 }
 
+// The fallback-list descriptor this thread last counted: cudnn_frontend
+// reads an empty list with a count query and a fill query in a row.
+thread_local cudnnBackendDescriptor_t last_counted_fallback = nullptr;
+
 }  // namespace
 
 std::vector<Interposer::TunedEngine> Interposer::TunedEngines(
@@ -37,21 +41,52 @@ std::vector<Interposer::TunedEngine> Interposer::TunedEngines(
   }
   Constraints safe_no_workspace = safe;
   safe_no_workspace.max_workspace_bytes = 0;
-  const std::pair<Constraints, bool> asks[] = {
-      {no_down_convert, false}, {safe, true}, {safe_no_workspace, true}};
-  for (const auto& [c, alternative] : asks) {
-    const EngineAnswer a = client_->GetEngine(key, c);
+  struct Ask {
+    Constraints constraints;
+    bool alternative, universal;
+  };
+  const Ask asks[] = {{no_down_convert, false, false},
+                      {safe, true, false},
+                      {safe_no_workspace, true, true}};
+  for (const Ask& ask : asks) {
+    const EngineAnswer a = client_->GetEngine(key, ask.constraints);
     if (!a.ok()) continue;
-    const bool seen =
-        std::any_of(out.begin(), out.end(), [&](const TunedEngine& t) {
-          return SameConfig(t.config, a.config.algo, a.config.knobs);
-        });
-    if (!seen) out.push_back({a.config, alternative});
+    auto seen = std::find_if(out.begin(), out.end(), [&](const TunedEngine& t) {
+      return SameConfig(t.config, a.config.algo, a.config.knobs);
+    });
+    if (seen == out.end()) {
+      out.push_back({a.config, ask.alternative, ask.universal});
+    } else {
+      seen->universal = seen->universal || ask.universal;
+    }
   }
   return out;
 }
 
+GraphAnswer Interposer::AnswerFallback(const GraphCall& call) {
+  if (!options_.enabled || !call.shadow.graph_answered || getpid() != pid_) {
+    return GraphAnswer{};
+  }
+  *call.count = 0;
+  if (last_counted_fallback != call.heuristics) {
+    last_counted_fallback = call.heuristics;
+    counters_.Count(Outcome::kFallbackEmpty);
+    if (options_.log == LogLevel::kCalls) {
+      std::fprintf(stderr, "tunedb preload: graph fallback_empty\n");
+    }
+  }
+  return GraphAnswer{true, CUDNN_STATUS_SUCCESS};
+}
+
 GraphAnswer Interposer::AnswerGraph(const GraphCall& call) {
+  if (call.shadow.mode == CUDNN_HEUR_MODE_FALLBACK) {
+    try {
+      return AnswerFallback(call);
+    } catch (...) {
+      return GraphAnswer{};
+    }
+  }
+  last_counted_fallback = nullptr;
   ConvOp op = ConvOp::kForward;
   std::string key_text;
   Outcome outcome = Outcome::kInternalError;
@@ -115,24 +150,29 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
       got != 1) {
     return pass;
   }
-  // The offer: the choices that finalize on this graph, the last of them
-  // repeated to options_.graph_configs entries, then the alternatives. A
-  // caller that builds and times the first N configs (PyTorch's benchmark
-  // mode, N = its benchmark_limit) so times only the choices: not its own
-  // fallback list (generic engines), nor the alternatives (deterministic,
-  // without workspace: often slower), which are only reached by a caller
-  // whose own filter drops the choices. A caller that asks for fewer than
-  // that (without a count query) gets the distinct configs first.
+  // The offer: the choices that finalize on this graph, then the
+  // alternatives. A caller that builds and times every config of its
+  // heuristics and fallback lists up to a limit (PyTorch's benchmark mode:
+  // its benchmark_limit, 10) so times tunedb's configs only: when the offer
+  // holds a universal config (one every filter keeps, with no workspace),
+  // the same graph's fallback list is answered empty (AnswerFallback);
+  // without one, the fallback list is cuDNN's (generic engines, often much
+  // slower) and the last choice is repeated to options_.graph_configs
+  // entries, so the limit is reached before it. A caller that asks for
+  // fewer than that (without a count query) gets the distinct configs
+  // first.
   std::vector<const AlgoResult*> choices, alternatives;
+  const AlgoResult* universal = nullptr;
   for (const TunedEngine& t : tuned) {
     if (!EngineConfigFor(raw_graph, t.config.algo, t.config.knobs).ok()) {
       continue;
     }
     (t.alternative ? alternatives : choices).push_back(&t.config);
+    if (t.universal) universal = &t.config;
   }
   if (choices.empty() && alternatives.empty()) return pass;
   std::vector<const AlgoResult*> offer = choices;
-  while (!choices.empty() &&
+  while (universal == nullptr && !choices.empty() &&
          offer.size() < static_cast<size_t>(options_.graph_configs)) {
     offer.push_back(choices.back());
   }
@@ -147,7 +187,7 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
   if (call.requested < static_cast<int64_t>(offer.size())) {
     offer = choices;
     offer.insert(offer.end(), alternatives.begin(), alternatives.end());
-    while (!choices.empty() &&
+    while (universal == nullptr && !choices.empty() &&
            static_cast<int64_t>(offer.size()) < call.requested) {
       offer.push_back(choices.back());
     }
@@ -210,7 +250,12 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
   *call.count = filled;
   *outcome = Outcome::kHit;
   *engine = given[0].first;
-  return GraphAnswer{true, CUDNN_STATUS_SUCCESS};
+  const bool gave_universal =
+      universal != nullptr &&
+      std::any_of(given.begin(), given.end(), [&](const auto& g) {
+        return SameConfig(*universal, g.first, g.second);
+      });
+  return GraphAnswer{true, CUDNN_STATUS_SUCCESS, gave_universal};
 }
 
 void Interposer::RecordGraph(ConvOp op, Outcome outcome, int engine,

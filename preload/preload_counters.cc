@@ -7,9 +7,10 @@ namespace tunedb::preload {
 
 namespace {
 
-constexpr EnumNames<Outcome, 12> kOutcomeNames(
+constexpr EnumNames<Outcome, 13> kOutcomeNames(
     "outcome", {{{Outcome::kHit, "hit"},
                  {Outcome::kMiss, "miss"},
+                 {Outcome::kFallbackEmpty, "fallback_empty"},
                  {Outcome::kDaemonDown, "daemon_down"},
                  {Outcome::kDisabled, "disabled"},
                  {Outcome::kCudnnVersion, "cudnn_version"},
@@ -44,11 +45,15 @@ std::map<std::string, int64_t> PreloadCounters::Counts() const {
 std::string PreloadCounters::Summary(absl::string_view address) const {
   const int64_t hits = Get(Outcome::kHit);
   const int64_t misses = Get(Outcome::kMiss);
+  const int64_t empty = Get(Outcome::kFallbackEmpty);
   const int64_t total = Total();
-  std::string line =
-      absl::StrCat("tunedb preload: ", total, " calls: ", hits, " hits, ",
-                   misses, " misses (tune asked), ", total - hits - misses,
-                   " passed through; daemon ", address);
+  std::string line = absl::StrCat("tunedb preload: ", total, " calls: ", hits,
+                                  " hits, ", misses, " misses (tune asked), ");
+  if (empty > 0) {
+    absl::StrAppend(&line, empty, " fallback lists answered empty, ");
+  }
+  absl::StrAppend(&line, total - hits - misses - empty,
+                  " passed through; daemon ", address);
   for (int i = static_cast<int>(Outcome::kDaemonDown);
        i < static_cast<int>(Outcome::kNumOutcomes); ++i) {
     const int64_t n = counts_[i].load(std::memory_order_relaxed);

@@ -4,6 +4,7 @@
 //   tunedb preload: 68 calls: 60 hits, 8 misses (tune asked),
 //   0 passed through; daemon unix:/run/tunedb/tunedb.sock
 //
+// (with ", N fallback lists answered empty" after the misses when any were),
 // followed, when any call was passed through, by the reasons and counts.
 //
 // Thread safety: Count is lock-free and thread-safe; Summary reads a
@@ -24,6 +25,10 @@ namespace tunedb::preload {
 enum class Outcome {
   kHit = 0,          // answered from tunedb
   kMiss,             // nothing stored yet: passed through, tune asked
+  kFallbackEmpty,    // graph API: a fallback-list query on a graph whose
+                     // answer held a config every filter keeps: answered
+                     // with no configs (a count query and its fill in a
+                     // row count once)
   kDaemonDown,       // daemon unreachable: passed through
   kDisabled,         // TUNEDB_PRELOAD=off
   kCudnnVersion,     // a cuDNN whose struct layout this build does not know

@@ -18,14 +18,16 @@
 //   TUNEDB_PRELOAD_REPORT      "1": at exit, also add the counters to the
 //                              daemon's (ReportCounters; `tunedb stats`),
 //                              waiting at most 200 ms (default off)
-//   TUNEDB_PRELOAD_GRAPH_CONFIGS how many engine configs a graph answer
-//                              offers at least: tunedb's last choice is
-//                              repeated to it, before the alternatives
-//                              (default 10, PyTorch's
-//                              torch.backends.cudnn.benchmark_limit: its
-//                              benchmark then times only tunedb's choices,
-//                              never its fallback list; 1..64). A caller
-//                              that asks for fewer gets the distinct ones.
+//   TUNEDB_PRELOAD_GRAPH_CONFIGS for a graph whose record holds no
+//                              universal config (interposer.h): how many
+//                              engine configs its answer offers at least:
+//                              tunedb's last choice is repeated to it,
+//                              before the alternatives (default 10,
+//                              PyTorch's torch.backends.cudnn.benchmark_limit:
+//                              its benchmark then times only tunedb's
+//                              choices, never cuDNN's fallback list; 1..64).
+//                              A caller that asks for fewer gets the
+//                              distinct ones.
 //
 // Thread safety: a plain value.
 #ifndef TUNEDB_PRELOAD_PRELOAD_OPTIONS_H_

@@ -8,7 +8,8 @@
 #       # defaults: build-gpu and .bundle/tunedb; JOBS (default 2) for the build
 #
 # The bundle: bin/ tunedbd, tunedb-worker, tunedb; lib/ libtunedb.so,
-# libtunedb_preload{,_core}.so (`tunedb run`) and the shared libraries they
+# libtunedb_preload{,_core}.so (`tunedb run`), libtunedb_cudnn_call_timer.so
+# (scripts/pytorch_dropin.sh TIMER=1) and the shared libraries they
 # all need; tests/ (flat) the programs the GPU scripts run: cudnn_status_test,
 # cpu_reference_test, worker_finder_test, cudnn_finder_gpu_test,
 # cudnn_worker_gpu_test, graph_gpu_test, tunedb_gpu_bench, tunedb_regret,
@@ -30,13 +31,15 @@ cmake --build "$BUILD" -j"${JOBS:-2}" --target tunedbd tunedb-worker \
   cudnn_status_test cpu_reference_test worker_finder_test \
   cudnn_finder_gpu_test cudnn_worker_gpu_test \
   graph_gpu_test tunedb_gpu_bench tunedb_regret tunedb_graph_regret \
-  conv_example graph_plan_example client_hit_bench client_miss_bench
+  conv_example graph_plan_example client_hit_bench client_miss_bench \
+  tunedb_cudnn_call_timer
 scripts/make_bundle.sh --out "$BUNDLE" \
   --bin "$BUILD/bin/tunedbd" --bin "$BUILD/bin/tunedb-worker" \
   --bin "$BUILD/bin/tunedb" \
   --lib "$BUILD/client/libtunedb.so" \
   --lib "$BUILD/lib/libtunedb_preload.so" \
   --lib "$BUILD/lib/libtunedb_preload_core.so" \
+  --lib "$BUILD/lib/libtunedb_cudnn_call_timer.so" \
   --tests "$BUILD/tests/cudnn/cudnn_status_test" \
   --tests "$BUILD/tests/cudnn/cpu_reference_test" \
   --tests "$BUILD/tests/server/worker_finder_test" \

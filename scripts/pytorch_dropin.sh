@@ -15,7 +15,9 @@
 # "fp16 fp32"; one per call fits the device's time limit more easily), PATHS
 # (default "legacy default"), REPEAT (default 1: each row that many times),
 # WARM_ONLY=1 (with KEEP_DB=1: only the rows without tunedb and the warm
-# ones, no cold row and no re-search), ITERS
+# ones, no cold row and no re-search), TIMER=1 (every row also loads the
+# bundle's libtunedb_cudnn_call_timer.so: its plan builds, other finalizes
+# and executes, timed, go into the row's "timer"), ITERS
 # (steady-state iterations, default 30), WORK (the daemon's database, socket
 # and reference outputs; default /tmp/tunedb-dropin), KEEP_DB=1 to keep the
 # database of an earlier call (the "cold" rows are then not cold), OUT
@@ -77,15 +79,18 @@ one() {
   # a repeated one measures how far PyTorch differs from itself.
   [[ "$label" == "$path, no tunedb" && $bench == 1 && ! -e "$WORK/ref-$path-$dtype.pt" ]] &&
     ref=(--save "$WORK/ref-$path-$dtype.pt")
+  local timer=()
+  [[ "${TIMER:-0}" == 1 ]] && timer=(env "LD_PRELOAD=$B/lib/libtunedb_cudnn_call_timer.so")
   n=$((n + 1))
   local err="$OUT/runs/$n-$dtype-bench$bench.err"
   echo "--- $n: $dtype, $label, benchmark=$bench"
-  ${pre[@]+"${pre[@]}"} "$PY" "$BENCH" run --dtype "$dtype" --benchmark "$bench" \
+  ${timer[@]+"${timer[@]}"} ${pre[@]+"${pre[@]}"} "$PY" "$BENCH" run --dtype "$dtype" --benchmark "$bench" \
     --iters "$ITERS" --label "$label" "${ref[@]}" > "${err%.err}.out" 2> "$err"
   local rc=$?
-  local json line
+  local json line timed
   json=$(grep '^{' "${err%.err}.out" | tail -1)
   line=$(grep '^tunedb preload:' "$err" | tail -1)
+  timed=$(grep '^{"cudnn_call_timer"' "$err" | tail -1)
   [[ -n "$line" ]] && echo "    $line"
   if [[ -z "$json" ]]; then
     echo "    FAILED (exit $rc); stderr tail:"; tail -n 15 "$err" | sed 's/^/    /'
@@ -93,7 +98,8 @@ one() {
   fi
   "$PY" -c 'import json, sys
 r = json.loads(sys.argv[1]); r["preload"] = sys.argv[2]; r["exit_code"] = int(sys.argv[3])
-print(json.dumps(r))' "$json" "$line" "$rc" | tee -a "$OUT/runs.jsonl"
+if sys.argv[4]: r["timer"] = json.loads(sys.argv[4])["cudnn_call_timer"]
+print(json.dumps(r))' "$json" "$line" "$rc" "$timed" | tee -a "$OUT/runs.jsonl"
 }
 
 # The keys a cold run taught the daemon (FILTER: tunedb's --filter), searched

@@ -12,7 +12,7 @@
 //       --stride 1 --pad 1 [--post-pad P] [--type f32|f16|bf16] [--nhwc]
 //       [--align A]
 //       [--align-w A] [--mode instant|a|b|fallback] [--requested N]
-//       [--ops 1|2] [--destroy-early]
+//       [--ops 1|2] [--destroy-early] [--then-fallback]
 //       [--bad-fill null_elements|null_count|wrong_type] [--fidelity]
 //       [--exit-code E]
 //   {"status":0,"queried":3,"count":3,
@@ -33,7 +33,10 @@
 // once the operation graph is finalized, and makes other tensors, before
 // the heuristics descriptor. --bad-fill makes the fill query with null
 // elements, a null count, or knob-choice descriptors instead of engine
-// configs. --fidelity prints instead how this cuDNN answers the calls whose
+// configs. --then-fallback then reads the same graph's fallback list (a
+// second heuristics descriptor, mode FALLBACK, count and fill query), as
+// PyTorch's benchmark mode does after its heuristics list, and prints it as
+// "fallback": {"status":0,"queried":0,"count":0,"configs":[]}. --fidelity prints instead how this cuDNN answers the calls whose
 // behaviour the fake imitates ({"fidelity":{...}}, see Fidelity below).
 // Linked against the real cuDNN (preload_graph_probe_real) it prints no
 // "real_calls", "live_descriptors" -1 and "same_graph" false.
@@ -45,6 +48,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,6 +73,7 @@ struct Args {
   bool nhwc = false;
   bool destroy_early = false;
   bool fidelity = false;
+  bool then_fallback = false;
   int64_t align = 16;
   int64_t align_w = -1;  // -1: --align
   std::string mode = "instant";
@@ -97,6 +102,10 @@ Args Parse(int argc, char** argv) {
     }
     if (f == "--fidelity") {
       a.fidelity = true;
+      continue;
+    }
+    if (f == "--then-fallback") {
+      a.then_fallback = true;
       continue;
     }
     if (i + 1 == argc) Usage(f + " needs a value");
@@ -484,31 +493,50 @@ int main(int argc, char** argv) {
   }
 
   // The count query (unless --requested), then the fill query.
-  int64_t queried = -1;
-  cudnnStatus_t status = built;
-  if (status == CUDNN_STATUS_SUCCESS && a.requested < 0) {
-    status = cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, D, 0,
-                                      &queried, nullptr);
-  }
-  const int64_t requested = a.requested >= 0 ? a.requested : queried;
-  int64_t count = -1;
-  std::vector<cudnnBackendDescriptor_t> configs;
-  nlohmann::json out_configs = nlohmann::json::array();
-  if (status == CUDNN_STATUS_SUCCESS && requested > 0) {
-    for (int64_t i = 0; i < requested; ++i) {
-      configs.push_back(Make(a.bad_fill == "wrong_type"
-                                 ? CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR
-                                 : CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+  struct Query {
+    cudnnStatus_t status;
+    int64_t queried = -1;
+    int64_t count = -1;
+    nlohmann::json configs = nlohmann::json::array();
+  };
+  auto query = [&](cudnnBackendDescriptor_t h, cudnnStatus_t status) {
+    Query q{status};
+    if (q.status == CUDNN_STATUS_SUCCESS && a.requested < 0) {
+      q.status = cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, D,
+                                          0, &q.queried, nullptr);
     }
-    status = cudnnBackendGetAttribute(
-        heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, D, requested,
-        a.bad_fill == "null_count" ? nullptr : &count,
-        a.bad_fill == "null_elements" ? nullptr : configs.data());
-    if (status == CUDNN_STATUS_SUCCESS) {
-      for (int64_t i = 0; i < std::min(count, requested); ++i) {
-        out_configs.push_back(ReadConfig(configs[i], graph));
+    const int64_t requested = a.requested >= 0 ? a.requested : q.queried;
+    if (q.status == CUDNN_STATUS_SUCCESS && requested >= 0) {
+      std::vector<cudnnBackendDescriptor_t> configs;
+      for (int64_t i = 0; i < requested; ++i) {
+        configs.push_back(Make(a.bad_fill == "wrong_type"
+                                   ? CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR
+                                   : CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+      }
+      // A fill query of 0 is what cudnn_frontend makes for an empty list.
+      if (requested > 0 || a.then_fallback) {
+        q.status = cudnnBackendGetAttribute(
+            h, CUDNN_ATTR_ENGINEHEUR_RESULTS, D, requested,
+            a.bad_fill == "null_count" ? nullptr : &q.count,
+            a.bad_fill == "null_elements" ? nullptr : configs.data());
+      }
+      if (q.status == CUDNN_STATUS_SUCCESS) {
+        for (int64_t i = 0; i < std::min(q.count, requested); ++i) {
+          q.configs.push_back(ReadConfig(configs[i], graph));
+        }
       }
     }
+    return q;
+  };
+  const Query first = query(heur, built);
+  std::optional<Query> fallback;
+  if (a.then_fallback && first.status == CUDNN_STATUS_SUCCESS) {
+    cudnnBackendDescriptor_t fb = Make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    Set(fb, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, D, graph);
+    Set(fb, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE,
+        CUDNN_HEUR_MODE_FALLBACK);
+    Finalize(fb, "fallback heuristics");
+    fallback = query(fb, first_failure);
   }
 
   nlohmann::json calls = nlohmann::json::object();
@@ -518,14 +546,20 @@ int main(int argc, char** argv) {
   }
   for (cudnnBackendDescriptor_t d : made) cudnnBackendDestroyDescriptor(d);
   cudnnDestroy(handle);
-  const nlohmann::json out = {
-      {"status", static_cast<int>(status)},
-      {"queried", queried},
-      {"count", count},
-      {"configs", out_configs},
+  nlohmann::json out = {
+      {"status", static_cast<int>(first.status)},
+      {"queried", first.queried},
+      {"count", first.count},
+      {"configs", first.configs},
       {"real_calls", calls},
       {"live_descriptors",
        fakeCudnnLiveDescriptors != nullptr ? fakeCudnnLiveDescriptors() : -1}};
+  if (fallback.has_value()) {
+    out["fallback"] = {{"status", static_cast<int>(fallback->status)},
+                       {"queried", fallback->queried},
+                       {"count", fallback->count},
+                       {"configs", fallback->configs}};
+  }
   std::printf("%s\n", out.dump().c_str());
   return a.exit_code;
 }

@@ -292,11 +292,27 @@ TEST_F(PreloadGraphTest,
   }
 }
 
-TEST_F(PreloadGraphTest, TheChoiceIsRepeatedToTheConfiguredNumberOfConfigs) {
+// A record in which every config needs workspace: no universal config.
+std::vector<AlgoResult> RankingWithoutUniversal() {
+  return {EngineConfig(110, 0, 0.1, kTensorCore, 100),
+          EngineConfig(111, 1, 0.2, kDownConvert, 100),
+          EngineConfig(112, 2, 0.3, 0, 200),
+          EngineConfig(113, 3, 0.4, kNondeterministic, 0)};
+}
+
+// A record whose deterministic config without notes needs no workspace.
+std::vector<AlgoResult> RankingWithUniversal() {
+  return {EngineConfig(110, 0, 0.1, kTensorCore, 100),
+          EngineConfig(112, 2, 0.3, 0, 0)};
+}
+
+TEST_F(PreloadGraphTest,
+       WithoutAUniversalConfigTheChoiceIsRepeatedToTheConfiguredNumber) {
   const ProblemKey key = Key();
-  Tune(key);
+  Put(key, RankingWithoutUniversal());
   const std::vector<AlgoResult> expected = Expected(key);
-  ASSERT_GE(expected.size(), 2u);
+  ASSERT_EQ(ConfigsOf(expected),
+            (std::vector<Config>{{110, "3=0"}, {112, "3=2"}}));
   for (int configs : {10, 3}) {
     SCOPED_TRACE(configs);
     std::vector<std::string> env;
@@ -306,23 +322,67 @@ TEST_F(PreloadGraphTest, TheChoiceIsRepeatedToTheConfiguredNumberOfConfigs) {
       // The fixture's setting is overridden by an empty one: the default.
       env.push_back("TUNEDB_PRELOAD_GRAPH_CONFIGS=");
     }
-    ProbeRun run = Probe({"--mode", "instant"}, env);
+    ProbeRun run = Probe({"--mode", "instant", "--then-fallback"}, env);
     ASSERT_EQ(run.out["status"], 0) << run.err;
-    // The choices (the fastest, and the fastest that does not down-convert
-    // when that is another), the last repeated to `configs`, then the
-    // deterministic alternatives.
-    const std::vector<Config> all = ConfigsOf(expected);
-    const size_t choices =
-        ConfigsOf(Expected(key, /*choices_only=*/true)).size();
-    std::vector<Config> list(all.begin(), all.begin() + choices);
-    while (list.size() < static_cast<size_t>(configs)) {
-      list.push_back(list.back());
-    }
-    list.insert(list.end(), all.begin() + choices, all.end());
+    // The choice repeated to `configs`, then the deterministic alternative.
+    std::vector<Config> list(configs, {110, "3=0"});
+    list.push_back({112, "3=2"});
     EXPECT_EQ(run.out["count"], list.size());
     EXPECT_EQ(run.configs(), list);
-    EXPECT_EQ(run.real("backend_heur_results"), 0);
+    // The same graph's fallback list is cuDNN's: after the limit.
+    EXPECT_EQ(run.out["fallback"]["configs"].size(),
+              FakeList(CUDNN_HEUR_MODE_FALLBACK).size());
+    EXPECT_EQ(run.real("backend_heur_count"), 1);
+    EXPECT_THAT(run.err, HasSubstr("1 calls: 1 hits, 0 misses (tune asked), "
+                                   "0 passed through"));
   }
+}
+
+TEST_F(PreloadGraphTest,
+       WithAUniversalConfigTheSameGraphsFallbackListIsAnsweredEmpty) {
+  const ProblemKey key = Key();
+  Put(key, RankingWithUniversal());
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--then-fallback"},
+        std::vector<std::string>{"--then-fallback", "--requested", "2"}}) {
+    SCOPED_TRACE(args.size());
+    // The default GRAPH_CONFIGS of 10: nothing is repeated.
+    ProbeRun run = Probe(args, {"TUNEDB_PRELOAD_GRAPH_CONFIGS="});
+    ASSERT_EQ(run.out["status"], 0) << run.err;
+    EXPECT_EQ(run.configs(), (std::vector<Config>{{110, "3=0"}, {112, "3=2"}}));
+    EXPECT_EQ(run.configs(), ConfigsOf(Expected(key)));
+    ASSERT_TRUE(run.out.contains("fallback")) << run.err;
+    EXPECT_EQ(run.out["fallback"]["status"], 0);
+    EXPECT_EQ(run.out["fallback"]["count"], 0);
+    EXPECT_TRUE(run.out["fallback"]["configs"].empty());
+    // cuDNN was asked for neither list.
+    EXPECT_EQ(run.real("backend_heur_count"), 0);
+    EXPECT_EQ(run.real("backend_heur_results"), 0);
+    EXPECT_THAT(run.err, HasSubstr("tunedb preload: graph fallback_empty"));
+    // The fallback list's count and fill queries count once.
+    EXPECT_THAT(run.err,
+                HasSubstr("2 calls: 1 hits, 0 misses (tune asked), 1 fallback "
+                          "lists answered empty, 0 passed through"));
+  }
+  // A fallback query on a graph of its own (PyTorch's retry after every
+  // config of a heuristics list failed) is cuDNN's.
+  ProbeRun run = Probe({"--mode", "fallback"});
+  EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_FALLBACK));
+  EXPECT_EQ(run.real("backend_heur_results"), 1);
+}
+
+TEST_F(PreloadGraphTest, AFallbackListAfterAMissIsCudnns) {
+  ProbeRun run = Probe({"--then-fallback"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
+  std::vector<Config> fallback;
+  for (const auto& e : run.out["fallback"]["configs"]) {
+    fallback.emplace_back(e["engine"].get<int64_t>(),
+                          e["knobs"].get<std::string>());
+  }
+  EXPECT_EQ(fallback, FakeList(CUDNN_HEUR_MODE_FALLBACK));
+  EXPECT_THAT(run.err, HasSubstr("graph fwd miss"));
+  EXPECT_THAT(run.err, Not(HasSubstr("fallback_empty")));
 }
 
 TEST_F(PreloadGraphTest, WithReportingTheCountersReachTheDaemonsStats) {
@@ -514,11 +574,11 @@ TEST_F(PreloadGraphTest, TheKeyHoldsTheTensorsTypeAndLayout) {
   }
 }
 
-TEST_F(PreloadGraphTest, TheFallbackModeIsNotAnswered) {
+TEST_F(PreloadGraphTest, AFallbackListOfAGraphNotAnsweredIsCudnns) {
   Tune(Key());
   // The same graph in mode INSTANT is a hit ...
   ASSERT_EQ(Probe({"--mode", "instant"}).real("backend_heur_results"), 0);
-  // ... in mode FALLBACK it is cuDNN's.
+  // ... in mode FALLBACK, asked first, it is cuDNN's.
   ProbeRun run = Probe({"--mode", "fallback"});
   EXPECT_EQ(run.out["status"], 0);
   EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_FALLBACK));
