@@ -11,13 +11,13 @@
 //    "last_ms":...}}
 //
 // "first_ms"/"last_ms": when the first and last timed call started, since
-// the library was loaded. A process that made no timed call writes nothing. The real functions are found with
-// dlvsym(RTLD_NEXT, name, "libcudnn.so.9"), else dlsym(RTLD_NEXT).
+// the library was loaded. A process that made no timed call writes nothing.
+// The real functions are found as the preload finds them
+// (preload/real_cudnn.h: also a cuDNN loaded RTLD_LOCAL, as PyTorch's is).
 //
 // Thread safety: thread-safe (one mutex around the descriptor-type map and
 // the sums).
 #include <cudnn.h>
-#include <dlfcn.h>
 
 #include <chrono>
 #include <cstdio>
@@ -27,16 +27,20 @@
 #include <string>
 #include <unordered_map>
 
+#include "preload/real_cudnn.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-template <typename Fn>
-Fn Real(const char* name) {
-  void* p = dlvsym(RTLD_NEXT, name, "libcudnn.so.9");
-  if (p == nullptr) p = dlsym(RTLD_NEXT, name);
-  return reinterpret_cast<Fn>(p);
-}
+using tunedb::preload::RealFunction;
+
+RealFunction<decltype(&cudnnBackendCreateDescriptor)> real_create(
+    "cudnnBackendCreateDescriptor");
+RealFunction<decltype(&cudnnBackendFinalize)> real_finalize(
+    "cudnnBackendFinalize");
+RealFunction<decltype(&cudnnBackendExecute)> real_execute(
+    "cudnnBackendExecute");
 
 const char* TypeName(int type) {
   switch (type) {
@@ -135,8 +139,7 @@ Timer& TheTimer() {
 
 extern "C" cudnnStatus_t cudnnBackendCreateDescriptor(
     cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t* d) {
-  static const auto real =
-      Real<decltype(&cudnnBackendCreateDescriptor)>(__func__);
+  const auto real = real_create.get();
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
   const cudnnStatus_t s = real(type, d);
   if (s == CUDNN_STATUS_SUCCESS && d != nullptr) TheTimer().Created(*d, type);
@@ -144,7 +147,7 @@ extern "C" cudnnStatus_t cudnnBackendCreateDescriptor(
 }
 
 extern "C" cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d) {
-  static const auto real = Real<decltype(&cudnnBackendFinalize)>(__func__);
+  const auto real = real_finalize.get();
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
   const char* type = TypeName(TheTimer().TypeOf(d));
   const Clock::time_point start = Clock::now();
@@ -156,7 +159,7 @@ extern "C" cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d) {
 extern "C" cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
                                              cudnnBackendDescriptor_t plan,
                                              cudnnBackendDescriptor_t pack) {
-  static const auto real = Real<decltype(&cudnnBackendExecute)>(__func__);
+  const auto real = real_execute.get();
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
   const Clock::time_point start = Clock::now();
   const cudnnStatus_t s = real(handle, plan, pack);
