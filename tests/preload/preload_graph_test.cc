@@ -371,6 +371,22 @@ TEST_F(PreloadGraphTest,
   EXPECT_EQ(run.real("backend_heur_results"), 1);
 }
 
+TEST_F(PreloadGraphTest, TheFillAfterACountQueryDoesNotCheckTheConfigsAgain) {
+  const ProblemKey key = Key();
+  Put(key, RankingWithUniversal());
+  // The count query checks each config on a scratch descriptor (one engine
+  // finalize each); the fill query right after it fills the caller's
+  // descriptors only (one more each), not the scratch ones again.
+  ProbeRun run = Probe({});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  ASSERT_EQ(run.configs().size(), 2u);
+  EXPECT_EQ(run.real("backend_engine_finalize"), 2 * 2);
+  // A fill query without a count query checks them itself.
+  run = Probe({"--requested", "2"});
+  ASSERT_EQ(run.configs().size(), 2u);
+  EXPECT_EQ(run.real("backend_engine_finalize"), 2 * 2);
+}
+
 TEST_F(PreloadGraphTest, AFallbackListAfterAMissIsCudnns) {
   ProbeRun run = Probe({"--then-fallback"});
   ASSERT_EQ(run.out["status"], 0) << run.err;
