@@ -104,8 +104,8 @@ class CudnnFinderGpuTest : public ::testing::TestWithParam<Case> {
     // at least) whatever Find cost.
     options.min_rounds = 5;
     options.max_rounds = 20;
-    options.refine_budget_factor = 1000;
-    options.retime_budget = absl::Seconds(1);
+    options.search_budget_factor = 1000;
+    options.max_search_budget = absl::Seconds(1);
     absl::StatusOr<std::unique_ptr<CudnnFinder>> f =
         CudnnFinder::Create(options);
     if (f.ok()) {
