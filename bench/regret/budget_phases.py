@@ -15,7 +15,7 @@ sets/*.progress and sets/*.json) and prints, per set and pass:
             sample times. An estimate: the recorded times are of the old
             search, and the model below is a cost model of the new one.
 
-Usage: budget_phases.py [--estimate] [--markdown] RUN...
+Usage: budget_phases.py [--estimate [--factor F]] [--markdown] RUN...
 """
 
 import argparse
@@ -41,17 +41,21 @@ OLD_CAP_MS = 3000.0
 CLEAR_LEAD = 0.25
 TIE_MARGIN = 0.02
 
-# The new policy's defaults (server/search/cudnn_finder_options.h).
-NEW_FACTOR = 0.7
+# The budget policy's defaults (server/search/cudnn_finder_options.h).
+NEW_FACTOR = 0.4
 NEW_SCREEN_SHARE = 0.4
+NEW_VERIFY_OVERHEAD_MS = 0.3
 NEW_MIN_ROUNDS = 2
+NEW_FLOOR_MARGIN = 0.05
 NEW_SAMPLE_MS = 1.2
 NEW_MIN_BATCH_RUNS = 8
 NEW_GRAPH_SAMPLE_MS = 0.3
-# Verification with verify_max_elements 2^14 instead of 2^18: the read-back
-# share of the recorded verify time shrinks 16x; what is left is the runs of
-# the choice and its reference (their launch times) and a fixed cost.
-VERIFY_FIXED_MS = 0.3
+SAMPLE_OVERHEAD = 1.3  # search_budget.cc's kSampleOverhead
+# verify_max_elements 2^18 -> 2^16: the model takes everything of the
+# recorded verification but the runs of the choice and its reference to be
+# read-back that shrinks with the element count (an upper bound on the
+# saving: synchronisation does not shrink).
+VERIFY_ELEMENTS_RATIO = 4
 
 
 def read_sets(run):
@@ -96,6 +100,7 @@ def problems(run):
                     key=lambda r: r["launch"]["median_ms"])
       screened = [r for r in ok if r["retimed"]]
       yield {
+          "ok": ok,
           "set": set_name,
           "pass": m["pass"],
           "find_ms": float(m["find"]),
@@ -175,46 +180,80 @@ def table_rows(rows):
   return out
 
 
-def estimate_one(pr):
-  """The policy's cost model for one problem: (screen, retime, verify) ms."""
-  budget = min(NEW_FACTOR * pr["find_ms"], OLD_CAP_MS)
-  # Verification: the read-back share shrinks; the runs stay.
-  runs_ms = sum(r["launch"]["median_ms"] for r in pr["screened"][:2])
+def twins(a, b):
+  """One algorithm under two math types, re-timed within TIE_MARGIN."""
+  return (a["algo"] == b["algo"] and a["math"] != b["math"] and
+          max(a["launch"]["median_ms"], b["launch"]["median_ms"]) <= min(
+              a["launch"]["median_ms"], b["launch"]["median_ms"]) *
+          (1 + TIE_MARGIN))
+
+
+def estimate_one(pr, factor=NEW_FACTOR):
+  """The policy's cost model for one problem: (screen, retime, verify) ms.
+
+  From the old search's recorded phases: screening costs what it cost per
+  candidate; a re-timing member and round what it cost (shortened where
+  the budget is tight); the re-timed medians stand in for what Find and
+  the screen said about clear leaders and twins.
+  """
+  budget = min(factor * pr["find_ms"], OLD_CAP_MS)
+  ok = pr["ok"]
+  choice = ok[0] if ok else None
+  reference = next((r for r in ok[1:] if choice and r["algo"] != choice["algo"]),
+                   None)
+  runs_ms = sum(r["launch"]["median_ms"] for r in (choice, reference) if r)
+  reserve = runs_ms + NEW_VERIFY_OVERHEAD_MS
   verify = min(pr["verify_ms"],
-               runs_ms + VERIFY_FIXED_MS + (pr["verify_ms"] - runs_ms) / 16)
-  timing = max(budget - verify, 0)
-  # Screening: as recorded, cut at its share (the first two always: a
-  # share of the recorded time proportional to the count).
-  n = max(len(pr["screened"]), 1)
-  per = pr["screen_ms"] / n
-  screen = min(pr["screen_ms"], max(NEW_SCREEN_SHARE * timing, 2 * per))
+               runs_ms + max(pr["verify_ms"] - runs_ms, 0) /
+               VERIFY_ELEMENTS_RATIO)
+  timing = max(budget - reserve, 0.0)
+  # Screening: the recorded cost per candidate, cut at its share (the
+  # first two always).
+  n = len(pr["screened"])
+  per = pr["screen_ms"] / n if n else 0.0
+  screened = n
+  while screened > 2 and screened * per > NEW_SCREEN_SHARE * timing:
+    screened -= 1
+  screen = screened * per
   left = timing - screen
-  kind = pool_kind(pr)
-  pool = pr["pool"]
+  pool = list(pr["pool"])
   if not pool:
     return screen, 0.0, verify
-  if kind in ("lone", "clear"):
-    # The leader alone, one round: one direct sample and one replay.
-    leader = pool[0]["launch"]["median_ms"]
-    one = max(NEW_SAMPLE_MS, NEW_MIN_BATCH_RUNS * leader) + max(
-        NEW_GRAPH_SAMPLE_MS, leader) + 0.2
-    return screen, one, verify
-  # Rounds: the recorded cost per member-round, rounds cut to min_rounds
-  # (settled pools) or to what the budget leaves after the two-round floor,
-  # with samples shortened to fit (at least NEW_MIN_BATCH_RUNS runs).
   member_rounds = sum(r["launch"]["samples"] for r in pool)
-  per_member_round = pr["retime_ms"] / member_rounds
-  rounds = pr["rounds"] if kind == "apart" else min(pr["rounds"],
-                                                    NEW_MIN_ROUNDS)
-  floor_ms = sum(
-      max(NEW_MIN_BATCH_RUNS * r["launch"]["median_ms"], 0.05) +
-      NEW_GRAPH_SAMPLE_MS / 2 + 0.1 for r in pool) * 2
-  full = per_member_round * len(pool) * rounds
-  retime = max(min(full, left), min(floor_ms, full))
-  return screen, retime, verify
+  pmr = pr["retime_ms"] / member_rounds  # per member and round
+  # Twins count as one.
+  kept = []
+  for r in pool:
+    if not any(twins(k, r) for k in kept):
+      kept.append(r)
+  lead = kept[0]["launch"]["median_ms"]
+  # Shorter samples where the floor of rounds of full ones does not fit,
+  # down to NEW_MIN_BATCH_RUNS runs (the overhead stays).
+  overhead = max(pmr - NEW_SAMPLE_MS - NEW_GRAPH_SAMPLE_MS / 2, 0)
+  floor_pmr = overhead + min(NEW_MIN_BATCH_RUNS * lead,
+                             NEW_SAMPLE_MS) + NEW_GRAPH_SAMPLE_MS / 2
+  if len(kept) < 2 or kept[1]["launch"]["median_ms"] >= lead * (1 +
+                                                                  CLEAR_LEAD):
+    # A clear leader: alone, one round.
+    return screen, max(left, min(floor_pmr, pmr)) if pmr > left else pmr, verify
+  members = len(kept)
+  settled = kept[1]["launch"]["median_ms"] < lead * (1 + TIE_MARGIN)
+  rounds = min(pr["rounds"], NEW_MIN_ROUNDS) if settled else pr["rounds"]
+  rounds = max(rounds, 2)
+  if members * 2 * pmr <= left:
+    return screen, members * pmr * max(
+        2, min(rounds, int(left // (members * pmr)))), verify
+  # The two floor rounds with shortened samples: of the whole pool while
+  # the budget lasts, else of the near-ties (within NEW_FLOOR_MARGIN).
+  near = sum(1 for r in kept
+             if r["launch"]["median_ms"] <= lead * (1 + NEW_FLOOR_MARGIN))
+  pmr = max(left / (members * 2), min(floor_pmr, pmr))
+  first = (members if left > 0 else near) * pmr
+  second = (members if left - first >= members * pmr else near) * pmr
+  return screen, first + second, verify
 
 
-def estimate_rows(rows):
+def estimate_rows(rows, factor):
   header = [
       "set", "pass", "n", "Find ms", "old search/Find", "est. screen",
       "est. retime", "est. verify", "est. search/Find",
@@ -225,7 +264,7 @@ def estimate_rows(rows):
     find = total(g, "bench_find_ms")
     s = r = v = 0.0
     for pr in g:
-      a, b, c = estimate_one(pr)
+      a, b, c = estimate_one(pr, factor)
       s += a
       r += b
       v += c
@@ -239,14 +278,15 @@ def estimate_rows(rows):
   return out
 
 
-def sums_row(rows, label):
+def sums_row(rows, label, factor):
   """One row over all problems of `rows`: old and estimated search/Find."""
   find = total(rows, "bench_find_ms")
-  est = sum(sum(estimate_one(pr)) for pr in rows)
+  est = sum(sum(estimate_one(pr, factor)) for pr in rows)
   fixed = total(rows, "setup_ms") + total(rows, "find_ms")
   return (f"{label}: {len(rows)} problems, Find {find:.0f} ms, old search/Find"
           f" {total(rows, 'search_ms') / find:.2f}, estimated"
-          f" {(fixed + est) / find:.2f}")
+          f" {(fixed + est) / find:.2f} (set-up and own Find"
+          f" {fixed / find:.2f}, the rest {est / find:.2f})")
 
 
 def render(table, markdown):
@@ -272,6 +312,8 @@ def main(argv):
                       help="regret.tar.gz files or folders holding sets/")
   parser.add_argument("--estimate", action="store_true",
                       help="also estimate the budget policy's cost")
+  parser.add_argument("--factor", type=float, default=NEW_FACTOR,
+                      help="search_budget_factor for the estimate")
   parser.add_argument("--markdown", action="store_true",
                       help="markdown tables instead of aligned text")
   args = parser.parse_args(argv)
@@ -285,14 +327,20 @@ def main(argv):
     print("budget_phases: no searched problems found", file=sys.stderr)
     return 1
   sys.stdout.write(render(table_rows(rows), args.markdown))
+  kinds = {}
+  for pr in rows:
+    kinds[pool_kind(pr)] = kinds.get(pool_kind(pr), 0) + 1
+  sys.stdout.write("re-timing pools by how far the re-timed runner-up trailed: " +
+                   ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) +
+                   f" (of {len(rows)})\n")
   if args.estimate:
     sys.stdout.write("\n")
-    sys.stdout.write(render(estimate_rows(rows), args.markdown))
+    sys.stdout.write(render(estimate_rows(rows, args.factor), args.markdown))
     for set_name in sorted({pr["set"] for pr in rows}):
       sys.stdout.write(
-          sums_row([pr for pr in rows if pr["set"] == set_name], set_name) +
-          "\n")
-    sys.stdout.write(sums_row(rows, "all") + "\n")
+          sums_row([pr for pr in rows if pr["set"] == set_name], set_name,
+                   args.factor) + "\n")
+    sys.stdout.write(sums_row(rows, "all", args.factor) + "\n")
   return 0
 
 

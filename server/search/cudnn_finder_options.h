@@ -23,15 +23,19 @@ struct CudnnFinderOptions {
   // a search does after its own cudnnFind calls — screening, re-timing and
   // verification; not the buffer set-up — may spend this many times the
   // wall time of those Find calls, and at most min(max_search_budget,
-  // search timeout / 4). 0.5: on the H200 (bench/results/
+  // search timeout / 4). 0.4: on the H200 (bench/results/
   // 2026-12-01-h200-budget) a search's own Find calls cost 1.0-1.27x a
   // caller's timed Find of the same problems and set-up 0.01-0.1x (its
-  // first problem more), so a model set's searches come to about 1.8x its
-  // Find calls. The floors below can exceed it on one problem: the first
-  // two screened candidates, two re-timing rounds of a pool that is not a
-  // clear leader's (with samples shortened to min_batch_runs), and
-  // verification, which always runs.
-  double search_budget_factor = 0.5;
+  // first problem more), and bench/regret/budget_phases.py --estimate puts
+  // the recorded model sets at 1.25-1.85x their Find calls with this
+  // factor (MobileNetV2 b32 bf16 at 1.93x: its own Find calls alone are
+  // 1.24x), 1.25-1.96x with 0.5, 1.25-1.92x with 0.3: on sets of small
+  // problems (Find under 10 ms a problem) the floors decide. The floors can
+  // exceed the budget on one problem: the first two screened candidates,
+  // two re-timing rounds of the near-ties of a pool that is not a clear
+  // leader's (with samples shortened to min_batch_runs), and verification,
+  // which always runs.
+  double search_budget_factor = 0.4;
   absl::Duration max_search_budget = absl::Seconds(3);
   // Screening may spend this share of what the budget leaves once
   // verification's predicted cost is set aside; re-timing gets the rest.
@@ -66,6 +70,11 @@ struct CudnnFinderOptions {
   // (median within tie_margin of the leader's: either is as good a choice)
   // or clearly slower (its fastest sample slower than the leader's median).
   double tie_margin = 0.02;
+  // The first two rounds, which run whatever the budget, time the whole
+  // pool where the budget pays for it, else only the near-ties: the leader
+  // and the members within floor_margin of it (by their samples so far,
+  // else their screened times).
+  double floor_margin = 0.05;
   double sample_ms = 1.2;
   double graph_sample_ms = 0.3;
   int max_batch = 256;
@@ -75,11 +84,11 @@ struct CudnnFinderOptions {
   // pool is the leader alone, for one round (one direct sample, one
   // replay). In the H200 searches of bench/results/2026-12-01-h200-budget
   // (455 problems) 78 % of the pools re-timed were one candidate or had a
-  // runner-up 25 % or more behind after re-timing. Twins — one algorithm under two math types whose Find and
-  // screened times are both within tie_margin of each other (mostly the
-  // same kernel) — count as one candidate: the slower by screen is left
-  // out of the pool (it keeps its screened sample) unless it would rank
-  // first.
+  // runner-up 25 % or more behind after re-timing. Twins — one algorithm under
+  // two math types whose Find and screened times are both within tie_margin of
+  // each other (mostly the same kernel) — count as one candidate: the slower by
+  // screen is left out of the pool (it keeps its screened sample) unless it
+  // would rank first.
   double clear_lead = 0.25;
 
   // --- Clocks. The GPU idles at a low clock and ramps up under load. A
@@ -96,9 +105,14 @@ struct CudnnFinderOptions {
 
   // --- Verification compares at most this many output elements (evenly
   // spaced windows, output_windows.h) of the choice and its references:
-  // 64 windows of 256. A wrong algorithm is wrong all over the output; the
-  // 2^18 of before cost 1-4 ms a search in read-back on the H200.
-  int64_t verify_max_elements = int64_t{1} << 14;
+  // 64 windows of 1024, a quarter of what it read back before (2^18: 1 MiB
+  // of f32 per output, twice a search, converted and compared on the host;
+  // verification then cost 1-5 ms on problems whose runs take 0.1 ms, on
+  // the H200). An algorithm that is wrong all over, or on a regular part
+  // of every tile, shows in every window; one wrong in a single small
+  // region (one output channel, one corner tile) can be missed here as it
+  // could with 2^18.
+  int64_t verify_max_elements = int64_t{1} << 16;
   // It falls back to a CPU computation when no other algorithm runs, for
   // problems of at most this many multiply-accumulates.
   int64_t cpu_reference_max_macs = int64_t{1} << 29;

@@ -49,9 +49,11 @@ class Retimer {
       // joiner would otherwise rank first on its one screened sample.
       const bool clear = plan_.clear_leader && pass == 0;
       const int max_rounds = clear ? 1 : options_.max_rounds;
-      const int floor =
-          pass > 0 ? (joiner_leads_ ? 1 : 0) : clear ? 1 : kFloorRounds;
-      sample_ms_ = budget_.RetimeSampleMs(OkMembers(), std::max(floor, 1));
+      const int floor = pass > 0 ? (joiner_leads_ ? 1 : 0)
+                        : clear  ? 1
+                                 : kFloorRounds;
+      sample_ms_ = budget_.RetimeSampleMs(static_cast<int>(OkPool().size()),
+                                          std::max(floor, 1));
       ASSIGN_OR_RETURN(const int ran, Rounds(max_rounds, floor));
       rounds = std::max(rounds, ran);
       StoreSamples();
@@ -75,12 +77,6 @@ class Retimer {
 
   bool InPool(const Key& k) const {
     return std::find(pool_.begin(), pool_.end(), k) != pool_.end();
-  }
-
-  int OkMembers() {
-    int n = 0;
-    for (const Key& k : pool_) n += Find(k).status == AlgoStatus::kOk;
-    return n;
   }
 
   // Adds the screened OK results within the margin of the pool's leader (of
@@ -135,21 +131,53 @@ class Retimer {
     if (round % 2 == 0) {
       ASSIGN_OR_RETURN(
           const double gpu_ms,
-          timer_.Sample(r, SampleBatch(r.cost(LaunchMode::kDirect).median_ms,
-                                       options_.graph_sample_ms,
-                                       options_.max_batch)));
+          timer_.Sample(
+              r, SampleBatch(r.cost(LaunchMode::kDirect).median_ms,
+                             options_.graph_sample_ms, options_.max_batch)));
       out.gpu.push_back(gpu_ms);
     }
     return absl::OkStatus();
   }
 
-  // One sample of every OK member, starting at member `round` (rotating);
-  // returns the members that ran.
-  absl::StatusOr<std::vector<Key>> Round(int round) {
-    std::vector<Key> order;
+  // The OK members.
+  std::vector<Key> OkPool() {
+    std::vector<Key> ok;
     for (const Key& k : pool_) {
-      if (Find(k).status == AlgoStatus::kOk) order.push_back(k);
+      if (Find(k).status == AlgoStatus::kOk) ok.push_back(k);
     }
+    return ok;
+  }
+
+  // A member's launch time so far: the median of its samples, else its
+  // screened time.
+  double EstimateOf(const Key& k) {
+    auto it = samples_.find(k);
+    if (it != samples_.end() && !it->second.launch.empty()) {
+      return Median(it->second.launch);
+    }
+    return Find(k).cost(LaunchMode::kDirect).median_ms;
+  }
+
+  // The leader of `members` and those within options.floor_margin of it:
+  // the near-ties the floor of rounds is for.
+  std::vector<Key> NearTies(const std::vector<Key>& members) {
+    double best = -1;
+    for (const Key& k : members) {
+      const double e = EstimateOf(k);
+      if (best < 0 || e < best) best = e;
+    }
+    std::vector<Key> out;
+    for (const Key& k : members) {
+      if (EstimateOf(k) <= best * (1 + options_.floor_margin)) {
+        out.push_back(k);
+      }
+    }
+    return out;
+  }
+
+  // One sample of each of `order`'s members, starting at member `round`
+  // (rotating); returns the members that ran.
+  absl::StatusOr<std::vector<Key>> Round(int round, std::vector<Key> order) {
     if (order.empty()) return order;
     std::rotate(order.begin(), order.begin() + (round % order.size()),
                 order.end());
@@ -181,19 +209,23 @@ class Retimer {
   }
 
   // Rounds until min_rounds have run and the leader is settled, or
-  // `max_rounds`, or (after `floor`) the budget cannot pay for another
-  // round: one whose members each take as long as the longest member's
-  // share of a round so far (rounds with replays cost more); returns how
-  // many ran.
+  // `max_rounds`, or the budget cannot pay for another round: one whose
+  // members each take as long as the longest member's share of a round so
+  // far (rounds with replays cost more). The first `floor` rounds run
+  // whatever the budget, but then only for the near-ties (NearTies) where
+  // the budget cannot pay for the whole pool. Returns how many ran.
   absl::StatusOr<int> Rounds(int max_rounds, int floor) {
     int ran = 0;
     for (int round = 0; round < max_rounds; ++round) {
-      if (ran >= floor &&
-          !budget_.MayRunRound(longest_share_ * OkMembers())) {
-        break;
+      std::vector<Key> members = OkPool();
+      if (!budget_.MayRunRound(longest_share_ *
+                               static_cast<int64_t>(members.size()))) {
+        if (ran >= floor) break;
+        members = NearTies(members);
       }
       const absl::Time start = budget_.Now();
-      ASSIGN_OR_RETURN(const std::vector<Key> order, Round(round));
+      ASSIGN_OR_RETURN(const std::vector<Key> order,
+                       Round(round, std::move(members)));
       if (order.empty()) break;
       ran = round + 1;
       longest_share_ =
@@ -224,7 +256,7 @@ class Retimer {
   const SearchBudget& budget_;
   std::vector<AlgoResult>& results_;
   const RetimePlan plan_;
-  double sample_ms_ = 0;  // this pass's direct samples
+  double sample_ms_ = 0;       // this pass's direct samples
   bool joiner_leads_ = false;  // the last ExtendPool added a faster one
   // The longest time a round so far took, per member.
   absl::Duration longest_share_ = absl::ZeroDuration();

@@ -8,7 +8,9 @@
 // replays (GPU time), until min_rounds have run and the leader is settled
 // (every other member a near-tie within options.tie_margin or clearly
 // slower), or max_rounds, or the budget cannot pay for another round
-// (SearchBudget::MayRunRound; two rounds always). A clear leader's pool is
+// (SearchBudget::MayRunRound; two rounds always, of the near-ties within
+// options.floor_margin of the leader where the budget cannot pay for the
+// whole pool). A clear leader's pool is
 // the leader alone, for one round. A screened candidate outside the pool
 // within the margin of the re-timed leader then joins it (a held-out one
 // only where its screened time is below the re-timed leader's) and the

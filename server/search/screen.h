@@ -4,11 +4,11 @@
 // kernels lazily, or precomputing indices). Find's order is trusted only that
 // far: every OK candidate whose Find time is within options.screen_ratio of
 // Find's fastest (at most options.max_screened, fastest first, while the
-// budget allows: SearchBudget::MayScreen) is timed again with one batch of direct launches after one
-// untimed run (TimeDirectRuns), the batch sized from its Find time to last
-// about options.screen_sample_ms (SampleBatch, at most options.max_batch
-// runs). That sample becomes its launch time, with its host time (samples
-// = 1, spread 0, retimed = true); the others keep Find's sample.
+// budget allows: SearchBudget::MayScreen) is timed again with one batch of
+// direct launches after one untimed run (TimeDirectRuns), the batch sized from
+// its Find time to last about options.screen_sample_ms (SampleBatch, at most
+// options.max_batch runs). That sample becomes its launch time, with its host
+// time (samples = 1, spread 0, retimed = true); the others keep Find's sample.
 // Screening launches directly, as the callers that rank by launch time do;
 // GPU time (CUDA-graph replays) is measured for the leaders only, in
 // re-timing. A candidate that fails is marked kFailed. The results end

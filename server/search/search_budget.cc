@@ -31,10 +31,9 @@ SearchBudget::SearchBudget(const CudnnFinderOptions& options, double find_ms,
                            absl::Duration timeout,
                            const std::vector<AlgoResult>& results, Clock clock)
     : options_(options), clock_(std::move(clock)), start_(clock_()) {
-  total_ = std::min(
-      {absl::Milliseconds(std::max(find_ms, 0.0) *
-                          options.search_budget_factor),
-       options.max_search_budget, timeout / 4});
+  total_ = std::min({absl::Milliseconds(std::max(find_ms, 0.0) *
+                                        options.search_budget_factor),
+                     options.max_search_budget, timeout / 4});
   total_ = std::max(total_, absl::ZeroDuration());
   // The choice is most likely Find's fastest; its first reference the
   // fastest OK result of another algorithm (verify.h).
@@ -122,10 +121,11 @@ double SearchBudget::RetimeSampleMs(int members, int rounds) const {
 }
 
 int SearchBudget::RetimeBatch(const AlgoResult& r, double sample_ms) const {
-  const int batch = SampleBatch(r.cost(LaunchMode::kDirect).median_ms,
-                                sample_ms, options_.max_batch);
-  return std::min(std::max(batch, options_.min_batch_runs),
-                  std::max(options_.max_batch, 1));
+  const double run_ms = r.cost(LaunchMode::kDirect).median_ms;
+  // Shortened to min_batch_runs at most: never longer than a full sample.
+  const int full = SampleBatch(run_ms, options_.sample_ms, options_.max_batch);
+  return std::max(SampleBatch(run_ms, sample_ms, options_.max_batch),
+                  std::min(options_.min_batch_runs, full));
 }
 
 double SearchBudget::FindMs(const AlgoResult& r) const {

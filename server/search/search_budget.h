@@ -14,12 +14,14 @@
 //     would still end in that share (the first two always);
 //   - re-timing gets the rest (the timing end): a round runs while it is
 //     expected to end before it (from the longest member's share of a
-//     round so far) — the first pool's first two rounds always, a clear
-//     leader's one; later passes while the budget lasts (one round always
-//     where a joiner would otherwise rank first on its screened sample). Its
-//     direct samples last options.sample_ms, or less where two rounds of
-//     the pool would not fit in what is left (options.min_batch_runs runs
-//     at least).
+//     round so far). The first pool's first two rounds always run (of its
+//     near-ties only, within options.floor_margin of the leader, where the
+//     whole pool does not fit), a clear leader's one; later passes run
+//     while the budget lasts (one round always where a joiner would
+//     otherwise rank first on its screened sample). Direct samples last
+//     options.sample_ms, or less where two rounds of the pool would not
+//     fit in what is left (options.min_batch_runs runs at least, or a full
+//     sample's runs where fewer).
 // The re-timing pool (RetimePlan): a clear leader (every other candidate's
 // Find and screened times at least 1 + options.clear_lead times its own) is
 // re-timed alone for one round; of twins (one algorithm and knobs under
@@ -67,9 +69,10 @@ class SearchBudget {
   // search's own Find calls; `timeout`: the search's; `results`: Find's
   // candidates, sorted, with Find's launch times (noted here: screening
   // overwrites them).
-  SearchBudget(const CudnnFinderOptions& options, double find_ms,
-               absl::Duration timeout, const std::vector<AlgoResult>& results,
-               Clock clock = [] { return absl::Now(); });
+  SearchBudget(
+      const CudnnFinderOptions& options, double find_ms, absl::Duration timeout,
+      const std::vector<AlgoResult>& results,
+      Clock clock = [] { return absl::Now(); });
 
   // The whole budget: screening, re-timing and verification.
   absl::Duration total() const { return total_; }
@@ -100,7 +103,8 @@ class SearchBudget {
   // options.sample_ms, or less (the batch floor is RetimeBatch's).
   double RetimeSampleMs(int members, int rounds) const;
   // The batch length of r's direct samples lasting about `sample_ms`, from
-  // its screened launch time: at least options.min_batch_runs.
+  // its screened launch time: at least options.min_batch_runs, or the
+  // batch of a full options.sample_ms where that is fewer runs.
   int RetimeBatch(const AlgoResult& r, double sample_ms) const;
 
   // r's launch time as Find reported it; 0 for a candidate Find did not

@@ -78,9 +78,32 @@ AlgoResult Found(int algo, MathType math, double find_ms) {
 // `find_wall_ms`.
 class SearchBudgetTest : public ::testing::Test {
  protected:
+  // The settings the budgets and batch lengths below are worked out for.
+  SearchBudgetTest() {
+    options_.search_budget_factor = 0.5;
+    options_.screen_share = 0.4;
+    options_.verify_overhead_ms = 0.3;
+    options_.screen_sample_ms = 0.3;
+    options_.sample_ms = 1.2;
+    options_.graph_sample_ms = 0.3;
+    options_.min_batch_runs = 8;
+    options_.retime_margin = 0.15;
+    options_.tie_margin = 0.02;
+    options_.floor_margin = 0.05;
+    options_.clear_lead = 0.25;
+    options_.min_rounds = 2;
+    options_.max_rounds = 12;
+    options_.max_candidates = 4;
+  }
   void Add(int algo, MathType math, double find_ms, Cost cost) {
     results_.push_back(Found(algo, math, find_ms));
     timer_.costs[CandidateKeyOf(results_.back())] = cost;
+  }
+  // A candidate that Find and every sample time at `ms` a run.
+  void Add(int algo, MathType math, double ms) {
+    Cost cost;
+    cost.launch_ms = ms;
+    Add(algo, math, ms, cost);
   }
   // Screens and re-times; returns the time they took.
   absl::Duration Search(double find_wall_ms) {
@@ -115,7 +138,6 @@ class SearchBudgetTest : public ::testing::Test {
 };
 
 TEST_F(SearchBudgetTest, BudgetIsAShareOfFindCappedByTheTimeout) {
-  options_.search_budget_factor = 0.5;
   options_.max_search_budget = absl::Seconds(3);
   Add(0, MathType::kFma, 1.0, {});
   SearchBudget budget(options_, 100, absl::Seconds(60), results_,
@@ -130,7 +152,6 @@ TEST_F(SearchBudgetTest, BudgetIsAShareOfFindCappedByTheTimeout) {
 }
 
 TEST_F(SearchBudgetTest, VerificationIsReservedAsTheChoiceAndAnotherAlgorithm) {
-  options_.verify_overhead_ms = 0.3;
   Add(1, MathType::kTensorOp, 0.5, {});
   Add(1, MathType::kFma, 0.6, {});  // same algorithm: not a reference
   Add(0, MathType::kFma, 2.0, {});
@@ -153,20 +174,16 @@ TEST_F(SearchBudgetTest, ScreeningAndRetimingStayWithinWhatVerificationLeaves) {
   const absl::Duration took = Search(60);  // a 30 ms budget
   EXPECT_LE(took, Timing());
   EXPECT_LE(screen_took_, Timing() * options_.screen_share);
-  EXPECT_GT(rounds_, kFloorRounds);           // the budget paid for more
-  EXPECT_LT(rounds_, options_.max_rounds);    // but not for all
+  EXPECT_GT(rounds_, kFloorRounds);         // the budget paid for more
+  EXPECT_LT(rounds_, options_.max_rounds);  // but not for all
   EXPECT_EQ(results_.front().algo, 0);
   EXPECT_EQ(results_.front().launch.samples, rounds_);
 }
 
-TEST_F(SearchBudgetTest, NearTiesAreRetimedWithShortSamplesWhenTheBudgetIsTight) {
-  options_.min_batch_runs = 8;
-  Cost a;
-  a.launch_ms = 0.050;
-  Cost b;
-  b.launch_ms = 0.051;  // 2 % apart: a near-tie
-  Add(0, MathType::kFma, 0.050, a);
-  Add(1, MathType::kFma, 0.051, b);
+TEST_F(SearchBudgetTest,
+       NearTiesAreRetimedWithShortSamplesWhenTheBudgetIsTight) {
+  Add(0, MathType::kFma, 0.050);
+  Add(1, MathType::kFma, 0.051);  // 2 % apart: a near-tie
   Search(4);  // a 2 ms budget: two 1.2 ms rounds of two would not fit
   for (const AlgoResult& r : results_) {
     EXPECT_EQ(r.launch.samples, kFloorRounds) << r.algo;
@@ -182,12 +199,8 @@ TEST_F(SearchBudgetTest, NearTiesAreRetimedWithShortSamplesWhenTheBudgetIsTight)
 }
 
 TEST_F(SearchBudgetTest, NearTiesGetFullSamplesWhenTheBudgetAllows) {
-  Cost a;
-  a.launch_ms = 0.0625;
-  Cost b;
-  b.launch_ms = 0.0635;  // 1.6 % apart
-  Add(0, MathType::kFma, 0.0625, a);
-  Add(1, MathType::kFma, 0.0635, b);
+  Add(0, MathType::kFma, 0.0625);
+  Add(1, MathType::kFma, 0.0635);  // 1.6 % apart
   Search(200);
   // 1.2 ms batches: 20 runs of the leader's 0.0625 ms.
   EXPECT_GE(Result(0, MathType::kFma).launch.samples, kFloorRounds);
@@ -196,16 +209,38 @@ TEST_F(SearchBudgetTest, NearTiesGetFullSamplesWhenTheBudgetAllows) {
             20);
 }
 
+TEST_F(SearchBudgetTest, WhenThePoolDoesNotFitTheFloorRoundIsTheNearTies) {
+  Add(0, MathType::kFma, 0.100);
+  Add(1, MathType::kFma, 0.103);  // 3 %: within floor_margin
+  Add(2, MathType::kFma, 0.112);  // 12 %: in the pool, not a near-tie
+  // A 3.5 ms budget: the three are screened, the first round of all three
+  // spends the rest, and the second (a floor round) is the near-ties'.
+  Search(7);
+  EXPECT_EQ(Result(0, MathType::kFma).launch.samples, kFloorRounds);
+  EXPECT_EQ(Result(1, MathType::kFma).launch.samples, kFloorRounds);
+  const AlgoResult& r = Result(2, MathType::kFma);
+  EXPECT_EQ(r.launch.samples, 1);
+  EXPECT_EQ(r.gpu.samples, 1);
+  EXPECT_EQ(timer_.DirectSamples(r), 2);  // screened, one round
+}
+
+TEST_F(SearchBudgetTest, SlowRunsAreNotLengthenedToTheBatchFloor) {
+  Add(0, MathType::kFma, 0.5);
+  Add(1, MathType::kFma, 0.505);
+  Search(2);  // a 1 ms budget: the floor's samples
+  // A full 1.2 ms sample is 3 runs of 0.5 ms: fewer than the floor of 8.
+  for (const AlgoResult& r : results_) {
+    const std::vector<int>& batches = timer_.direct_batches[CandidateKeyOf(r)];
+    ASSERT_EQ(batches.size(), 3u) << r.algo;
+    EXPECT_LE(batches[1], 3) << r.algo;
+    EXPECT_LE(batches[2], 3) << r.algo;
+  }
+}
+
 TEST_F(SearchBudgetTest, AClearLeaderIsRetimedAloneForOneRound) {
-  Cost lead;
-  lead.launch_ms = 0.10;
-  Add(0, MathType::kFma, 0.10, lead);
-  Cost slow;
-  slow.launch_ms = 0.14;  // 40 % behind in Find and the screen
-  Add(1, MathType::kFma, 0.14, slow);
-  Cost slower;
-  slower.launch_ms = 0.25;
-  Add(2, MathType::kFma, 0.25, slower);
+  Add(0, MathType::kFma, 0.10);
+  Add(1, MathType::kFma, 0.14);  // 40 % behind in Find and the screen
+  Add(2, MathType::kFma, 0.25);
   Search(200);  // budget enough for every round: the plan, not it, decides
   const AlgoResult& leader = results_.front();
   EXPECT_EQ(leader.algo, 0);
@@ -226,9 +261,7 @@ TEST_F(SearchBudgetTest, AClearLeaderIsRetimedAloneForOneRound) {
 }
 
 TEST_F(SearchBudgetTest, ALeaderOnlyFindCallsClearIsRetimedWithItsRival) {
-  Cost lead;
-  lead.launch_ms = 0.10;
-  Add(0, MathType::kFma, 0.10, lead);
+  Add(0, MathType::kFma, 0.10);
   Cost rival;
   rival.launch_ms = 0.11;  // Find says 40 % behind, the screen 10 %
   Add(1, MathType::kFma, 0.14, rival);
@@ -246,9 +279,7 @@ TEST_F(SearchBudgetTest, AHeldOutRivalThatWouldRankFirstIsRetimedAfterAll) {
   host_heavy.launch_ms = 0.20;
   host_heavy.screen_ms = 0.08;
   Add(0, MathType::kFma, 0.08, host_heavy);
-  Cost rival;
-  rival.launch_ms = 0.12;
-  Add(1, MathType::kFma, 0.12, rival);
+  Add(1, MathType::kFma, 0.12);
   Search(200);
   const AlgoResult& first = results_.front();
   EXPECT_EQ(first.algo, 1);
@@ -259,15 +290,9 @@ TEST_F(SearchBudgetTest, AHeldOutRivalThatWouldRankFirstIsRetimedAfterAll) {
 TEST_F(SearchBudgetTest, TwinsAreRetimedAsOne) {
   // Algorithm 0 under two math types, 0.5 % apart in Find and the screen;
   // algorithm 1 a near-tie of theirs.
-  Cost twin;
-  twin.launch_ms = 0.100;
-  Add(0, MathType::kDefault, 0.100, twin);
-  Cost other_twin;
-  other_twin.launch_ms = 0.1005;
-  Add(0, MathType::kFma, 0.1005, other_twin);
-  Cost near;
-  near.launch_ms = 0.101;
-  Add(1, MathType::kFma, 0.101, near);
+  Add(0, MathType::kDefault, 0.100);
+  Add(0, MathType::kFma, 0.1005);
+  Add(1, MathType::kFma, 0.101);
   Search(200);
   EXPECT_GE(Result(0, MathType::kDefault).launch.samples, kFloorRounds);
   EXPECT_GE(Result(1, MathType::kFma).launch.samples, kFloorRounds);
@@ -278,15 +303,9 @@ TEST_F(SearchBudgetTest, TwinsAreRetimedAsOne) {
 }
 
 TEST_F(SearchBudgetTest, TwinsOfAClearLeaderDoNotHideItsLead) {
-  Cost twin;
-  twin.launch_ms = 0.100;
-  Add(0, MathType::kDefault, 0.100, twin);
-  Cost other_twin;
-  other_twin.launch_ms = 0.1005;
-  Add(0, MathType::kFma, 0.1005, other_twin);
-  Cost slow;
-  slow.launch_ms = 0.2;
-  Add(1, MathType::kFma, 0.2, slow);
+  Add(0, MathType::kDefault, 0.100);
+  Add(0, MathType::kFma, 0.1005);
+  Add(1, MathType::kFma, 0.2);
   Search(200);
   EXPECT_EQ(rounds_, 1);
   EXPECT_EQ(results_.front().launch.samples, 1);
@@ -294,11 +313,7 @@ TEST_F(SearchBudgetTest, TwinsOfAClearLeaderDoNotHideItsLead) {
 }
 
 TEST_F(SearchBudgetTest, ScreeningStopsAtItsShareAfterTheFirstTwo) {
-  for (int a = 0; a < 8; ++a) {
-    Cost c;
-    c.launch_ms = 0.1 * (1 + 0.05 * a);
-    Add(a, MathType::kFma, c.launch_ms, c);
-  }
+  for (int a = 0; a < 8; ++a) Add(a, MathType::kFma, 0.1 * (1 + 0.05 * a));
   Search(2);  // a 1 ms budget, less than verification's reserve
   int screened = 0;
   for (const AlgoResult& r : results_) screened += r.retimed;
