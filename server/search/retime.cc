@@ -44,9 +44,9 @@ class Retimer {
       if (pool_.empty() || (pass > 0 && added == 0)) break;
       // A clear leader's first pool is the leader alone, for one round; a
       // pass after it means a held-out rival would rank first: the pool is
-      // then timed like any other.
-      // Later passes run while the budget lasts, one round always where a
-      // joiner would otherwise rank first on its one screened sample.
+      // then timed like any other. Later passes run while the budget lasts,
+      // one round always where a joiner would otherwise rank first on its
+      // one screened sample.
       const bool clear = plan_.clear_leader && pass == 0;
       const int max_rounds = clear ? 1 : options_.max_rounds;
       const int floor = pass > 0 ? (joiner_leads_ ? 1 : 0)

@@ -27,12 +27,16 @@ absl::Status Screen(CandidateTimer& timer, const CudnnFinderOptions& options,
     if (r.status != AlgoStatus::kOk) continue;
     if (screened >= options.max_screened) break;
     if (!WorthScreening(r.launch.median_ms, best_ms, options)) break;
-    // The first two always: re-timing needs two screened members to compare.
-    if (!budget.MayScreen(screened, longest)) break;
-    ++screened;
-    const absl::Time start = budget.Now();
     const int batch = SampleBatch(r.launch.median_ms, options.screen_sample_ms,
                                   options.max_batch);
+    // Its expected cost: as long as the longest so far, or its batch and
+    // the untimed run before it at its Find time where that is longer. The
+    // first two always: re-timing needs two screened members to compare.
+    const absl::Duration expected =
+        std::max(longest, absl::Milliseconds((batch + 1) * r.launch.median_ms));
+    if (!budget.MayScreen(screened, expected)) break;
+    ++screened;
+    const absl::Time start = budget.Now();
     absl::StatusOr<DirectSample> sample = timer.TimeDirect(r, batch);
     longest = std::max(longest, budget.Now() - start);
     if (!sample.ok()) {

@@ -58,8 +58,8 @@ SearchBudget::SearchBudget(const CudnnFinderOptions& options, double find_ms,
   timing_end_ = start_ + timing;
 }
 
-bool SearchBudget::MayScreen(int screened, absl::Duration longest) const {
-  return screened < 2 || Now() + longest <= screen_end_;
+bool SearchBudget::MayScreen(int screened, absl::Duration expected) const {
+  return screened < 2 || Now() + expected <= screen_end_;
 }
 
 RetimePlan SearchBudget::PlanRetime(

@@ -10,8 +10,9 @@
 //     options.verify_overhead_ms); verification always runs, whatever is
 //     left;
 //   - screening may spend options.screen_share of the rest: a candidate is
-//     screened while one more screening as long as the longest so far
-//     would still end in that share (the first two always);
+//     screened while it is expected to end in that share (as long as the
+//     longest screening so far, or its batch and untimed run at its Find
+//     time where longer; the first two always);
 //   - re-timing gets the rest (the timing end): a round runs while it is
 //     expected to end before it (from the longest member's share of a
 //     round so far). The first pool's first two rounds always run (of its
@@ -82,9 +83,9 @@ class SearchBudget {
   absl::Duration Spent() const { return clock_() - start_; }
   absl::Time Now() const { return clock_(); }
 
-  // Whether screening may go on to its next candidate, `screened` being
-  // screened already, the longest of them in `longest`.
-  bool MayScreen(int screened, absl::Duration longest) const;
+  // Whether screening may go on to its next candidate, expected to take
+  // `expected`, `screened` being screened already (the first two always).
+  bool MayScreen(int screened, absl::Duration expected) const;
 
   // The pool rules for `results`: screened (those with retimed = true carry
   // their screened launch time) and sorted.

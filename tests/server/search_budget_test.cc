@@ -320,5 +320,15 @@ TEST_F(SearchBudgetTest, ScreeningStopsAtItsShareAfterTheFirstTwo) {
   EXPECT_EQ(screened, 2);
 }
 
+TEST_F(SearchBudgetTest, ScreeningSkipsACandidateItsShareCannotPayFor) {
+  Add(0, MathType::kFma, 0.7);
+  Add(1, MathType::kFma, 0.72);
+  Add(2, MathType::kFma, 2.0);  // within screen_ratio; a 4 ms screening
+  Search(20);                   // a 10 ms budget: 3.3 ms for screening
+  EXPECT_TRUE(Result(1, MathType::kFma).retimed);
+  EXPECT_FALSE(Result(2, MathType::kFma).retimed);
+  EXPECT_LE(screen_took_, Timing() * options_.screen_share);
+}
+
 }  // namespace
 }  // namespace tunedb
