@@ -158,21 +158,12 @@ class Retimer {
     return Find(k).cost(LaunchMode::kDirect).median_ms;
   }
 
-  // The leader of `members` and those within options.floor_margin of it:
-  // the near-ties the floor of rounds is for.
+  // The near-ties among `members` the floor of rounds is for
+  // (SearchBudget::NearTies).
   std::vector<Key> NearTies(const std::vector<Key>& members) {
-    double best = -1;
-    for (const Key& k : members) {
-      const double e = EstimateOf(k);
-      if (best < 0 || e < best) best = e;
-    }
-    std::vector<Key> out;
-    for (const Key& k : members) {
-      if (EstimateOf(k) <= best * (1 + options_.floor_margin)) {
-        out.push_back(k);
-      }
-    }
-    return out;
+    std::vector<std::pair<Key, double>> estimates;
+    for (const Key& k : members) estimates.push_back({k, EstimateOf(k)});
+    return budget_.NearTies(estimates);
   }
 
   // One sample of each of `order`'s members, starting at member `round`

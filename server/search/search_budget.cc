@@ -110,6 +110,19 @@ RetimePlan SearchBudget::PlanRetime(
   return plan;
 }
 
+std::vector<CandidateKey> SearchBudget::NearTies(
+    const std::vector<std::pair<CandidateKey, double>>& estimates) const {
+  double best = -1;
+  for (const auto& [key, ms] : estimates) {
+    if (best < 0 || ms < best) best = ms;
+  }
+  std::vector<CandidateKey> out;
+  for (const auto& [key, ms] : estimates) {
+    if (ms <= best * (1 + options_.floor_margin)) out.push_back(key);
+  }
+  return out;
+}
+
 double SearchBudget::RetimeSampleMs(int members, int rounds) const {
   if (members <= 0 || rounds <= 0) return options_.sample_ms;
   const double left_ms = absl::ToDoubleMilliseconds(timing_end_ - Now());

@@ -38,6 +38,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -79,8 +80,6 @@ class SearchBudget {
   absl::Duration total() const { return total_; }
   // What is set aside for verification.
   absl::Duration verify_reserve() const { return verify_reserve_; }
-  // Time since the budget started.
-  absl::Duration Spent() const { return clock_() - start_; }
   absl::Time Now() const { return clock_(); }
 
   // Whether screening may go on to its next candidate, expected to take
@@ -98,6 +97,11 @@ class SearchBudget {
   }
   // Whether re-timing may start another pass.
   bool MayExtendPool() const { return Now() < timing_end_; }
+  // Of re-timing members with their launch times so far, the near-ties a
+  // floor round times where the whole pool does not fit: the fastest and
+  // those within options.floor_margin of it.
+  std::vector<CandidateKey> NearTies(
+      const std::vector<std::pair<CandidateKey, double>>& estimates) const;
 
   // How long each direct sample of re-timing `members` candidates lasts
   // when `rounds` rounds of them are to fit in what is left of the timing:
@@ -108,11 +112,11 @@ class SearchBudget {
   // batch of a full options.sample_ms where that is fewer runs.
   int RetimeBatch(const AlgoResult& r, double sample_ms) const;
 
+ private:
   // r's launch time as Find reported it; 0 for a candidate Find did not
   // time.
   double FindMs(const AlgoResult& r) const;
 
- private:
   const CudnnFinderOptions& options_;
   Clock clock_;
   absl::Time start_;
