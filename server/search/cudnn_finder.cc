@@ -18,6 +18,7 @@
 #include "server/search/retime.h"
 #include "server/search/sampler.h"
 #include "server/search/screen.h"
+#include "server/search/search_budget.h"
 #include "server/search/verify.h"
 
 namespace tunedb {
@@ -190,17 +191,16 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   ASSIGN_OR_RETURN(std::unique_ptr<Sampler> sampler,
                    Sampler::Create(launcher.get(), stream_.get(), workspace.ptr,
                                    workspace.bytes));
-  // Screening and re-timing share one budget: a share of what Find cost
-  // (for the graph API: of building and first running the candidates).
-  const double timed_ms = out.phases.find_ms - out.phases.heuristics_ms;
-  const absl::Duration budget = std::min(
-      {absl::Milliseconds(timed_ms * options_.refine_budget_factor),
-       options_.retime_budget, timeout / 4});
-  const absl::Time deadline = absl::Now() + budget;
-  RETURN_IF_ERROR(Screen(*sampler, options_, deadline, out.results));
+  // Screening, re-timing and verification share one budget: a share of what
+  // Find cost (for the graph API: of building and first running the
+  // candidates).
+  const SearchBudget budget(options_,
+                            out.phases.find_ms - out.phases.heuristics_ms,
+                            timeout, out.results);
+  RETURN_IF_ERROR(Screen(*sampler, options_, budget, out.results));
   out.phases.screen_ms = lap();
   ASSIGN_OR_RETURN(out.repeats,
-                   Retime(*sampler, options_, deadline, out.results));
+                   Retime(*sampler, options_, budget, out.results));
   SortResults(out.results);
   out.phases.retime_ms = lap();
 

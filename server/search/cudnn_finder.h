@@ -1,9 +1,10 @@
 // CudnnFinder: measures cuDNN convolution algorithms on one GPU, in process.
 //
 // It is what a tunedb-worker process runs (one per GPU and cuDNN version);
-// the daemon itself talks to it only through WorkerFinder. A search costs
-// about what a caller's own cudnnFind costs, times (1 + the options'
-// refine_budget_factor), and runs these phases:
+// the daemon itself talks to it only through WorkerFinder. What a search
+// does after its own Find calls costs at most the options'
+// search_budget_factor times what those calls cost (search_budget.h, with
+// its floors), and it runs these phases:
 //   0. set-up: descriptors and buffers for the problem (CudnnConv, filled
 //      from values kept on the device, device_values.h), a workspace of up
 //      to the cap (default min(free memory / 4, 4 GiB), kept from search to
@@ -13,13 +14,13 @@
 //   1. candidates.h: cudnnFind*AlgorithmEx once per math type the policy
 //      allows, results per (algo, math type); Find's one timed call is a
 //      first launch-time sample, and the wall time of these calls sets the
-//      budget of phases 2 and 3;
+//      budget of phases 2 to 4 (search_budget.h);
 //   2. screen.h: the OK results near Find's best timed again with one batch
 //      of direct launches each (launch and host time);
 //   3. retime.h: the leaders by launch time re-timed together, interleaved,
 //      each round one batch of direct launches (launch and host time), every
 //      other round a CUDA-graph replay (GPU time), until the leader is
-//      settled or the budget is spent;
+//      settled or the budget is spent (a clear leader alone, one round);
 //   4. verify.h: the fastest checked against reference algorithms (or the
 //      CPU) on the same inputs; a mismatch is marked kFailed and the next is
 //      checked.

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "cudnn/cudnn_status.h"
 #include "server/search/algo_failure.h"
@@ -19,43 +20,45 @@ namespace {
 using Key = CandidateKey;
 
 constexpr int kMaxPasses = 4;
-// Rounds every pool runs, budget or not: each member then has a GPU-time
-// sample and two launch-time samples.
-constexpr int kFloorRounds = 2;
 
 // One member's samples, per run.
 struct Samples {
   std::vector<double> launch, host, gpu;
 };
 
-// The batch length of a member's samples lasting about `sample_ms`, from its
-// screened launch time.
-int BatchFor(const AlgoResult& r, double sample_ms,
-             const CudnnFinderOptions& options) {
-  return SampleBatch(r.cost(LaunchMode::kDirect).median_ms, sample_ms,
-                     options.max_batch);
-}
-
 // The state of one re-timing: the pool and each member's samples.
 class Retimer {
  public:
-  Retimer(Sampler& sampler, const CudnnFinderOptions& options,
-          absl::Time deadline, std::vector<AlgoResult>& results)
-      : sampler_(sampler),
+  Retimer(CandidateTimer& timer, const CudnnFinderOptions& options,
+          const SearchBudget& budget, std::vector<AlgoResult>& results)
+      : timer_(timer),
         options_(options),
-        deadline_(deadline),
-        results_(results) {}
+        budget_(budget),
+        results_(results),
+        plan_(budget.PlanRetime(results)) {}
 
   absl::StatusOr<int> Run() {
     int rounds = 0;
     for (int pass = 0; pass < kMaxPasses; ++pass) {
       const int added = ExtendPool();
       if (pool_.empty() || (pass > 0 && added == 0)) break;
-      ASSIGN_OR_RETURN(const int ran, Rounds());
+      // A clear leader's first pool is the leader alone, for one round; a
+      // pass after it means a held-out rival would rank first: the pool is
+      // then timed like any other. Later passes run while the budget lasts,
+      // one round always where a joiner would otherwise rank first on its
+      // one screened sample.
+      const bool clear = plan_.clear_leader && pass == 0;
+      const int max_rounds = clear ? 1 : options_.max_rounds;
+      const int floor = pass > 0 ? (joiner_leads_ ? 1 : 0)
+                        : clear  ? 1
+                                 : kFloorRounds;
+      sample_ms_ = budget_.RetimeSampleMs(static_cast<int>(OkPool().size()),
+                                          std::max(floor, 1));
+      ASSIGN_OR_RETURN(const int ran, Rounds(max_rounds, floor));
       rounds = std::max(rounds, ran);
       StoreSamples();
       SortResults(results_);
-      if (absl::Now() >= deadline_) break;
+      if (!budget_.MayExtendPool()) break;
     }
     return rounds;
   }
@@ -77,8 +80,10 @@ class Retimer {
   }
 
   // Adds the screened OK results within the margin of the pool's leader (of
-  // the best result while the pool is empty); returns how many joined.
+  // the best result while the pool is empty), the plan's held-out ones only
+  // where they are faster than the pool's leader; returns how many joined.
   int ExtendPool() {
+    joiner_leads_ = false;
     double leader_ms = -1;
     for (const Key& k : pool_) {
       const double m = MedianOf(k);
@@ -90,6 +95,14 @@ class Retimer {
       const Key key = CandidateKeyOf(r);
       if (!r.retimed || InPool(key)) continue;
       const double cost = r.cost(LaunchMode::kDirect).median_ms;
+      if (plan_.held_out.count(key)) {
+        if (leader_ms >= 0 && cost < leader_ms) {
+          pool_.push_back(key);
+          ++added;
+          joiner_leads_ = true;
+        }
+        continue;
+      }
       const double ref = leader_ms < 0
                              ? results_[0].cost(LaunchMode::kDirect).median_ms
                              : leader_ms;
@@ -102,6 +115,7 @@ class Retimer {
       if ((within || needed) && room) {
         pool_.push_back(key);
         ++added;
+        joiner_leads_ = joiner_leads_ || (leader_ms >= 0 && cost < leader_ms);
       }
     }
     return added;
@@ -110,27 +124,51 @@ class Retimer {
   // One direct sample (launch and host time) of r and, in even rounds, one
   // graph sample (GPU time).
   absl::Status SampleOne(const AlgoResult& r, int round, Samples& out) {
-    ASSIGN_OR_RETURN(
-        const DirectSample direct,
-        sampler_.TimeDirect(r, BatchFor(r, options_.sample_ms, options_)));
+    ASSIGN_OR_RETURN(const DirectSample direct,
+                     timer_.TimeDirect(r, budget_.RetimeBatch(r, sample_ms_)));
     out.launch.push_back(direct.launch_ms);
     out.host.push_back(direct.host_ms);
     if (round % 2 == 0) {
       ASSIGN_OR_RETURN(
           const double gpu_ms,
-          sampler_.Sample(r, BatchFor(r, options_.graph_sample_ms, options_)));
+          timer_.Sample(
+              r, SampleBatch(r.cost(LaunchMode::kDirect).median_ms,
+                             options_.graph_sample_ms, options_.max_batch)));
       out.gpu.push_back(gpu_ms);
     }
     return absl::OkStatus();
   }
 
-  // One sample of every OK member, starting at member `round` (rotating);
-  // returns the members that ran.
-  absl::StatusOr<std::vector<Key>> Round(int round) {
-    std::vector<Key> order;
+  // The OK members.
+  std::vector<Key> OkPool() {
+    std::vector<Key> ok;
     for (const Key& k : pool_) {
-      if (Find(k).status == AlgoStatus::kOk) order.push_back(k);
+      if (Find(k).status == AlgoStatus::kOk) ok.push_back(k);
     }
+    return ok;
+  }
+
+  // A member's launch time so far: the median of its samples, else its
+  // screened time.
+  double EstimateOf(const Key& k) {
+    auto it = samples_.find(k);
+    if (it != samples_.end() && !it->second.launch.empty()) {
+      return Median(it->second.launch);
+    }
+    return Find(k).cost(LaunchMode::kDirect).median_ms;
+  }
+
+  // The near-ties among `members` the floor of rounds is for
+  // (SearchBudget::NearTies).
+  std::vector<Key> NearTies(const std::vector<Key>& members) {
+    std::vector<std::pair<Key, double>> estimates;
+    for (const Key& k : members) estimates.push_back({k, EstimateOf(k)});
+    return budget_.NearTies(estimates);
+  }
+
+  // One sample of each of `order`'s members, starting at member `round`
+  // (rotating); returns the members that ran.
+  absl::StatusOr<std::vector<Key>> Round(int round, std::vector<Key> order) {
     if (order.empty()) return order;
     std::rotate(order.begin(), order.begin() + (round % order.size()),
                 order.end());
@@ -162,14 +200,28 @@ class Retimer {
   }
 
   // Rounds until min_rounds have run and the leader is settled, or
-  // max_rounds, or (after kFloorRounds) the deadline; returns how many ran.
-  absl::StatusOr<int> Rounds() {
+  // `max_rounds`, or the budget cannot pay for another round: one whose
+  // members each take as long as the longest member's share of a round so
+  // far (rounds with replays cost more). The first `floor` rounds run
+  // whatever the budget, but then only for the near-ties (NearTies) where
+  // the budget cannot pay for the whole pool. Returns how many ran.
+  absl::StatusOr<int> Rounds(int max_rounds, int floor) {
     int ran = 0;
-    for (int round = 0; round < options_.max_rounds; ++round) {
-      ASSIGN_OR_RETURN(const std::vector<Key> order, Round(round));
+    for (int round = 0; round < max_rounds; ++round) {
+      std::vector<Key> members = OkPool();
+      if (!budget_.MayRunRound(longest_share_ *
+                               static_cast<int64_t>(members.size()))) {
+        if (ran >= floor) break;
+        members = NearTies(members);
+      }
+      const absl::Time start = budget_.Now();
+      ASSIGN_OR_RETURN(const std::vector<Key> order,
+                       Round(round, std::move(members)));
       if (order.empty()) break;
       ran = round + 1;
-      if (ran >= kFloorRounds && absl::Now() >= deadline_) break;
+      longest_share_ =
+          std::max(longest_share_, (budget_.Now() - start) /
+                                       static_cast<int64_t>(order.size()));
       if (ran >= options_.min_rounds && Settled(order)) break;
     }
     return ran;
@@ -190,20 +242,26 @@ class Retimer {
     return {Median(v), Spread(v), static_cast<int>(v.size())};
   }
 
-  Sampler& sampler_;
+  CandidateTimer& timer_;
   const CudnnFinderOptions& options_;
-  const absl::Time deadline_;
+  const SearchBudget& budget_;
   std::vector<AlgoResult>& results_;
+  const RetimePlan plan_;
+  double sample_ms_ = 0;       // this pass's direct samples
+  bool joiner_leads_ = false;  // the last ExtendPool added a faster one
+  // The longest time a round so far took, per member.
+  absl::Duration longest_share_ = absl::ZeroDuration();
   std::vector<Key> pool_;
   std::map<Key, Samples> samples_;
 };
 
 }  // namespace
 
-absl::StatusOr<int> Retime(Sampler& sampler, const CudnnFinderOptions& options,
-                           absl::Time deadline,
+absl::StatusOr<int> Retime(CandidateTimer& timer,
+                           const CudnnFinderOptions& options,
+                           const SearchBudget& budget,
                            std::vector<AlgoResult>& results) {
-  return Retimer(sampler, options, deadline, results).Run();
+  return Retimer(timer, options, budget, results).Run();
 }
 
 }  // namespace tunedb

@@ -1,9 +1,9 @@
-// Sampler: runs and times the candidates of one search (screen.h, retime.h)
-// through one ConvLauncher (legacy algorithms or graph-API plans), stream
-// and workspace, with one pair of CUDA events: launch and host time from
-// direct launches, GPU time from CUDA-graph replays. Each candidate
-// (algorithm, math type and knobs) keeps one RunTimer, made with the batch
-// length of its first graph sample.
+// Sampler: the CandidateTimer on the GPU; runs and times the candidates of
+// one search (screen.h, retime.h) through one ConvLauncher (legacy
+// algorithms or graph-API plans), stream and workspace, with one pair of
+// CUDA events: launch and host time from direct launches, GPU time from
+// CUDA-graph replays. Each candidate (algorithm, math type and knobs) keeps
+// one RunTimer, made with the batch length of its first graph sample.
 //
 // Thread safety: none; one search at a time. It must not outlive the conv or
 // the workspace.
@@ -21,13 +21,14 @@
 #include "absl/status/statusor.h"
 #include "cudnn/cudnn_conv.h"
 #include "cudnn/cudnn_handles.h"
+#include "server/search/candidate_timer.h"
 #include "server/search/conv_launcher.h"
 #include "server/search/run_timer.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
 
-class Sampler {
+class Sampler final : public CandidateTimer {
  public:
   // `launcher` must outlive the sampler.
   static absl::StatusOr<std::unique_ptr<Sampler>> Create(
@@ -42,10 +43,11 @@ class Sampler {
   absl::Status Run(const AlgoResult& r);
   // `batch` runs launched directly between the events: launch and host time
   // per run.
-  absl::StatusOr<DirectSample> TimeDirect(const AlgoResult& r, int batch);
+  absl::StatusOr<DirectSample> TimeDirect(const AlgoResult& r,
+                                          int batch) override;
   // One sample of GPU time through r's RunTimer (made with `batch` on first
   // use), ms per run.
-  absl::StatusOr<double> Sample(const AlgoResult& r, int batch);
+  absl::StatusOr<double> Sample(const AlgoResult& r, int batch) override;
   // Whether r's RunTimer replays a CUDA graph (false if it has none yet).
   bool Graphed(const AlgoResult& r) const;
 

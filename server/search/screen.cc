@@ -1,5 +1,8 @@
 #include "server/search/screen.h"
 
+#include <algorithm>
+
+#include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "server/search/algo_failure.h"
 #include "server/search/run_timer.h"
@@ -11,23 +14,31 @@ bool WorthScreening(double find_ms, double best_ms,
   return find_ms <= best_ms * options.screen_ratio;
 }
 
-absl::Status Screen(Sampler& sampler, const CudnnFinderOptions& options,
-                    absl::Time deadline, std::vector<AlgoResult>& results) {
+absl::Status Screen(CandidateTimer& timer, const CudnnFinderOptions& options,
+                    const SearchBudget& budget,
+                    std::vector<AlgoResult>& results) {
   if (results.empty() || results.front().status != AlgoStatus::kOk) {
     return absl::OkStatus();
   }
   const double best_ms = results.front().launch.median_ms;
   int screened = 0;
+  absl::Duration longest = absl::ZeroDuration();  // of one screening so far
   for (AlgoResult& r : results) {
     if (r.status != AlgoStatus::kOk) continue;
     if (screened >= options.max_screened) break;
     if (!WorthScreening(r.launch.median_ms, best_ms, options)) break;
-    // The first two always: re-timing needs two screened members to compare.
-    if (screened >= 2 && absl::Now() >= deadline) break;
-    ++screened;
     const int batch = SampleBatch(r.launch.median_ms, options.screen_sample_ms,
                                   options.max_batch);
-    absl::StatusOr<DirectSample> sample = sampler.TimeDirect(r, batch);
+    // Its expected cost: as long as the longest so far, or its batch and
+    // the untimed run before it at its Find time where that is longer. The
+    // first two always: re-timing needs two screened members to compare.
+    const absl::Duration expected =
+        std::max(longest, absl::Milliseconds((batch + 1) * r.launch.median_ms));
+    if (!budget.MayScreen(screened, expected)) break;
+    ++screened;
+    const absl::Time start = budget.Now();
+    absl::StatusOr<DirectSample> sample = timer.TimeDirect(r, batch);
+    longest = std::max(longest, budget.Now() - start);
     if (!sample.ok()) {
       RETURN_IF_ERROR(MarkFailed(r, sample.status()));
       continue;

@@ -101,11 +101,13 @@ class CudnnFinderGpuTest : public ::testing::TestWithParam<Case> {
     if (!NoGpuReason().empty()) return;
     CudnnFinder::Options options;
     // A budget large enough that re-timing runs its full course (min_rounds
-    // at least) whatever Find cost.
+    // at least) whatever Find cost, and no leader clear enough to be
+    // re-timed alone for one round.
     options.min_rounds = 5;
+    options.clear_lead = 1e9;
     options.max_rounds = 20;
-    options.refine_budget_factor = 1000;
-    options.retime_budget = absl::Seconds(1);
+    options.search_budget_factor = 1000;
+    options.max_search_budget = absl::Seconds(1);
     absl::StatusOr<std::unique_ptr<CudnnFinder>> f =
         CudnnFinder::Create(options);
     if (f.ok()) {
