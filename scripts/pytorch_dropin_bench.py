@@ -202,6 +202,27 @@ def summarize(runs_path, out_dir):
             "%.2e" % r["grad_rel_l2"] if "grad_rel_l2" in r else "",
             {True: "yes", False: "NO"}.get(r.get("matches_reference"), ""),
             r.get("preload", "")))
+    timed = [r for r in runs if "timer" in r]
+    if timed:
+        # libtunedb_cudnn_call_timer.so's sums over the whole process (plans
+        # are built in the first iteration only; executes are every launch).
+        lines += ["", "cuDNN backend calls per process (TIMER=1): plan builds "
+                  "(execution-plan finalizes), engine and engine-config "
+                  "finalizes (tunedb's answer makes these), heuristics "
+                  "finalizes, executes (host time of the launch).", "",
+                  "| dtype | run | benchmark | first iteration (s) | plans | plan ms | engine+config finalizes | their ms | heuristics ms | executes | execute ms |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in timed:
+            f = r["timer"].get("finalize", {})
+            get = lambda k, v: f.get(k, {}).get(v, 0)
+            lines.append("| {} | {} | {} | {:.3f} | {} | {:.1f} | {} | {:.1f} | {:.1f} | {} | {:.1f} |".format(
+                r["dtype"], r["label"], "on" if r["benchmark"] else "off",
+                r["first_iter_s"], get("execution_plan", "calls"),
+                get("execution_plan", "ms"),
+                get("engine", "calls") + get("engine_config", "calls"),
+                get("engine", "ms") + get("engine_config", "ms"),
+                get("engine_heuristics", "ms"), r["timer"]["execute"]["calls"],
+                r["timer"]["execute"]["ms"]))
     if runs:
         r = runs[0]
         lines += ["", f"{r['gpu']}, PyTorch {r['torch']}, cuDNN {r['cudnn']}, model {r['model']}."]

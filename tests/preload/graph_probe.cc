@@ -36,10 +36,11 @@
 // configs. --then-fallback then reads the same graph's fallback list (a
 // second heuristics descriptor, mode FALLBACK, count and fill query), as
 // PyTorch's benchmark mode does after its heuristics list, and prints it as
-// "fallback": {"status":0,"queried":0,"count":0,"configs":[]}. --fidelity prints instead how this cuDNN answers the calls whose
-// behaviour the fake imitates ({"fidelity":{...}}, see Fidelity below).
-// Linked against the real cuDNN (preload_graph_probe_real) it prints no
-// "real_calls", "live_descriptors" -1 and "same_graph" false.
+// "fallback": {"status":0,"queried":0,"count":0,"configs":[]}. --fidelity
+// prints instead how this cuDNN answers the calls whose behaviour the fake
+// imitates ({"fidelity":{...}}, see Fidelity below). Linked against the real
+// cuDNN (preload_graph_probe_real) it prints no "real_calls",
+// "live_descriptors" -1 and "same_graph" false.
 //
 // Thread safety: a single-threaded program.
 #include <cudnn.h>

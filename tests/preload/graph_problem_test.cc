@@ -168,6 +168,43 @@ TEST_F(GraphShadowTest, ANewDescriptorAtAnOldAddressInheritsNothing) {
   EXPECT_FALSE(ProblemFromShadow(*h).ok());
 }
 
+TEST_F(GraphShadowTest, EveryHeuristicsDescriptorOfAnAnsweredGraphSeesItsMark) {
+  const cudnnBackendDescriptor_t heur = ForwardGraph(true);
+  std::optional<ShadowHeuristics> h = shadow_.Heuristics(heur);
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(h->graph, Desc(6));
+  EXPECT_FALSE(h->graph_answered);
+  shadow_.MarkAnswered(Desc(6));
+  // The fallback-list descriptor made afterwards for the same graph.
+  Link(Desc(8), CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, Desc(6));
+  const cudnnBackendHeurMode_t fallback = CUDNN_HEUR_MODE_FALLBACK;
+  shadow_.Note(Desc(8), CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
+               &fallback);
+  h = shadow_.Heuristics(Desc(8));
+  ASSERT_TRUE(h.has_value());
+  EXPECT_TRUE(h->graph_answered);
+  EXPECT_EQ(h->mode, CUDNN_HEUR_MODE_FALLBACK);
+  EXPECT_TRUE(shadow_.Heuristics(heur)->graph_answered);
+}
+
+TEST_F(GraphShadowTest, AGraphCreatedAgainAtAnAnsweredAddressIsNotAnswered) {
+  ForwardGraph(true);
+  shadow_.MarkAnswered(Desc(6));
+  // The graph is destroyed and a new one gets its address.
+  shadow_.Forget(Desc(6));
+  Link(Desc(6), CUDNN_ATTR_OPERATIONGRAPH_OPS, Desc(5));
+  Link(Desc(8), CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, Desc(6));
+  std::optional<ShadowHeuristics> h = shadow_.Heuristics(Desc(8));
+  ASSERT_TRUE(h.has_value());
+  EXPECT_TRUE(h->has_graph);
+  EXPECT_FALSE(h->graph_answered);
+  // Marking an address the shadow does not hold as a graph marks nothing.
+  shadow_.MarkAnswered(Desc(9));
+  shadow_.MarkAnswered(Desc(5));  // a node, not a graph
+  Link(Desc(10), CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, Desc(5));
+  EXPECT_FALSE(shadow_.Heuristics(Desc(10))->graph_answered);
+}
+
 TEST_F(GraphShadowTest, BackwardNodesKeyTheirOwnPass) {
   Tensor dx{{8, 64, 28, 28}, Packed({8, 64, 28, 28}, false)};
   Tensor dy{{8, 32, 14, 14}, Packed({8, 32, 14, 14}, false)};
