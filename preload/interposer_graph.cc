@@ -78,7 +78,8 @@ std::vector<Interposer::TunedEngine> Interposer::TunedEngines(
 }
 
 GraphAnswer Interposer::AnswerFallback(const GraphCall& call) {
-  if (!options_.enabled || !call.shadow.graph_answered || getpid() != pid_) {
+  if (!options_.enabled || !options_.empty_fallback ||
+      !call.shadow.graph_answered || getpid() != pid_) {
     return GraphAnswer{};
   }
   *call.count = 0;
@@ -193,7 +194,9 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
       }
       (t.alternative ? counted->alternatives : counted->choices)
           .push_back(t.config);
-      if (t.universal) counted->universal = t.config;
+      if (t.universal && options_.empty_fallback) {
+        counted->universal = t.config;
+      }
     }
   }
   if (counted->choices.empty() && counted->alternatives.empty()) return pass;

@@ -71,6 +71,7 @@ PreloadOptions PreloadOptionsFromEnv() {
     }
   }
   on_off("TUNEDB_PRELOAD_REPORT", &o.report);
+  on_off("TUNEDB_PRELOAD_EMPTY_FALLBACK", &o.empty_fallback);
   if (const char* v = Env("TUNEDB_PRELOAD_GRAPH_CONFIGS")) {
     int n = 0;
     if (absl::SimpleAtoi(v, &n) && n >= 1 && n <= 64) {

@@ -28,6 +28,11 @@
 //                              choices, never cuDNN's fallback list; 1..64).
 //                              A caller that asks for fewer gets the
 //                              distinct ones.
+//   TUNEDB_PRELOAD_EMPTY_FALLBACK "off": a fallback-list query is always
+//                              cuDNN's, and the choice is repeated as
+//                              without a universal config (for a program
+//                              whose own filters drop configs PyTorch's
+//                              keep; default on)
 //
 // Thread safety: a plain value.
 #ifndef TUNEDB_PRELOAD_PRELOAD_OPTIONS_H_
@@ -55,6 +60,9 @@ struct PreloadOptions {
   int graph_configs = 10;
   // Default: false.
   bool report = false;
+  // Whether the fallback list of a graph answered with a universal config
+  // is answered empty (interposer.h). Default: true.
+  bool empty_fallback = true;
   // Settings that could not be read, for the exit line ("" if none).
   std::string problems;
 };

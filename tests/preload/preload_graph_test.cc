@@ -387,6 +387,23 @@ TEST_F(PreloadGraphTest, TheFillAfterACountQueryDoesNotCheckTheConfigsAgain) {
   EXPECT_EQ(run.real("backend_engine_finalize"), 2 * 2);
 }
 
+TEST_F(PreloadGraphTest, WithEmptyFallbackOffTheFallbackListIsAlwaysCudnns) {
+  const ProblemKey key = Key();
+  Put(key, RankingWithUniversal());
+  ProbeRun run = Probe(
+      {"--then-fallback"},
+      {"TUNEDB_PRELOAD_GRAPH_CONFIGS=3", "TUNEDB_PRELOAD_EMPTY_FALLBACK=off"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  // As without a universal config: the choice repeated, then cuDNN's list.
+  EXPECT_EQ(run.configs(),
+            (std::vector<Config>{
+                {110, "3=0"}, {110, "3=0"}, {110, "3=0"}, {112, "3=2"}}));
+  EXPECT_EQ(run.out["fallback"]["configs"].size(),
+            FakeList(CUDNN_HEUR_MODE_FALLBACK).size());
+  EXPECT_EQ(run.real("backend_heur_count"), 1);
+  EXPECT_THAT(run.err, Not(HasSubstr("fallback_empty")));
+}
+
 TEST_F(PreloadGraphTest, AFallbackListAfterAMissIsCudnns) {
   ProbeRun run = Probe({"--then-fallback"});
   ASSERT_EQ(run.out["status"], 0) << run.err;
