@@ -282,7 +282,7 @@ class ClientImpl final : public Client {
       }
     }
     counters_.Add(kNoneAnswers);
-    Enqueue(Job::kTune, key, constraints);
+    if (wait || options_.tune_misses) Enqueue(Job::kTune, key, constraints);
     return a;
   }
 
@@ -354,7 +354,7 @@ class ClientImpl final : public Client {
     // replaces a tuned one, so a fast background answer is not lost.
     const Answer a = daemon_failed ? DatabaseOrFallback(key, constraints, slot)
                                    : Fallback(key, constraints, slot);
-    Enqueue(Job::kTune, key, constraints);
+    if (options_.tune_misses) Enqueue(Job::kTune, key, constraints);
     return a;
   }
 

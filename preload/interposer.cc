@@ -1,5 +1,6 @@
 #include "preload/interposer.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -54,6 +55,19 @@ Interposer::Interposer() : options_(PreloadOptionsFromEnv()), pid_(getpid()) {
     if (client.ok()) client_ = *std::move(client);
   }
   std::atexit(&Interposer::AtExit);
+}
+
+void Interposer::NoteMiss(const ProblemKey& key) {
+  if (options_.misses_file.empty()) return;
+  std::string line = key.ToText() + "\n";
+  std::lock_guard<std::mutex> lock(misses_mu_);
+  if (!misses_noted_.insert(line).second) return;
+  const int fd = open(options_.misses_file.c_str(),
+                      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  // One write: O_APPEND keeps lines of processes sharing the file whole.
+  (void)!write(fd, line.data(), line.size());
+  close(fd);
 }
 
 void Interposer::AtExit() {
@@ -112,8 +126,9 @@ Decision Interposer::DecideOrThrow(const ConvCall& call) {
   }
   Answer fastest = client_->Get(key, fastest_c);
   if (!fastest.tuned()) {
-    Decision d = PassThrough(client_->DaemonReachable() ? Outcome::kMiss
-                                                        : Outcome::kDaemonDown);
+    const bool reachable = client_->DaemonReachable();
+    if (reachable) NoteMiss(key);
+    Decision d = PassThrough(reachable ? Outcome::kMiss : Outcome::kDaemonDown);
     d.key_text = key_text;
     return d;
   }

@@ -37,6 +37,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "cudnn/backend_graph.h"
@@ -88,6 +89,11 @@ class Interposer {
     bool universal = false;
   };
   std::vector<TunedEngine> TunedEngines(const ProblemKey& key);
+  // A miss of `key`: with PreloadOptions::misses_file, its key text is
+  // appended there (once per process; one write of one line, so processes
+  // sharing the file do not interleave), else nothing (the client already
+  // asked the daemon to tune it).
+  void NoteMiss(const ProblemKey& key);
   void RecordGraph(ConvOp op, Outcome outcome, int engine,
                    const std::string& key_text);
   // The workspace the tuned answer `a` (for `c`) needs with this cuDNN: the
@@ -99,6 +105,8 @@ class Interposer {
   // of the process: cuDNN may refer to them from the caller's configs and
   // plans. At most kMaxKeptGraphs (a few KB each); past that, calls pass.
   static constexpr size_t kMaxKeptGraphs = 1 << 16;
+  std::mutex misses_mu_;
+  std::unordered_set<std::string> misses_noted_;  // guarded by misses_mu_
   std::mutex kept_mu_;
   std::vector<BackendDescriptor> kept_graphs_;  // guarded by kept_mu_
 

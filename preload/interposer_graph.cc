@@ -153,8 +153,9 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
   if (!counted.has_value()) {
     tuned = TunedEngines(key);
     if (tuned.empty()) {
-      *outcome =
-          client_->DaemonReachable() ? Outcome::kMiss : Outcome::kDaemonDown;
+      const bool reachable = client_->DaemonReachable();
+      if (reachable) NoteMiss(key);
+      *outcome = reachable ? Outcome::kMiss : Outcome::kDaemonDown;
       return pass;
     }
   }

@@ -62,6 +62,10 @@ PreloadOptions PreloadOptionsFromEnv() {
     }
   }
   if (const char* v = Env("TUNEDB_PRELOAD_DB")) o.client.db_path = v;
+  if (const char* v = Env("TUNEDB_PRELOAD_MISSES_FILE")) {
+    o.misses_file = v;
+    o.client.tune_misses = o.misses_file.empty();
+  }
   if (const char* v = Env("TUNEDB_PRELOAD_EXIT_WAIT_S")) {
     double s = 0;
     if (absl::SimpleAtod(v, &s) && s >= 0 && s <= 86400) {

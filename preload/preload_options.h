@@ -28,6 +28,11 @@
 //                              choices, never cuDNN's fallback list; 1..64).
 //                              A caller that asks for fewer gets the
 //                              distinct ones.
+//   TUNEDB_PRELOAD_MISSES_FILE a file each miss's key is appended to, one
+//                              key text per line, instead of asking the
+//                              daemon to tune it (`tunedb run --tune-after`
+//                              tunes them once the program has exited;
+//                              default: none, misses are tuned at once)
 //   TUNEDB_PRELOAD_EMPTY_FALLBACK "off": a fallback-list query is always
 //                              cuDNN's, and the choice is repeated as
 //                              without a universal config (for a program
@@ -60,6 +65,9 @@ struct PreloadOptions {
   int graph_configs = 10;
   // Default: false.
   bool report = false;
+  // Where misses' keys go instead of a background tune (client.tune_misses
+  // is then false). Default: "" (tune them).
+  std::string misses_file;
   // Whether the fallback list of a graph answered with a universal config
   // is answered empty (interposer.h). Default: true.
   bool empty_fallback = true;

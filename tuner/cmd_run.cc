@@ -3,7 +3,11 @@
 // already had) and the daemon address in TUNEDB_ADDRESS, so its legacy cuDNN
 // Find/Get_v7 calls are answered from tunedb (docs/preload.md). Returns the
 // program's exit code (128 + N when it dies of signal N; 127 when it cannot
-// be started).
+// be started). With --tune-after, the program's misses are not tuned while
+// it runs (the preload appends their keys to a file instead,
+// TUNEDB_PRELOAD_MISSES_FILE); once it has exited, they are tuned through
+// the daemon as `tunedb prewarm` tunes a key file, so no search shares the
+// GPU with the program.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -13,13 +17,17 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
+#include "tuner/prewarm_runner.h"
+#include "tuner/shape_file.h"
 
 extern char** environ;
 
@@ -34,8 +42,57 @@ struct RunFlags {
   std::string db;       // TUNEDB_PRELOAD_DB
   double exit_wait_s = -1;
   bool report = false;  // TUNEDB_PRELOAD_REPORT=1
+  bool tune_after = false;
   std::vector<std::string> command;
 };
+
+// A new empty file for the program's misses (TUNEDB_PRELOAD_MISSES_FILE),
+// in $TMPDIR or /tmp; "" if none could be made.
+std::string MakeMissesFile() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
+                                  "/tunedb-run-misses-XXXXXX");
+  const int fd = mkstemp(path.data());
+  if (fd < 0) return "";
+  close(fd);
+  return path;
+}
+
+// Tunes the keys the program's processes wrote to `path` (deduplicated by
+// the prewarm), then removes the file. Says what it did on stderr; never
+// changes the program's exit code.
+void TuneMisses(CliContext& ctx, const std::string& path) {
+  std::ifstream in(path);
+  ShapeFileResult r =
+      ParseShapeFile("misses", in, ShapeFormat::kKeyText, ProblemOptions{});
+  in.close();
+  unlink(path.c_str());
+  for (const std::string& e : r.errors) {
+    ctx.err() << "tunedb run: a missed key could not be read: " << e << "\n";
+  }
+  std::vector<PrewarmItem> items;
+  for (const ShapeEntry& e : r.entries) {
+    if (e.device.has_value()) items.push_back({{*e.device, e.problem}, "run"});
+  }
+  if (items.empty()) return;
+  ctx.err() << "tunedb run: tuning the " << items.size()
+            << " problems the program missed\n";
+  const absl::Time start = absl::Now();
+  PrewarmOptions options;
+  options.progress = false;
+  absl::StatusOr<PrewarmSummary> s = RunPrewarm(ctx, items, options);
+  if (!s.ok()) {
+    ctx.err() << "tunedb run: the missed problems were not tuned: "
+              << s.status().message() << "\n";
+    return;
+  }
+  ctx.err() << "tunedb run: " << s->searched << " searched, "
+            << s->already_stored << " already stored, " << s->failed
+            << " failed, in "
+            << absl::FormatDuration(
+                   absl::Trunc(absl::Now() - start, absl::Milliseconds(100)))
+            << "\n";
+}
 
 std::string ExecutableDir() {
   char buf[PATH_MAX];
@@ -99,6 +156,16 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
     env.push_back(absl::StrCat("TUNEDB_PRELOAD_EXIT_WAIT_S=", f.exit_wait_s));
   }
   if (f.report) env.push_back("TUNEDB_PRELOAD_REPORT=1");
+  std::string misses_file;
+  if (f.tune_after) {
+    misses_file = MakeMissesFile();
+    if (misses_file.empty()) {
+      ctx.err() << "tunedb run: cannot make a file for the misses: "
+                << strerror(errno) << "\n";
+      return kExitError;
+    }
+    env.push_back("TUNEDB_PRELOAD_MISSES_FILE=" + misses_file);
+  }
   auto replaced = [&](const char* entry) {
     const std::string e(entry);
     for (const std::string& mine : env) {
@@ -157,6 +224,7 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
   sigaction(SIGQUIT, &old_quit, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGHUP, &old_hup, nullptr);
+  if (!misses_file.empty()) TuneMisses(ctx, misses_file);
   return code;
 }
 
@@ -210,6 +278,10 @@ void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
                   "At exit, wait up to this many seconds for the background "
                   "tunes of the program's misses (default 0)")
       ->check(CLI::NonNegativeNumber);
+  run->add_flag("--tune-after", flags->tune_after,
+                "Tune the program's misses once it has exited, not while it "
+                "runs (no search shares the GPU with it); waits for those "
+                "searches");
   run->add_flag("--report", flags->report,
                 "At exit, add the program's counters to the daemon's "
                 "(tunedb stats, \"drop-in\")");

@@ -79,6 +79,13 @@ struct ClientOptions {
   // What a miss does. Default: kBackground.
   MissPolicy miss_policy = MissPolicy::kBackground;
 
+  // kBackground: whether a miss also asks the daemon to Tune in the
+  // background. False: it is only looked up, and the program has the
+  // problem tuned some other way, later (`tunedb run --tune-after` tunes
+  // what its command missed once the command has exited, so no search
+  // shares the GPU with it). Default: true.
+  bool tune_misses = true;
+
   // How this program launches its convolutions, for every Get and Prefetch:
   // when set, it replaces Constraints::launch_mode (a program that captures
   // CUDA graphs sets kGraph once here instead of in every call). nullopt:

@@ -150,6 +150,22 @@ TEST_F(ClientTest, BackgroundWithoutHeuristicAnswersNone) {
   EXPECT_EQ(client->Stats().none_answers, 1);
 }
 
+TEST_F(ClientTest, BackgroundWithTuneMissesOffOnlyLooksMissesUp) {
+  ClientOptions o = Options(MissPolicy::kBackground);
+  o.tune_misses = false;
+  auto client = Make(o);
+  const ProblemKey key = TestKey(19);
+  EXPECT_EQ(client->Get(key).source, Source::kHeuristic);
+  ProblemKey graph = TestKey(20);
+  graph.problem.api = ConvApi::kGraph;
+  graph.problem.alignment = 16;
+  EXPECT_EQ(client->GetEngine(graph).source, Source::kNone);
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(10)));
+  EXPECT_EQ(daemon_.service().lookups(), 2);
+  EXPECT_EQ(daemon_.service().tunes(), 0);
+  EXPECT_EQ(client->Stats().background_enqueued, 0);
+}
+
 TEST_F(ClientTest, BackgroundWithZeroLookupDeadlineMakesNoCallOnTheLaunch) {
   ClientOptions o = Options(MissPolicy::kBackground);
   o.lookup_deadline = absl::ZeroDuration();

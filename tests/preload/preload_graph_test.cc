@@ -155,13 +155,6 @@ class PreloadGraphTest : public preload_testing::PreloadDaemonTest {
     ASSERT_GE(a.config.algo, 100) << "not a simulated graph config";
   }
 
-  // The daemon's record for `key`, if it has one.
-  std::optional<Record> Stored(const ProblemKey& key) {
-    absl::StatusOr<std::optional<Record>> r = server_->core().store().Get(key);
-    EXPECT_TRUE(r.ok()) << r.status();
-    return r.ok() ? *r : std::nullopt;
-  }
-
   // The list the preload answers for stored `key`, as the daemon's client
   // answers each constraint: the fastest config, the fastest without
   // DOWN_CONVERT_INPUTS, the fastest deterministic one among those (for fp32
@@ -402,6 +395,16 @@ TEST_F(PreloadGraphTest, WithEmptyFallbackOffTheFallbackListIsAlwaysCudnns) {
             FakeList(CUDNN_HEUR_MODE_FALLBACK).size());
   EXPECT_EQ(run.real("backend_heur_count"), 1);
   EXPECT_THAT(run.err, Not(HasSubstr("fallback_empty")));
+}
+
+TEST_F(PreloadGraphTest, WithAMissesFileAGraphMissIsWrittenOnceNotTuned) {
+  const std::string misses = dir_.File("misses");
+  // The count query and the fill query both miss: one line.
+  ProbeRun run = Probe({}, {"TUNEDB_PRELOAD_MISSES_FILE=" + misses});
+  EXPECT_EQ(run.configs(), FakeList(CUDNN_HEUR_MODE_INSTANT));
+  EXPECT_EQ(preload_testing::ReadFile(misses), Key().ToText() + "\n");
+  EXPECT_FALSE(Stored(Key()).has_value());
+  EXPECT_EQ(server_->core().Stats().searches, 0);
 }
 
 TEST_F(PreloadGraphTest, AFallbackListAfterAMissIsCudnns) {

@@ -132,6 +132,14 @@ class PreloadDaemonTest : public ::testing::Test {
 
   // A client of the daemon that has it search a miss and waits (`tune`), or
   // one that only looks up what is stored.
+  // The daemon's record for `key`, if it has one (read from its store: no
+  // lookup that could ask for a tune).
+  std::optional<Record> Stored(const ProblemKey& key) {
+    absl::StatusOr<std::optional<Record>> r = server_->core().store().Get(key);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : std::nullopt;
+  }
+
   std::unique_ptr<Client> DaemonClient(bool tune) const {
     ClientOptions o;
     o.address = server_->address();

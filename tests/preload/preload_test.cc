@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -122,6 +123,57 @@ TEST_F(PreloadTest, AMissPassesThroughUnchangedAndTheDaemonLearnsTheProblem) {
   ProbeRun next = Probe({"--call", "find_ex"});
   EXPECT_EQ(next.out["real_calls"]["fwd_find_ex"], 0);
   EXPECT_EQ(next.out["perf"][0]["algo"], Tuned(key).algo);
+}
+
+TEST_F(PreloadTest, WithAMissesFileAMissIsWrittenThereInsteadOfTuned) {
+  const ProblemKey key = Key(ConvOp::kForward);
+  const std::string misses = dir_.File("misses");
+  // With an exit wait that would let a background tune finish.
+  ProbeRun run = Probe(
+      {"--call", "find_ex"},
+      {"TUNEDB_PRELOAD_MISSES_FILE=" + misses, "TUNEDB_PRELOAD_EXIT_WAIT_S=5"});
+  EXPECT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.out["perf"], FakeList(fake_cudnn::kFindList, 8));
+  EXPECT_THAT(run.err, HasSubstr("0 hits, 1 misses"));
+  // The key, as text; the daemon was asked to look it up, not to tune it.
+  EXPECT_EQ(preload_testing::ReadFile(misses), key.ToText() + "\n");
+  EXPECT_FALSE(Stored(key).has_value());
+  const CoreStats stats = server_->core().Stats();
+  EXPECT_EQ(stats.searches, 0);
+  EXPECT_EQ(stats.misses, stats.lookup_misses);
+  EXPECT_GE(stats.lookup_misses, 1);
+}
+
+TEST_F(PreloadTest, TunedbRunTuneAfterTunesTheMissesOnceTheCommandHasExited) {
+  const ProblemKey key = Key(ConvOp::kForward);
+  std::vector<std::string> argv = {
+      TUNEDB_CLI_PATH, "--address", server_->address(), "run",
+      "--tune-after",  "--",        PROBE_PATH};
+  argv.insert(argv.end(), kShape.begin(), kShape.end());
+  for (const char* a : {"--call", "find_ex", "--exit-code", "3"}) {
+    argv.push_back(a);
+  }
+  ProbeRun run =
+      Spawn(dir_, argv,
+            {"TUNEDB_DEVICE_KEY=" + device_.ToText(),
+             "TUNEDB_PRELOAD_LOOKUP_MS=10000", "TMPDIR=" + dir_.path()});
+  EXPECT_EQ(run.exit_code, 3) << run.err;  // the program's, not the tuning's
+  EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 1);
+  EXPECT_THAT(run.err, HasSubstr("1 calls: 0 hits, 1 misses"));
+  EXPECT_THAT(
+      run.err,
+      HasSubstr("tunedb run: tuning the 1 problems the program missed"));
+  EXPECT_THAT(run.err, HasSubstr("tunedb run: 1 searched, 0 already stored, "
+                                 "0 failed"));
+  ASSERT_TRUE(Stored(key).has_value());
+  // The misses file is gone.
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
+    EXPECT_THAT(e.path().filename().string(),
+                Not(HasSubstr("tunedb-run-misses")));
+  }
+  // The next process hits.
+  ProbeRun next = Probe({"--call", "find_ex"});
+  EXPECT_EQ(next.out["real_calls"]["fwd_find_ex"], 0);
 }
 
 TEST_F(PreloadTest, AHitComesBackInTunedOrderWithoutCallingFind) {
