@@ -15,7 +15,9 @@
 # "fp16 fp32"; one per call fits the device's time limit more easily), PATHS
 # (default "legacy default"), REPEAT (default 1: each row that many times),
 # WARM_ONLY=1 (with KEEP_DB=1: only the rows without tunedb and the warm
-# ones, no cold row and no re-search), TIMER=1 (every row also loads the
+# ones, no cold row and no re-search), TUNE_AFTER=1 (the cold row runs
+# with `tunedb run --tune-after`: its misses are searched after it, not
+# while it trains), TIMER=1 (every row also loads the
 # bundle's libtunedb_cudnn_call_timer.so: its plan builds, other finalizes
 # and executes, timed, go into the row's "timer"), ITERS
 # (steady-state iterations, default 30), WORK (the daemon's database, socket
@@ -137,7 +139,11 @@ for dtype in $DTYPES; do
       # Cold: the misses pass through and ask the daemon to tune; the
       # process waits at exit for those tunes, so the next process finds
       # them stored.
-      one "$path, tunedb cold" "$dtype" 1 --log calls --exit-wait 900 --
+      if [[ "${TUNE_AFTER:-0}" == 1 ]]; then
+        one "$path, tunedb cold" "$dtype" 1 --log calls --tune-after --
+      else
+        one "$path, tunedb cold" "$dtype" 1 --log calls --exit-wait 900 --
+      fi
       "$B/bin/tunedb" --address "$ADDR" stats | grep -Ei "records|searches" | head -5
       research "$dtype" "$filter"
     fi

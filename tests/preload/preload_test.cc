@@ -73,6 +73,21 @@ class PreloadTest : public preload_testing::PreloadDaemonTest {
 
   ProblemKey Key(ConvOp op) const { return ProbeKey(op); }
 
+  // `tunedb run RUN_FLAGS... preload_probe kShape... --call find_ex
+  // --exit-code CODE`, against this test's daemon.
+  std::vector<std::string> TunedbRunArgv(std::vector<std::string> run_flags,
+                                         const char* code) const {
+    std::vector<std::string> argv = {TUNEDB_CLI_PATH, "--address",
+                                     server_->address(), "run"};
+    argv.insert(argv.end(), run_flags.begin(), run_flags.end());
+    argv.push_back(PROBE_PATH);
+    argv.insert(argv.end(), kShape.begin(), kShape.end());
+    for (const char* a : {"--call", "find_ex", "--exit-code", code}) {
+      argv.push_back(a);
+    }
+    return argv;
+  }
+
   // Stores the daemon's search for `key` (waits for it).
   void Tune(const ProblemKey& key) {
     ASSERT_TRUE(DaemonClient(/*tune=*/true)->Get(key).tuned());
@@ -146,13 +161,8 @@ TEST_F(PreloadTest, WithAMissesFileAMissIsWrittenThereInsteadOfTuned) {
 
 TEST_F(PreloadTest, TunedbRunTuneAfterTunesTheMissesOnceTheCommandHasExited) {
   const ProblemKey key = Key(ConvOp::kForward);
-  std::vector<std::string> argv = {
-      TUNEDB_CLI_PATH, "--address", server_->address(), "run",
-      "--tune-after",  "--",        PROBE_PATH};
-  argv.insert(argv.end(), kShape.begin(), kShape.end());
-  for (const char* a : {"--call", "find_ex", "--exit-code", "3"}) {
-    argv.push_back(a);
-  }
+  const std::vector<std::string> argv =
+      TunedbRunArgv({"--tune-after", "--"}, "3");
   ProbeRun run =
       Spawn(dir_, argv,
             {"TUNEDB_DEVICE_KEY=" + device_.ToText(),
@@ -402,13 +412,8 @@ TEST_F(PreloadTest, WithTheRealCudnnTheProblemIsReadBackIntoTheDaemonsKey) {
 TEST_F(PreloadTest, TunedbRunPreloadsTheCommandAndReturnsItsExitCode) {
   Tune(Key(ConvOp::kForward));
   // No "--": the probe's own flags (--n, --call, ...) still go to it.
-  std::vector<std::string> argv = {
-      TUNEDB_CLI_PATH, "--address", server_->address(), "run",
-      "--log",         "summary",   PROBE_PATH};
-  argv.insert(argv.end(), kShape.begin(), kShape.end());
-  for (const char* a : {"--call", "find_ex", "--exit-code", "7"}) {
-    argv.push_back(a);
-  }
+  const std::vector<std::string> argv =
+      TunedbRunArgv({"--log", "summary"}, "7");
   ProbeRun run = Spawn(dir_, argv, {"TUNEDB_DEVICE_KEY=" + device_.ToText()});
   EXPECT_EQ(run.exit_code, 7) << run.err;
   ASSERT_TRUE(run.out.is_object()) << run.err;
