@@ -19,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,8 +59,8 @@ std::string MakeMissesFile() {
   return path;
 }
 
-// Tunes the keys the program's processes wrote to `path` (deduplicated by
-// the prewarm), then removes the file. Says what it did on stderr; never
+// Tunes the keys the program's processes wrote to `path`, each once, then
+// removes the file. Says what it did on stderr; never
 // changes the program's exit code.
 void TuneMisses(CliContext& ctx, const std::string& path) {
   std::ifstream in(path);
@@ -70,9 +71,13 @@ void TuneMisses(CliContext& ctx, const std::string& path) {
   for (const std::string& e : r.errors) {
     ctx.err() << "tunedb run: a missed key could not be read: " << e << "\n";
   }
+  // The processes of one program (ranks, workers) miss the same keys.
   std::vector<PrewarmItem> items;
+  std::set<std::string> seen;
   for (const ShapeEntry& e : r.entries) {
-    if (e.device.has_value()) items.push_back({{*e.device, e.problem}, "run"});
+    if (!e.device.has_value()) continue;
+    const ProblemKey key{*e.device, e.problem};
+    if (seen.insert(key.ToText()).second) items.push_back({key, "run"});
   }
   if (items.empty()) return;
   ctx.err() << "tunedb run: tuning the " << items.size()

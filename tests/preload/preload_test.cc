@@ -409,6 +409,24 @@ TEST_F(PreloadTest, WithTheRealCudnnTheProblemIsReadBackIntoTheDaemonsKey) {
   EXPECT_EQ(with.exit_code, without.exit_code);
 }
 
+TEST_F(PreloadTest, TunedbRunTuneAfterTunesAKeyTwoProcessesMissedOnce) {
+  // Two processes of one command miss the same problem.
+  std::string probe = PROBE_PATH;
+  for (const std::string& a : kShape) probe += " " + a;
+  probe += " --call find_ex";
+  ProbeRun run = Spawn(
+      dir_,
+      {TUNEDB_CLI_PATH, "--address", server_->address(), "run", "--tune-after",
+       "--", "/bin/sh", "-c", probe + " > /dev/null; " + probe},
+      {"TUNEDB_DEVICE_KEY=" + device_.ToText(),
+       "TUNEDB_PRELOAD_LOOKUP_MS=10000", "TMPDIR=" + dir_.path()});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(
+      run.err,
+      HasSubstr("tunedb run: tuning the 1 problems the program missed"));
+  EXPECT_TRUE(Stored(Key(ConvOp::kForward)).has_value());
+}
+
 TEST_F(PreloadTest, TunedbRunPreloadsTheCommandAndReturnsItsExitCode) {
   Tune(Key(ConvOp::kForward));
   // No "--": the probe's own flags (--n, --call, ...) still go to it.
