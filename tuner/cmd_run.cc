@@ -60,8 +60,8 @@ std::string MakeMissesFile() {
 }
 
 // Tunes the keys the program's processes wrote to `path`, each once, then
-// removes the file. Says what it did on stderr; never
-// changes the program's exit code.
+// removes the file. Says what it did on stderr; never changes the
+// program's exit code.
 void TuneMisses(CliContext& ctx, const std::string& path) {
   std::ifstream in(path);
   ShapeFileResult r =
