@@ -93,20 +93,18 @@ Args Parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string f = argv[i];
-    if (f == "--nhwc") {
-      a.nhwc = true;
-      continue;
+    // The flags without a value.
+    const std::pair<const char*, bool*> switches[] = {
+        {"--nhwc", &a.nhwc},
+        {"--destroy-early", &a.destroy_early},
+        {"--fidelity", &a.fidelity},
+        {"--then-fallback", &a.then_fallback}};
+    bool* on = nullptr;
+    for (const auto& [name, flag] : switches) {
+      if (f == name) on = flag;
     }
-    if (f == "--destroy-early") {
-      a.destroy_early = true;
-      continue;
-    }
-    if (f == "--fidelity") {
-      a.fidelity = true;
-      continue;
-    }
-    if (f == "--then-fallback") {
-      a.then_fallback = true;
+    if (on != nullptr) {
+      *on = true;
       continue;
     }
     if (i + 1 == argc) Usage(f + " needs a value");
