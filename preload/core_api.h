@@ -21,7 +21,7 @@
 
 namespace tunedb::preload {
 
-inline constexpr int kCoreApiVersion = 3;
+inline constexpr int kCoreApiVersion = 4;
 inline constexpr const char* kCoreFileName = "libtunedb_preload_core.so";
 inline constexpr const char* kCoreInitSymbol = "tunedb_preload_core_init";
 
@@ -35,6 +35,8 @@ struct CoreApi {
   // Interposer::AnswerGraph: answers a heuristics descriptor's results from
   // tunedb, or says to pass the call through; never throws.
   GraphAnswer (*answer_graph)(const GraphCall& call) = nullptr;
+  // Interposer::NotePlanNotBuilt; never throws.
+  void (*plan_not_built)() = nullptr;
 };
 
 // The core's one exported function: takes the shim's FindRealCudnnSymbol

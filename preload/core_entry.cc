@@ -41,7 +41,15 @@ GraphAnswer AnswerGraph(const GraphCall& call) {
   }
 }
 
-constexpr CoreApi kApi{kCoreApiVersion, &Decide, &Record, &AnswerGraph};
+void PlanNotBuilt() {
+  try {
+    Interposer::Instance().NotePlanNotBuilt();
+  } catch (...) {
+  }
+}
+
+constexpr CoreApi kApi{kCoreApiVersion, &Decide, &Record, &AnswerGraph,
+                       &PlanNotBuilt};
 
 }  // namespace
 

@@ -75,11 +75,15 @@ struct GraphCall {
 // configs it filled include one that PyTorch's filters keep whatever the
 // caller's settings (deterministic, no DOWN_CONVERT_INPUTS, in fp32 without
 // tensor cores) and that needs no workspace: the shim then marks the graph
-// answered, and a fallback-list query on it gets no configs.
+// answered, and a fallback-list query on it gets no configs. `lead_only`
+// (only with `universal`): once one plan of the filled configs has built,
+// the others need not be (PreloadOptions::alternative_plans): the shim
+// marks them as one offer (GraphShadow::MarkOffer, plan_exports.cc).
 struct GraphAnswer {
   bool answered = false;
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
   bool universal = false;
+  bool lead_only = false;
 };
 
 }  // namespace tunedb::preload

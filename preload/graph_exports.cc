@@ -1,5 +1,6 @@
-// The three backend-API entry points libtunedb_preload.so defines (under the
-// libcudnn.so.9 node, libcudnn_node.map), for programs that build cuDNN
+// Three of the four backend-API entry points libtunedb_preload.so defines
+// (under the libcudnn.so.9 node, libcudnn_node.map; the fourth,
+// cudnnBackendFinalize, is plan_exports.cc), for programs that build cuDNN
 // graphs (PyTorch's default convolution path):
 //   - cudnnBackendCreateDescriptor: cuDNN's own, then the GraphShadow
 //     forgets the new descriptor's address (it may be a destroyed one's);
@@ -10,11 +11,13 @@
 //     (in the core), which answers them with tunedb's engine configs (modes
 //     INSTANT, A and B), with none (mode FALLBACK on a graph whose answer
 //     held a config every filter keeps: GraphAnswer::universal, which this
-//     file marks in the shadow) or passes; everything else is cuDNN's own.
+//     file marks in the shadow, with the filled configs as one offer when
+//     the answer is lead-only) or passes; everything else is cuDNN's own.
 //
 // Thread safety: as thread-safe as cuDNN's own functions.
 #include <cudnn.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "preload/core_loader.h"
@@ -113,6 +116,11 @@ extern "C" cudnnStatus_t cudnnBackendGetAttribute(
     if (!answer.answered) return pass();
     if (answer.universal && requestedElementCount > 0) {
       GraphShadow::Instance().MarkAnswered(graph);
+      if (answer.lead_only && *elementCount > 0) {
+        GraphShadow::Instance().MarkOffer(
+            graph, static_cast<cudnnBackendDescriptor_t*>(arrayOfElements),
+            std::min(*elementCount, requestedElementCount));
+      }
     }
     return answer.status;
   } catch (...) {

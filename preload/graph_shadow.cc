@@ -83,6 +83,7 @@ bool GraphShadow::Records(cudnnBackendAttributeName_t name) {
     case CUDNN_ATTR_OPERATIONGRAPH_OPS:
     case CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
     case CUDNN_ATTR_ENGINEHEUR_MODE:
+    case CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG:
       return true;
     default:
       return SlotOf(name).has_value();
@@ -204,6 +205,19 @@ void GraphShadow::Note(cudnnBackendDescriptor_t d,
       }
       return;
     }
+    case CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG: {
+      if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR || count != 1) return;
+      const auto config = *static_cast<const cudnnBackendDescriptor_t*>(values);
+      auto it = entries_.find(config);
+      if (it == entries_.end() || it->second.kind != Entry::kConfig) {
+        entries_.erase(d);  // a plan of no offer (or no longer of one)
+        return;
+      }
+      const cudnnBackendDescriptor_t graph = it->second.offer_graph;
+      EntryOf(d, Entry::kPlan).offer_graph = graph;
+      plans_seen_.store(true, std::memory_order_release);
+      return;
+    }
     default:
       break;
   }
@@ -261,6 +275,42 @@ std::optional<ShadowHeuristics> GraphShadow::Heuristics(
   h.graph_answered = g != entries_.end() && g->second.kind == Entry::kGraph &&
                      g->second.heur.graph_answered;
   return h;
+}
+
+void GraphShadow::MarkOffer(cudnnBackendDescriptor_t graph,
+                            const cudnnBackendDescriptor_t* configs,
+                            int64_t n) {
+  if (graph == nullptr || configs == nullptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int64_t i = 0; i < n; ++i) {
+    if (configs[i] != nullptr) {
+      EntryOf(configs[i], Entry::kConfig).offer_graph = graph;
+    }
+  }
+}
+
+std::optional<GraphShadow::OfferPlan> GraphShadow::PlanOf(
+    cudnnBackendDescriptor_t plan) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(plan);
+  if (it == entries_.end() || it->second.kind != Entry::kPlan) {
+    return std::nullopt;
+  }
+  auto g = entries_.find(it->second.offer_graph);
+  if (g == entries_.end() || g->second.kind != Entry::kGraph) {
+    return std::nullopt;  // the graph is gone: so is the offer
+  }
+  return OfferPlan{it->second.offer_graph, g->second.built_workspace};
+}
+
+void GraphShadow::NoteBuilt(cudnnBackendDescriptor_t graph,
+                            int64_t workspace) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(graph);
+  if (it != entries_.end() && it->second.kind == Entry::kGraph &&
+      !it->second.built_workspace.has_value()) {
+    it->second.built_workspace = workspace;
+  }
 }
 
 void GraphShadow::MarkAnswered(cudnnBackendDescriptor_t graph) {

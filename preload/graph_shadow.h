@@ -11,6 +11,12 @@
 // an address whenever cudnnBackendCreateDescriptor returns it again, so a
 // new descriptor (of any kind) never inherits an old one's record.
 //
+// It also follows the plans built from an answer's configs (MarkOffer, the
+// configs of one answer for one operation graph): an execution plan set to
+// such a config is a plan of that offer (PlanOf), and the first plan of an
+// offer that builds records its workspace (NoteBuilt), so the shim can
+// leave the offer's other plans unbuilt (plan_exports.cc).
+//
 // Every other attribute costs one switch. The records are bounded
 // (kMaxEntries): past that they start over, and a heuristics descriptor
 // whose record is gone passes through.
@@ -58,10 +64,40 @@ class GraphShadow {
   // (GraphAnswer::universal). Until the address is created again.
   void MarkAnswered(cudnnBackendDescriptor_t graph);
 
+  // The `n` engine configs at `configs` are one answer (offer) for
+  // operation graph `graph` (GraphAnswer::lead_only).
+  void MarkOffer(cudnnBackendDescriptor_t graph,
+                 const cudnnBackendDescriptor_t* configs, int64_t n);
+
+  // An execution plan set to a config of an offer: the offer's graph, and
+  // the workspace of the offer's first plan that built, if one did.
+  struct OfferPlan {
+    cudnnBackendDescriptor_t graph = nullptr;
+    std::optional<int64_t> built_workspace;
+  };
+  // Whether any plan of an offer was ever seen (cheap: no lock).
+  bool TracksPlans() const {
+    return plans_seen_.load(std::memory_order_acquire);
+  }
+  std::optional<OfferPlan> PlanOf(cudnnBackendDescriptor_t plan) const;
+  // A plan of the offer for `graph` built, needing `workspace` bytes; the
+  // first such call per offer counts.
+  void NoteBuilt(cudnnBackendDescriptor_t graph, int64_t workspace);
+
  private:
   struct Entry {
-    enum Kind { kTensor, kConvolution, kNode, kGraph, kHeuristics };
+    enum Kind {
+      kTensor,
+      kConvolution,
+      kNode,
+      kGraph,
+      kHeuristics,
+      kConfig,  // an engine config of an offer (offer_graph)
+      kPlan     // an execution plan set to one (offer_graph)
+    };
     Kind kind = kTensor;
+    cudnnBackendDescriptor_t offer_graph = nullptr;  // kConfig, kPlan
+    std::optional<int64_t> built_workspace;          // kGraph
     ShadowTensor tensor;
     ShadowConvolution conv;
     ShadowNode node;
@@ -75,6 +111,7 @@ class GraphShadow {
   std::unordered_map<cudnnBackendDescriptor_t, Entry> entries_;  // guarded
   // Whether anything was ever recorded: until then Forget takes no lock.
   std::atomic<bool> recorded_{false};
+  std::atomic<bool> plans_seen_{false};
 };
 
 }  // namespace tunedb::preload

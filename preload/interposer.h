@@ -24,7 +24,11 @@
 // lists (PyTorch's benchmark mode) builds and times tunedb's configs only;
 // without a universal config the fallback list is cuDNN's and the choices
 // are repeated to PreloadOptions::graph_configs entries instead, so that
-// such a caller's limit is reached before it.
+// such a caller's limit is reached before it. An answer with the universal
+// config is also lead-only (GraphAnswer::lead_only): once the caller built
+// one plan of it, the shim fails the builds of its other configs, so such a
+// caller times tunedb's choice alone (or, when its filter dropped that, the
+// first config it kept).
 //
 // Thread safety: thread-safe; Decide is called concurrently.
 #ifndef TUNEDB_PRELOAD_INTERPOSER_H_
@@ -64,6 +68,9 @@ class Interposer {
   // A heuristics descriptor's results (graph_call.h), answered from tunedb
   // or passed through; counts fill queries (not count queries).
   GraphAnswer AnswerGraph(const GraphCall& call);
+
+  // The shim left a plan of a lead-only answer unbuilt (plan_exports.cc).
+  void NotePlanNotBuilt();
 
   const PreloadCounters& counters() const { return counters_; }
 

@@ -291,7 +291,15 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
       std::any_of(given.begin(), given.end(), [&](const auto& g) {
         return SameConfig(*universal, g.first, g.second);
       });
-  return GraphAnswer{true, CUDNN_STATUS_SUCCESS, gave_universal};
+  return GraphAnswer{true, CUDNN_STATUS_SUCCESS, gave_universal,
+                     gave_universal && options_.lead_plan_only};
+}
+
+void Interposer::NotePlanNotBuilt() {
+  counters_.CountPlanNotBuilt();
+  if (options_.log == LogLevel::kCalls) {
+    std::fprintf(stderr, "tunedb preload: graph plan_not_built\n");
+  }
 }
 
 void Interposer::RecordGraph(ConvOp op, Outcome outcome, int engine,

@@ -39,6 +39,7 @@ std::map<std::string, int64_t> PreloadCounters::Counts() const {
     const int64_t n = counts_[i].load(std::memory_order_relaxed);
     if (n > 0) out[std::string(OutcomeName(static_cast<Outcome>(i)))] = n;
   }
+  if (PlansNotBuilt() > 0) out["plans_not_built"] = PlansNotBuilt();
   return out;
 }
 
@@ -61,6 +62,10 @@ std::string PreloadCounters::Summary(absl::string_view address) const {
       absl::StrAppend(&line, "; ", OutcomeName(static_cast<Outcome>(i)), "=",
                       n);
     }
+  }
+  if (PlansNotBuilt() > 0) {
+    absl::StrAppend(&line, "; ", PlansNotBuilt(),
+                    " alternative plans not built");
   }
   return line;
 }

@@ -5,7 +5,9 @@
 //   0 passed through; daemon unix:/run/tunedb/tunedb.sock
 //
 // (with ", N fallback lists answered empty" after the misses when any were),
-// followed, when any call was passed through, by the reasons and counts.
+// followed, when any call was passed through, by the reasons and counts,
+// and by "; N alternative plans not built" when the shim left plans of
+// lead-only answers unbuilt (not calls: builds the program asked for).
 //
 // Thread safety: Count is lock-free and thread-safe; Summary reads a
 // snapshot.
@@ -53,15 +55,22 @@ class PreloadCounters {
   int64_t Get(Outcome o) const {
     return counts_[static_cast<int>(o)].load(std::memory_order_relaxed);
   }
+  void CountPlanNotBuilt() {
+    plans_not_built_.fetch_add(1, std::memory_order_relaxed);
+  }
+  int64_t PlansNotBuilt() const {
+    return plans_not_built_.load(std::memory_order_relaxed);
+  }
   int64_t Total() const;
   // The exit line (no trailing newline).
   std::string Summary(absl::string_view address) const;
-  // What ReportCounters sends: "calls" and every outcome that happened, by
-  // OutcomeName.
+  // What ReportCounters sends: "calls", every outcome that happened, by
+  // OutcomeName, and "plans_not_built" when any were.
   std::map<std::string, int64_t> Counts() const;
 
  private:
   std::atomic<int64_t> counts_[static_cast<int>(Outcome::kNumOutcomes)] = {};
+  std::atomic<int64_t> plans_not_built_{0};
 };
 
 }  // namespace tunedb::preload

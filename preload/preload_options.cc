@@ -76,6 +76,8 @@ PreloadOptions PreloadOptionsFromEnv() {
   }
   on_off("TUNEDB_PRELOAD_REPORT", &o.report);
   on_off("TUNEDB_PRELOAD_EMPTY_FALLBACK", &o.empty_fallback);
+  on_off("TUNEDB_PRELOAD_LEAD_PLAN_ONLY", &o.lead_plan_only);
+  if (Env("CUDNN_ERRATA_JSON_FILE") != nullptr) o.lead_plan_only = false;
   if (const char* v = Env("TUNEDB_PRELOAD_GRAPH_CONFIGS")) {
     int n = 0;
     if (absl::SimpleAtoi(v, &n) && n >= 1 && n <= 64) {

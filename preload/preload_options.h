@@ -38,6 +38,19 @@
 //                              without a universal config (for a program
 //                              whose own filters drop configs PyTorch's
 //                              keep; default on)
+//   TUNEDB_PRELOAD_LEAD_PLAN_ONLY "off": every plan a caller builds from an
+//                              answer with a universal config is built.
+//                              Default on: once one plan of such an answer
+//                              has built, the answer's other configs fail
+//                              to build (NOT_SUPPORTED, without calling
+//                              cuDNN) while the GPU has at least twice that
+//                              plan's workspace free plus 256 MiB; so a
+//                              caller that builds and times every config it
+//                              keeps (PyTorch's benchmark mode) builds and
+//                              times the first it keeps, tunedb's choice.
+//                              Also off while CUDNN_ERRATA_JSON_FILE is set
+//                              (cudnn_frontend's errata may drop a plan after
+//                              it built)
 //
 // Thread safety: a plain value.
 #ifndef TUNEDB_PRELOAD_PRELOAD_OPTIONS_H_
@@ -71,6 +84,10 @@ struct PreloadOptions {
   // Whether the fallback list of a graph answered with a universal config
   // is answered empty (interposer.h). Default: true.
   bool empty_fallback = true;
+  // Whether an answer with a universal config is marked lead-only
+  // (GraphAnswer::lead_only). Default: true, false with
+  // CUDNN_ERRATA_JSON_FILE set.
+  bool lead_plan_only = true;
   // Settings that could not be read, for the exit line ("" if none).
   std::string problems;
 };

@@ -19,7 +19,10 @@
 # with `tunedb run --tune-after`: its misses are searched after it, not
 # while it trains), TIMER=1 (every row also loads the
 # bundle's libtunedb_cudnn_call_timer.so: its plan builds, other finalizes
-# and executes, timed, go into the row's "timer"), ITERS
+# and executes, timed, go into the row's "timer"), KEEP_CACHE=1 (the default
+# path also runs benchmark-on rows without tunedb and warm with PyTorch's
+# emptying of its allocator cache after each benchmarked convolution turned
+# off: what that emptying costs the first iteration), ITERS
 # (steady-state iterations, default 30), WORK (the daemon's database, socket
 # and reference outputs; default /tmp/tunedb-dropin), KEEP_DB=1 to keep the
 # database of an earlier call (the "cold" rows are then not cold), OUT
@@ -71,9 +74,12 @@ for _ in $(seq 1 300); do [[ -S "$SOCK" ]] && break; sleep 0.1; done
 "$B/bin/tunedb" --address "$ADDR" stats | head -20
 
 # one LABEL DTYPE BENCHMARK [tunedb run flags... --] : one fresh process.
+# A label ending in ", cache kept" runs with --keep-conv-cache.
 n=0
 one() {
   local label=$1 dtype=$2 bench=$3; shift 3
+  local keep=()
+  [[ "$label" == *", cache kept" ]] && keep=(--keep-conv-cache)
   local path=${label%%,*}
   local pre=() ref=(--ref "$WORK/ref-$path-$dtype.pt")
   if [[ $# -gt 0 ]]; then pre=("$B/bin/tunedb" --address "$ADDR" run "$@"); fi
@@ -87,7 +93,8 @@ one() {
   local err="$OUT/runs/$n-$dtype-bench$bench.err"
   echo "--- $n: $dtype, $label, benchmark=$bench"
   ${timer[@]+"${timer[@]}"} ${pre[@]+"${pre[@]}"} "$PY" "$BENCH" run --dtype "$dtype" --benchmark "$bench" \
-    --iters "$ITERS" --label "$label" "${ref[@]}" > "${err%.err}.out" 2> "$err"
+    --iters "$ITERS" --label "$label" "${ref[@]}" ${keep[@]+"${keep[@]}"} \
+    > "${err%.err}.out" 2> "$err"
   local rc=$?
   local json line timed
   json=$(grep '^{' "${err%.err}.out" | tail -1)
@@ -151,6 +158,12 @@ for dtype in $DTYPES; do
       one "$path, tunedb warm" "$dtype" 1 --log calls --
       one "$path, tunedb warm" "$dtype" 0 --
     done
+    if [[ "${KEEP_CACHE:-0}" == 1 && $path == default ]]; then
+      for _ in $(seq "$REPEAT"); do
+        one "$path, no tunedb, cache kept" "$dtype" 1
+        one "$path, tunedb warm, cache kept" "$dtype" 1 --
+      done
+    fi
   done
   unset TORCH_CUDNN_V8_API_DISABLED
 done
@@ -160,3 +173,5 @@ step "summary"
 "$B/bin/tunedb" --address "$ADDR" stats | head -20
 "$B/bin/tunedb" --address "$ADDR" query --csv > "$OUT/records.csv"
 echo "$(($(wc -l < "$OUT/records.csv") - 1)) records stored"
+# Every result of every record (engines, notes, costs), for reading offline.
+"$B/bin/tunedb" --address "$ADDR" export -o "$OUT/records.jsonl" || true

@@ -2,7 +2,8 @@
 """One fresh-process measurement for scripts/pytorch_dropin.sh.
 
   pytorch_dropin_bench.py run --dtype fp16|fp32 --benchmark 0|1 --iters N
-      [--batch 64] [--save REF.pt | --ref REF.pt] --label TEXT
+      [--batch 64] [--save REF.pt | --ref REF.pt] [--keep-conv-cache]
+      --label TEXT
       -> one JSON line on stdout: first-iteration seconds, steady-state
          ms/iter, and with --ref the largest relative difference of the
          output and of the gradients against the reference run.
@@ -13,7 +14,10 @@ ResNet-50 (torchvision's when installed, else the same architecture defined
 here), batch 64, forward and backward (no optimizer step, so every iteration
 computes the same thing), weights and input from seed 0 on the CPU. fp16 runs
 channels-last. Whether cuDNN's legacy API is used is the caller's
-TORCH_CUDNN_V8_API_DISABLED.
+TORCH_CUDNN_V8_API_DISABLED. --keep-conv-cache turns off PyTorch's emptying
+of its caching allocator after each convolution it benchmarks
+(torch._C._cudnn_set_conv_benchmark_empty_cache(False)), to measure what
+that emptying costs a first iteration.
 """
 import argparse
 import json
@@ -64,6 +68,8 @@ def resnet50():
 def run(args):
     import torch
     torch.backends.cudnn.benchmark = bool(args.benchmark)
+    if args.keep_conv_cache:
+        torch._C._cudnn_set_conv_benchmark_empty_cache(False)
     torch.manual_seed(0)
     model, source = resnet50()
     x = torch.randn(args.batch, 3, 224, 224)
@@ -108,6 +114,7 @@ def run(args):
               "benchmark": bool(args.benchmark),
               "legacy_api": os.environ.get("TORCH_CUDNN_V8_API_DISABLED") == "1",
               "tunedb": "LD_PRELOAD" in os.environ and "tunedb_preload" in os.environ["LD_PRELOAD"],
+              "conv_benchmark_empty_cache": not args.keep_conv_cache,
               "first_iter_s": round(first_s, 4),
               "steady_ms": round(blocks[2], 3),
               "steady_blocks_ms": [round(b, 3) for b in blocks],
@@ -154,12 +161,14 @@ def summarize(runs_path, out_dir):
         if r["label"] == path_of(r) + ", no tunedb" and r["benchmark"]:
             base[(r["dtype"], path_of(r))] = r["steady_ms"]
     # How far runs without tunedb differ from that reference (benchmark off:
-    # other algorithms; benchmark on again: PyTorch's own picks in another
-    # process): fp16 training gradients through batch norm are that
-    # sensitive to the algorithm. The widest of them sets the tolerance.
+    # other algorithms; benchmark on again, also with the cache kept:
+    # PyTorch's own picks in another process): fp16 training gradients
+    # through batch norm are that sensitive to the algorithm. The widest of
+    # them sets the tolerance.
     spread = {}
     for r in runs:
-        if r["label"] == path_of(r) + ", no tunedb" and "grad_rel_l2" in r:
+        if (r["label"].startswith(path_of(r) + ", no tunedb") and
+                "grad_rel_l2" in r):
             s = spread.setdefault((r["dtype"], path_of(r)),
                                   {"out_rel_diff": 0, "grad_rel_l2": 0})
             s["out_rel_diff"] = max(s["out_rel_diff"], r["out_rel_diff"])
@@ -223,6 +232,21 @@ def summarize(runs_path, out_dir):
                 get("engine", "ms") + get("engine_config", "ms"),
                 get("engine_heuristics", "ms"), r["timer"]["execute"]["calls"],
                 r["timer"]["execute"]["ms"]))
+        # Where the plan builds went, per engine (the timer's
+        # plan_by_engine): the engines of the most expensive builds.
+        lines += ["", "Plan builds by engine (the 8 engines whose builds took "
+                  "longest in each process; rtc: cuDNN notes the engine as "
+                  "runtime-compiled).", "",
+                  "| dtype | run | benchmark | engine: builds, ms (slowest build ms) |",
+                  "|---|---|---|---|"]
+        for r in timed:
+            by = r["timer"].get("plan_by_engine", {})
+            top = sorted(by.items(), key=lambda kv: -kv[1]["ms"])[:8]
+            lines.append("| {} | {} | {} | {} |".format(
+                r["dtype"], r["label"], "on" if r["benchmark"] else "off",
+                "; ".join("{}{}: {}, {:.1f} ({:.1f})".format(
+                    e, " rtc" if v.get("rtc") else "", v["calls"], v["ms"],
+                    v["max_ms"]) for e, v in top)))
     if runs:
         r = runs[0]
         lines += ["", f"{r['gpu']}, PyTorch {r['torch']}, cuDNN {r['cudnn']}, model {r['model']}."]
@@ -240,6 +264,7 @@ def main():
     r.add_argument("--batch", type=int, default=64)
     r.add_argument("--save")
     r.add_argument("--ref")
+    r.add_argument("--keep-conv-cache", action="store_true")
     r.add_argument("--label", required=True)
     s = sub.add_parser("summarize")
     s.add_argument("runs")

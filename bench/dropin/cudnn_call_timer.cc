@@ -11,7 +11,13 @@
 //    "last_ms":...}}
 //
 // "first_ms"/"last_ms": when the first and last timed call started, since
-// the library was loaded. A process that made no timed call writes nothing.
+// the library was loaded. "plan_by_engine" splits the plan builds that
+// succeeded by the engine's global index, with each engine's slowest build
+// and whether cuDNN notes it as runtime-compiled ("rtc"):
+//
+//   "plan_by_engine":{"58":{"calls":3,"ms":210.2,"max_ms":194.1,"rtc":0},...}
+//
+// A process that made no timed call writes nothing.
 // The real functions are found as the preload finds them
 // (preload/real_cudnn.h: also a cuDNN loaded RTLD_LOCAL, as PyTorch's is).
 //
@@ -19,7 +25,9 @@
 // the sums).
 #include <cudnn.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -41,6 +49,68 @@ RealFunction<decltype(&cudnnBackendFinalize)> real_finalize(
     "cudnnBackendFinalize");
 RealFunction<decltype(&cudnnBackendExecute)> real_execute(
     "cudnnBackendExecute");
+RealFunction<decltype(&cudnnBackendGetAttribute)> real_get(
+    "cudnnBackendGetAttribute");
+RealFunction<decltype(&cudnnBackendDestroyDescriptor)> real_destroy(
+    "cudnnBackendDestroyDescriptor");
+
+// A descriptor made to read an attribute into, destroyed with the scope.
+class Scratch {
+ public:
+  explicit Scratch(cudnnBackendDescriptorType_t type) {
+    if (const auto create = real_create.get()) {
+      if (create(type, &d_) != CUDNN_STATUS_SUCCESS) d_ = nullptr;
+    }
+  }
+  ~Scratch() {
+    const auto destroy = real_destroy.get();
+    if (d_ != nullptr && destroy != nullptr) destroy(d_);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  cudnnBackendDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+// The engine of a finalized execution plan: its global index (-1 when it
+// cannot be read) and whether it is runtime-compiled.
+struct PlanEngine {
+  int64_t index = -1;
+  bool rtc = false;
+};
+
+PlanEngine EngineOf(cudnnBackendDescriptor_t plan) {
+  PlanEngine out;
+  const auto get = real_get.get();
+  if (get == nullptr) return out;
+  Scratch config(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  Scratch engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t c = config.get(), e = engine.get();
+  int64_t n = 0;
+  if (c == nullptr || e == nullptr ||
+      get(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &c) != CUDNN_STATUS_SUCCESS ||
+      n != 1 ||
+      get(c, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+          &e) != CUDNN_STATUS_SUCCESS ||
+      n != 1 ||
+      get(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
+          &out.index) != CUDNN_STATUS_SUCCESS ||
+      n != 1) {
+    return PlanEngine{};
+  }
+  cudnnBackendBehaviorNote_t notes[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+  if (get(e, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+          CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &n,
+          notes) == CUDNN_STATUS_SUCCESS) {
+    for (int64_t i = 0; i < n && i < CUDNN_BEHAVIOR_NOTE_TYPE_COUNT; ++i) {
+      out.rtc = out.rtc || notes[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+    }
+  }
+  return out;
+}
 
 const char* TypeName(int type) {
   switch (type) {
@@ -68,6 +138,12 @@ struct Sum {
   double ms = 0;
 };
 
+struct EngineSum {
+  long calls = 0;
+  double ms = 0, max_ms = 0;
+  bool rtc = false;
+};
+
 class Timer {
  public:
   Timer() : loaded_(Clock::now()) {}
@@ -82,6 +158,18 @@ class Timer {
       char item[160];
       std::snprintf(item, sizeof(item), "%s\"%s\":{\"calls\":%ld,\"ms\":%.1f}",
                     first ? "" : ",", name.c_str(), s.calls, s.ms);
+      out += item;
+      first = false;
+    }
+    out += "},\"plan_by_engine\":{";
+    first = true;
+    for (const auto& [index, s] : plans_) {
+      char item[160];
+      std::snprintf(item, sizeof(item),
+                    "%s\"%lld\":{\"calls\":%ld,\"ms\":%.1f,\"max_ms\":%.1f,"
+                    "\"rtc\":%d}",
+                    first ? "" : ",", static_cast<long long>(index), s.calls,
+                    s.ms, s.max_ms, s.rtc ? 1 : 0);
       out += item;
       first = false;
     }
@@ -103,12 +191,22 @@ class Timer {
     auto it = types_.find(d);
     return it == types_.end() ? -1 : it->second;
   }
-  void Add(const char* finalized_type, Clock::time_point start) {
-    const Clock::time_point end = Clock::now();
+  // A call from `start` to `end`; a built plan also counts under its engine.
+  void Add(const char* finalized_type, Clock::time_point start,
+           Clock::time_point end, const PlanEngine* built = nullptr) {
+    const double ms =
+        std::chrono::duration<double, std::milli>(end - start).count();
     std::lock_guard<std::mutex> lock(mu_);
     Sum& s = finalized_type != nullptr ? finalize_[finalized_type] : execute_;
     ++s.calls;
-    s.ms += std::chrono::duration<double, std::milli>(end - start).count();
+    s.ms += ms;
+    if (built != nullptr) {
+      EngineSum& e = plans_[built->index];
+      ++e.calls;
+      e.ms += ms;
+      e.max_ms = std::max(e.max_ms, ms);
+      e.rtc = e.rtc || built->rtc;
+    }
     const double at =
         std::chrono::duration<double, std::milli>(start - loaded_).count();
     if (first_ms_ < 0) first_ms_ = at;
@@ -120,6 +218,7 @@ class Timer {
   std::mutex mu_;
   std::unordered_map<cudnnBackendDescriptor_t, int> types_;
   std::map<std::string, Sum> finalize_;
+  std::map<int64_t, EngineSum> plans_;
   Sum execute_;
   double first_ms_ = -1, last_ms_ = -1;
 };
@@ -149,10 +248,17 @@ extern "C" cudnnStatus_t cudnnBackendCreateDescriptor(
 extern "C" cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d) {
   const auto real = real_finalize.get();
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
-  const char* type = TypeName(TheTimer().TypeOf(d));
+  const int type = TheTimer().TypeOf(d);
   const Clock::time_point start = Clock::now();
   const cudnnStatus_t s = real(d);
-  TheTimer().Add(type, start);
+  const Clock::time_point end = Clock::now();
+  if (type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR &&
+      s == CUDNN_STATUS_SUCCESS) {
+    const PlanEngine engine = EngineOf(d);  // read after the clock stopped
+    TheTimer().Add(TypeName(type), start, end, &engine);
+  } else {
+    TheTimer().Add(TypeName(type), start, end);
+  }
   return s;
 }
 
@@ -163,6 +269,6 @@ extern "C" cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
   const Clock::time_point start = Clock::now();
   const cudnnStatus_t s = real(handle, plan, pack);
-  TheTimer().Add(nullptr, start);
+  TheTimer().Add(nullptr, start, Clock::now());
   return s;
 }

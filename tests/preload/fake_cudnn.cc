@@ -7,6 +7,8 @@
 //   FAKE_CUDNN_VERSION=N     cudnnGetVersion() returns N (default 91900)
 //   FAKE_CUDNN_FAIL_GET_V7=1 every Get_v7 call fails
 //   (CUDNN_STATUS_INTERNAL_ERROR)
+//   FAKE_CUDNN_PLAN_WORKSPACE=N an execution plan that builds needs N bytes
+//   (default 0); plan builds count as "backend_plan_finalize"
 //
 // Thread safety: the counters are atomic; descriptors as in cuDNN.
 #include <cudnn.h>
@@ -465,6 +467,8 @@ constexpr cudnnBackendDescriptorType_t kConfig =
 constexpr cudnnBackendDescriptorType_t kKnob =
     CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR;
 
+constexpr cudnnBackendDescriptorType_t kPlan =
+    CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR;
 constexpr cudnnBackendAttributeType_t kI64 = CUDNN_TYPE_INT64;
 constexpr cudnnBackendAttributeType_t kDescT = CUDNN_TYPE_BACKEND_DESCRIPTOR;
 constexpr cudnnBackendAttributeType_t kDataT = CUDNN_TYPE_DATA_TYPE;
@@ -524,6 +528,9 @@ constexpr AttrRule kRules[] = {
     {CUDNN_ATTR_ENGINE_GLOBAL_INDEX, kEngine, kI64},
     {CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, kEngine, CUDNN_TYPE_NUMERICAL_NOTE},
     {CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, kEngine, CUDNN_TYPE_BEHAVIOR_NOTE},
+    {CUDNN_ATTR_EXECUTION_PLAN_HANDLE, kPlan, CUDNN_TYPE_HANDLE},
+    {CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, kPlan, kDescT},
+    {CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, kPlan, kI64},
 };
 
 const AttrRule* RuleOf(cudnnBackendAttributeName_t name) {
@@ -842,6 +849,19 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
     case kGraph:
       if (!Has(*d, CUDNN_ATTR_OPERATIONGRAPH_OPS)) {
         return CUDNN_STATUS_BAD_PARAM;
+      }
+      break;
+    case kPlan:
+      // A plan of any config builds, needing FAKE_CUDNN_PLAN_WORKSPACE
+      // bytes (default 0).
+      if (!Has(*d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG)) {
+        return CUDNN_STATUS_BAD_PARAM;
+      }
+      Count("backend_plan_finalize");
+      {
+        const char* v = std::getenv("FAKE_CUDNN_PLAN_WORKSPACE");
+        SetInt64(*d, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, kI64,
+                 {v != nullptr ? std::strtoll(v, nullptr, 10) : 0});
       }
       break;
     case kKnob:

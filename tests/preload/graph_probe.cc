@@ -13,6 +13,7 @@
 //       [--align A]
 //       [--align-w A] [--mode instant|a|b|fallback] [--requested N]
 //       [--ops 1|2] [--destroy-early] [--then-fallback]
+//       [--build-plans [--drop-engine E]]
 //       [--bad-fill null_elements|null_count|wrong_type] [--fidelity]
 //       [--exit-code E]
 //   {"status":0,"queried":3,"count":3,
@@ -36,7 +37,12 @@
 // configs. --then-fallback then reads the same graph's fallback list (a
 // second heuristics descriptor, mode FALLBACK, count and fill query), as
 // PyTorch's benchmark mode does after its heuristics list, and prints it as
-// "fallback": {"status":0,"queried":0,"count":0,"configs":[]}. --fidelity
+// "fallback": {"status":0,"queried":0,"count":0,"configs":[]}.
+// --build-plans then builds an execution plan of every config returned (the
+// heuristics list's, then the fallback list's), in order, as
+// cudnn_frontend's cudnnGetPlan does, except those of engine --drop-engine
+// (a caller's filter dropping them), and prints "plans":[{"engine":107,
+// "status":0},...] (status 9, NOT_SUPPORTED: not built). --fidelity
 // prints instead how this cuDNN answers the calls whose behaviour the fake
 // imitates ({"fidelity":{...}}, see Fidelity below). Linked against the real
 // cuDNN (preload_graph_probe_real) it prints no "real_calls",
@@ -75,6 +81,8 @@ struct Args {
   bool destroy_early = false;
   bool fidelity = false;
   bool then_fallback = false;
+  bool build_plans = false;
+  int64_t drop_engine = -1;
   int64_t align = 16;
   int64_t align_w = -1;  // -1: --align
   std::string mode = "instant";
@@ -98,7 +106,8 @@ Args Parse(int argc, char** argv) {
         {"--nhwc", &a.nhwc},
         {"--destroy-early", &a.destroy_early},
         {"--fidelity", &a.fidelity},
-        {"--then-fallback", &a.then_fallback}};
+        {"--then-fallback", &a.then_fallback},
+        {"--build-plans", &a.build_plans}};
     bool* on = nullptr;
     for (const auto& [name, flag] : switches) {
       if (f == name) on = flag;
@@ -138,6 +147,8 @@ Args Parse(int argc, char** argv) {
       a.mode = v;
     } else if (f == "--requested") {
       a.requested = num;
+    } else if (f == "--drop-engine") {
+      a.drop_engine = num;
     } else if (f == "--bad-fill") {
       a.bad_fill = v;
     } else if (f == "--ops") {
@@ -493,13 +504,15 @@ int main(int argc, char** argv) {
 
   // The count query (unless --requested), then the fill query.
   struct Query {
-    cudnnStatus_t status;
+    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
     int64_t queried = -1;
     int64_t count = -1;
     nlohmann::json configs = nlohmann::json::array();
+    std::vector<cudnnBackendDescriptor_t> filled;  // configs' descriptors
   };
   auto query = [&](cudnnBackendDescriptor_t h, cudnnStatus_t status) {
-    Query q{status};
+    Query q;
+    q.status = status;
     if (q.status == CUDNN_STATUS_SUCCESS && a.requested < 0) {
       q.status = cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, D,
                                           0, &q.queried, nullptr);
@@ -522,6 +535,7 @@ int main(int argc, char** argv) {
       if (q.status == CUDNN_STATUS_SUCCESS) {
         for (int64_t i = 0; i < std::min(q.count, requested); ++i) {
           q.configs.push_back(ReadConfig(configs[i], graph));
+          q.filled.push_back(configs[i]);
         }
       }
     }
@@ -538,9 +552,35 @@ int main(int argc, char** argv) {
     fallback = query(fb, first_failure);
   }
 
+  // The plans, in cudnnGetPlan's order: every config of both lists.
+  nlohmann::json plans = nlohmann::json::array();
+  if (a.build_plans) {
+    std::vector<std::pair<cudnnBackendDescriptor_t, nlohmann::json>> all;
+    for (size_t i = 0; i < first.filled.size(); ++i) {
+      all.emplace_back(first.filled[i], first.configs[i]);
+    }
+    if (fallback.has_value()) {
+      for (size_t i = 0; i < fallback->filled.size(); ++i) {
+        all.emplace_back(fallback->filled[i], fallback->configs[i]);
+      }
+    }
+    for (const auto& [config, read] : all) {
+      const int64_t engine = read.value("engine", int64_t{-1});
+      if (engine == a.drop_engine) continue;
+      cudnnBackendDescriptor_t plan =
+          Make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      Set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, handle);
+      Set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, D, config);
+      // Not Finalize(): a plan that does not build is an answer, not a
+      // failure of the probe.
+      plans.push_back({{"engine", engine},
+                       {"status", static_cast<int>(cudnnBackendFinalize(plan))}});
+    }
+  }
+
   nlohmann::json calls = nlohmann::json::object();
   for (const char* name : {"backend_heur_results", "backend_heur_count",
-                           "backend_engine_finalize"}) {
+                           "backend_engine_finalize", "backend_plan_finalize"}) {
     if (fakeCudnnCallCount != nullptr) calls[name] = fakeCudnnCallCount(name);
   }
   for (cudnnBackendDescriptor_t d : made) cudnnBackendDestroyDescriptor(d);
@@ -553,6 +593,7 @@ int main(int argc, char** argv) {
       {"real_calls", calls},
       {"live_descriptors",
        fakeCudnnLiveDescriptors != nullptr ? fakeCudnnLiveDescriptors() : -1}};
+  if (a.build_plans) out["plans"] = plans;
   if (fallback.has_value()) {
     out["fallback"] = {{"status", static_cast<int>(fallback->status)},
                        {"queried", fallback->queried},

@@ -260,7 +260,50 @@ TEST_F(GraphShadowTest, OnlyTheAttributesItNeedsAreRecorded) {
   EXPECT_TRUE(
       GraphShadow::Records(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW));
   EXPECT_FALSE(GraphShadow::Records(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS));
-  EXPECT_FALSE(GraphShadow::Records(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG));
+  EXPECT_FALSE(GraphShadow::Records(CUDNN_ATTR_EXECUTION_PLAN_HANDLE));
+}
+
+TEST_F(GraphShadowTest, APlanOfAnOffersConfigBelongsToItsGraphUntilOneBuilds) {
+  ForwardGraph(true);  // graph Desc(6)
+  EXPECT_FALSE(shadow_.TracksPlans());
+  const cudnnBackendDescriptor_t configs[] = {Desc(40), Desc(41)};
+  shadow_.MarkOffer(Desc(6), configs, 2);
+  // Plans of the offer's configs, and one of a config of no offer.
+  Link(Desc(50), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(40));
+  Link(Desc(51), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(41));
+  Link(Desc(52), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(42));
+  EXPECT_TRUE(shadow_.TracksPlans());
+  std::optional<GraphShadow::OfferPlan> p = shadow_.PlanOf(Desc(50));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->graph, Desc(6));
+  EXPECT_FALSE(p->built_workspace.has_value());
+  EXPECT_FALSE(shadow_.PlanOf(Desc(52)).has_value());
+  // The first plan that builds sets the offer's workspace; later ones do
+  // not change it.
+  shadow_.NoteBuilt(Desc(6), 1024);
+  shadow_.NoteBuilt(Desc(6), 0);
+  ASSERT_TRUE(shadow_.PlanOf(Desc(51)).has_value());
+  EXPECT_EQ(shadow_.PlanOf(Desc(51))->built_workspace, 1024);
+  // A plan set to another config afterwards is no longer the offer's.
+  Link(Desc(51), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(42));
+  EXPECT_FALSE(shadow_.PlanOf(Desc(51)).has_value());
+}
+
+TEST_F(GraphShadowTest, AnOffersPlansAreForgottenWithItsGraph) {
+  ForwardGraph(true);
+  const cudnnBackendDescriptor_t configs[] = {Desc(40)};
+  shadow_.MarkOffer(Desc(6), configs, 1);
+  Link(Desc(50), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(40));
+  shadow_.NoteBuilt(Desc(6), 0);
+  // The graph's address is a new descriptor's: no offer is left.
+  shadow_.Forget(Desc(6));
+  EXPECT_FALSE(shadow_.PlanOf(Desc(50)).has_value());
+  // So is a config's: a plan set to it belongs to nothing.
+  ForwardGraph(true);
+  shadow_.MarkOffer(Desc(6), configs, 1);
+  shadow_.Forget(Desc(40));
+  Link(Desc(51), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(40));
+  EXPECT_FALSE(shadow_.PlanOf(Desc(51)).has_value());
 }
 
 }  // namespace

@@ -364,6 +364,95 @@ TEST_F(PreloadGraphTest,
   EXPECT_EQ(run.real("backend_heur_results"), 1);
 }
 
+// What the probe's --build-plans printed: each plan's engine and status.
+std::vector<std::pair<int64_t, int>> PlansOf(const ProbeRun& run) {
+  std::vector<std::pair<int64_t, int>> out;
+  if (!run.out.is_object() || !run.out.contains("plans")) return out;
+  for (const auto& p : run.out["plans"]) {
+    out.emplace_back(p["engine"].get<int64_t>(), p["status"].get<int>());
+  }
+  return out;
+}
+
+constexpr int kBuilt = CUDNN_STATUS_SUCCESS;
+constexpr int kNotBuilt = CUDNN_STATUS_NOT_SUPPORTED;
+
+TEST_F(PreloadGraphTest, OnceOnePlanOfAnAnswerBuiltItsOtherConfigsDoNotBuild) {
+  Put(Key(), RankingWithUniversal());
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  // The choice builds; the universal alternative fails without cuDNN.
+  EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
+                              {110, kBuilt}, {112, kNotBuilt}}));
+  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_THAT(run.err, HasSubstr("tunedb preload: graph plan_not_built"));
+  EXPECT_THAT(run.err, HasSubstr("; 1 alternative plans not built"));
+}
+
+TEST_F(PreloadGraphTest, WhenTheCallersFilterDropsTheChoiceItsFirstKeptBuilds) {
+  Put(Key(), RankingWithUniversal());
+  // As PyTorch with TF32 off drops the tensor-core choice.
+  ProbeRun run =
+      Probe({"--then-fallback", "--build-plans", "--drop-engine", "110"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(PlansOf(run),
+            (std::vector<std::pair<int64_t, int>>{{112, kBuilt}}));
+  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_THAT(run.err, Not(HasSubstr("plans not built")));
+}
+
+TEST_F(PreloadGraphTest, WithoutRoomForTwiceTheBuiltPlansWorkspaceEveryPlanBuilds) {
+  Put(Key(), RankingWithUniversal());
+  // 1 GiB plans: 2 GiB + 256 MiB must be free to leave one unbuilt.
+  const std::string gib = std::to_string(int64_t{1} << 30);
+  for (const char* free : {"2147483648", "fail"}) {
+    SCOPED_TRACE(free);
+    ProbeRun run = Probe({"--then-fallback", "--build-plans"},
+                         {"FAKE_CUDNN_PLAN_WORKSPACE=" + gib,
+                          std::string("FAKE_CUDA_FREE_BYTES=") + free});
+    ASSERT_EQ(run.out["status"], 0) << run.err;
+    EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
+                                {110, kBuilt}, {112, kBuilt}}));
+    EXPECT_EQ(run.real("backend_plan_finalize"), 2);
+  }
+  // With room enough, the alternative is left unbuilt again.
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"},
+                       {"FAKE_CUDNN_PLAN_WORKSPACE=" + gib,
+                        "FAKE_CUDA_FREE_BYTES=2415919104"});
+  EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
+                              {110, kBuilt}, {112, kNotBuilt}}));
+}
+
+TEST_F(PreloadGraphTest, EveryPlanBuildsWhenTheAnswerIsNotLeadOnly) {
+  // Off by the option, off with cudnn_frontend's errata file (which may drop
+  // a plan after it built), and without a universal config (the fallback
+  // list is then cuDNN's).
+  Put(Key(), RankingWithUniversal());
+  for (const char* env : {"TUNEDB_PRELOAD_LEAD_PLAN_ONLY=off",
+                          "CUDNN_ERRATA_JSON_FILE=/nonexistent.json"}) {
+    SCOPED_TRACE(env);
+    ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {env});
+    ASSERT_EQ(run.out["status"], 0) << run.err;
+    EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
+                                {110, kBuilt}, {112, kBuilt}}));
+  }
+  Put(Key(ConvOp::kBackwardData), RankingWithoutUniversal());
+  ProbeRun run =
+      Probe({"--op", "bwd_data", "--then-fallback", "--build-plans"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  const int64_t plans = static_cast<int64_t>(PlansOf(run).size());
+  EXPECT_EQ(plans, 2 + static_cast<int64_t>(
+                           FakeList(CUDNN_HEUR_MODE_FALLBACK).size()));
+  EXPECT_EQ(run.real("backend_plan_finalize"), plans);
+  // And on a miss (nothing stored for bwd_filter), cuDNN's lists build.
+  ProbeRun miss = Probe({"--op", "bwd_filter", "--then-fallback",
+                         "--build-plans"});
+  ASSERT_EQ(miss.out["status"], 0) << miss.err;
+  EXPECT_EQ(miss.real("backend_plan_finalize"),
+            static_cast<int64_t>(PlansOf(miss).size()));
+  EXPECT_GT(PlansOf(miss).size(), 1u);
+}
+
 TEST_F(PreloadGraphTest, TheFillAfterACountQueryDoesNotCheckTheConfigsAgain) {
   const ProblemKey key = Key();
   Put(key, RankingWithUniversal());
