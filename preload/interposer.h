@@ -15,10 +15,11 @@
 // problem of its graph (graph_problem.h), with tunedb's engine configs
 // finalized on the caller's own descriptors: the fastest stored config,
 // then the fastest without cuDNN's DOWN_CONVERT_INPUTS note (which PyTorch
-// always drops), then the fastest deterministic one without that note (for
-// fp32 also without tensor cores, which PyTorch drops when TF32 is off) and
-// that one without workspace (the universal config), so that a caller's own
-// filter keeps one whenever the record holds such a config. A fallback-list
+// always drops), then, fastest first, the fastest without that note for
+// each of PyTorch's stricter filters: deterministic; for fp32 without
+// tensor cores (TF32 off); both; and both without workspace (the universal
+// config). So a caller's own filter keeps one whenever the record holds
+// such a config, and the first it keeps is the fastest it keeps. A fallback-list
 // query (mode FALLBACK) on a graph whose answer held the universal config
 // gets no configs (AnswerFallback), so a caller that builds and times both
 // lists (PyTorch's benchmark mode) builds and times tunedb's configs only;

@@ -44,24 +44,32 @@ std::vector<Interposer::TunedEngine> Interposer::TunedEngines(
   const EngineAnswer fastest = client_->GetEngine(key, {});
   if (!fastest.ok()) return out;
   out.push_back({fastest.config, false});
+  // Each filter PyTorch may apply (interposer.h), as constraints: it always
+  // drops DOWN_CONVERT_INPUTS; deterministic mode drops nondeterministic
+  // configs; with TF32 off, fp32 drops tensor-core ones.
+  const bool fp32 = key.problem.input_type == DataType::kFloat;
   Constraints no_down_convert;
   no_down_convert.excluded_numerical_notes =
       NoteBit(kNumericalNoteDownConvertInputs);
-  Constraints safe = no_down_convert;
-  safe.deterministic_only = true;
-  safe.excluded_numerical_notes |= NoteBit(kNumericalNoteNondeterministic);
-  if (key.problem.input_type == DataType::kFloat) {
-    safe.excluded_numerical_notes |= NoteBit(kNumericalNoteTensorCore);
-  }
+  Constraints deterministic = no_down_convert;
+  deterministic.deterministic_only = true;
+  deterministic.excluded_numerical_notes |=
+      NoteBit(kNumericalNoteNondeterministic);
+  Constraints no_tf32 = no_down_convert;
+  no_tf32.excluded_numerical_notes |= NoteBit(kNumericalNoteTensorCore);
+  Constraints safe = deterministic;  // every filter at once
+  if (fp32) safe.excluded_numerical_notes |= NoteBit(kNumericalNoteTensorCore);
   Constraints safe_no_workspace = safe;
   safe_no_workspace.max_workspace_bytes = 0;
   struct Ask {
     Constraints constraints;
     bool alternative, universal;
   };
-  const Ask asks[] = {{no_down_convert, false, false},
-                      {safe, true, false},
-                      {safe_no_workspace, true, true}};
+  std::vector<Ask> asks = {{no_down_convert, false, false},
+                           {deterministic, true, false}};
+  if (fp32) asks.push_back({no_tf32, true, false});
+  asks.push_back({safe, true, false});
+  asks.push_back({safe_no_workspace, true, true});
   for (const Ask& ask : asks) {
     const EngineAnswer a = client_->GetEngine(key, ask.constraints);
     if (!a.ok()) continue;
@@ -74,6 +82,15 @@ std::vector<Interposer::TunedEngine> Interposer::TunedEngines(
       seen->universal = seen->universal || ask.universal;
     }
   }
+  // The alternatives fastest first: whatever a caller's filter drops, the
+  // first config it keeps is then the fastest it keeps (the one a lead-only
+  // answer lets it build).
+  std::stable_sort(out.begin(), out.end(),
+                   [](const TunedEngine& a, const TunedEngine& b) {
+                     if (a.alternative != b.alternative) return !a.alternative;
+                     return a.config.cost(LaunchMode::kDirect).median_ms <
+                            b.config.cost(LaunchMode::kDirect).median_ms;
+                   });
   return out;
 }
 

@@ -22,7 +22,9 @@
 # and executes, timed, go into the row's "timer"), KEEP_CACHE=1 (the default
 # path also runs benchmark-on rows without tunedb and warm with PyTorch's
 # emptying of its allocator cache after each benchmarked convolution turned
-# off: what that emptying costs the first iteration), ITERS
+# off: what that emptying costs the first iteration), STRICT=1 (the default
+# path also runs benchmark-on rows without tunedb and warm with PyTorch's
+# stricter filters: deterministic, and in fp32 TF32 off), ITERS
 # (steady-state iterations, default 30), WORK (the daemon's database, socket
 # and reference outputs; default /tmp/tunedb-dropin), KEEP_DB=1 to keep the
 # database of an earlier call (the "cold" rows are then not cold), OUT
@@ -74,12 +76,15 @@ for _ in $(seq 1 300); do [[ -S "$SOCK" ]] && break; sleep 0.1; done
 "$B/bin/tunedb" --address "$ADDR" stats | head -20
 
 # one LABEL DTYPE BENCHMARK [tunedb run flags... --] : one fresh process.
-# A label ending in ", cache kept" runs with --keep-conv-cache.
+# A label ending in ", cache kept" runs with --keep-conv-cache, one ending
+# in ", deterministic" or ", no tf32" with that filter.
 n=0
 one() {
   local label=$1 dtype=$2 bench=$3; shift 3
   local keep=()
   [[ "$label" == *", cache kept" ]] && keep=(--keep-conv-cache)
+  [[ "$label" == *", deterministic" ]] && keep=(--deterministic)
+  [[ "$label" == *", no tf32" ]] && keep=(--no-tf32)
   local path=${label%%,*}
   local pre=() ref=(--ref "$WORK/ref-$path-$dtype.pt")
   if [[ $# -gt 0 ]]; then pre=("$B/bin/tunedb" --address "$ADDR" run "$@"); fi
@@ -163,6 +168,14 @@ for dtype in $DTYPES; do
         one "$path, no tunedb, cache kept" "$dtype" 1
         one "$path, tunedb warm, cache kept" "$dtype" 1 --
       done
+    fi
+    if [[ "${STRICT:-0}" == 1 && $path == default ]]; then
+      one "$path, no tunedb, deterministic" "$dtype" 1
+      one "$path, tunedb warm, deterministic" "$dtype" 1 --log calls --
+      if [[ $dtype == fp32 ]]; then
+        one "$path, no tunedb, no tf32" "$dtype" 1
+        one "$path, tunedb warm, no tf32" "$dtype" 1 --log calls --
+      fi
     fi
   done
   unset TORCH_CUDNN_V8_API_DISABLED

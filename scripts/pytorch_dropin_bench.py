@@ -3,7 +3,7 @@
 
   pytorch_dropin_bench.py run --dtype fp16|fp32 --benchmark 0|1 --iters N
       [--batch 64] [--save REF.pt | --ref REF.pt] [--keep-conv-cache]
-      --label TEXT
+      [--deterministic] [--no-tf32] --label TEXT
       -> one JSON line on stdout: first-iteration seconds, steady-state
          ms/iter, and with --ref the largest relative difference of the
          output and of the gradients against the reference run.
@@ -17,7 +17,9 @@ channels-last. Whether cuDNN's legacy API is used is the caller's
 TORCH_CUDNN_V8_API_DISABLED. --keep-conv-cache turns off PyTorch's emptying
 of its caching allocator after each convolution it benchmarks
 (torch._C._cudnn_set_conv_benchmark_empty_cache(False)), to measure what
-that emptying costs a first iteration.
+that emptying costs a first iteration. --deterministic and --no-tf32 set
+torch.backends.cudnn.deterministic = True and allow_tf32 = False: the
+stricter filters PyTorch applies to cuDNN's configs.
 """
 import argparse
 import json
@@ -70,6 +72,10 @@ def run(args):
     torch.backends.cudnn.benchmark = bool(args.benchmark)
     if args.keep_conv_cache:
         torch._C._cudnn_set_conv_benchmark_empty_cache(False)
+    if args.deterministic:
+        torch.backends.cudnn.deterministic = True
+    if args.no_tf32:
+        torch.backends.cudnn.allow_tf32 = False
     torch.manual_seed(0)
     model, source = resnet50()
     x = torch.randn(args.batch, 3, 224, 224)
@@ -115,6 +121,8 @@ def run(args):
               "legacy_api": os.environ.get("TORCH_CUDNN_V8_API_DISABLED") == "1",
               "tunedb": "LD_PRELOAD" in os.environ and "tunedb_preload" in os.environ["LD_PRELOAD"],
               "conv_benchmark_empty_cache": not args.keep_conv_cache,
+              "deterministic": bool(args.deterministic),
+              "allow_tf32": not args.no_tf32,
               "first_iter_s": round(first_s, 4),
               "steady_ms": round(blocks[2], 3),
               "steady_blocks_ms": [round(b, 3) for b in blocks],
@@ -265,6 +273,8 @@ def main():
     r.add_argument("--save")
     r.add_argument("--ref")
     r.add_argument("--keep-conv-cache", action="store_true")
+    r.add_argument("--deterministic", action="store_true")
+    r.add_argument("--no-tf32", action="store_true")
     r.add_argument("--label", required=True)
     s = sub.add_parser("summarize")
     s.add_argument("runs")

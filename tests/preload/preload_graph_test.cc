@@ -157,37 +157,49 @@ class PreloadGraphTest : public preload_testing::PreloadDaemonTest {
 
   // The list the preload answers for stored `key`, as the daemon's client
   // answers each constraint: the fastest config, the fastest without
-  // DOWN_CONVERT_INPUTS, the fastest deterministic one among those (for fp32
-  // without tensor cores too: what PyTorch keeps when it must be
-  // deterministic or may not use TF32) and that one with no workspace, each
-  // (engine and knobs) once.
+  // DOWN_CONVERT_INPUTS, then, fastest first, the fastest without it that is
+  // deterministic; for fp32 without tensor cores (PyTorch's TF32 off); both;
+  // and both with no workspace, each (engine and knobs) once.
   // With `choices_only`, only the fastest and the fastest that does not
   // down-convert.
   std::vector<AlgoResult> Expected(const ProblemKey& key,
                                    bool choices_only = false) {
     auto client = DaemonClient(/*tune=*/false);
+    const bool fp32 = key.problem.input_type == DataType::kFloat;
     Constraints no_down_convert;
     no_down_convert.excluded_numerical_notes = kDownConvert;
-    Constraints safe = no_down_convert;
-    safe.deterministic_only = true;
-    safe.excluded_numerical_notes |= kNondeterministic;
-    if (key.problem.input_type == DataType::kFloat) {
-      safe.excluded_numerical_notes |= kTensorCore;
-    }
+    Constraints deterministic = no_down_convert;
+    deterministic.deterministic_only = true;
+    deterministic.excluded_numerical_notes |= kNondeterministic;
+    Constraints no_tf32 = no_down_convert;
+    no_tf32.excluded_numerical_notes |= kTensorCore;
+    Constraints safe = deterministic;
+    if (fp32) safe.excluded_numerical_notes |= kTensorCore;
     Constraints safe_no_workspace = safe;
     safe_no_workspace.max_workspace_bytes = 0;
     std::vector<AlgoResult> out;
     std::vector<Constraints> asks = {Constraints{}, no_down_convert};
-    if (!choices_only) asks.insert(asks.end(), {safe, safe_no_workspace});
-    for (const Constraints& c : asks) {
-      const EngineAnswer a = client->GetEngine(key, c);
+    if (!choices_only) {
+      asks.push_back(deterministic);
+      if (fp32) asks.push_back(no_tf32);
+      asks.insert(asks.end(), {safe, safe_no_workspace});
+    }
+    size_t choices = 0;
+    for (size_t i = 0; i < asks.size(); ++i) {
+      const EngineAnswer a = client->GetEngine(key, asks[i]);
       if (!a.ok()) continue;
       const bool seen =
           std::any_of(out.begin(), out.end(), [&](const AlgoResult& r) {
             return r.algo == a.config.algo && r.knobs == a.config.knobs;
           });
-      if (!seen) out.push_back(a.config);
+      if (seen) continue;
+      out.push_back(a.config);
+      if (i < 2) choices = out.size();
     }
+    std::stable_sort(out.begin() + choices, out.end(),
+                     [](const AlgoResult& a, const AlgoResult& b) {
+                       return a.launch.median_ms < b.launch.median_ms;
+                     });
     EXPECT_FALSE(out.empty()) << "nothing stored for " << key.ToText();
     return out;
   }
@@ -595,6 +607,23 @@ TEST_F(PreloadGraphTest, TheTunedListHoldsTheSafeAlternativesOnce) {
   EXPECT_EQ(run.out["queried"], 1);
   EXPECT_EQ(run.configs(), (std::vector<Config>{{120, "3=1"}}));
   EXPECT_EQ(run.real("backend_heur_results"), 0);
+}
+
+TEST_F(PreloadGraphTest, WithTf32OffTheFastestConfigWithoutTensorCoresLeads) {
+  // fp32: the choice uses tensor cores; without them the fastest (113) is
+  // nondeterministic and faster than the deterministic one (112). A caller
+  // with TF32 off but nondeterminism allowed keeps 113 first and builds it.
+  Put(Key(), {EngineConfig(110, 0, 0.1, kTensorCore, 100),
+              EngineConfig(113, 3, 0.2, kNondeterministic, 0),
+              EngineConfig(112, 2, 0.3, 0, 0)});
+  ProbeRun run =
+      Probe({"--then-fallback", "--build-plans", "--drop-engine", "110"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.configs(),
+            (std::vector<Config>{{110, "3=0"}, {113, "3=3"}, {112, "3=2"}}));
+  EXPECT_EQ(run.configs(), ConfigsOf(Expected(Key())));
+  EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
+                              {113, kBuilt}, {112, kNotBuilt}}));
 }
 
 TEST_F(PreloadGraphTest, TheDeterministicAlternativesDoNotDownConvertEither) {
