@@ -85,7 +85,8 @@ void Interposer::AtExit() {
                       : absl::StrCat("; not reported: ", s.message());
   }
   if (self.options_.log == LogLevel::kOff) return;
-  std::string line = self.counters_.Summary(self.options_.client.address);
+  std::string line = self.counters_.Summary(self.options_.client.address,
+                                            !self.options_.misses_file.empty());
   line += reported;
   if (!self.options_.problems.empty()) {
     absl::StrAppend(&line, "; settings: ", self.options_.problems);

@@ -43,13 +43,17 @@ std::map<std::string, int64_t> PreloadCounters::Counts() const {
   return out;
 }
 
-std::string PreloadCounters::Summary(absl::string_view address) const {
+std::string PreloadCounters::Summary(absl::string_view address,
+                                     bool misses_tuned_after) const {
   const int64_t hits = Get(Outcome::kHit);
   const int64_t misses = Get(Outcome::kMiss);
   const int64_t empty = Get(Outcome::kFallbackEmpty);
   const int64_t total = Total();
   std::string line = absl::StrCat("tunedb preload: ", total, " calls: ", hits,
-                                  " hits, ", misses, " misses (tune asked), ");
+                                  " hits, ", misses,
+                                  misses_tuned_after
+                                      ? " misses (noted, tuned after), "
+                                      : " misses (tune asked), ");
   if (empty > 0) {
     absl::StrAppend(&line, empty, " fallback lists answered empty, ");
   }

@@ -4,7 +4,9 @@
 //   tunedb preload: 68 calls: 60 hits, 8 misses (tune asked),
 //   0 passed through; daemon unix:/run/tunedb/tunedb.sock
 //
-// (with ", N fallback lists answered empty" after the misses when any were),
+// ("misses (noted, tuned after)" when they go to a misses file for `tunedb
+// run --tune-after` instead; with ", N fallback lists answered empty" after
+// the misses when any were),
 // followed, when any call was passed through, by the reasons and counts,
 // and by "; N alternative plans not built" when the shim left plans of
 // lead-only answers unbuilt (not calls: builds the program asked for).
@@ -62,8 +64,10 @@ class PreloadCounters {
     return plans_not_built_.load(std::memory_order_relaxed);
   }
   int64_t Total() const;
-  // The exit line (no trailing newline).
-  std::string Summary(absl::string_view address) const;
+  // The exit line (no trailing newline). `misses_tuned_after`: misses were
+  // written to a misses file, not sent to the daemon to tune.
+  std::string Summary(absl::string_view address,
+                      bool misses_tuned_after = false) const;
   // What ReportCounters sends: "calls", every outcome that happened, by
   // OutcomeName, and "plans_not_built" when any were.
   std::map<std::string, int64_t> Counts() const;

@@ -506,6 +506,8 @@ TEST_F(PreloadGraphTest, WithAMissesFileAGraphMissIsWrittenOnceNotTuned) {
   EXPECT_EQ(preload_testing::ReadFile(misses), Key().ToText() + "\n");
   EXPECT_FALSE(Stored(Key()).has_value());
   EXPECT_EQ(server_->core().Stats().searches, 0);
+  // The exit line says so.
+  EXPECT_THAT(run.err, HasSubstr("0 hits, 1 misses (noted, tuned after), "));
 }
 
 TEST_F(PreloadGraphTest, AFallbackListAfterAMissIsCudnns) {
