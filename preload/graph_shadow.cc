@@ -303,8 +303,7 @@ std::optional<GraphShadow::OfferPlan> GraphShadow::PlanOf(
   return OfferPlan{it->second.offer_graph, g->second.built_workspace};
 }
 
-void GraphShadow::NoteBuilt(cudnnBackendDescriptor_t graph,
-                            int64_t workspace) {
+void GraphShadow::NoteBuilt(cudnnBackendDescriptor_t graph, int64_t workspace) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(graph);
   if (it != entries_.end() && it->second.kind == Entry::kGraph &&

@@ -19,13 +19,13 @@
 // each of PyTorch's stricter filters: deterministic; for fp32 without
 // tensor cores (TF32 off); both; and both without workspace (the universal
 // config). So a caller's own filter keeps one whenever the record holds
-// such a config, and the first it keeps is the fastest it keeps. A fallback-list
-// query (mode FALLBACK) on a graph whose answer held the universal config
-// gets no configs (AnswerFallback), so a caller that builds and times both
-// lists (PyTorch's benchmark mode) builds and times tunedb's configs only;
-// without a universal config the fallback list is cuDNN's and the choices
-// are repeated to PreloadOptions::graph_configs entries instead, so that
-// such a caller's limit is reached before it. An answer with the universal
+// such a config, and the first it keeps is the fastest it keeps. A
+// fallback-list query (mode FALLBACK) on a graph whose answer held the
+// universal config gets no configs (AnswerFallback), so a caller that builds
+// and times both lists (PyTorch's benchmark mode) builds and times tunedb's
+// configs only; without a universal config the fallback list is cuDNN's and the
+// choices are repeated to PreloadOptions::graph_configs entries instead, so
+// that such a caller's limit is reached before it. An answer with the universal
 // config is also lead-only (GraphAnswer::lead_only): once the caller built
 // one plan of it, the shim fails the builds of its other configs, so such a
 // caller times tunedb's choice alone (or, when its filter dropped that, the

@@ -49,11 +49,10 @@ std::string PreloadCounters::Summary(absl::string_view address,
   const int64_t misses = Get(Outcome::kMiss);
   const int64_t empty = Get(Outcome::kFallbackEmpty);
   const int64_t total = Total();
-  std::string line = absl::StrCat("tunedb preload: ", total, " calls: ", hits,
-                                  " hits, ", misses,
-                                  misses_tuned_after
-                                      ? " misses (noted, tuned after), "
-                                      : " misses (tune asked), ");
+  std::string line = absl::StrCat(
+      "tunedb preload: ", total, " calls: ", hits, " hits, ", misses,
+      misses_tuned_after ? " misses (noted, tuned after), "
+                         : " misses (tune asked), ");
   if (empty > 0) {
     absl::StrAppend(&line, empty, " fallback lists answered empty, ");
   }

@@ -103,8 +103,7 @@ PlanEngine EngineOf(cudnnBackendDescriptor_t plan) {
   }
   cudnnBackendBehaviorNote_t notes[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
   if (get(e, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
-          CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &n,
-          notes) == CUDNN_STATUS_SUCCESS) {
+          CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &n, notes) == CUDNN_STATUS_SUCCESS) {
     for (int64_t i = 0; i < n && i < CUDNN_BEHAVIOR_NOTE_TYPE_COUNT; ++i) {
       out.rtc = out.rtc || notes[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
     }

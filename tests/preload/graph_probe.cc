@@ -573,14 +573,16 @@ int main(int argc, char** argv) {
       Set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, D, config);
       // Not Finalize(): a plan that does not build is an answer, not a
       // failure of the probe.
-      plans.push_back({{"engine", engine},
-                       {"status", static_cast<int>(cudnnBackendFinalize(plan))}});
+      plans.push_back(
+          {{"engine", engine},
+           {"status", static_cast<int>(cudnnBackendFinalize(plan))}});
     }
   }
 
   nlohmann::json calls = nlohmann::json::object();
-  for (const char* name : {"backend_heur_results", "backend_heur_count",
-                           "backend_engine_finalize", "backend_plan_finalize"}) {
+  for (const char* name :
+       {"backend_heur_results", "backend_heur_count", "backend_engine_finalize",
+        "backend_plan_finalize"}) {
     if (fakeCudnnCallCount != nullptr) calls[name] = fakeCudnnCallCount(name);
   }
   for (cudnnBackendDescriptor_t d : made) cudnnBackendDestroyDescriptor(d);

@@ -413,7 +413,8 @@ TEST_F(PreloadGraphTest, WhenTheCallersFilterDropsTheChoiceItsFirstKeptBuilds) {
   EXPECT_THAT(run.err, Not(HasSubstr("plans not built")));
 }
 
-TEST_F(PreloadGraphTest, WithoutRoomForTwiceTheBuiltPlansWorkspaceEveryPlanBuilds) {
+TEST_F(PreloadGraphTest,
+       WithoutRoomForTwiceTheBuiltPlansWorkspaceEveryPlanBuilds) {
   Put(Key(), RankingWithUniversal());
   // 1 GiB plans: 2 GiB + 256 MiB must be free to leave one unbuilt.
   const std::string gib = std::to_string(int64_t{1} << 30);
@@ -428,9 +429,9 @@ TEST_F(PreloadGraphTest, WithoutRoomForTwiceTheBuiltPlansWorkspaceEveryPlanBuild
     EXPECT_EQ(run.real("backend_plan_finalize"), 2);
   }
   // With room enough, the alternative is left unbuilt again.
-  ProbeRun run = Probe({"--then-fallback", "--build-plans"},
-                       {"FAKE_CUDNN_PLAN_WORKSPACE=" + gib,
-                        "FAKE_CUDA_FREE_BYTES=2415919104"});
+  ProbeRun run = Probe(
+      {"--then-fallback", "--build-plans"},
+      {"FAKE_CUDNN_PLAN_WORKSPACE=" + gib, "FAKE_CUDA_FREE_BYTES=2415919104"});
   EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
                               {110, kBuilt}, {112, kNotBuilt}}));
 }
@@ -457,8 +458,8 @@ TEST_F(PreloadGraphTest, EveryPlanBuildsWhenTheAnswerIsNotLeadOnly) {
                            FakeList(CUDNN_HEUR_MODE_FALLBACK).size()));
   EXPECT_EQ(run.real("backend_plan_finalize"), plans);
   // And on a miss (nothing stored for bwd_filter), cuDNN's lists build.
-  ProbeRun miss = Probe({"--op", "bwd_filter", "--then-fallback",
-                         "--build-plans"});
+  ProbeRun miss =
+      Probe({"--op", "bwd_filter", "--then-fallback", "--build-plans"});
   ASSERT_EQ(miss.out["status"], 0) << miss.err;
   EXPECT_EQ(miss.real("backend_plan_finalize"),
             static_cast<int64_t>(PlansOf(miss).size()));
