@@ -233,38 +233,46 @@ def summarize(runs_path, out_dir):
     if timed:
         # libtunedb_cudnn_call_timer.so's sums over the whole process (plans
         # are built in the first iteration only; executes are every launch).
-        lines += ["", "cuDNN backend calls per process (TIMER=1): plan builds "
-                  "(execution-plan finalizes), engine and engine-config "
-                  "finalizes (tunedb's answer makes these), heuristics "
-                  "finalizes, executes (host time of the launch).", "",
-                  "| dtype | run | benchmark | first iteration (s) | plans | plan ms | engine+config finalizes | their ms | heuristics ms | executes | execute ms |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for r in timed:
+        def calls(r):
             f = r["timer"].get("finalize", {})
             get = lambda k, v: f.get(k, {}).get(v, 0)
-            lines.append("| {} | {} | {} | {:.3f} | {} | {:.1f} | {} | {:.1f} | {:.1f} | {} | {:.1f} |".format(
-                r["dtype"], r["label"], "on" if r["benchmark"] else "off",
-                r["first_iter_s"], get("execution_plan", "calls"),
-                get("execution_plan", "ms"),
-                get("engine", "calls") + get("engine_config", "calls"),
-                get("engine", "ms") + get("engine_config", "ms"),
-                get("engine_heuristics", "ms"), r["timer"]["execute"]["calls"],
-                r["timer"]["execute"]["ms"]))
+            return ["%.3f" % r["first_iter_s"], get("execution_plan", "calls"),
+                    "%.1f" % get("execution_plan", "ms"),
+                    get("engine", "calls") + get("engine_config", "calls"),
+                    "%.1f" % (get("engine", "ms") + get("engine_config", "ms")),
+                    "%.1f" % get("engine_heuristics", "ms"),
+                    r["timer"]["execute"]["calls"],
+                    "%.1f" % r["timer"]["execute"]["ms"]]
+
         # Where the plan builds went, per engine (the timer's
         # plan_by_engine): the engines of the most expensive builds.
-        lines += ["", "Plan builds by engine (the 8 engines whose builds took "
-                  "longest in each process; rtc: cuDNN notes the engine as "
-                  "runtime-compiled).", "",
-                  "| dtype | run | benchmark | engine: builds, ms (slowest build ms) |",
-                  "|---|---|---|---|"]
-        for r in timed:
+        def by_engine(r):
             by = r["timer"].get("plan_by_engine", {})
             top = sorted(by.items(), key=lambda kv: -kv[1]["ms"])[:8]
-            lines.append("| {} | {} | {} | {} |".format(
-                r["dtype"], r["label"], "on" if r["benchmark"] else "off",
-                "; ".join("{}{}: {}, {:.1f} ({:.1f})".format(
-                    e, " rtc" if v.get("rtc") else "", v["calls"], v["ms"],
-                    v["max_ms"]) for e, v in top)))
+            return ["; ".join("{}{}: {}, {:.1f} ({:.1f})".format(
+                e, " rtc" if v.get("rtc") else "", v["calls"], v["ms"],
+                v["max_ms"]) for e, v in top)]
+
+        tables = [
+            ("cuDNN backend calls per process (TIMER=1): plan builds "
+             "(execution-plan finalizes), engine and engine-config finalizes "
+             "(tunedb's answer makes these), heuristics finalizes, executes "
+             "(host time of the launch).",
+             ["first iteration (s)", "plans", "plan ms",
+              "engine+config finalizes", "their ms", "heuristics ms",
+              "executes", "execute ms"], calls),
+            ("Plan builds by engine (the 8 engines whose builds took longest "
+             "in each process; rtc: cuDNN notes the engine as "
+             "runtime-compiled).",
+             ["engine: builds, ms (slowest build ms)"], by_engine)]
+        for caption, columns, cells in tables:
+            columns = ["dtype", "run", "benchmark"] + columns
+            lines += ["", caption, "", "| " + " | ".join(columns) + " |",
+                      "|" + "---|" * len(columns)]
+            for r in timed:
+                row = [r["dtype"], r["label"],
+                       "on" if r["benchmark"] else "off"] + cells(r)
+                lines.append("| " + " | ".join(str(c) for c in row) + " |")
     if runs:
         r = runs[0]
         lines += ["", f"{r['gpu']}, PyTorch {r['torch']}, cuDNN {r['cudnn']}, model {r['model']}."]
