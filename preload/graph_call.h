@@ -77,8 +77,9 @@ struct GraphCall {
 // tensor cores) and that needs no workspace: the shim then marks the graph
 // answered, and a fallback-list query on it gets no configs. `lead_only`
 // (only with `universal`): once one plan of the filled configs has built,
-// the others need not be (PreloadOptions::alternative_plans): the shim
-// marks them as one offer (GraphShadow::MarkOffer, plan_exports.cc).
+// the others need not be, while the GPU has room for it: the shim
+// marks them as one offer (GraphShadow::MarkOffer, plan_exports.cc). Only
+// when every filled config is tunedb's (PreloadOptions::lead_plan_only).
 struct GraphAnswer {
   bool answered = false;
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;

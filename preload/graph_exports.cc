@@ -12,7 +12,9 @@
 //     INSTANT, A and B), with none (mode FALLBACK on a graph whose answer
 //     held a config every filter keeps: GraphAnswer::universal, which this
 //     file marks in the shadow, with the filled configs as one offer when
-//     the answer is lead-only) or passes; everything else is cuDNN's own.
+//     the answer is lead-only) or passes; everything else is cuDNN's own;
+//   - and cudnnBackendSetAttribute of an execution plan's engine config
+//     tells the thread's LeadPlanWindow which offer the plan is of.
 //
 // Thread safety: as thread-safe as cuDNN's own functions.
 #include <cudnn.h>
@@ -24,6 +26,7 @@
 #include "preload/graph_call.h"
 #include "preload/graph_shadow.h"
 #include "preload/inside_preload.h"
+#include "preload/lead_plan_window.h"
 #include "preload/real_cudnn.h"
 
 namespace tunedb::preload {
@@ -75,6 +78,19 @@ extern "C" cudnnStatus_t cudnnBackendSetAttribute(
       // Out of memory recording: the descriptor is just not known later.
     }
   }
+  // An execution plan's engine config, once any lead-only answer was made:
+  // which offer the plan is of (plan_exports.cc).
+  if (s == CUDNN_STATUS_SUCCESS &&
+      attributeName == CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG &&
+      GraphShadow::Instance().HasOffers()) {
+    uint64_t offer = 0;
+    if (attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR && elementCount == 1 &&
+        arrayOfElements != nullptr) {
+      offer = GraphShadow::Instance().OfferOf(
+          *static_cast<const cudnnBackendDescriptor_t*>(arrayOfElements));
+    }
+    LeadPlanWindow::ThisThread().PlanConfigSet(descriptor, offer);
+  }
   return s;
 }
 
@@ -118,7 +134,7 @@ extern "C" cudnnStatus_t cudnnBackendGetAttribute(
       GraphShadow::Instance().MarkAnswered(graph);
       if (answer.lead_only && *elementCount > 0) {
         GraphShadow::Instance().MarkOffer(
-            graph, static_cast<cudnnBackendDescriptor_t*>(arrayOfElements),
+            static_cast<cudnnBackendDescriptor_t*>(arrayOfElements),
             std::min(*elementCount, requestedElementCount));
       }
     }

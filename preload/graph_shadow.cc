@@ -83,7 +83,6 @@ bool GraphShadow::Records(cudnnBackendAttributeName_t name) {
     case CUDNN_ATTR_OPERATIONGRAPH_OPS:
     case CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
     case CUDNN_ATTR_ENGINEHEUR_MODE:
-    case CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG:
       return true;
     default:
       return SlotOf(name).has_value();
@@ -205,19 +204,6 @@ void GraphShadow::Note(cudnnBackendDescriptor_t d,
       }
       return;
     }
-    case CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG: {
-      if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR || count != 1) return;
-      const auto config = *static_cast<const cudnnBackendDescriptor_t*>(values);
-      auto it = entries_.find(config);
-      if (it == entries_.end() || it->second.kind != Entry::kConfig) {
-        entries_.erase(d);  // a plan of no offer (or no longer of one)
-        return;
-      }
-      const cudnnBackendDescriptor_t graph = it->second.offer_graph;
-      EntryOf(d, Entry::kPlan).offer_graph = graph;
-      plans_seen_.store(true, std::memory_order_release);
-      return;
-    }
     default:
       break;
   }
@@ -277,39 +263,24 @@ std::optional<ShadowHeuristics> GraphShadow::Heuristics(
   return h;
 }
 
-void GraphShadow::MarkOffer(cudnnBackendDescriptor_t graph,
-                            const cudnnBackendDescriptor_t* configs,
-                            int64_t n) {
-  if (graph == nullptr || configs == nullptr) return;
+uint64_t GraphShadow::MarkOffer(const cudnnBackendDescriptor_t* configs,
+                                int64_t n) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (int64_t i = 0; i < n; ++i) {
-    if (configs[i] != nullptr) {
-      EntryOf(configs[i], Entry::kConfig).offer_graph = graph;
-    }
+  const uint64_t offer = ++last_offer_;
+  for (int64_t i = 0; configs != nullptr && i < n; ++i) {
+    if (configs[i] != nullptr)
+      EntryOf(configs[i], Entry::kConfig).offer = offer;
   }
+  offers_marked_.store(true, std::memory_order_release);
+  return offer;
 }
 
-std::optional<GraphShadow::OfferPlan> GraphShadow::PlanOf(
-    cudnnBackendDescriptor_t plan) const {
+uint64_t GraphShadow::OfferOf(cudnnBackendDescriptor_t config) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = entries_.find(plan);
-  if (it == entries_.end() || it->second.kind != Entry::kPlan) {
-    return std::nullopt;
-  }
-  auto g = entries_.find(it->second.offer_graph);
-  if (g == entries_.end() || g->second.kind != Entry::kGraph) {
-    return std::nullopt;  // the graph is gone: so is the offer
-  }
-  return OfferPlan{it->second.offer_graph, g->second.built_workspace};
-}
-
-void GraphShadow::NoteBuilt(cudnnBackendDescriptor_t graph, int64_t workspace) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = entries_.find(graph);
-  if (it != entries_.end() && it->second.kind == Entry::kGraph &&
-      !it->second.built_workspace.has_value()) {
-    it->second.built_workspace = workspace;
-  }
+  auto it = entries_.find(config);
+  return it != entries_.end() && it->second.kind == Entry::kConfig
+             ? it->second.offer
+             : 0;
 }
 
 void GraphShadow::MarkAnswered(cudnnBackendDescriptor_t graph) {

@@ -11,18 +11,17 @@
 // an address whenever cudnnBackendCreateDescriptor returns it again, so a
 // new descriptor (of any kind) never inherits an old one's record.
 //
-// It also follows the plans built from an answer's configs (MarkOffer, the
-// configs of one answer for one operation graph): an execution plan set to
-// such a config is a plan of that offer (PlanOf), and the first plan of an
-// offer that builds records its workspace (NoteBuilt), so the shim can
-// leave the offer's other plans unbuilt (plan_exports.cc).
+// It also knows the engine configs of each lead-only answer (MarkOffer:
+// one offer id per answer), so that the shim can tell which offer a plan's
+// engine config belongs to (OfferOf; lead_plan_window.h).
 //
 // Every other attribute costs one switch. The records are bounded
 // (kMaxEntries): past that they start over, and a heuristics descriptor
 // whose record is gone passes through.
 //
-// Thread safety: thread-safe (one mutex, taken for recorded attributes and,
-// once anything was recorded, for each descriptor created).
+// Thread safety: thread-safe (one mutex, taken for recorded attributes,
+// once anything was recorded for each descriptor created, and, once an
+// offer was marked, for each execution plan's engine config set).
 #ifndef TUNEDB_PRELOAD_GRAPH_SHADOW_H_
 #define TUNEDB_PRELOAD_GRAPH_SHADOW_H_
 
@@ -64,25 +63,15 @@ class GraphShadow {
   // (GraphAnswer::universal). Until the address is created again.
   void MarkAnswered(cudnnBackendDescriptor_t graph);
 
-  // The `n` engine configs at `configs` are one answer (offer) for
-  // operation graph `graph` (GraphAnswer::lead_only).
-  void MarkOffer(cudnnBackendDescriptor_t graph,
-                 const cudnnBackendDescriptor_t* configs, int64_t n);
-
-  // An execution plan set to a config of an offer: the offer's graph, and
-  // the workspace of the offer's first plan that built, if one did.
-  struct OfferPlan {
-    cudnnBackendDescriptor_t graph = nullptr;
-    std::optional<int64_t> built_workspace;
-  };
-  // Whether any plan of an offer was ever seen (cheap: no lock).
-  bool TracksPlans() const {
-    return plans_seen_.load(std::memory_order_acquire);
+  // The `n` engine configs at `configs` are one lead-only answer (offer);
+  // returns its id (never 0). Until their addresses are created again.
+  uint64_t MarkOffer(const cudnnBackendDescriptor_t* configs, int64_t n);
+  // Whether any offer was ever marked (cheap: no lock).
+  bool HasOffers() const {
+    return offers_marked_.load(std::memory_order_acquire);
   }
-  std::optional<OfferPlan> PlanOf(cudnnBackendDescriptor_t plan) const;
-  // A plan of the offer for `graph` built, needing `workspace` bytes; the
-  // first such call per offer counts.
-  void NoteBuilt(cudnnBackendDescriptor_t graph, int64_t workspace);
+  // The offer engine config `config` belongs to, 0 if none.
+  uint64_t OfferOf(cudnnBackendDescriptor_t config) const;
 
  private:
   struct Entry {
@@ -92,12 +81,10 @@ class GraphShadow {
       kNode,
       kGraph,
       kHeuristics,
-      kConfig,  // an engine config of an offer (offer_graph)
-      kPlan     // an execution plan set to one (offer_graph)
+      kConfig  // an engine config of an offer
     };
     Kind kind = kTensor;
-    cudnnBackendDescriptor_t offer_graph = nullptr;  // kConfig, kPlan
-    std::optional<int64_t> built_workspace;          // kGraph
+    uint64_t offer = 0;  // kConfig
     ShadowTensor tensor;
     ShadowConvolution conv;
     ShadowNode node;
@@ -111,7 +98,8 @@ class GraphShadow {
   std::unordered_map<cudnnBackendDescriptor_t, Entry> entries_;  // guarded
   // Whether anything was ever recorded: until then Forget takes no lock.
   std::atomic<bool> recorded_{false};
-  std::atomic<bool> plans_seen_{false};
+  std::atomic<bool> offers_marked_{false};
+  uint64_t last_offer_ = 0;  // guarded by mu_
 };
 
 }  // namespace tunedb::preload

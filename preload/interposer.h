@@ -27,9 +27,10 @@
 // choices are repeated to PreloadOptions::graph_configs entries instead, so
 // that such a caller's limit is reached before it. An answer with the universal
 // config is also lead-only (GraphAnswer::lead_only): once the caller built
-// one plan of it, the shim fails the builds of its other configs, so such a
-// caller times tunedb's choice alone (or, when its filter dropped that, the
-// first config it kept).
+// one plan of it, the shim fails the builds of its other configs until the
+// caller finalizes anything else, while the GPU has room for that plan
+// (plan_exports.cc), so such a caller times tunedb's choice alone (or, when
+// its filter dropped that, the first config it kept).
 //
 // Thread safety: thread-safe; Decide is called concurrently.
 #ifndef TUNEDB_PRELOAD_INTERPOSER_H_

@@ -270,6 +270,7 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
     if (filled == call.requested || failed) break;
     fill(r->algo, r->knobs);
   }
+  const size_t tunedb_given = given.size();  // then cuDNN's own, if any
   *outcome = Outcome::kConfigFailed;
   if (filled == 0) return pass;
   // From here on the call is answered: its first descriptors are filled.
@@ -308,8 +309,11 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
       std::any_of(given.begin(), given.end(), [&](const auto& g) {
         return SameConfig(*universal, g.first, g.second);
       });
+  // Lead-only when every config given is tunedb's: cuDNN's own, after
+  // them, are the caller's to build.
   return GraphAnswer{true, CUDNN_STATUS_SUCCESS, gave_universal,
-                     gave_universal && options_.lead_plan_only};
+                     gave_universal && options_.lead_plan_only &&
+                         given.size() == tunedb_given};
 }
 
 void Interposer::NotePlanNotBuilt() {

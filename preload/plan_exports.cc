@@ -2,9 +2,10 @@
 // libcudnn.so.9 node, libcudnn_node.map): cuDNN's own, except for an
 // execution plan of a lead-only answer (GraphAnswer::lead_only): the
 // answer's configs are one offer (GraphShadow::MarkOffer), and once one
-// plan of the offer has built, the offer's other plans fail with
-// CUDNN_STATUS_NOT_SUPPORTED without calling cuDNN, as long as the GPU has
-// at least twice that plan's workspace free plus kMarginBytes.
+// plan of the offer has built on this thread, the offer's later plans on
+// this thread fail with CUDNN_STATUS_NOT_SUPPORTED without calling cuDNN,
+// until anything else is finalized (lead_plan_window.h), as long as the GPU
+// has at least twice that plan's workspace free plus kMarginBytes.
 //
 // Why: PyTorch's benchmark mode (cudnn_frontend's cudnnGetPlan, then
 // time_sorted_plan) builds a plan of every config its filter keeps, then
@@ -16,12 +17,15 @@
 // plan that builds is the first config the caller's filter kept, and with
 // its workspace free twice over the caller can allocate it for the
 // benchmark and again for the run that follows. A caller whose filter kept
-// nothing of the offer builds nothing of it, and so builds the rest.
+// nothing of the offer builds nothing of it, and so builds the rest; one
+// that runs a plan (finalizing a variant pack) or finalizes anything else
+// before it builds the next builds that one too.
 //
 // Every other descriptor costs one atomic load (before any offer was
-// marked) or one lookup under the shadow's mutex.
+// marked) or a few thread-local reads.
 //
-// Thread safety: as thread-safe as cuDNN's own function.
+// Thread safety: as thread-safe as cuDNN's own function (the window is
+// per thread).
 #include <cudnn.h>
 
 #include <cstdint>
@@ -30,7 +34,7 @@
 #include "preload/core_loader.h"
 #include "preload/device_memory.h"
 #include "preload/graph_shadow.h"
-#include "preload/inside_preload.h"
+#include "preload/lead_plan_window.h"
 #include "preload/real_cudnn.h"
 
 namespace tunedb::preload {
@@ -72,30 +76,25 @@ extern "C" cudnnStatus_t cudnnBackendFinalize(
     cudnnBackendDescriptor_t descriptor) {
   const auto real = real_finalize.get();
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
-  GraphShadow& shadow = GraphShadow::Instance();
-  if (!shadow.TracksPlans() || inside_preload) return real(descriptor);
-  std::optional<GraphShadow::OfferPlan> offer;
-  try {
-    offer = shadow.PlanOf(descriptor);
-  } catch (...) {
-    return real(descriptor);
-  }
-  if (!offer.has_value()) return real(descriptor);
-  if (offer->built_workspace.has_value()) {
-    if (RoomFor(*offer->built_workspace)) {
-      if (const CoreApi* core = LoadedCore()) core->plan_not_built();
-      return CUDNN_STATUS_NOT_SUPPORTED;
-    }
-    return real(descriptor);
+  if (!GraphShadow::Instance().HasOffers()) return real(descriptor);
+  LeadPlanWindow& window = LeadPlanWindow::ThisThread();
+  switch (window.Before(descriptor)) {
+    case LeadPlanWindow::Action::kBuild:
+      return real(descriptor);
+    case LeadPlanWindow::Action::kFollower:
+      if (RoomFor(window.lead_workspace())) {
+        if (const CoreApi* core = LoadedCore()) core->plan_not_built();
+        return CUDNN_STATUS_NOT_SUPPORTED;
+      }
+      return real(descriptor);
+    case LeadPlanWindow::Action::kLead:
+      break;
   }
   const cudnnStatus_t s = real(descriptor);
   if (s == CUDNN_STATUS_SUCCESS) {
+    // A workspace cuDNN does not report never leaves others unbuilt.
     const int64_t workspace = WorkspaceOf(descriptor);
-    try {
-      // A workspace cuDNN does not report never leaves others unbuilt.
-      if (workspace >= 0) shadow.NoteBuilt(offer->graph, workspace);
-    } catch (...) {
-    }
+    if (workspace >= 0) window.LeadBuilt(workspace);
   }
   return s;
 }

@@ -13,7 +13,7 @@
 //       [--align A]
 //       [--align-w A] [--mode instant|a|b|fallback] [--requested N]
 //       [--ops 1|2] [--destroy-early] [--then-fallback]
-//       [--build-plans [--drop-engine E]]
+//       [--build-plans [--drop-engine E] [--finalize-between]]
 //       [--bad-fill null_elements|null_count|wrong_type] [--fidelity]
 //       [--exit-code E]
 //   {"status":0,"queried":3,"count":3,
@@ -42,7 +42,10 @@
 // heuristics list's, then the fallback list's), in order, as
 // cudnn_frontend's cudnnGetPlan does, except those of engine --drop-engine
 // (a caller's filter dropping them), and prints "plans":[{"engine":107,
-// "status":0},...] (status 9, NOT_SUPPORTED: not built). --fidelity
+// "status":0},...] (status 9, NOT_SUPPORTED: not built); with
+// --finalize-between it finalizes a variant pack after each plan, as a
+// caller that runs a plan before it builds the next (PyTorch's benchmark
+// off, trying one config after another). --fidelity
 // prints instead how this cuDNN answers the calls whose behaviour the fake
 // imitates ({"fidelity":{...}}, see Fidelity below). Linked against the real
 // cuDNN (preload_graph_probe_real) it prints no "real_calls",
@@ -82,6 +85,7 @@ struct Args {
   bool fidelity = false;
   bool then_fallback = false;
   bool build_plans = false;
+  bool finalize_between = false;
   int64_t drop_engine = -1;
   int64_t align = 16;
   int64_t align_w = -1;  // -1: --align
@@ -107,7 +111,8 @@ Args Parse(int argc, char** argv) {
         {"--destroy-early", &a.destroy_early},
         {"--fidelity", &a.fidelity},
         {"--then-fallback", &a.then_fallback},
-        {"--build-plans", &a.build_plans}};
+        {"--build-plans", &a.build_plans},
+        {"--finalize-between", &a.finalize_between}};
     bool* on = nullptr;
     for (const auto& [name, flag] : switches) {
       if (f == name) on = flag;

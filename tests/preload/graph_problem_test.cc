@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "preload/graph_shadow.h"
+#include "preload/lead_plan_window.h"
 
 namespace tunedb::preload {
 namespace {
@@ -263,47 +264,77 @@ TEST_F(GraphShadowTest, OnlyTheAttributesItNeedsAreRecorded) {
   EXPECT_FALSE(GraphShadow::Records(CUDNN_ATTR_EXECUTION_PLAN_HANDLE));
 }
 
-TEST_F(GraphShadowTest, APlanOfAnOffersConfigBelongsToItsGraphUntilOneBuilds) {
-  ForwardGraph(true);  // graph Desc(6)
-  EXPECT_FALSE(shadow_.TracksPlans());
-  const cudnnBackendDescriptor_t configs[] = {Desc(40), Desc(41)};
-  shadow_.MarkOffer(Desc(6), configs, 2);
-  // Plans of the offer's configs, and one of a config of no offer.
-  Link(Desc(50), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(40));
-  Link(Desc(51), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(41));
-  Link(Desc(52), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(42));
-  EXPECT_TRUE(shadow_.TracksPlans());
-  std::optional<GraphShadow::OfferPlan> p = shadow_.PlanOf(Desc(50));
-  ASSERT_TRUE(p.has_value());
-  EXPECT_EQ(p->graph, Desc(6));
-  EXPECT_FALSE(p->built_workspace.has_value());
-  EXPECT_FALSE(shadow_.PlanOf(Desc(52)).has_value());
-  // The first plan that builds sets the offer's workspace; later ones do
-  // not change it.
-  shadow_.NoteBuilt(Desc(6), 1024);
-  shadow_.NoteBuilt(Desc(6), 0);
-  ASSERT_TRUE(shadow_.PlanOf(Desc(51)).has_value());
-  EXPECT_EQ(shadow_.PlanOf(Desc(51))->built_workspace, 1024);
-  // A plan set to another config afterwards is no longer the offer's.
-  Link(Desc(51), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(42));
-  EXPECT_FALSE(shadow_.PlanOf(Desc(51)).has_value());
+TEST_F(GraphShadowTest, AnOffersConfigsKnowTheirOfferUntilTheAddressIsNew) {
+  EXPECT_FALSE(shadow_.HasOffers());
+  const cudnnBackendDescriptor_t first[] = {Desc(40), Desc(41)};
+  const cudnnBackendDescriptor_t second[] = {Desc(42)};
+  const uint64_t a = shadow_.MarkOffer(first, 2);
+  const uint64_t b = shadow_.MarkOffer(second, 1);
+  EXPECT_TRUE(shadow_.HasOffers());
+  EXPECT_NE(a, 0u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(shadow_.OfferOf(Desc(40)), a);
+  EXPECT_EQ(shadow_.OfferOf(Desc(41)), a);
+  EXPECT_EQ(shadow_.OfferOf(Desc(42)), b);
+  EXPECT_EQ(shadow_.OfferOf(Desc(43)), 0u);
+  // A new descriptor at a config's address is of no offer.
+  shadow_.Forget(Desc(41));
+  EXPECT_EQ(shadow_.OfferOf(Desc(41)), 0u);
+  // Nor is a tensor.
+  ForwardGraph(true);
+  EXPECT_EQ(shadow_.OfferOf(Desc(1)), 0u);
 }
 
-TEST_F(GraphShadowTest, AnOffersPlansAreForgottenWithItsGraph) {
-  ForwardGraph(true);
-  const cudnnBackendDescriptor_t configs[] = {Desc(40)};
-  shadow_.MarkOffer(Desc(6), configs, 1);
-  Link(Desc(50), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(40));
-  shadow_.NoteBuilt(Desc(6), 0);
-  // The graph's address is a new descriptor's: no offer is left.
-  shadow_.Forget(Desc(6));
-  EXPECT_FALSE(shadow_.PlanOf(Desc(50)).has_value());
-  // So is a config's: a plan set to it belongs to nothing.
-  ForwardGraph(true);
-  shadow_.MarkOffer(Desc(6), configs, 1);
-  shadow_.Forget(Desc(40));
-  Link(Desc(51), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Desc(40));
-  EXPECT_FALSE(shadow_.PlanOf(Desc(51)).has_value());
+// LeadPlanWindow, the calling thread's sequence of plan builds.
+class LeadPlanWindowTest : public ::testing::Test {
+ protected:
+  using Action = LeadPlanWindow::Action;
+  // Plan `plan` set to a config of `offer`, then the action for its build.
+  Action Plan(uintptr_t plan, uint64_t offer) {
+    window_.PlanConfigSet(Desc(plan), offer);
+    return window_.Before(Desc(plan));
+  }
+  LeadPlanWindow window_;
+};
+
+TEST_F(LeadPlanWindowTest,
+       AfterAnOffersFirstPlanBuiltItsNextPlansAreFollowers) {
+  EXPECT_EQ(Plan(50, 7), Action::kLead);
+  window_.LeadBuilt(1024);
+  EXPECT_EQ(Plan(51, 7), Action::kFollower);
+  EXPECT_EQ(window_.lead_workspace(), 1024);
+  EXPECT_EQ(Plan(52, 7), Action::kFollower);
+  // Another offer's plan leads its own.
+  EXPECT_EQ(Plan(53, 8), Action::kLead);
+}
+
+TEST_F(LeadPlanWindowTest, ALeadThatDidNotBuildLeavesTheNextPlanTheLead) {
+  EXPECT_EQ(Plan(50, 7), Action::kLead);  // its build failed: no LeadBuilt
+  EXPECT_EQ(Plan(51, 7), Action::kLead);
+  window_.LeadBuilt(0);
+  EXPECT_EQ(Plan(52, 7), Action::kFollower);
+}
+
+TEST_F(LeadPlanWindowTest, AnyOtherFinalizeClosesTheWindow) {
+  EXPECT_EQ(Plan(50, 7), Action::kLead);
+  window_.LeadBuilt(0);
+  // The caller ran its plan (a variant pack) before building the next.
+  EXPECT_EQ(window_.Before(Desc(60)), Action::kBuild);
+  EXPECT_EQ(Plan(51, 7), Action::kLead);
+  // A plan of no offer closes it too, and builds.
+  window_.LeadBuilt(0);
+  EXPECT_EQ(Plan(52, 0), Action::kBuild);
+  EXPECT_EQ(Plan(53, 7), Action::kLead);
+}
+
+TEST_F(LeadPlanWindowTest, OnlyThePlanLastSetToAConfigIsAPlanOfItsOffer) {
+  window_.PlanConfigSet(Desc(50), 7);
+  window_.PlanConfigSet(Desc(51), 0);  // a later plan of no offer
+  EXPECT_EQ(window_.Before(Desc(50)), Action::kBuild);
+  EXPECT_EQ(window_.Before(Desc(51)), Action::kBuild);
+  // A LeadBuilt without a kLead opens nothing.
+  window_.LeadBuilt(0);
+  EXPECT_EQ(Plan(52, 7), Action::kLead);
 }
 
 }  // namespace

@@ -457,6 +457,9 @@ TEST_F(PreloadGraphTest, EveryPlanBuildsWhenTheAnswerIsNotLeadOnly) {
   EXPECT_EQ(plans, 2 + static_cast<int64_t>(
                            FakeList(CUDNN_HEUR_MODE_FALLBACK).size()));
   EXPECT_EQ(run.real("backend_plan_finalize"), plans);
+  for (const auto& [engine, status] : PlansOf(run)) {
+    EXPECT_EQ(status, kBuilt) << engine;
+  }
   // And on a miss (nothing stored for bwd_filter), cuDNN's lists build.
   ProbeRun miss =
       Probe({"--op", "bwd_filter", "--then-fallback", "--build-plans"});
@@ -464,6 +467,9 @@ TEST_F(PreloadGraphTest, EveryPlanBuildsWhenTheAnswerIsNotLeadOnly) {
   EXPECT_EQ(miss.real("backend_plan_finalize"),
             static_cast<int64_t>(PlansOf(miss).size()));
   EXPECT_GT(PlansOf(miss).size(), 1u);
+  for (const auto& [engine, status] : PlansOf(miss)) {
+    EXPECT_EQ(status, kBuilt) << engine;
+  }
 }
 
 TEST_F(PreloadGraphTest, TheFillAfterACountQueryDoesNotCheckTheConfigsAgain) {
