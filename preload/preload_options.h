@@ -42,9 +42,11 @@
 //                              answer with a universal config is built.
 //                              Default on: once one plan of such an answer
 //                              has built, the answer's other configs fail
-//                              to build (NOT_SUPPORTED, without calling
-//                              cuDNN) while the GPU has at least twice that
-//                              plan's workspace free plus 256 MiB; so a
+//                              to build on that thread (NOT_SUPPORTED,
+//                              without calling cuDNN) until it finalizes
+//                              anything else, while the GPU has at least
+//                              twice that plan's workspace free plus
+//                              256 MiB; so a
 //                              caller that builds and times every config it
 //                              keeps (PyTorch's benchmark mode) builds and
 //                              times the first it keeps, tunedb's choice.
