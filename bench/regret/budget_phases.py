@@ -306,22 +306,38 @@ def render(table, markdown):
   return buf.getvalue()
 
 
-def main(argv):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_parser(doc):
+  """The arguments every reader of regret runs takes: RUN... and
+  --markdown; `doc` is the tool's docstring (its first line describes it)."""
+  parser = argparse.ArgumentParser(description=doc.splitlines()[0])
   parser.add_argument("runs", nargs="+",
                       help="regret.tar.gz files or folders holding sets/")
+  parser.add_argument("--markdown", action="store_true",
+                      help="markdown tables instead of aligned text")
+  return parser
+
+
+def missing_run(tool, runs):
+  """Says which of `runs` does not exist (on stderr) and returns True, or
+  returns False."""
+  for run in runs:
+    if not os.path.exists(run):
+      print(f"{tool}: no such file or folder: {run}", file=sys.stderr)
+      return True
+  return False
+
+
+def main(argv):
+  parser = run_parser(__doc__)
   parser.add_argument("--estimate", action="store_true",
                       help="also estimate the budget policy's cost")
   parser.add_argument("--factor", type=float, default=NEW_FACTOR,
                       help="search_budget_factor for the estimate")
-  parser.add_argument("--markdown", action="store_true",
-                      help="markdown tables instead of aligned text")
   args = parser.parse_args(argv)
+  if missing_run("budget_phases", args.runs):
+    return 2
   rows = []
   for run in args.runs:
-    if not os.path.exists(run):
-      print(f"budget_phases: no such file or folder: {run}", file=sys.stderr)
-      return 2
     rows.extend(problems(run))
   if not rows:
     print("budget_phases: no searched problems found", file=sys.stderr)

@@ -19,7 +19,6 @@ other (what it called a tie) that the harness found more than 5 % apart.
 Usage: timing_agreement.py [--markdown] RUN...
 """
 
-import argparse
 import json
 import os
 import statistics
@@ -27,7 +26,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from budget_phases import read_sets, render  # noqa: E402
+from budget_phases import (  # noqa: E402
+    missing_run, read_sets, render, run_parser)
 
 TIE = 0.02
 APART = 0.05
@@ -89,17 +89,9 @@ def table(runs):
 
 
 def main(argv):
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("runs", nargs="+",
-                      help="regret.tar.gz files or folders holding sets/")
-  parser.add_argument("--markdown", action="store_true",
-                      help="markdown tables instead of aligned text")
-  args = parser.parse_args(argv)
-  for run in args.runs:
-    if not os.path.exists(run):
-      print(f"timing_agreement: no such file or folder: {run}",
-            file=sys.stderr)
-      return 2
+  args = run_parser(__doc__).parse_args(argv)
+  if missing_run("timing_agreement", args.runs):
+    return 2
   rows, ties = table(args.runs)
   if len(rows) == 1:
     print("timing_agreement: no candidate timed by both", file=sys.stderr)
