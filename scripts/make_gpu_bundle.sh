@@ -13,8 +13,8 @@
 # all need; tests/ (flat) the programs the GPU scripts run: cudnn_status_test,
 # cpu_reference_test, worker_finder_test, cudnn_finder_gpu_test,
 # cudnn_worker_gpu_test, graph_gpu_test, tunedb_gpu_bench, tunedb_regret,
-# tunedb_graph_regret, conv_example, graph_plan_example, client_hit_bench and
-# client_miss_bench.
+# tunedb_graph_regret, tunedb_plan_load_bench, conv_example,
+# graph_plan_example, client_hit_bench and client_miss_bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-gpu}
@@ -31,6 +31,7 @@ cmake --build "$BUILD" -j"${JOBS:-2}" --target tunedbd tunedb-worker \
   cudnn_status_test cpu_reference_test worker_finder_test \
   cudnn_finder_gpu_test cudnn_worker_gpu_test \
   graph_gpu_test tunedb_gpu_bench tunedb_regret tunedb_graph_regret \
+  tunedb_plan_load_bench \
   conv_example graph_plan_example client_hit_bench client_miss_bench \
   tunedb_cudnn_call_timer
 scripts/make_bundle.sh --out "$BUNDLE" \
@@ -49,6 +50,7 @@ scripts/make_bundle.sh --out "$BUNDLE" \
   --tests "$BUILD/bench/regret/tunedb_graph_regret" \
   --tests "$BUILD/examples/graph_plan_example" \
   --tests "$BUILD/bench/gpu/tunedb_gpu_bench" \
+  --tests "$BUILD/bench/gpu/tunedb_plan_load_bench" \
   --tests "$BUILD/bench/regret/tunedb_regret" \
   --tests "$BUILD/examples/conv_example" \
   --tests "$BUILD/bench/client/client_hit_bench" \

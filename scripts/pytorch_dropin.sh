@@ -13,7 +13,9 @@
 #
 # Environment: PY (default /opt/torch/.venv/bin/python), DTYPES (default
 # "fp16 fp32"; one per call fits the device's time limit more easily), PATHS
-# (default "legacy default"), REPEAT (default 1: each row that many times),
+# (default "legacy default"), REPEAT (default 1: rounds of the rows with and
+# without tunedb, benchmark on and off, interleaved; the summary takes the
+# medians over the rounds),
 # WARM_ONLY=1 (with KEEP_DB=1: only the rows without tunedb and the warm
 # ones, no cold row and no re-search), TUNE_AFTER=1 (the cold row runs
 # with `tunedb run --tune-after`: its misses are searched after it, not
@@ -25,7 +27,8 @@
 # off: what that emptying costs the first iteration), STRICT=1 (the default
 # path also runs benchmark-on rows without tunedb and warm with PyTorch's
 # stricter filters: deterministic, and in fp32 TF32 off), ITERS
-# (steady-state iterations, default 30), WORK (the daemon's database, socket
+# (steady-state iterations, default 100, in 10 blocks after a warm-up of at
+# least 3 s), WORK (the daemon's database, socket
 # and reference outputs; default /tmp/tunedb-dropin), KEEP_DB=1 to keep the
 # database of an earlier call (the "cold" rows are then not cold), OUT
 # (default ./out). Writes $OUT/dropin.log, $OUT/runs.jsonl, $OUT/dropin.json,
@@ -41,7 +44,7 @@ PY=${PY:-/opt/torch/.venv/bin/python}
 DTYPES=${DTYPES:-fp16 fp32}
 PATHS=${PATHS:-legacy default}
 REPEAT=${REPEAT:-1}
-ITERS=${ITERS:-30}
+ITERS=${ITERS:-100}
 WORK=${WORK:-/tmp/tunedb-dropin}
 OUT=${OUT:-$PWD/out}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -143,10 +146,9 @@ for dtype in $DTYPES; do
       unset TORCH_CUDNN_V8_API_DISABLED
       filter=api=graph
     fi
-    for _ in $(seq "$REPEAT"); do
-      one "$path, no tunedb" "$dtype" 1
-      one "$path, no tunedb" "$dtype" 0
-    done
+    # The reference: the path's first process without tunedb, benchmark on
+    # (its outputs and gradients are what every other row is checked against).
+    one "$path, no tunedb" "$dtype" 1
     if [[ "${WARM_ONLY:-0}" != 1 ]]; then
       # Cold: the misses pass through and ask the daemon to tune; the
       # process waits at exit for those tunes, so the next process finds
@@ -159,8 +161,14 @@ for dtype in $DTYPES; do
       "$B/bin/tunedb" --address "$ADDR" stats | grep -Ei "records|searches" | head -5
       research "$dtype" "$filter"
     fi
-    for _ in $(seq "$REPEAT"); do
-      one "$path, tunedb warm" "$dtype" 1 --log calls --
+    # Rows with and without tunedb interleaved, REPEAT rounds: a machine
+    # whose speed drifts over the call drifts under both alike.
+    for round in $(seq "$REPEAT"); do
+      local_log=()
+      [[ $round == 1 ]] && local_log=(--log calls)
+      one "$path, no tunedb" "$dtype" 1
+      one "$path, tunedb warm" "$dtype" 1 ${local_log[@]+"${local_log[@]}"} --
+      one "$path, no tunedb" "$dtype" 0
       one "$path, tunedb warm" "$dtype" 0 --
     done
     if [[ "${KEEP_CACHE:-0}" == 1 && $path == default ]]; then

@@ -24,6 +24,8 @@ stricter filters PyTorch applies to cuDNN's configs.
 import argparse
 import json
 import os
+import statistics
+import subprocess
 import sys
 import time
 
@@ -67,6 +69,18 @@ def resnet50():
     return nn.Sequential(*layers), "builtin"
 
 
+def sm_clock_mhz():
+    """The GPU's current SM clock (nvidia-smi), or None where unknown."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits",
+             "-i", os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]],
+            capture_output=True, text=True, timeout=10).stdout
+        return int(out.split()[0])
+    except Exception:
+        return None
+
+
 def run(args):
     import torch
     torch.backends.cudnn.benchmark = bool(args.benchmark)
@@ -100,16 +114,26 @@ def run(args):
     for name, p in model.named_parameters():
         if p.grad is not None and p.dim() == 4:
             ref["grad." + name] = p.grad.detach().float().cpu()
-    for _ in range(5):
+    # Warm-up by time, not by count: the GPU idles at a low clock and ramps
+    # up under load, and a process whose first iteration was short (tunedb's,
+    # or benchmark off) would otherwise start measuring on a colder GPU than
+    # one that has just benchmarked for seconds.
+    warm_start = time.perf_counter()
+    warm_iters = 0
+    while warm_iters < 10 or time.perf_counter() - warm_start < args.warmup_s:
         step()
-    # Steady state: the median of 5 blocks of iters / 5 iterations each (one
-    # long block is at the mercy of a clock dip or a noisy neighbour), and
-    # the fastest block (what the plans can do when nothing else interferes:
-    # rows whose launches are host-bound, like fp16 here, spread by tens of
-    # per cent between processes running the same plans).
+        warm_iters += 1
+    torch.cuda.synchronize()
+    clocks_before = sm_clock_mhz()
+    # Steady state: the median of --blocks blocks of iters / blocks
+    # iterations each (one long block is at the mercy of a clock dip or a
+    # noisy neighbour), and the fastest block (what the plans can do when
+    # nothing else interferes: rows whose launches are host-bound, like fp16
+    # here, spread by tens of per cent between processes running the same
+    # plans).
     blocks = []
-    per_block = max(args.iters // 5, 1)
-    for _ in range(5):
+    per_block = max(args.iters // args.blocks, 1)
+    for _ in range(args.blocks):
         start, end = torch.cuda.Event(True), torch.cuda.Event(True)
         torch.cuda.synchronize()
         start.record()
@@ -118,6 +142,7 @@ def run(args):
         end.record()
         torch.cuda.synchronize()
         blocks.append(start.elapsed_time(end) / per_block)
+    clocks_after = sm_clock_mhz()
     blocks.sort()
     result = {"label": args.label, "dtype": args.dtype,
               "benchmark": bool(args.benchmark),
@@ -127,10 +152,13 @@ def run(args):
               "deterministic": bool(args.deterministic),
               "allow_tf32": not args.no_tf32,
               "first_iter_s": round(first_s, 4),
-              "steady_ms": round(blocks[2], 3),
+              "steady_ms": round(blocks[len(blocks) // 2], 3),
               "steady_best_ms": round(blocks[0], 3),
               "steady_blocks_ms": [round(b, 3) for b in blocks],
-              "iters": args.iters, "batch": args.batch, "model": source,
+              "iters": args.iters, "blocks": args.blocks,
+              "warmup_iters": warm_iters,
+              "sm_clock_mhz": [clocks_before, clocks_after],
+              "batch": args.batch, "model": source,
               "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
               "gpu": torch.cuda.get_device_name()}
     if args.save:
@@ -168,11 +196,16 @@ def summarize(runs_path, out_dir):
     runs = [json.loads(l) for l in open(runs_path) if l.strip().startswith("{")]
     # Per dtype and path, the run without tunedb with benchmark on: the
     # reference of speed and of outputs and gradients.
-    base, base_best = {}, {}
+    # With REPEAT > 1 there are several such runs: the reference speed is
+    # the median of their steady states, and the fastest of their blocks.
+    steadies, bests = {}, {}
     for r in runs:
         if r["label"] == path_of(r) + ", no tunedb" and r["benchmark"]:
-            base[(r["dtype"], path_of(r))] = r["steady_ms"]
-            base_best[(r["dtype"], path_of(r))] = r.get("steady_best_ms")
+            steadies.setdefault((r["dtype"], path_of(r)), []).append(r["steady_ms"])
+            if r.get("steady_best_ms"):
+                bests.setdefault((r["dtype"], path_of(r)), []).append(r["steady_best_ms"])
+    base = {k: statistics.median(v) for k, v in steadies.items()}
+    base_best = {k: min(v) for k, v in bests.items()}
     # How far runs without tunedb differ from that reference (benchmark off:
     # other algorithms; benchmark on again, also with the cache kept:
     # PyTorch's own picks in another process): fp16 training gradients
@@ -202,10 +235,9 @@ def summarize(runs_path, out_dir):
             r["tolerance_used"] = {"out": out_tol, "grad_rel_l2": grad_tol}
             r["matches_reference"] = (r["out_rel_diff"] <= out_tol and
                                       r.get("grad_rel_l2", 1e9) <= grad_tol)
-    json.dump({"runs": runs, "tolerance": TOLERANCE},
-              open(os.path.join(out_dir, "dropin.json"), "w"), indent=1)
     lines = ["# PyTorch drop-in: ResNet-50 batch 64, fwd+bwd, fresh process per row", "",
-             "Steady state relative to the run of the same path (legacy: "
+             "Steady state (the median of a process's blocks, after a warm-up of "
+             "at least 3 s) relative to the median of the runs of the same path (legacy: "
              "TORCH_CUDNN_V8_API_DISABLED=1; default: cuDNN's graph API) without "
              "tunedb, benchmark on, same dtype, and relative to the legacy one. "
              "Against the run of the same path without tunedb (benchmark on): out "
@@ -215,7 +247,7 @@ def summarize(runs_path, out_dir):
              f"together. A run matches when out diff and grad L2 are within {TOLERANCE} "
              "or 1.5x the widest difference of that path's other runs without tunedb "
              "(benchmark off; benchmark on again), whichever is larger.", "",
-             "Best block: the fastest of the 5 blocks; best vs bench-on's best: against that of the same path's run without tunedb, benchmark on.", "",
+             "Best block: the fastest of the process's blocks; best vs bench-on's best: against the fastest block of the same path's runs without tunedb, benchmark on.", "",
              "| dtype | run | benchmark | first iteration (s) | steady (ms/iter) | vs same path bench-on | best block (ms/iter) | best vs bench-on's best | vs legacy bench-on | out diff | grad diff | grad L2 | match | preload |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
@@ -229,6 +261,37 @@ def summarize(runs_path, out_dir):
             "%.2e" % r["grad_rel_l2"] if "grad_rel_l2" in r else "",
             {True: "yes", False: "NO"}.get(r.get("matches_reference"), ""),
             r.get("preload", "")))
+    # Per row kind (dtype, label, benchmark) over its repeats: the median of
+    # the processes' steady states and the fastest block of any of them,
+    # each against the same of the path's runs without tunedb, benchmark on.
+    kinds = {}
+    for r in runs:
+        kinds.setdefault((r["dtype"], r["label"], r["benchmark"]), []).append(r)
+    lines += ["", "Per row kind over its processes (REPEAT): the median of their "
+              "steady states and of their first iterations, the fastest block of "
+              "any, and the ratios to the same of the path's runs without tunedb, "
+              "benchmark on.", "",
+              "| dtype | run | benchmark | processes | first iteration, median (s) | "
+              "steady, median (ms/iter) | vs bench-on | best block (ms/iter) | "
+              "vs bench-on's best | steady of each process |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    aggregates = []
+    for (dtype, label, bench), rs in kinds.items():
+        key = (dtype, label.split(",")[0])
+        med = statistics.median(r["steady_ms"] for r in rs)
+        best = min(r.get("steady_best_ms") or r["steady_ms"] for r in rs)
+        agg = {"dtype": dtype, "label": label, "benchmark": bench,
+               "processes": len(rs),
+               "first_iter_s": statistics.median(r["first_iter_s"] for r in rs),
+               "steady_ms": med, "best_ms": best,
+               "steady_vs_bench_on": round(med / base[key], 3) if key in base else None,
+               "best_vs_bench_on": round(best / base_best[key], 3) if key in base_best else None,
+               "steady_each_ms": [r["steady_ms"] for r in rs]}
+        aggregates.append(agg)
+        lines.append("| {} | {} | {} | {} | {:.3f} | {:.2f} | {} | {:.2f} | {} | {} |".format(
+            dtype, label, "on" if bench else "off", len(rs), agg["first_iter_s"],
+            med, agg["steady_vs_bench_on"], best, agg["best_vs_bench_on"],
+            ", ".join("%.2f" % v for v in agg["steady_each_ms"])))
     timed = [r for r in runs if "timer" in r]
     if timed:
         # libtunedb_cudnn_call_timer.so's sums over the whole process (plans
@@ -276,6 +339,8 @@ def summarize(runs_path, out_dir):
     if runs:
         r = runs[0]
         lines += ["", f"{r['gpu']}, PyTorch {r['torch']}, cuDNN {r['cudnn']}, model {r['model']}."]
+    json.dump({"runs": runs, "tolerance": TOLERANCE, "aggregates": aggregates},
+              open(os.path.join(out_dir, "dropin.json"), "w"), indent=1)
     open(os.path.join(out_dir, "dropin.md"), "w").write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -286,7 +351,9 @@ def main():
     r = sub.add_parser("run")
     r.add_argument("--dtype", choices=["fp16", "fp32"], required=True)
     r.add_argument("--benchmark", type=int, choices=[0, 1], required=True)
-    r.add_argument("--iters", type=int, default=30)
+    r.add_argument("--iters", type=int, default=100)
+    r.add_argument("--blocks", type=int, default=10)
+    r.add_argument("--warmup-s", type=float, default=3.0)
     r.add_argument("--batch", type=int, default=64)
     r.add_argument("--save")
     r.add_argument("--ref")
