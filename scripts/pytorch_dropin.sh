@@ -55,6 +55,24 @@ step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
 
 step "machine and PyTorch"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+nvidia-smi topo -m 2>/dev/null | head -4
+lscpu 2>/dev/null | grep -Ei "^(model name|numa|cpu\(s\))" || true
+# Every row's Python runs on the same CPUs: by default (PIN=auto) those
+# nvidia-smi names as GPU 0's CPU affinity (its NUMA node), else PIN's
+# taskset list; PIN=off leaves placement to the scheduler. A process whose
+# launches cross to the far socket, or wander between cores, runs a
+# host-bound training loop (fp16 here) slower, whatever its plans.
+PIN=${PIN:-auto}
+if [[ $PIN == auto ]]; then
+  PIN=$(nvidia-smi topo -m 2>/dev/null |
+    awk '/^GPU0[[:space:]]/ { for (i = 2; i <= NF; i++)
+      if ($i ~ /^[0-9]+([-,][0-9]+)*$/) { print $i; exit } }')
+fi
+pin=()
+if [[ -n "$PIN" && $PIN != off ]] && command -v taskset > /dev/null; then
+  pin=(taskset -c "$PIN")
+fi
+echo "rows run on CPUs: ${PIN:-any}"
 "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
 "cudnn", torch.backends.cudnn.version(), torch.cuda.get_device_name())' || exit 1
 # cudnn_env.sh finds PyTorch's cuDNN and the other pip CUDA libraries with
@@ -95,13 +113,15 @@ one() {
   # a repeated one measures how far PyTorch differs from itself.
   [[ "$label" == "$path, no tunedb" && $bench == 1 && ! -e "$WORK/ref-$path-$dtype.pt" ]] &&
     ref=(--save "$WORK/ref-$path-$dtype.pt")
+  local graphed=()
+  [[ "${GRAPHED:-0}" == 1 ]] && graphed=(--graphed)
   local timer=()
   [[ "${TIMER:-0}" == 1 ]] && timer=(env "LD_PRELOAD=$B/lib/libtunedb_cudnn_call_timer.so")
   n=$((n + 1))
   local err="$OUT/runs/$n-$dtype-bench$bench.err"
   echo "--- $n: $dtype, $label, benchmark=$bench"
-  ${timer[@]+"${timer[@]}"} ${pre[@]+"${pre[@]}"} "$PY" "$BENCH" run --dtype "$dtype" --benchmark "$bench" \
-    --iters "$ITERS" --label "$label" "${ref[@]}" ${keep[@]+"${keep[@]}"} \
+  ${timer[@]+"${timer[@]}"} ${pre[@]+"${pre[@]}"} ${pin[@]+"${pin[@]}"} "$PY" "$BENCH" run --dtype "$dtype" --benchmark "$bench" \
+    --iters "$ITERS" ${graphed[@]+"${graphed[@]}"} --label "$label" "${ref[@]}" ${keep[@]+"${keep[@]}"} \
     > "${err%.err}.out" 2> "$err"
   local rc=$?
   local json line timed

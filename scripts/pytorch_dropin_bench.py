@@ -81,6 +81,45 @@ def sm_clock_mhz():
         return None
 
 
+def graphed_steady(model, x, step, args):
+    """The same iteration captured once into a CUDA graph and replayed: the
+    GPU time of the plans the process chose, without the host's launch costs
+    and their noise. {"median_ms", "best_ms", "blocks_ms"} or {"error"}."""
+    import torch
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        for p in model.parameters():
+            p.grad = None
+        with torch.cuda.graph(graph):
+            out = model(x)
+            out.float().mean().backward()
+        for _ in range(10):
+            graph.replay()
+        blocks = []
+        per_block = max(args.iters // args.blocks, 1)
+        for _ in range(args.blocks):
+            start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+            torch.cuda.synchronize()
+            start.record()
+            for _ in range(per_block):
+                graph.replay()
+            end.record()
+            torch.cuda.synchronize()
+            blocks.append(start.elapsed_time(end) / per_block)
+        blocks.sort()
+        return {"median_ms": round(blocks[len(blocks) // 2], 3),
+                "best_ms": round(blocks[0], 3),
+                "blocks_ms": [round(b, 3) for b in blocks]}
+    except Exception as e:  # capture is not possible everywhere: say why
+        return {"error": repr(e)[:300]}
+
+
 def run(args):
     import torch
     torch.backends.cudnn.benchmark = bool(args.benchmark)
@@ -114,6 +153,10 @@ def run(args):
     for name, p in model.named_parameters():
         if p.grad is not None and p.dim() == 4:
             ref["grad." + name] = p.grad.detach().float().cpu()
+    # Nothing may keep the first iteration's autograd graph alive: its
+    # AccumulateGrad nodes belong to the default stream, and a graph capture
+    # (--graphed) on another stream is invalidated by them.
+    del out
     # Warm-up by time, not by count: the GPU idles at a low clock and ramps
     # up under load, and a process whose first iteration was short (tunedb's,
     # or benchmark off) would otherwise start measuring on a colder GPU than
@@ -144,6 +187,7 @@ def run(args):
         blocks.append(start.elapsed_time(end) / per_block)
     clocks_after = sm_clock_mhz()
     blocks.sort()
+    graphed = graphed_steady(model, x, step, args) if args.graphed else None
     result = {"label": args.label, "dtype": args.dtype,
               "benchmark": bool(args.benchmark),
               "legacy_api": os.environ.get("TORCH_CUDNN_V8_API_DISABLED") == "1",
@@ -158,6 +202,7 @@ def run(args):
               "iters": args.iters, "blocks": args.blocks,
               "warmup_iters": warm_iters,
               "sm_clock_mhz": [clocks_before, clocks_after],
+              "graphed": graphed,
               "batch": args.batch, "model": source,
               "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
               "gpu": torch.cuda.get_device_name()}
@@ -287,11 +332,40 @@ def summarize(runs_path, out_dir):
                "steady_vs_bench_on": round(med / base[key], 3) if key in base else None,
                "best_vs_bench_on": round(best / base_best[key], 3) if key in base_best else None,
                "steady_each_ms": [r["steady_ms"] for r in rs]}
+        graphed = [r["graphed"]["median_ms"] for r in rs
+                   if (r.get("graphed") or {}).get("median_ms")]
+        if graphed:
+            agg["graphed_ms"] = statistics.median(graphed)
+            agg["graphed_each_ms"] = graphed
         aggregates.append(agg)
         lines.append("| {} | {} | {} | {} | {:.3f} | {:.2f} | {} | {:.2f} | {} | {} |".format(
             dtype, label, "on" if bench else "off", len(rs), agg["first_iter_s"],
             med, agg["steady_vs_bench_on"], best, agg["best_vs_bench_on"],
             ", ".join("%.2f" % v for v in agg["steady_each_ms"])))
+    graph_base = {}
+    for a in aggregates:
+        if a["label"] == a["label"].split(",")[0] + ", no tunedb" and a["benchmark"] and "graphed_ms" in a:
+            graph_base[(a["dtype"], a["label"].split(",")[0])] = a["graphed_ms"]
+    if any("graphed_ms" in a for a in aggregates):
+        lines += ["", "GPU time alone (GRAPHED=1): each process's iteration captured "
+                  "once into a CUDA graph after its steady state and replayed; the "
+                  "median over the processes, against the same of the path's runs "
+                  "without tunedb, benchmark on.", "",
+                  "| dtype | run | benchmark | graphed, median (ms/iter) | vs bench-on | each process |",
+                  "|---|---|---|---|---|---|"]
+        for a in aggregates:
+            if "graphed_ms" not in a:
+                continue
+            b = graph_base.get((a["dtype"], a["label"].split(",")[0]))
+            a["graphed_vs_bench_on"] = round(a["graphed_ms"] / b, 3) if b else None
+            lines.append("| {} | {} | {} | {:.3f} | {} | {} |".format(
+                a["dtype"], a["label"], "on" if a["benchmark"] else "off",
+                a["graphed_ms"], a["graphed_vs_bench_on"],
+                ", ".join("%.3f" % v for v in a["graphed_each_ms"])))
+    errors = [r for r in runs if (r.get("graphed") or {}).get("error")]
+    for r in errors:
+        lines.append("graph capture failed in {} (benchmark {}): {}".format(
+            r["label"], r["benchmark"], r["graphed"]["error"]))
     timed = [r for r in runs if "timer" in r]
     if timed:
         # libtunedb_cudnn_call_timer.so's sums over the whole process (plans
@@ -354,6 +428,7 @@ def main():
     r.add_argument("--iters", type=int, default=100)
     r.add_argument("--blocks", type=int, default=10)
     r.add_argument("--warmup-s", type=float, default=3.0)
+    r.add_argument("--graphed", action="store_true")
     r.add_argument("--batch", type=int, default=64)
     r.add_argument("--save")
     r.add_argument("--ref")
