@@ -81,6 +81,24 @@ def sm_clock_mhz():
         return None
 
 
+def timed_blocks(run_once, args):
+    """--blocks blocks of --iters / --blocks calls of run_once each, timed
+    with CUDA events from an idle GPU: ms per call of each block, sorted."""
+    import torch
+    blocks = []
+    per_block = max(args.iters // args.blocks, 1)
+    for _ in range(args.blocks):
+        start, end = torch.cuda.Event(True), torch.cuda.Event(True)
+        torch.cuda.synchronize()
+        start.record()
+        for _ in range(per_block):
+            run_once()
+        end.record()
+        torch.cuda.synchronize()
+        blocks.append(start.elapsed_time(end) / per_block)
+    return sorted(blocks)
+
+
 def graphed_steady(model, x, step, args):
     """The same iteration captured once into a CUDA graph and replayed: the
     GPU time of the plans the process chose, without the host's launch costs
@@ -101,18 +119,7 @@ def graphed_steady(model, x, step, args):
             out.float().mean().backward()
         for _ in range(10):
             graph.replay()
-        blocks = []
-        per_block = max(args.iters // args.blocks, 1)
-        for _ in range(args.blocks):
-            start, end = torch.cuda.Event(True), torch.cuda.Event(True)
-            torch.cuda.synchronize()
-            start.record()
-            for _ in range(per_block):
-                graph.replay()
-            end.record()
-            torch.cuda.synchronize()
-            blocks.append(start.elapsed_time(end) / per_block)
-        blocks.sort()
+        blocks = timed_blocks(graph.replay, args)
         return {"median_ms": round(blocks[len(blocks) // 2], 3),
                 "best_ms": round(blocks[0], 3),
                 "blocks_ms": [round(b, 3) for b in blocks]}
@@ -174,19 +181,8 @@ def run(args):
     # nothing else interferes: rows whose launches are host-bound, like fp16
     # here, spread by tens of per cent between processes running the same
     # plans).
-    blocks = []
-    per_block = max(args.iters // args.blocks, 1)
-    for _ in range(args.blocks):
-        start, end = torch.cuda.Event(True), torch.cuda.Event(True)
-        torch.cuda.synchronize()
-        start.record()
-        for _ in range(per_block):
-            step()
-        end.record()
-        torch.cuda.synchronize()
-        blocks.append(start.elapsed_time(end) / per_block)
+    blocks = timed_blocks(step, args)
     clocks_after = sm_clock_mhz()
-    blocks.sort()
     graphed = graphed_steady(model, x, step, args) if args.graphed else None
     result = {"label": args.label, "dtype": args.dtype,
               "benchmark": bool(args.benchmark),

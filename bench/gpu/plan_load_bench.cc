@@ -28,6 +28,7 @@
 #include <iostream>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,21 +71,31 @@ nlohmann::json KnobsJson(const std::vector<Knob>& knobs) {
   return out;
 }
 
-constexpr uint32_t kRuntimeCompiled = 1u
-                                      << CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+constexpr uint32_t kRuntimeCompiled =
+    1u << CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
 
-int Build(const std::string& keys_path, const std::string& out_path,
-          int per_key, int max_plans) {
-  std::ifstream keys(keys_path);
-  if (!keys) {
-    std::fprintf(stderr, "cannot read %s\n", keys_path.c_str());
-    return 2;
+// Opens `path` into `in` and creates a cuDNN handle; nullopt, after saying
+// which is missing, when either fails.
+std::optional<CudnnHandle> OpenInputs(const std::string& path,
+                                      std::ifstream& in) {
+  in.open(path);
+  if (!in) {
+    std::fprintf(stderr, "cannot read %s\n", path.c_str());
+    return std::nullopt;
   }
   absl::StatusOr<CudnnHandle> handle = CreateCudnnHandle();
   if (!handle.ok()) {
     std::fprintf(stderr, "no GPU: %s\n", handle.status().ToString().c_str());
-    return 2;
+    return std::nullopt;
   }
+  return *std::move(handle);
+}
+
+int Build(const std::string& keys_path, const std::string& out_path,
+          int per_key, int max_plans) {
+  std::ifstream keys;
+  std::optional<CudnnHandle> handle = OpenInputs(keys_path, keys);
+  if (!handle.has_value()) return 2;
   std::ofstream out(out_path);
   int plans = 0, keys_read = 0, keys_without = 0;
   std::string line;
@@ -110,8 +121,8 @@ int Build(const std::string& keys_path, const std::string& out_path,
       if (!plan.ok()) continue;
       absl::StatusOr<std::string> json = SerializePlan(plan->get());
       if (!json.ok() || json->empty()) {
-        std::fprintf(stderr, "engine %d: not serializable: %s\n",
-                     config.engine, json.status().ToString().c_str());
+        std::fprintf(stderr, "engine %d: not serializable: %s\n", config.engine,
+                     json.status().ToString().c_str());
         continue;
       }
       out << nlohmann::json{{"key", line},
@@ -130,9 +141,10 @@ int Build(const std::string& keys_path, const std::string& out_path,
     }
     if (taken == 0) ++keys_without;
   }
-  std::printf("%d runtime-compiled plans built from %d keys (%d keys offer "
-              "none) -> %s\n",
-              plans, keys_read, keys_without, out_path.c_str());
+  std::printf(
+      "%d runtime-compiled plans built from %d keys (%d keys offer "
+      "none) -> %s\n",
+      plans, keys_read, keys_without, out_path.c_str());
   return plans > 0 ? 0 : 1;
 }
 
@@ -165,16 +177,9 @@ std::string Check(const ConvProblem& p, CudnnConv& conv, cudnnHandle_t handle,
 }
 
 int Load(const std::string& plans_path, const std::string& json_path) {
-  std::ifstream in(plans_path);
-  if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", plans_path.c_str());
-    return 2;
-  }
-  absl::StatusOr<CudnnHandle> handle = CreateCudnnHandle();
-  if (!handle.ok()) {
-    std::fprintf(stderr, "no GPU: %s\n", handle.status().ToString().c_str());
-    return 2;
-  }
+  std::ifstream in;
+  std::optional<CudnnHandle> handle = OpenInputs(plans_path, in);
+  if (!handle.has_value()) return 2;
   absl::StatusOr<CudaStream> stream = CudaStream::Create();
   if (!stream.ok() ||
       cudnnSetStream(handle->get(), stream->get()) != CUDNN_STATUS_SUCCESS) {
@@ -212,9 +217,9 @@ int Load(const std::string& plans_path, const std::string& json_path) {
     } else {
       absl::StatusOr<std::unique_ptr<CudnnConv>> conv = CudnnConv::Create(
           key->problem, handle->get(), stream->get(), /*seed=*/7);
-      check = conv.ok() ? Check(key->problem, **conv, handle->get(),
-                                plan->get())
-                        : "no buffers: unchecked";
+      check = conv.ok()
+                  ? Check(key->problem, **conv, handle->get(), plan->get())
+                  : "no buffers: unchecked";
       if (check == "ok") ++checked_ok;
       if (check.rfind("mismatch", 0) == 0) ++mismatched;
       if (loaded_n == 0) {
@@ -231,10 +236,9 @@ int Load(const std::string& plans_path, const std::string& json_path) {
     }
     out["check"] = check;
     rows.push_back(out);
-    std::printf("%-7d %10.2f %10.2f %7.3f  %s; %s\n",
-                row.value("engine", -1), build_ms, load_ms,
-                build_ms > 0 ? load_ms / build_ms : 0.0, check.c_str(),
-                key->problem.ToText().c_str());
+    std::printf("%-7d %10.2f %10.2f %7.3f  %s; %s\n", row.value("engine", -1),
+                build_ms, load_ms, build_ms > 0 ? load_ms / build_ms : 0.0,
+                check.c_str(), key->problem.ToText().c_str());
   }
   const double build_sum =
       std::accumulate(build_rest.begin(), build_rest.end(), 0.0);
