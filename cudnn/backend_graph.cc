@@ -69,7 +69,8 @@ PassNode NodeOf(ConvOp op) {
 }
 
 absl::StatusOr<BackendDescriptor> MakeTensor(const ConvProblem& p,
-                                             ConvOperand operand, int64_t uid) {
+                                             ConvOperand operand,
+                                             int64_t uid) {
   ASSIGN_OR_RETURN(BackendDescriptor t,
                    CreateBackendDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR));
   const std::vector<int64_t> dims = OperandDims(p, operand);
@@ -84,8 +85,8 @@ absl::StatusOr<BackendDescriptor> MakeTensor(const ConvProblem& p,
                       n, dims.data(), "tensor dimensions"));
   RETURN_IF_ERROR(Set(t.get(), CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, n,
                       strides.data(), "tensor strides"));
-  RETURN_IF_ERROR(Set(t.get(), CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1,
-                      &uid, "tensor unique id"));
+  RETURN_IF_ERROR(Set(t.get(), CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64,
+                      1, &uid, "tensor unique id"));
   RETURN_IF_ERROR(Set(t.get(), CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT,
                       CUDNN_TYPE_INT64, 1, &alignment,
                       "tensor byte alignment"));
@@ -179,9 +180,10 @@ absl::Status Describe(EngineConfig& config) {
   cudnnBackendDescriptor_t raw_engine = engine.get();
   int64_t count = 0;
   RETURN_IF_ERROR(CudnnStatusToAbsl(
-      cudnnBackendGetAttribute(
-          config.descriptor.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
-          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &raw_engine),
+      cudnnBackendGetAttribute(config.descriptor.get(),
+                               CUDNN_ATTR_ENGINECFG_ENGINE,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count,
+                               &raw_engine),
       "engine config's engine"));
   int64_t index = 0;
   RETURN_IF_ERROR(CudnnStatusToAbsl(
@@ -201,10 +203,10 @@ absl::Status Describe(EngineConfig& config) {
                                     kMaxKnobs, owned, choices));
   int64_t knob_count = 0;
   RETURN_IF_ERROR(CudnnStatusToAbsl(
-      cudnnBackendGetAttribute(config.descriptor.get(),
-                               CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxKnobs,
-                               &knob_count, choices.data()),
+      cudnnBackendGetAttribute(
+          config.descriptor.get(), CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+          CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxKnobs, &knob_count,
+          choices.data()),
       "engine config's knob choices"));
   config.knobs.clear();
   for (int64_t i = 0; i < std::min<int64_t>(knob_count, kMaxKnobs); ++i) {
@@ -270,12 +272,12 @@ absl::StatusOr<ConvOpGraph> ConvOpGraph::Create(const ConvProblem& p,
     const float alpha = 1, beta = 0;
     RETURN_IF_ERROR(Set(op.get(), node.alpha, CUDNN_TYPE_FLOAT, 1, &alpha,
                         "conv node alpha"));
-    RETURN_IF_ERROR(
-        Set(op.get(), node.beta, CUDNN_TYPE_FLOAT, 1, &beta, "conv node beta"));
+    RETURN_IF_ERROR(Set(op.get(), node.beta, CUDNN_TYPE_FLOAT, 1, &beta,
+                        "conv node beta"));
   }
   RETURN_IF_ERROR(Finalize(op.get(), "finalize conv node"));
-  ASSIGN_OR_RETURN(g.graph_, CreateBackendDescriptor(
-                                 CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR));
+  ASSIGN_OR_RETURN(
+      g.graph_, CreateBackendDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR));
   cudnnBackendDescriptor_t raw_op = op.get();
   RETURN_IF_ERROR(Set(g.graph_.get(), CUDNN_ATTR_OPERATIONGRAPH_OPS,
                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_op,
@@ -329,8 +331,8 @@ absl::StatusOr<std::vector<EngineConfig>> HeuristicResults(
   if (count <= 0) return out;
   std::vector<BackendDescriptor> owned;
   std::vector<cudnnBackendDescriptor_t> raw;
-  RETURN_IF_ERROR(
-      CreateDescriptors(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, count, owned, raw));
+  RETURN_IF_ERROR(CreateDescriptors(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, count,
+                                    owned, raw));
   int64_t returned = 0;
   RETURN_IF_ERROR(CudnnStatusToAbsl(
       cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS,
@@ -350,20 +352,23 @@ absl::StatusOr<EngineConfig> ConvOpGraph::ConfigFor(
   return EngineConfigFor(graph_.get(), engine_id, knobs);
 }
 
-absl::StatusOr<PreparedEngine> PrepareEngine(cudnnBackendDescriptor_t op_graph,
-                                             int engine_id,
-                                             const std::vector<Knob>& knobs) {
-  PreparedEngine prepared;
-  ASSIGN_OR_RETURN(prepared.engine,
+absl::Status FillEngineConfig(cudnnBackendDescriptor_t config,
+                              cudnnBackendDescriptor_t op_graph, int engine_id,
+                              const std::vector<Knob>& knobs) {
+  // cuDNN copies descriptors set as attributes: the engine and the knob
+  // choices may go when the config is finalized.
+  ASSIGN_OR_RETURN(BackendDescriptor engine,
                    CreateBackendDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR));
   cudnnBackendDescriptor_t raw_graph = op_graph;
   const int64_t index = engine_id;
-  RETURN_IF_ERROR(Set(prepared.engine.get(), CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
+  RETURN_IF_ERROR(Set(engine.get(), CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_graph,
                       "engine graph"));
-  RETURN_IF_ERROR(Set(prepared.engine.get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
+  RETURN_IF_ERROR(Set(engine.get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX,
                       CUDNN_TYPE_INT64, 1, &index, "engine global index"));
-  RETURN_IF_ERROR(Finalize(prepared.engine.get(), "finalize engine"));
+  RETURN_IF_ERROR(Finalize(engine.get(), "finalize engine"));
+  std::vector<BackendDescriptor> owned;
+  std::vector<cudnnBackendDescriptor_t> raw;
   for (const Knob& k : knobs) {
     ASSIGN_OR_RETURN(
         BackendDescriptor c,
@@ -374,19 +379,13 @@ absl::StatusOr<PreparedEngine> PrepareEngine(cudnnBackendDescriptor_t op_graph,
     RETURN_IF_ERROR(Set(c.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
                         CUDNN_TYPE_INT64, 1, &k.value, "knob value"));
     RETURN_IF_ERROR(Finalize(c.get(), "finalize knob choice"));
-    prepared.knob_choices.push_back(std::move(c));
+    raw.push_back(c.get());
+    owned.push_back(std::move(c));
   }
-  return prepared;
-}
-
-absl::Status FillEngineConfig(cudnnBackendDescriptor_t config,
-                              const PreparedEngine& engine) {
-  cudnnBackendDescriptor_t raw_engine = engine.engine.get();
+  cudnnBackendDescriptor_t raw_engine = engine.get();
   RETURN_IF_ERROR(Set(config, CUDNN_ATTR_ENGINECFG_ENGINE,
                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw_engine,
                       "engine config engine"));
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (const BackendDescriptor& c : engine.knob_choices) raw.push_back(c.get());
   if (!raw.empty()) {
     RETURN_IF_ERROR(Set(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
                         CUDNN_TYPE_BACKEND_DESCRIPTOR,
@@ -394,16 +393,6 @@ absl::Status FillEngineConfig(cudnnBackendDescriptor_t config,
                         "engine config knobs"));
   }
   return Finalize(config, "finalize engine config");
-}
-
-absl::Status FillEngineConfig(cudnnBackendDescriptor_t config,
-                              cudnnBackendDescriptor_t op_graph, int engine_id,
-                              const std::vector<Knob>& knobs) {
-  // cuDNN copies descriptors set as attributes: the engine and the knob
-  // choices may go when the config is finalized.
-  ASSIGN_OR_RETURN(PreparedEngine engine,
-                   PrepareEngine(op_graph, engine_id, knobs));
-  return FillEngineConfig(config, engine);
 }
 
 absl::StatusOr<EngineConfig> EngineConfigFor(cudnnBackendDescriptor_t op_graph,

@@ -96,24 +96,8 @@ class ConvOpGraph {
 absl::StatusOr<EngineConfig> EngineConfigFor(cudnnBackendDescriptor_t op_graph,
                                              int engine,
                                              const std::vector<Knob>& knobs);
-// Engine `engine` of a finalized operation graph and its knob choices, each
-// finalized: what FillEngineConfig fills a config from. Making one touches
-// no caller descriptor, so an engine the graph refuses (NOT_SUPPORTED-style
-// errors) leaves the caller's config as it was.
-struct PreparedEngine {
-  BackendDescriptor engine;
-  std::vector<BackendDescriptor> knob_choices;
-};
-absl::StatusOr<PreparedEngine> PrepareEngine(cudnnBackendDescriptor_t op_graph,
-                                             int engine,
-                                             const std::vector<Knob>& knobs);
 // Finalizes the caller's new (unfinalized) CUDNN_BACKEND_ENGINECFG_DESCRIPTOR
-// `config` as `engine` (which may go once this returns: cuDNN copies it).
-// On an error the config may be half set.
-absl::Status FillEngineConfig(cudnnBackendDescriptor_t config,
-                              const PreparedEngine& engine);
-// Both: `config` as engine `engine` with `knobs` on the finalized
-// `op_graph`.
+// `config` as engine `engine` with `knobs` on the finalized `op_graph`.
 absl::Status FillEngineConfig(cudnnBackendDescriptor_t config,
                               cudnnBackendDescriptor_t op_graph, int engine,
                               const std::vector<Knob>& knobs);

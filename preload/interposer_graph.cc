@@ -23,21 +23,18 @@ bool SameConfig(const AlgoResult& a, int engine, const std::vector<Knob>& k) {
 // reads an empty list with a count query and a fill query in a row.
 thread_local cudnnBackendDescriptor_t last_counted_fallback = nullptr;
 
-// The configs of tunedb's answer for `key`, split as the offer needs them
-// (interposer.h).
-struct OfferedConfigs {
+// The configs of tunedb's answer for `key` that finalized on the caller's
+// graph, split as the offer needs them (interposer.h).
+struct CheckedConfigs {
   ProblemKey key;
   std::vector<AlgoResult> choices, alternatives;
   std::optional<AlgoResult> universal;
 };
-// What this thread's last count query offered: cudnn_frontend makes the
+// What this thread's last count query checked: cudnn_frontend makes the
 // fill query right after it (getEngineConfigCount, getEngineConfig), which
-// then fills the same configs without asking the daemon again. Neither
-// query finalizes a config on a scratch descriptor first (each finalize
-// costs 0.1-0.7 ms on an H200, and a ResNet-50 answer's scratch checks cost
-// about 0.1 s of a first iteration): the fill query finalizes each engine
-// on the caller's graph before it touches the caller's descriptor.
-thread_local std::optional<OfferedConfigs> last_counted;
+// then finalizes each config once, on the caller's descriptors, instead of
+// on a scratch one first again (each finalize costs 0.1-0.4 ms on an H200).
+thread_local std::optional<CheckedConfigs> last_counted;
 
 }  // namespace
 
@@ -163,8 +160,8 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
   key.device = *std::move(device);
   if (options_.log == LogLevel::kCalls) *key_text = key.ToText();
 
-  // The configs the count query just offered for this key, else tunedb's.
-  std::optional<OfferedConfigs> counted = std::move(last_counted);
+  // The configs the count query just checked for this key, else tunedb's.
+  std::optional<CheckedConfigs> counted = std::move(last_counted);
   last_counted.reset();
   if (call.requested == 0 || !counted.has_value() || !(counted->key == key)) {
     counted.reset();
@@ -195,20 +192,24 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
       got != 1) {
     return pass;
   }
-  // The offer: the choices, then the alternatives. A caller that builds and
-  // times every config of its heuristics and fallback lists up to a limit
-  // (PyTorch's benchmark mode: its benchmark_limit, 10) so times tunedb's
-  // configs only: when the offer holds a universal config (one every filter
-  // keeps, with no workspace), the same graph's fallback list is answered empty
-  // (AnswerFallback); without one, the fallback list is cuDNN's (generic
-  // engines, often much slower) and the last choice is repeated to
-  // options_.graph_configs entries, so the limit is reached before it. A caller
-  // that asks for fewer than that (without a count query) gets the distinct
-  // configs first.
+  // The offer: the choices that finalize on this graph, then the
+  // alternatives. A caller that builds and times every config of its
+  // heuristics and fallback lists up to a limit (PyTorch's benchmark mode:
+  // its benchmark_limit, 10) so times tunedb's configs only: when the offer
+  // holds a universal config (one every filter keeps, with no workspace),
+  // the same graph's fallback list is answered empty (AnswerFallback);
+  // without one, the fallback list is cuDNN's (generic engines, often much
+  // slower) and the last choice is repeated to options_.graph_configs
+  // entries, so the limit is reached before it. A caller that asks for
+  // fewer than that (without a count query) gets the distinct configs
+  // first.
   if (!counted.has_value()) {
     counted.emplace();
     counted->key = key;
     for (const TunedEngine& t : tuned) {
+      if (!EngineConfigFor(raw_graph, t.config.algo, t.config.knobs).ok()) {
+        continue;
+      }
       (t.alternative ? counted->alternatives : counted->choices)
           .push_back(t.config);
       if (t.universal && options_.empty_fallback) {
@@ -250,21 +251,15 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
     if (kept_graphs_.size() >= kMaxKeptGraphs) return pass;
   }
 
-  // Each config's engine is finalized on the caller's graph before the
-  // caller's descriptor is touched: an engine the graph refuses is skipped,
-  // and the next config takes its descriptor. The first caller descriptor
-  // that cannot be filled ends the answer (a half-set descriptor is not
-  // reused). So a count query may have counted configs the fill query
-  // skips: their descriptors get cuDNN's own configs below.
+  // Every config is finalized on a scratch descriptor above or below before
+  // one of the caller's is touched, and the first caller descriptor that
+  // cannot be filled ends the answer (a half-set descriptor is not reused).
   auto* out = static_cast<cudnnBackendDescriptor_t*>(call.elements);
   int64_t filled = 0;
   bool failed = false;
   std::vector<std::pair<int, std::vector<Knob>>> given;
   auto fill = [&](int engine_id, const std::vector<Knob>& knobs) {
-    absl::StatusOr<PreparedEngine> prepared =
-        PrepareEngine(raw_graph, engine_id, knobs);
-    if (!prepared.ok()) return;
-    if (FillEngineConfig(out[filled], *prepared).ok()) {
+    if (FillEngineConfig(out[filled], raw_graph, engine_id, knobs).ok()) {
       given.emplace_back(engine_id, knobs);
       ++filled;
     } else {
@@ -292,7 +287,10 @@ GraphAnswer Interposer::AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
               std::any_of(given.begin(), given.end(), [&](const auto& g) {
                 return g.first == c.engine && g.second == c.knobs;
               });
-          if (!seen) fill(c.engine, c.knobs);
+          if (seen || !EngineConfigFor(raw_graph, c.engine, c.knobs).ok()) {
+            continue;
+          }
+          fill(c.engine, c.knobs);
         }
       }
     }
