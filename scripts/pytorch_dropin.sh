@@ -184,10 +184,10 @@ for dtype in $DTYPES; do
     # Rows with and without tunedb interleaved, REPEAT rounds: a machine
     # whose speed drifts over the call drifts under both alike.
     for round in $(seq "$REPEAT"); do
-      local_log=()
-      [[ $round == 1 ]] && local_log=(--log calls)
+      log_calls=()
+      [[ $round == 1 ]] && log_calls=(--log calls)
       one "$path, no tunedb" "$dtype" 1
-      one "$path, tunedb warm" "$dtype" 1 ${local_log[@]+"${local_log[@]}"} --
+      one "$path, tunedb warm" "$dtype" 1 ${log_calls[@]+"${log_calls[@]}"} --
       one "$path, no tunedb" "$dtype" 0
       one "$path, tunedb warm" "$dtype" 0 --
     done
