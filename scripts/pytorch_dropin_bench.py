@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """One fresh-process measurement for scripts/pytorch_dropin.sh.
 
-  pytorch_dropin_bench.py run --dtype fp16|fp32 --benchmark 0|1 --iters N
+  pytorch_dropin_bench.py run --dtype fp16|fp32 --benchmark 0|1
+      [--iters 100] [--blocks 10] [--warmup-s 3] [--graphed]
       [--batch 64] [--save REF.pt | --ref REF.pt] [--keep-conv-cache]
       [--deterministic] [--no-tf32] --label TEXT
       -> one JSON line on stdout: first-iteration seconds, steady-state
-         ms/iter, and with --ref the largest relative difference of the
-         output and of the gradients against the reference run.
+         ms/iter (median and fastest of the blocks; with --graphed also
+         of CUDA-graph replays of the iteration: its GPU time), and with
+         --ref the largest relative difference of the output and of the
+         gradients against the reference run.
   pytorch_dropin_bench.py summarize RUNS.jsonl OUT_DIR
       -> OUT_DIR/dropin.json and OUT_DIR/dropin.md.
 
