@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """budget_phases.py on a made-up set whose sums are known."""
 
-import json
 import os
 import subprocess
 import sys
@@ -12,6 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import budget_phases  # noqa: E402
+import run_fixture  # noqa: E402
 
 
 def ranked(algo, math, launch_ms, samples, retimed=True):
@@ -63,12 +63,7 @@ class BudgetPhasesTest(unittest.TestCase):
 
   def setUp(self):
     self.tmp = tempfile.TemporaryDirectory()
-    sets = os.path.join(self.tmp.name, "sets")
-    os.mkdir(sets)
-    with open(os.path.join(sets, "m-b8.progress"), "w") as f:
-      f.write(PROGRESS)
-    with open(os.path.join(sets, "m-b8.json"), "w") as f:
-      json.dump({"problems": PROBLEMS}, f)
+    run_fixture.write_run(self.tmp.name, PROBLEMS, PROGRESS)
     self.rows = list(budget_phases.problems(self.tmp.name))
 
   def tearDown(self):

@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """timing_agreement.py on a made-up set whose ratios are known."""
 
-import json
 import os
 import subprocess
 import sys
@@ -11,6 +10,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import run_fixture  # noqa: E402
 import timing_agreement  # noqa: E402
 
 
@@ -49,12 +49,7 @@ class TimingAgreementTest(unittest.TestCase):
 
   def setUp(self):
     self.dir = tempfile.TemporaryDirectory()
-    sets = os.path.join(self.dir.name, "sets")
-    os.makedirs(sets)
-    with open(os.path.join(sets, "m-b8.progress"), "w") as f:
-      f.write("")
-    with open(os.path.join(sets, "m-b8.json"), "w") as f:
-      json.dump({"problems": PROBLEMS}, f)
+    run_fixture.write_run(self.dir.name, PROBLEMS)
 
   def tearDown(self):
     self.dir.cleanup()
