@@ -321,7 +321,7 @@ def summarize(runs_path, out_dir):
               "|---|---|---|---|---|---|---|---|---|---|"]
     aggregates = []
     for (dtype, label, bench), rs in kinds.items():
-        key = (dtype, label.split(",")[0])
+        key = (dtype, path_of(rs[0]))
         med = statistics.median(r["steady_ms"] for r in rs)
         best = min(r.get("steady_best_ms") or r["steady_ms"] for r in rs)
         agg = {"dtype": dtype, "label": label, "benchmark": bench,
@@ -343,8 +343,8 @@ def summarize(runs_path, out_dir):
             ", ".join("%.2f" % v for v in agg["steady_each_ms"])))
     graph_base = {}
     for a in aggregates:
-        if a["label"] == a["label"].split(",")[0] + ", no tunedb" and a["benchmark"] and "graphed_ms" in a:
-            graph_base[(a["dtype"], a["label"].split(",")[0])] = a["graphed_ms"]
+        if a["label"] == path_of(a) + ", no tunedb" and a["benchmark"] and "graphed_ms" in a:
+            graph_base[(a["dtype"], path_of(a))] = a["graphed_ms"]
     if any("graphed_ms" in a for a in aggregates):
         lines += ["", "GPU time alone (GRAPHED=1): each process's iteration captured "
                   "once into a CUDA graph after its steady state and replayed; the "
@@ -355,7 +355,7 @@ def summarize(runs_path, out_dir):
         for a in aggregates:
             if "graphed_ms" not in a:
                 continue
-            b = graph_base.get((a["dtype"], a["label"].split(",")[0]))
+            b = graph_base.get((a["dtype"], path_of(a)))
             a["graphed_vs_bench_on"] = round(a["graphed_ms"] / b, 3) if b else None
             lines.append("| {} | {} | {} | {:.3f} | {} | {} |".format(
                 a["dtype"], a["label"], "on" if a["benchmark"] else "off",
