@@ -53,8 +53,12 @@ absl::Status MeasureProblem(const RegretContext& ctx, ProblemMeasurement& m) {
   }
   RETURN_IF_ERROR(
       TimeCandidates(**conv, ctx.stream, workspace, ctx.truth, m.candidates));
-  if (BestCandidate(m) == nullptr) m.error = "no candidate could be timed";
-  return absl::OkStatus();
+  if (BestCandidate(m) == nullptr) {
+    m.error = "no candidate could be timed";
+    return absl::OkStatus();
+  }
+  return MeasureSwitchMatrix(**conv, ctx.stream, workspace, ctx.switch_matrix,
+                             m);
 }
 
 }  // namespace tunedb::regret

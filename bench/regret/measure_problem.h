@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "bench/regret/problem_measurement.h"
+#include "bench/regret/switch_matrix.h"
 #include "bench/regret/truth_timer.h"
 #include "server/search/cudnn_finder.h"
 
@@ -32,6 +33,7 @@ struct RegretContext {
   // kernels loaded: CUDA loads them lazily, once per process, and whichever
   // ran first would pay for it.
   bool preload_find = true;
+  SwitchOptions switch_matrix;  // after the truth, where asked for
 };
 
 // Measures m.problem into m. A problem that cannot be measured gets m.error.

@@ -59,6 +59,23 @@ struct TimedCandidate {
   bool timed() const { return error.empty() && !samples_ms.empty(); }
 };
 
+// Switch costs among a problem's fastest candidates (switch_matrix.h).
+struct SwitchMatrixResult {
+  struct Member {
+    int algo = 0;
+    MathType math = MathType::kDefault;
+    // ms per call of back-to-back calls after one untimed call (the
+    // steady cost; median over the repetitions).
+    double steady_ms = 0;
+  };
+  std::vector<Member> members;
+  // first_ms[p][c]: one call of member c right after member p's calls,
+  // from an idle GPU (median). first_ms[c][c] is c after itself.
+  std::vector<std::vector<double>> first_ms;
+  std::vector<std::vector<double>> first_host_ms;  // its host time
+  std::string error;                               // not measured
+};
+
 struct ProblemMeasurement {
   RegretProblem problem;
   std::string error;  // the problem could not be measured at all
@@ -83,6 +100,8 @@ struct ProblemMeasurement {
   std::vector<AlgoPerf> heuristic_entries;
 
   std::vector<TimedCandidate> candidates;
+  // Only where asked for (SwitchOptions::candidates > 0).
+  std::optional<SwitchMatrixResult> switch_matrix;
 };
 
 // The candidate for (algo, math), or null.

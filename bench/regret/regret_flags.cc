@@ -1,5 +1,8 @@
 #include "bench/regret/regret_flags.h"
 
+#include <map>
+#include <string>
+
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_join.h"
 
@@ -65,6 +68,32 @@ std::optional<int> ParseRegretFlags(int argc, const char* const* argv,
                  "How the truth launches runs: direct (cuDNN calls, launch "
                  "time included) or graph (CUDA-graph replays, GPU time)")
       ->check(CLI::IsMember({"direct", "graph"}))
+      ->capture_default_str();
+  const std::map<std::string, TruthOrder> orders = {
+      {"rotating", TruthOrder::kRotating}, {"shuffled", TruthOrder::kShuffled}};
+  app.add_option("--truth-order", t.order,
+                 "How a round's order changes from round to round: rotating "
+                 "(one cycle, started one later each round) or shuffled (a "
+                 "new random order each round)")
+      ->transform(CLI::CheckedTransformer(orders))
+      ->default_str(std::string(TruthOrderName(t.order)));
+  const std::map<std::string, DirectStart> starts = {
+      {"untimed-run", DirectStart::kAfterUntimedRun},
+      {"switch", DirectStart::kAtSwitch}};
+  app.add_option("--search-retime-start", flags->retime_start,
+                 "Where the search's re-timing samples start: untimed-run "
+                 "(the steady cost of back-to-back calls) or switch (the "
+                 "first call after another candidate's is timed)")
+      ->transform(CLI::CheckedTransformer(starts))
+      ->default_str(std::string(DirectStartName(flags->retime_start)));
+  SwitchOptions& s = flags->switch_matrix;
+  app.add_option("--switch-matrix", s.candidates,
+                 "After the truth, time one call of each of the N fastest "
+                 "candidates right after each other's calls (0: not)")
+      ->check(CLI::Range(0, 32))
+      ->capture_default_str();
+  app.add_option("--switch-reps", s.reps, "Repetitions of every switch cell")
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_flag("--preload-find,!--no-preload-find", flags->preload_find,
                "Run cudnnFind once before tunedb's search (default), so "

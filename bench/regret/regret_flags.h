@@ -12,7 +12,10 @@
 
 #include "bench/regret/batch_timer.h"
 #include "bench/regret/problem_set.h"
+#include "bench/regret/switch_matrix.h"
 #include "bench/regret/truth_timer.h"
+#include "server/search/cudnn_finder_options.h"
+#include "server/search/run_timer.h"
 
 namespace tunedb::regret {
 
@@ -25,8 +28,11 @@ inline constexpr int kExitSkip = 77;   // no usable GPU (ctest: skipped)
 struct RegretFlags {
   ProblemSetSpec problems;
   TruthOptions truth;
-  int device = 0;            // CUDA ordinal
-  bool preload_find = true;  // RegretContext::preload_find
+  int device = 0;               // CUDA ordinal
+  bool preload_find = true;     // RegretContext::preload_find
+  SwitchOptions switch_matrix;  // RegretContext::switch_matrix
+  // CudnnFinderOptions::retime_start of the search measured.
+  DirectStart retime_start = CudnnFinderOptions().retime_start;
   std::string json_path;
   std::string csv_path;
   std::string command_line;  // argv joined, for the report

@@ -77,6 +77,7 @@ int Main(int argc, char** argv) {
 
   CudnnFinder::Options finder_options;
   finder_options.ordinal = flags.device;
+  finder_options.retime_start = flags.retime_start;
   // Create() makes the device current on this thread for what follows.
   absl::StatusOr<std::unique_ptr<CudnnFinder>> finder =
       CudnnFinder::Create(finder_options);
@@ -95,6 +96,8 @@ int Main(int argc, char** argv) {
   info.rounds = flags.truth.rounds;
   info.warmup_ms = flags.truth.warmup_ms;
   info.min_sample_ms = flags.truth.batch.min_sample_ms;
+  info.truth_order = std::string(TruthOrderName(flags.truth.order));
+  info.retime_start = std::string(DirectStartName(flags.retime_start));
   info.problems = static_cast<int64_t>(set->problems.size());
   info.duplicates = set->duplicates;
   info.dropped_by_limit = set->dropped_by_limit;
@@ -107,6 +110,7 @@ int Main(int argc, char** argv) {
   ctx.stream = stream->get();
   ctx.truth = flags.truth;
   ctx.preload_find = flags.preload_find;
+  ctx.switch_matrix = flags.switch_matrix;
   std::vector<ProblemMeasurement> measurements;
   absl::Status fatal;
   for (size_t i = 0; i < set->problems.size(); ++i) {

@@ -115,9 +115,11 @@ void PrintHeader(std::ostream& out, const RunInfo& info) {
       << "# " << info.problems << " problems (" << info.duplicates
       << " duplicates dropped, " << info.dropped_by_limit
       << " past --limit); truth: " << info.launch_mode
-      << " launches, medians of " << info.rounds
-      << " interleaved rounds, samples >= " << info.min_sample_ms << " ms, "
-      << info.warmup_ms << " ms warm-up per problem\n";
+      << " launches, medians of " << info.rounds << " interleaved rounds ("
+      << info.truth_order << "), samples >= " << info.min_sample_ms << " ms, "
+      << info.warmup_ms
+      << " ms warm-up per problem; the search's re-timing samples start at "
+      << info.retime_start << "\n";
 }
 
 std::string ProgressLine(size_t index, size_t total,
@@ -231,6 +233,19 @@ nlohmann::json MeasurementToJson(const ProblemMeasurement& m) {
     candidates.push_back(cj);
   }
   j["candidates"] = candidates;
+  if (m.switch_matrix) {
+    const SwitchMatrixResult& s = *m.switch_matrix;
+    nlohmann::json members = nlohmann::json::array();
+    for (const SwitchMatrixResult::Member& mem : s.members) {
+      members.push_back({{"algo", mem.algo},
+                         {"math", std::string(MathTypeName(mem.math))},
+                         {"steady_ms", mem.steady_ms}});
+    }
+    j["switch_matrix"] = {{"members", members},
+                          {"first_ms", s.first_ms},
+                          {"first_host_ms", s.first_host_ms}};
+    if (!s.error.empty()) j["switch_matrix"]["error"] = s.error;
+  }
   return j;
 }
 
@@ -270,6 +285,8 @@ nlohmann::json ReportJson(const RunInfo& info,
       {"rounds", info.rounds},
       {"warmup_ms", info.warmup_ms},
       {"min_sample_ms", info.min_sample_ms},
+      {"truth_order", info.truth_order},
+      {"retime_start", info.retime_start},
       {"problems", info.problems},
       {"duplicates", info.duplicates},
       {"dropped_by_limit", info.dropped_by_limit},

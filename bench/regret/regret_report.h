@@ -29,6 +29,8 @@ struct RunInfo {
   int rounds = 0;
   double warmup_ms = 0;
   double min_sample_ms = 0;
+  std::string truth_order;   // "rotating" or "shuffled" (TruthOrder)
+  std::string retime_start;  // the search's: "untimed-run" or "switch"
   int64_t problems = 0;
   int64_t duplicates = 0;
   int64_t dropped_by_limit = 0;

@@ -1,8 +1,11 @@
 #include "bench/regret/truth_timer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "common/status_macros.h"
 #include "cudnn/cudnn_status.h"
@@ -69,6 +72,10 @@ absl::Status WarmUp(CudnnConv& conv, cudaStream_t stream,
 
 }  // namespace
 
+absl::string_view TruthOrderName(TruthOrder order) {
+  return order == TruthOrder::kShuffled ? "shuffled" : "rotating";
+}
+
 absl::Status TimeCandidates(CudnnConv& conv, cudaStream_t stream,
                             const Workspace& workspace,
                             const TruthOptions& options,
@@ -91,9 +98,16 @@ absl::Status TimeCandidates(CudnnConv& conv, cudaStream_t stream,
     c.batch = timers[i]->batch();
     c.graphed = timers[i]->graphed();
   }
+  std::vector<size_t> order(n);
+  std::mt19937_64 rng(options.order_seed);
   for (int round = 0; round < options.rounds; ++round) {
     for (size_t j = 0; j < n; ++j) {
-      const size_t i = (j + static_cast<size_t>(round)) % n;
+      order[j] = (j + static_cast<size_t>(round)) % n;
+    }
+    if (options.order == TruthOrder::kShuffled) {
+      std::shuffle(order.begin(), order.end(), rng);
+    }
+    for (size_t i : order) {
       TimedCandidate& c = candidates[i];
       if (timers[i] == nullptr || !c.error.empty()) continue;
       absl::StatusOr<double> ms = timers[i]->Sample();

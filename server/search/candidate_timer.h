@@ -16,9 +16,11 @@ namespace tunedb {
 class CandidateTimer {
  public:
   virtual ~CandidateTimer() = default;
-  // `batch` runs of r launched directly: launch and host time per run.
+  // `batch` runs of r launched directly, starting as `from` says
+  // (run_timer.h): launch and host time per run.
   virtual absl::StatusOr<DirectSample> TimeDirect(const AlgoResult& r,
-                                                  int batch) = 0;
+                                                  int batch,
+                                                  DirectStart from) = 0;
   // One sample of GPU time (a replay of `batch` runs captured on first use),
   // ms per run.
   virtual absl::StatusOr<double> Sample(const AlgoResult& r, int batch) = 0;

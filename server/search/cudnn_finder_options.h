@@ -13,6 +13,7 @@
 
 #include "absl/time/time.h"
 #include "cudnn/backend_graph.h"
+#include "server/search/run_timer.h"
 
 namespace tunedb {
 
@@ -76,6 +77,10 @@ struct CudnnFinderOptions {
   // else their screened times).
   double floor_margin = 0.05;
   double sample_ms = 1.2;
+  // Where a re-timing direct sample starts (run_timer.h): after an untimed
+  // run (the steady cost of back-to-back calls) or at the switch from the
+  // member timed before it. Screening always starts after an untimed run.
+  DirectStart retime_start = DirectStart::kAfterUntimedRun;
   double graph_sample_ms = 0.3;
   int max_batch = 256;
   int min_batch_runs = 8;

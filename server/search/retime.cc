@@ -125,7 +125,8 @@ class Retimer {
   // graph sample (GPU time).
   absl::Status SampleOne(const AlgoResult& r, int round, Samples& out) {
     ASSIGN_OR_RETURN(const DirectSample direct,
-                     timer_.TimeDirect(r, budget_.RetimeBatch(r, sample_ms_)));
+                     timer_.TimeDirect(r, budget_.RetimeBatch(r, sample_ms_),
+                                       options_.retime_start));
     out.launch.push_back(direct.launch_ms);
     out.host.push_back(direct.host_ms);
     if (round % 2 == 0) {

@@ -45,6 +45,10 @@ AlgoResult LegacyCandidate(int algo, MathType math) {
 
 }  // namespace
 
+absl::string_view DirectStartName(DirectStart from) {
+  return from == DirectStart::kAtSwitch ? "switch" : "untimed-run";
+}
+
 int SampleBatch(double run_ms, double sample_ms, int max_batch) {
   return static_cast<int>(
       std::clamp(std::ceil(sample_ms / std::max(run_ms, 1e-3)), 1.0,
@@ -55,29 +59,27 @@ absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
                                             cudaStream_t stream, int algo,
                                             MathType math, void* workspace,
                                             size_t workspace_bytes, int batch,
-                                            cudaEvent_t start,
-                                            cudaEvent_t stop) {
+                                            cudaEvent_t start, cudaEvent_t stop,
+                                            DirectStart from) {
   LegacyLauncher launcher(conv);
   return TimeDirectRuns(launcher, LegacyCandidate(algo, math), stream,
-                        workspace, workspace_bytes, batch, start, stop);
+                        workspace, workspace_bytes, batch, start, stop, from);
 }
 
-absl::StatusOr<DirectSample> TimeDirectRuns(ConvLauncher& launcher,
-                                            const AlgoResult& r,
-                                            cudaStream_t stream,
-                                            void* workspace,
-                                            size_t workspace_bytes, int batch,
-                                            cudaEvent_t start,
-                                            cudaEvent_t stop) {
-  // One untimed call first: switching a handle from one algorithm to another
-  // costs the first call more (implicit precomp GEMM rebuilds its indices),
-  // and a sample is the steady cost of back-to-back calls. Then the GPU is
-  // let idle, so that the first timed call's host cost is not hidden behind
-  // the untimed one's kernel: a caller whose GPU waits for its calls pays
-  // it, and two algorithms of equal GPU time differ by it (depthwise bf16
-  // convolutions on an H200: 0.08 ms of host time per call against 0.02).
-  RETURN_IF_ERROR(
-      RunDirect(launcher, r, workspace, workspace_bytes, /*batch=*/1));
+absl::StatusOr<DirectSample> TimeDirectRuns(
+    ConvLauncher& launcher, const AlgoResult& r, cudaStream_t stream,
+    void* workspace, size_t workspace_bytes, int batch, cudaEvent_t start,
+    cudaEvent_t stop, DirectStart from) {
+  // kAfterUntimedRun: one untimed call first, so that a sample is the steady
+  // cost of back-to-back calls. Either way the GPU is let idle first, so
+  // that the first timed call's host cost is not hidden behind an earlier
+  // kernel: a caller whose GPU waits for its calls pays it, and two
+  // algorithms of equal GPU time differ by it (depthwise bf16 convolutions
+  // on an H200: 0.08 ms of host time per call against 0.02).
+  if (from == DirectStart::kAfterUntimedRun) {
+    RETURN_IF_ERROR(
+        RunDirect(launcher, r, workspace, workspace_bytes, /*batch=*/1));
+  }
   RETURN_IF_ERROR(
       CudaStatusToAbsl(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
   std::chrono::steady_clock::duration host{};

@@ -1,6 +1,7 @@
 // How the search times an algorithm (the GPU benchmark times the same way):
 // a sample is a batch of back-to-back runs of one candidate (an algorithm and
-// math type of a CudnnConv, or a graph-API plan: ConvLauncher) between two CUDA events, divided by the batch length.
+// math type of a CudnnConv, or a graph-API plan: ConvLauncher) between two CUDA
+// events, divided by the batch length.
 //
 // RunTimer captures the batch once into a CUDA graph and replays it, so the
 // host-side cost of the cuDNN call (tens of microseconds in cuDNN 9's legacy
@@ -20,6 +21,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cudnn/cudnn_conv.h"
 #include "server/search/conv_launcher.h"
 #include "tunedb/record.h"
@@ -39,24 +41,32 @@ struct DirectSample {
   double host_ms = 0;
 };
 
-// `batch` runs launched directly between two events, after one untimed run
-// (the first call after another algorithm's costs the host more) and a wait
-// for the GPU to idle (so the first timed call's host cost counts, as it
-// does for a caller whose GPU waits for it).
-absl::StatusOr<DirectSample> TimeDirectRuns(ConvLauncher& launcher,
-                                            const AlgoResult& r,
-                                            cudaStream_t stream,
-                                            void* workspace,
-                                            size_t workspace_bytes, int batch,
-                                            cudaEvent_t start,
-                                            cudaEvent_t stop);
+// Where a direct sample's timed batch starts. The first call after another
+// candidate's costs the host more (implicit precomp GEMM rebuilds its
+// indices; on an H200 some algorithms' first call costs 0.2-0.6 ms more).
+enum class DirectStart {
+  // After one untimed run: the steady cost of back-to-back calls.
+  kAfterUntimedRun,
+  // At the switch: the batch's first call is the first after whatever ran
+  // before, as in a program whose calls alternate between convolutions.
+  kAtSwitch,
+};
+
+// "untimed-run" or "switch".
+absl::string_view DirectStartName(DirectStart from);
+
+// `batch` runs launched directly between two events, from an idle GPU (so
+// the first timed call's host cost counts, as it does for a caller whose GPU
+// waits for it), starting as `from` says.
+absl::StatusOr<DirectSample> TimeDirectRuns(
+    ConvLauncher& launcher, const AlgoResult& r, cudaStream_t stream,
+    void* workspace, size_t workspace_bytes, int batch, cudaEvent_t start,
+    cudaEvent_t stop, DirectStart from = DirectStart::kAfterUntimedRun);
 // The same for a legacy algorithm and math type of `conv`.
-absl::StatusOr<DirectSample> TimeDirectRuns(CudnnConv& conv,
-                                            cudaStream_t stream, int algo,
-                                            MathType math, void* workspace,
-                                            size_t workspace_bytes, int batch,
-                                            cudaEvent_t start,
-                                            cudaEvent_t stop);
+absl::StatusOr<DirectSample> TimeDirectRuns(
+    CudnnConv& conv, cudaStream_t stream, int algo, MathType math,
+    void* workspace, size_t workspace_bytes, int batch, cudaEvent_t start,
+    cudaEvent_t stop, DirectStart from = DirectStart::kAfterUntimedRun);
 
 class RunTimer {
  public:

@@ -36,10 +36,10 @@ absl::Status Sampler::Run(const AlgoResult& r) {
   return launcher_->Launch(r, workspace_, WorkspaceFor(r));
 }
 
-absl::StatusOr<DirectSample> Sampler::TimeDirect(const AlgoResult& r,
-                                                 int batch) {
+absl::StatusOr<DirectSample> Sampler::TimeDirect(const AlgoResult& r, int batch,
+                                                 DirectStart from) {
   return TimeDirectRuns(*launcher_, r, stream_, workspace_, WorkspaceFor(r),
-                        batch, start_.get(), stop_.get());
+                        batch, start_.get(), stop_.get(), from);
 }
 
 absl::StatusOr<double> Sampler::Sample(const AlgoResult& r, int batch) {

@@ -43,8 +43,8 @@ class Sampler final : public CandidateTimer {
   absl::Status Run(const AlgoResult& r);
   // `batch` runs launched directly between the events: launch and host time
   // per run.
-  absl::StatusOr<DirectSample> TimeDirect(const AlgoResult& r,
-                                          int batch) override;
+  absl::StatusOr<DirectSample> TimeDirect(const AlgoResult& r, int batch,
+                                          DirectStart from) override;
   // One sample of GPU time through r's RunTimer (made with `batch` on first
   // use), ms per run.
   absl::StatusOr<double> Sample(const AlgoResult& r, int batch) override;

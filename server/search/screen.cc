@@ -37,7 +37,8 @@ absl::Status Screen(CandidateTimer& timer, const CudnnFinderOptions& options,
     if (!budget.MayScreen(screened, expected)) break;
     ++screened;
     const absl::Time start = budget.Now();
-    absl::StatusOr<DirectSample> sample = timer.TimeDirect(r, batch);
+    absl::StatusOr<DirectSample> sample =
+        timer.TimeDirect(r, batch, DirectStart::kAfterUntimedRun);
     longest = std::max(longest, budget.Now() - start);
     if (!sample.ok()) {
       RETURN_IF_ERROR(MarkFailed(r, sample.status()));

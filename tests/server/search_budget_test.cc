@@ -35,8 +35,8 @@ struct Cost {
 
 class FakeTimer final : public CandidateTimer {
  public:
-  absl::StatusOr<DirectSample> TimeDirect(const AlgoResult& r,
-                                          int batch) override {
+  absl::StatusOr<DirectSample> TimeDirect(const AlgoResult& r, int batch,
+                                          DirectStart) override {
     const Cost& c = costs.at(CandidateKeyOf(r));
     std::vector<int>& batches = direct_batches[CandidateKeyOf(r)];
     double ms = c.launch_ms * c.noise[batches.size() % c.noise.size()];

@@ -1,0 +1,139 @@
+#include "bench/regret/switch_matrix.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "cudnn/cudnn_handles.h"
+#include "cudnn/cudnn_status.h"
+#include "server/search/algo_failure.h"
+#include "server/search/sample_stats.h"
+
+namespace tunedb::regret {
+namespace {
+
+// Times the calls `issue` makes between two events: ms on the GPU's clock
+// (from an idle GPU: the host's cost is in it) and host ms.
+template <typename Issue>
+absl::StatusOr<std::pair<double, double>> TimeCalls(cudaStream_t stream,
+                                                    cudaEvent_t start,
+                                                    cudaEvent_t stop,
+                                                    Issue issue) {
+  RETURN_IF_ERROR(
+      CudaStatusToAbsl(cudaEventRecord(start, stream), "cudaEventRecord"));
+  const auto t0 = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(issue());
+  const std::chrono::duration<double, std::milli> host =
+      std::chrono::steady_clock::now() - t0;
+  RETURN_IF_ERROR(
+      CudaStatusToAbsl(cudaEventRecord(stop, stream), "cudaEventRecord"));
+  RETURN_IF_ERROR(
+      CudaStatusToAbsl(cudaEventSynchronize(stop), "cudaEventSynchronize"));
+  float ms = 0;
+  RETURN_IF_ERROR(CudaStatusToAbsl(cudaEventElapsedTime(&ms, start, stop),
+                                   "cudaEventElapsedTime"));
+  return std::make_pair(static_cast<double>(ms), host.count());
+}
+
+}  // namespace
+
+absl::Status MeasureSwitchMatrix(CudnnConv& conv, cudaStream_t stream,
+                                 const Workspace& workspace,
+                                 const SwitchOptions& options,
+                                 ProblemMeasurement& m) {
+  if (options.candidates <= 0) return absl::OkStatus();
+  SwitchMatrixResult& out = m.switch_matrix.emplace();
+  std::vector<const TimedCandidate*> timed;
+  for (const TimedCandidate& c : m.candidates) {
+    if (c.timed()) timed.push_back(&c);
+  }
+  std::sort(timed.begin(), timed.end(),
+            [](const TimedCandidate* a, const TimedCandidate* b) {
+              return a->median_ms < b->median_ms;
+            });
+  timed.resize(std::min(timed.size(), static_cast<size_t>(options.candidates)));
+  const size_t n = timed.size();
+  if (n == 0) {
+    out.error = "no timed candidate";
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::Create());
+  ASSIGN_OR_RETURN(CudaEvent stop, CudaEvent::Create());
+  const auto run = [&](size_t i, int count) -> absl::Status {
+    for (int k = 0; k < count; ++k) {
+      RETURN_IF_ERROR(conv.Run(timed[i]->algo, timed[i]->math, workspace.get(),
+                               workspace.bytes()));
+    }
+    return absl::OkStatus();
+  };
+  const auto wait = [&] {
+    return CudaStatusToAbsl(cudaStreamSynchronize(stream),
+                            "cudaStreamSynchronize");
+  };
+  // Cells (p, c) and, as (c, n), each candidate's steady sample.
+  std::vector<std::pair<size_t, size_t>> cells;
+  for (size_t p = 0; p < n; ++p) {
+    for (size_t c = 0; c < n; ++c) cells.push_back({p, c});
+  }
+  for (size_t c = 0; c < n; ++c) cells.push_back({c, n});
+  std::vector<std::vector<std::vector<double>>> first(
+      n, std::vector<std::vector<double>>(n));
+  std::vector<std::vector<std::vector<double>>> host(
+      n, std::vector<std::vector<double>>(n));
+  std::vector<std::vector<double>> steady(n);
+  std::mt19937_64 rng(options.seed);
+  absl::Status failed;
+  for (int rep = 0; rep < options.reps && failed.ok(); ++rep) {
+    std::shuffle(cells.begin(), cells.end(), rng);
+    for (const auto& [p, c] : cells) {
+      absl::StatusOr<std::pair<double, double>> t;
+      if (c == n) {
+        const int batch = static_cast<int>(
+            std::clamp(std::ceil(options.steady_sample_ms /
+                                 std::max(timed[p]->median_ms, 1e-3)),
+                       1.0, 1000.0));
+        absl::Status s = run(p, 1);
+        if (s.ok()) s = wait();
+        t = s.ok() ? TimeCalls(stream, start.get(), stop.get(),
+                               [&] { return run(p, batch); })
+                   : absl::StatusOr<std::pair<double, double>>(s);
+        if (t.ok()) steady[p].push_back(t->first / batch);
+      } else {
+        absl::Status s = run(p, options.prime_runs);
+        if (s.ok()) s = wait();
+        t = s.ok() ? TimeCalls(stream, start.get(), stop.get(),
+                               [&] { return run(c, 1); })
+                   : absl::StatusOr<std::pair<double, double>>(s);
+        if (t.ok()) {
+          first[p][c].push_back(t->first);
+          host[p][c].push_back(t->second);
+        }
+      }
+      if (!t.ok()) {
+        RETURN_IF_ERROR(CheckStickyError());
+        failed = t.status();
+        break;
+      }
+    }
+  }
+  if (!failed.ok()) {
+    out.error = std::string(failed.message());
+    return absl::OkStatus();
+  }
+  out.first_ms.assign(n, std::vector<double>(n));
+  out.first_host_ms.assign(n, std::vector<double>(n));
+  for (size_t c = 0; c < n; ++c) {
+    out.members.push_back({timed[c]->algo, timed[c]->math, Median(steady[c])});
+    for (size_t p = 0; p < n; ++p) {
+      out.first_ms[p][c] = Median(first[p][c]);
+      out.first_host_ms[p][c] = Median(host[p][c]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tunedb::regret
