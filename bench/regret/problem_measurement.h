@@ -73,7 +73,13 @@ struct SwitchMatrixResult {
   // from an idle GPU (median). first_ms[c][c] is c after itself.
   std::vector<std::vector<double>> first_ms;
   std::vector<std::vector<double>> first_host_ms;  // its host time
-  std::string error;                               // not measured
+  // run_host_ms[c][k]: host ms of the k-th of SwitchOptions::run_calls
+  // back-to-back calls of member c right after the next member's calls
+  // (median); alternating_host_ms[c][k] the same for c's k-th call when
+  // its calls alternate with the next member's, one each.
+  std::vector<std::vector<double>> run_host_ms;
+  std::vector<std::vector<double>> alternating_host_ms;
+  std::string error;  // not measured
 };
 
 struct ProblemMeasurement {

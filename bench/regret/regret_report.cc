@@ -243,7 +243,9 @@ nlohmann::json MeasurementToJson(const ProblemMeasurement& m) {
     }
     j["switch_matrix"] = {{"members", members},
                           {"first_ms", s.first_ms},
-                          {"first_host_ms", s.first_host_ms}};
+                          {"first_host_ms", s.first_host_ms},
+                          {"run_host_ms", s.run_host_ms},
+                          {"alternating_host_ms", s.alternating_host_ms}};
     if (!s.error.empty()) j["switch_matrix"]["error"] = s.error;
   }
   return j;

@@ -120,9 +120,58 @@ absl::Status MeasureSwitchMatrix(CudnnConv& conv, cudaStream_t stream,
       }
     }
   }
+  // Host time of each call: after a switch, back to back (runs) and
+  // alternating with the next member (alternating).
+  const int calls = std::max(options.run_calls, 1);
+  std::vector<std::vector<std::vector<double>>> runs(
+      n, std::vector<std::vector<double>>(calls));
+  std::vector<std::vector<std::vector<double>>> alternating(
+      n, std::vector<std::vector<double>>(calls));
+  const auto host_of = [&](size_t i) -> absl::StatusOr<double> {
+    const auto t0 = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(run(i, 1));
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - t0)
+        .count();
+  };
+  for (int rep = 0; rep < options.reps && failed.ok() && n > 1; ++rep) {
+    for (size_t c = 0; c < n && failed.ok(); ++c) {
+      const size_t p = (c + 1) % n;
+      absl::Status s = run(p, options.prime_runs);
+      if (s.ok()) s = wait();
+      for (int k = 0; k < calls && s.ok(); ++k) {
+        absl::StatusOr<double> h = host_of(c);
+        if (h.ok()) runs[c][k].push_back(*h);
+        s = h.status();
+      }
+      if (s.ok()) s = wait();
+      for (int k = 0; k < calls && s.ok(); ++k) {
+        s = run(p, 1);
+        if (!s.ok()) break;
+        absl::StatusOr<double> h = host_of(c);
+        if (h.ok()) alternating[c][k].push_back(*h);
+        s = h.status();
+      }
+      if (s.ok()) s = wait();
+      if (!s.ok()) {
+        RETURN_IF_ERROR(CheckStickyError());
+        failed = s;
+      }
+    }
+  }
   if (!failed.ok()) {
     out.error = std::string(failed.message());
     return absl::OkStatus();
+  }
+  if (n > 1) {
+    out.run_host_ms.assign(n, std::vector<double>(calls));
+    out.alternating_host_ms.assign(n, std::vector<double>(calls));
+    for (size_t c = 0; c < n; ++c) {
+      for (int k = 0; k < calls; ++k) {
+        out.run_host_ms[c][k] = Median(runs[c][k]);
+        out.alternating_host_ms[c][k] = Median(alternating[c][k]);
+      }
+    }
   }
   out.first_ms.assign(n, std::vector<double>(n));
   out.first_host_ms.assign(n, std::vector<double>(n));
