@@ -42,7 +42,7 @@ absl::string_view TruthOrderName(TruthOrder order);
 
 struct TruthOptions {
   int rounds = 15;
-  TruthOrder order = TruthOrder::kRotating;
+  TruthOrder order = TruthOrder::kShuffled;
   uint64_t order_seed = 20261201;  // kShuffled's permutations
   double warmup_ms = 300;
   BatchTimer::Options batch;

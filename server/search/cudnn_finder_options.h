@@ -77,10 +77,20 @@ struct CudnnFinderOptions {
   // else their screened times).
   double floor_margin = 0.05;
   double sample_ms = 1.2;
-  // Where a re-timing direct sample starts (run_timer.h): after an untimed
-  // run (the steady cost of back-to-back calls) or at the switch from the
-  // member timed before it. Screening always starts after an untimed run.
-  DirectStart retime_start = DirectStart::kAfterUntimedRun;
+  // Where a re-timing direct sample starts (run_timer.h): at the switch
+  // from the member timed before it, as the calls of a program that
+  // alternates between convolutions do and as the regret harness's samples
+  // do, or after an untimed run (the steady cost of back-to-back calls).
+  // On an H200 (bench/results/2026-12-01-h200-switch) a host-heavy
+  // algorithm's first call after another's costs up to 3.6x its later ones
+  // (implicit precomp GEMM with tensor ops, ResNet-50 b8 fp16: 0.12-0.35 ms
+  // against 0.06-0.22 for the calls after it). On the host-bound ResNet-50 b8
+  // fp16 NCHW set, samples from the switch left 3-5 of 68 picks > 5 % slower in
+  // three runs (cudnnFind's first entry 8-10 in the same runs), samples after
+  // an untimed run 5 and 9 in two (Find 6 and 10). Screening always starts
+  // after an untimed run: its shorter batches would weigh the switch too much,
+  // and an optimistic screen keeps a host-heavy candidate in the pool.
+  DirectStart retime_start = DirectStart::kAtSwitch;
   double graph_sample_ms = 0.3;
   int max_batch = 256;
   int min_batch_runs = 8;

@@ -24,24 +24,28 @@ constexpr double kSampleFixedMs = 0.05;
 
 // A candidate's true times per run. Direct samples return `launch_ms`
 // times the next factor of `noise` (cycling), the first (the screen's)
-// `screen_ms` where set.
+// `screen_ms` where set; a sample that starts at the switch adds
+// `switch_ms` (what its first call costs more) spread over its batch.
 struct Cost {
   double launch_ms = 0.1;
   double gpu_ms = 0.09;
   double host_ms = 0.02;
   double screen_ms = 0;
+  double switch_ms = 0;
   std::vector<double> noise = {1.0};
 };
 
 class FakeTimer final : public CandidateTimer {
  public:
   absl::StatusOr<DirectSample> TimeDirect(const AlgoResult& r, int batch,
-                                          DirectStart) override {
+                                          DirectStart from) override {
     const Cost& c = costs.at(CandidateKeyOf(r));
     std::vector<int>& batches = direct_batches[CandidateKeyOf(r)];
     double ms = c.launch_ms * c.noise[batches.size() % c.noise.size()];
     if (batches.empty() && c.screen_ms > 0) ms = c.screen_ms;
+    if (from == DirectStart::kAtSwitch) ms += c.switch_ms / batch;
     batches.push_back(batch);
+    starts[CandidateKeyOf(r)].push_back(from);
     now += absl::Milliseconds(batch * ms + kSampleFixedMs);
     return DirectSample{ms, c.host_ms};
   }
@@ -61,6 +65,7 @@ class FakeTimer final : public CandidateTimer {
   absl::Time now = absl::UnixEpoch();
   std::map<CandidateKey, Cost> costs;
   std::map<CandidateKey, std::vector<int>> direct_batches;
+  std::map<CandidateKey, std::vector<DirectStart>> starts;
   std::map<CandidateKey, int> replays;
 };
 
@@ -235,6 +240,47 @@ TEST_F(SearchBudgetTest, SlowRunsAreNotLengthenedToTheBatchFloor) {
     EXPECT_LE(batches[1], 3) << r.algo;
     EXPECT_LE(batches[2], 3) << r.algo;
   }
+}
+
+TEST_F(SearchBudgetTest,
+       ScreeningTimesSteadyCallsAndRetimingStartsAtTheSwitch) {
+  Add(0, MathType::kFma, 0.100);
+  Add(1, MathType::kFma, 0.101);
+  Search(200);
+  for (const AlgoResult& r : results_) {
+    const std::vector<DirectStart>& starts = timer_.starts[CandidateKeyOf(r)];
+    ASSERT_GE(starts.size(), 1u + kFloorRounds) << r.algo;
+    EXPECT_EQ(starts[0], DirectStart::kAfterUntimedRun) << r.algo;
+    for (size_t i = 1; i < starts.size(); ++i) {
+      EXPECT_EQ(starts[i], DirectStart::kAtSwitch) << r.algo << " sample " << i;
+    }
+  }
+}
+
+TEST_F(SearchBudgetTest, ACandidateWhoseFirstCallCostsMoreLosesToASteadyOne) {
+  // Screened alone (after an untimed call) the host-heavy one is 5 % ahead;
+  // from the switch its 0.6 ms first call puts it 50 % behind over a 1.2 ms
+  // batch of 12 runs.
+  Cost host_heavy;
+  host_heavy.launch_ms = 0.100;
+  host_heavy.switch_ms = 0.6;
+  Add(1, MathType::kTensorOp, 0.100, host_heavy);
+  Add(0, MathType::kFma, 0.105);
+  Search(200);
+  EXPECT_EQ(results_.front().algo, 0);
+  EXPECT_GT(Result(1, MathType::kTensorOp).launch.median_ms, 0.14);
+}
+
+TEST_F(SearchBudgetTest, RetimingFromAnUntimedCallMeasuresTheSteadyCost) {
+  options_.retime_start = DirectStart::kAfterUntimedRun;
+  Cost host_heavy;
+  host_heavy.launch_ms = 0.100;
+  host_heavy.switch_ms = 0.6;
+  Add(1, MathType::kTensorOp, 0.100, host_heavy);
+  Add(0, MathType::kFma, 0.105);
+  Search(200);
+  EXPECT_EQ(results_.front().algo, 1);
+  EXPECT_DOUBLE_EQ(Result(1, MathType::kTensorOp).launch.median_ms, 0.100);
 }
 
 TEST_F(SearchBudgetTest, AClearLeaderIsRetimedAloneForOneRound) {
