@@ -24,7 +24,20 @@
 namespace tunedb {
 namespace {
 
-constexpr int64_t kMaxDefaultWorkspace = int64_t{4} << 30;
+// The default cap of a legacy search: a quarter of free memory, at most
+// this (a graph-API search's: at most kMaxKeptWorkspace). On an H200 one
+// 3-D U-Net layer's fastest algorithm (backward filter, TF32, batch 8)
+// needs 5.4 GiB of workspace and runs 17.5x faster than the best within
+// 4 GiB (bench/results/2026-12-01-h200-switch).
+constexpr int64_t kMaxDefaultWorkspace = int64_t{16} << 30;
+// A legacy search offers what its most demanding algorithm asks for, but at
+// least this much (Find is not known to ask for more than
+// cudnnGet*WorkspaceSize reports, but the margin costs nothing kept), and
+// at most the cap.
+constexpr int64_t kMinOfferedWorkspace = int64_t{1} << 30;
+// The workspace kept between searches; a larger one is given back after
+// the search that needed it, so that the worker does not hold it.
+constexpr int64_t kMaxKeptWorkspace = int64_t{4} << 30;
 
 }  // namespace
 
@@ -77,13 +90,18 @@ absl::StatusOr<SearchResult> CudnnFinder::Search(int device_index,
     RETURN_IF_ERROR(CudaStatusToAbsl(cudaMemGetInfo(&free_bytes, &total_bytes),
                                      "cudaMemGetInfo"));
     cap = std::min<int64_t>(static_cast<int64_t>(free_bytes / 4),
-                            kMaxDefaultWorkspace);
+                            problem.api == ConvApi::kGraph
+                                ? kMaxKeptWorkspace
+                                : kMaxDefaultWorkspace);
   }
   const absl::Time start = absl::Now();
   while (true) {
     absl::StatusOr<SearchResult> result =
         SearchWithCap(problem, cap, options.timeout - (absl::Now() - start));
     last_busy_ = absl::Now();
+    if (static_cast<int64_t>(workspace_.bytes()) > kMaxKeptWorkspace) {
+      workspace_ = DeviceBuffer();
+    }
     if (result.ok() || !absl::IsResourceExhausted(result.status()) ||
         cap == 0) {
       if (!result.ok()) RETURN_IF_ERROR(CheckStickyError());
@@ -136,7 +154,6 @@ absl::Status CudnnFinder::WarmUpIfClockedDown(void* workspace, size_t bytes) {
 absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     const ConvProblem& problem, int64_t cap, absl::Duration timeout) {
   SearchResult out;
-  out.workspace_cap_bytes = cap;
   absl::Time mark = absl::Now();
   // Milliseconds since the last call (the first: since `mark` above).
   auto lap = [&mark] {
@@ -148,8 +165,16 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   ASSIGN_OR_RETURN(std::unique_ptr<CudnnConv> conv,
                    CudnnConv::Create(problem, handle_.get(), stream_.get(),
                                      values_, &operands_));
-  ASSIGN_OR_RETURN(void* ws, Workspace(cap));
-  const DeviceSpan workspace{ws, static_cast<size_t>(cap)};
+  // The graph API's plans say what they need only once built: its searches
+  // offer the cap.
+  const int64_t offered =
+      problem.api == ConvApi::kGraph
+          ? cap
+          : std::min(cap, std::max(LargestWorkspaceNeed(*conv),
+                                   kMinOfferedWorkspace));
+  out.workspace_cap_bytes = offered;
+  ASSIGN_OR_RETURN(void* ws, Workspace(offered));
+  const DeviceSpan workspace{ws, static_cast<size_t>(offered)};
   RETURN_IF_ERROR(WarmUpIfClockedDown(workspace.ptr, workspace.bytes));
   out.phases.setup_ms = lap();
 
@@ -178,10 +203,10 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
                                               conv->buffers());
     graph_launcher = gl.get();
     launcher = std::move(gl);
-    ASSIGN_OR_RETURN(out.results,
-                     GraphCandidates(*graph, *graph_launcher, stream_.get(),
-                                     workspace, options_,
-                                     &out.phases.heuristics_ms));
+    ASSIGN_OR_RETURN(
+        out.results,
+        GraphCandidates(*graph, *graph_launcher, stream_.get(), workspace,
+                        options_, &out.phases.heuristics_ms));
   } else {
     launcher = std::make_unique<LegacyLauncher>(*conv);
     ASSIGN_OR_RETURN(out.results, FindCandidates(*conv, workspace));
@@ -204,10 +229,10 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   SortResults(out.results);
   out.phases.retime_ms = lap();
 
-  ASSIGN_OR_RETURN(out.verified,
-                   Verify(*conv, *launcher, workspace,
-                          options_.verify_max_elements,
-                          options_.cpu_reference_max_macs, out.results));
+  ASSIGN_OR_RETURN(
+      out.verified,
+      Verify(*conv, *launcher, workspace, options_.verify_max_elements,
+             options_.cpu_reference_max_macs, out.results));
   if (graph_launcher != nullptr) {
     RETURN_IF_ERROR(KeepPlans(*graph_launcher, options_, out.results));
   }
