@@ -169,13 +169,20 @@ TEST_P(CudnnFinderGpuTest, SearchRetimeVerifyAndRunTheChoice) {
   }
   EXPECT_TRUE(best.retimed);
   // The leader was re-timed three ways: direct launches and host time every
-  // round, CUDA-graph replays every other round.
+  // round, CUDA-graph replays every other round; the full min_rounds where
+  // it had a rival, one round where it ran alone (a lone candidate is a
+  // clear leader: there is nothing to rank it against; NDHWC fp32 without
+  // TF32 has a single algorithm on the H200).
+  const auto ok_count = std::count_if(
+      result->results.begin(), result->results.end(),
+      [](const AlgoResult& r) { return r.status == AlgoStatus::kOk; });
+  const int rounds = ok_count > 1 ? 5 : 1;
   for (const Timing* t : {&best.launch, &best.gpu, &best.host}) {
-    EXPECT_GE(t->samples, t == &best.gpu ? 3 : 5);
+    EXPECT_GE(t->samples, t == &best.gpu ? (rounds + 1) / 2 : rounds);
     EXPECT_GT(t->median_ms, 0);
     EXPECT_GE(t->spread_ms, 0);
   }
-  EXPECT_GE(result->repeats, 5);
+  EXPECT_GE(result->repeats, rounds);
   EXPECT_GT(result->phases.find_ms, 0);
   EXPECT_GT(result->phases.verify_ms, 0);
   EXPECT_LE(best.workspace_bytes, options.workspace_cap_bytes);
