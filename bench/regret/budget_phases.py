@@ -58,14 +58,25 @@ SAMPLE_OVERHEAD = 1.3  # search_budget.cc's kSampleOverhead
 VERIFY_ELEMENTS_RATIO = 4
 
 
+def unfinished(run, name):
+  """Says on stderr that set `name` of `run` has no JSON: tunedb_regret
+  writes it at the end, so a set stopped by its timeout has none."""
+  print(f"{os.path.basename(sys.argv[0])}: {run}: set {name} has no "
+        f"{name}.json (it did not finish): left out", file=sys.stderr)
+
+
 def read_sets(run):
-  """Yields (set name, progress text, json text) for each set of a run."""
+  """Yields (set name, progress text, json text) for each finished set of a
+  run (those without JSON are left out, with a line on stderr)."""
   if os.path.isdir(run):
     folder = os.path.join(run, "sets") if os.path.isdir(
         os.path.join(run, "sets")) else run
     for name in sorted(os.listdir(folder)):
       if name.endswith(".progress"):
         base = name[:-len(".progress")]
+        if not os.path.exists(os.path.join(folder, base + ".json")):
+          unfinished(run, base)
+          continue
         with open(os.path.join(folder, name)) as f:
           progress = f.read()
         with open(os.path.join(folder, base + ".json")) as f:
@@ -76,6 +87,9 @@ def read_sets(run):
     for name in sorted(members):
       if name.endswith(".progress"):
         base = name[:-len(".progress")]
+        if base + ".json" not in members:
+          unfinished(run, base)
+          continue
         progress = tar.extractfile(members[name]).read().decode()
         text = tar.extractfile(members[base + ".json"]).read().decode()
         yield base, progress, text

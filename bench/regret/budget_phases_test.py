@@ -4,6 +4,7 @@
 import os
 import subprocess
 import sys
+import tarfile
 import tempfile
 import unittest
 
@@ -113,6 +114,22 @@ class BudgetPhasesTest(unittest.TestCase):
     self.assertIn("own find/Find", out)
     self.assertIn("est. search/Find", out)
     self.assertIn("m-b8: 2 problems", out)
+
+  def test_a_set_that_did_not_finish_is_left_out_in_folders_and_archives(self):
+    # A set stopped by its timeout: its progress lines but no JSON.
+    with open(os.path.join(self.tmp.name, "sets", "m-b64.progress"), "w") as f:
+      f.write("[1/9] m/a fwd (...): tunedb 1.000\n")
+    archive = os.path.join(self.tmp.name, "regret.tar.gz")
+    with tarfile.open(archive, "w:gz") as tar:
+      tar.add(os.path.join(self.tmp.name, "sets"), arcname="sets")
+    for run in (self.tmp.name, archive):
+      names = [name for name, _, _ in budget_phases.read_sets(run)]
+      self.assertEqual(names, ["m-b8"], run)
+    result = subprocess.run(
+        [sys.executable, os.path.join(HERE, "budget_phases.py"), archive],
+        check=True, capture_output=True, text=True)
+    self.assertIn("set m-b64 has no m-b64.json", result.stderr)
+    self.assertIn("m-b8", result.stdout)
 
   def test_a_missing_run_is_an_error(self):
     result = subprocess.run(
