@@ -11,6 +11,7 @@
 #include "cudnn/cudnn_handles.h"
 #include "cudnn/cudnn_status.h"
 #include "server/search/algo_failure.h"
+#include "server/search/run_timer.h"
 #include "server/search/sample_stats.h"
 
 namespace tunedb::regret {
@@ -23,20 +24,14 @@ absl::StatusOr<std::pair<double, double>> TimeCalls(cudaStream_t stream,
                                                     cudaEvent_t start,
                                                     cudaEvent_t stop,
                                                     Issue issue) {
-  RETURN_IF_ERROR(
-      CudaStatusToAbsl(cudaEventRecord(start, stream), "cudaEventRecord"));
-  const auto t0 = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(issue());
-  const std::chrono::duration<double, std::milli> host =
-      std::chrono::steady_clock::now() - t0;
-  RETURN_IF_ERROR(
-      CudaStatusToAbsl(cudaEventRecord(stop, stream), "cudaEventRecord"));
-  RETURN_IF_ERROR(
-      CudaStatusToAbsl(cudaEventSynchronize(stop), "cudaEventSynchronize"));
-  float ms = 0;
-  RETURN_IF_ERROR(CudaStatusToAbsl(cudaEventElapsedTime(&ms, start, stop),
-                                   "cudaEventElapsedTime"));
-  return std::make_pair(static_cast<double>(ms), host.count());
+  std::chrono::duration<double, std::milli> host{};
+  ASSIGN_OR_RETURN(const double ms, TimeBetweenEvents(stream, start, stop, [&] {
+                     const auto t0 = std::chrono::steady_clock::now();
+                     absl::Status s = issue();
+                     host = std::chrono::steady_clock::now() - t0;
+                     return s;
+                   }));
+  return std::make_pair(ms, host.count());
 }
 
 }  // namespace

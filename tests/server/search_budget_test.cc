@@ -110,6 +110,16 @@ class SearchBudgetTest : public ::testing::Test {
     cost.launch_ms = ms;
     Add(algo, math, ms, cost);
   }
+  // Algorithm 1 (tensor ops) steady at 0.100 ms a run whose first call
+  // after a switch costs 0.6 ms more, and algorithm 0 (FMA) at 0.105 ms
+  // with none: Find and the screen put 1 first.
+  void AddHostHeavyAndSteady() {
+    Cost host_heavy;
+    host_heavy.launch_ms = 0.100;
+    host_heavy.switch_ms = 0.6;
+    Add(1, MathType::kTensorOp, 0.100, host_heavy);
+    Add(0, MathType::kFma, 0.105);
+  }
   // Screens and re-times; returns the time they took.
   absl::Duration Search(double find_wall_ms) {
     SortResults(results_);
@@ -261,11 +271,7 @@ TEST_F(SearchBudgetTest, ACandidateWhoseFirstCallCostsMoreLosesToASteadyOne) {
   // Screened alone (after an untimed call) the host-heavy one is 5 % ahead;
   // from the switch its 0.6 ms first call puts it 50 % behind over a 1.2 ms
   // batch of 12 runs.
-  Cost host_heavy;
-  host_heavy.launch_ms = 0.100;
-  host_heavy.switch_ms = 0.6;
-  Add(1, MathType::kTensorOp, 0.100, host_heavy);
-  Add(0, MathType::kFma, 0.105);
+  AddHostHeavyAndSteady();
   Search(200);
   EXPECT_EQ(results_.front().algo, 0);
   EXPECT_GT(Result(1, MathType::kTensorOp).launch.median_ms, 0.14);
@@ -273,11 +279,7 @@ TEST_F(SearchBudgetTest, ACandidateWhoseFirstCallCostsMoreLosesToASteadyOne) {
 
 TEST_F(SearchBudgetTest, RetimingFromAnUntimedCallMeasuresTheSteadyCost) {
   options_.retime_start = DirectStart::kAfterUntimedRun;
-  Cost host_heavy;
-  host_heavy.launch_ms = 0.100;
-  host_heavy.switch_ms = 0.6;
-  Add(1, MathType::kTensorOp, 0.100, host_heavy);
-  Add(0, MathType::kFma, 0.105);
+  AddHostHeavyAndSteady();
   Search(200);
   EXPECT_EQ(results_.front().algo, 1);
   EXPECT_DOUBLE_EQ(Result(1, MathType::kTensorOp).launch.median_ms, 0.100);
