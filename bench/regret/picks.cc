@@ -13,6 +13,7 @@
 #include "cudnn/cudnn_status.h"
 #include "server/search/algo_failure.h"
 #include "server/search/candidates.h"
+#include "server/search/workspace_offer.h"
 
 namespace tunedb::regret {
 namespace {
@@ -79,9 +80,14 @@ absl::Status PreloadFind(cudnnHandle_t handle, cudaStream_t stream,
   if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
     return CheckStickyError();
   }
+  // What tunedb's search will offer, so that the same kernels load here.
   Workspace workspace;
-  const size_t cap = std::min(free_bytes / 4, size_t{4} << 30);
-  if (!workspace.Reserve(cap).ok()) return CheckStickyError();
+  const int64_t offer = LegacyWorkspaceOffer(
+      **conv,
+      DefaultWorkspaceCap(static_cast<int64_t>(free_bytes), ConvApi::kLegacy));
+  if (!workspace.Reserve(static_cast<size_t>(offer)).ok()) {
+    return CheckStickyError();
+  }
   for (MathType math : SearchMathTypes(m.problem.problem)) {
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<std::vector<AlgoPerf>> entries =

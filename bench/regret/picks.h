@@ -40,10 +40,11 @@ namespace tunedb::regret {
 absl::Status MeasureTunedb(CudnnFinder& finder, LaunchMode mode,
                            ProblemMeasurement& m);
 
-// Runs cudnnFind once per math type on fresh buffers and a workspace of the
-// finder's default cap, before anything else measures the problem, so that
-// its kernels are loaded (lazily, once per process); fills find_cold_s with
-// its wall time. A problem it cannot set up is left to the later steps.
+// Runs cudnnFind once per math type on fresh buffers and the workspace the
+// finder's search offers by default (workspace_offer.h), before anything
+// else measures the problem, so that its kernels are loaded (lazily, once
+// per process); fills find_cold_s with its wall time. A problem it cannot
+// set up is left to the later steps.
 // Errors: only the fatal one of a broken CUDA context.
 absl::Status PreloadFind(cudnnHandle_t handle, cudaStream_t stream,
                          uint64_t seed, ProblemMeasurement& m);

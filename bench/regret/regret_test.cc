@@ -304,6 +304,28 @@ TEST(RegretReportTest, JsonHoldsEveryMeasurementAndSummary) {
   EXPECT_EQ(j["summaries"][1]["tunedb"]["geomean_ratio"], 1.0);
 }
 
+TEST(RegretReportTest, JsonHasTheSwitchMatrixOnlyWhereMeasured) {
+  ProblemMeasurement m = Measured("resnet18", ConvOp::kForward, Layout::kNCHW);
+  EXPECT_FALSE(MeasurementToJson(m).contains("switch_matrix"));
+  SwitchMatrixResult& s = m.switch_matrix.emplace();
+  s.members = {{1, MathType::kTensorOp, 0.06}, {0, MathType::kFma, 0.09}};
+  s.first_ms = {{0.07, 0.10}, {0.16, 0.095}};
+  s.first_host_ms = {{0.05, 0.02}, {0.14, 0.02}};
+  s.run_host_ms = {{0.16, 0.06}, {0.02, 0.02}};
+  s.alternating_host_ms = {{0.07, 0.07}, {0.02, 0.02}};
+  const nlohmann::json j = MeasurementToJson(m)["switch_matrix"];
+  ASSERT_EQ(j["members"].size(), 2u);
+  EXPECT_EQ(j["members"][0]["math"], "tensor_op");
+  EXPECT_DOUBLE_EQ(j["members"][0]["steady_ms"], 0.06);
+  // Row: the member before; column: the member timed.
+  EXPECT_DOUBLE_EQ(j["first_ms"][1][0], 0.16);
+  EXPECT_DOUBLE_EQ(j["run_host_ms"][0][0], 0.16);
+  EXPECT_FALSE(j.contains("error"));
+  s.error = "no timed candidate";
+  EXPECT_EQ(MeasurementToJson(m)["switch_matrix"]["error"],
+            "no timed candidate");
+}
+
 std::optional<int> Parse(std::vector<const char*> args, RegretFlags* flags,
                          std::string* err = nullptr) {
   args.insert(args.begin(), "tunedb_regret");
@@ -340,6 +362,31 @@ TEST(RegretFlagsTest, DefaultsTimeDirectLaunchesFifteenRounds) {
   EXPECT_EQ(f.truth.rounds, 15);
   EXPECT_EQ(f.truth.batch.mode, LaunchMode::kDirect);
   EXPECT_DOUBLE_EQ(f.truth.batch.min_sample_ms, 1.0);
+}
+
+TEST(RegretFlagsTest, TheTruthIsShuffledAndTheSearchSamplesFromTheSwitch) {
+  RegretFlags f;
+  ASSERT_FALSE(Parse({"--model", "resnet18"}, &f).has_value());
+  EXPECT_EQ(f.truth.order, TruthOrder::kShuffled);
+  EXPECT_EQ(f.retime_start, DirectStart::kAtSwitch);
+  EXPECT_EQ(f.switch_matrix.candidates, 0);
+}
+
+TEST(RegretFlagsTest, TimingStudyFlagsSetTheOrderTheSearchAndTheMatrix) {
+  RegretFlags f;
+  ASSERT_FALSE(Parse({"--model", "resnet18", "--truth-order", "rotating",
+                      "--search-retime-start", "untimed-run", "--switch-matrix",
+                      "4", "--switch-reps", "3"},
+                     &f)
+                   .has_value());
+  EXPECT_EQ(f.truth.order, TruthOrder::kRotating);
+  EXPECT_EQ(f.retime_start, DirectStart::kAfterUntimedRun);
+  EXPECT_EQ(f.switch_matrix.candidates, 4);
+  EXPECT_EQ(f.switch_matrix.reps, 3);
+  RegretFlags bad;
+  EXPECT_EQ(Parse({"--truth-order", "random"}, &bad), kExitUsage);
+  EXPECT_EQ(Parse({"--search-retime-start", "never"}, &bad), kExitUsage);
+  EXPECT_EQ(Parse({"--switch-matrix", "33"}, &bad), kExitUsage);
 }
 
 TEST(RegretFlagsTest, BadFlagsAreUsageErrorsAndHelpIsNot) {

@@ -28,13 +28,15 @@ from budget_phases import (  # noqa: E402
 
 
 def truth_medians(run):
-  """{(set, pass, source, algo, math): harness median ms} of one run."""
+  """{(set, pass, problem, algo, math): harness median ms} of one run; a
+  problem is its key text (its source where a run has none)."""
   out = {}
   for name, _, text in read_sets(run):
     for p in json.loads(text).get("problems", []):
+      problem = p.get("key") or p.get("source", "?")
       for c in p.get("candidates", []):
         if c.get("median_ms"):
-          out[(name, p.get("pass", "?"), p.get("source", "?"), c["algo"],
+          out[(name, p.get("pass", "?"), problem, c["algo"],
                c["math"])] = c["median_ms"]
   return out
 

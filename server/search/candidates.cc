@@ -83,22 +83,6 @@ std::vector<MathType> SearchMathTypes(const ConvProblem& p) {
   return {MathType::kDefault};
 }
 
-int64_t LargestWorkspaceNeed(CudnnConv& conv) {
-  std::vector<MathType> maths = SearchMathTypes(conv.problem());
-  if (std::find(maths.begin(), maths.end(), MathType::kDefault) ==
-      maths.end()) {
-    maths.push_back(MathType::kDefault);
-  }
-  int64_t largest = 0;
-  for (MathType math : maths) {
-    for (int a = 0; a < conv.AlgoCount(); ++a) {
-      absl::StatusOr<int64_t> need = conv.WorkspaceSize(a, math);
-      if (need.ok()) largest = std::max(largest, *need);
-    }
-  }
-  return largest;
-}
-
 absl::StatusOr<std::vector<AlgoResult>> FindCandidates(CudnnConv& conv,
                                                        DeviceSpan workspace) {
   const int64_t cap = static_cast<int64_t>(workspace.bytes);

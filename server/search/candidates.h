@@ -33,12 +33,6 @@ namespace tunedb {
 //   f64: default.
 std::vector<MathType> SearchMathTypes(const ConvProblem& problem);
 
-// The most workspace any algorithm of conv's problem asks for
-// (cudnnGet*WorkspaceSize) under the math types searched and default math;
-// 0 where none says. What a search needs to offer so that Find tries every
-// algorithm.
-int64_t LargestWorkspaceNeed(CudnnConv& conv);
-
 // The candidates of conv's problem with `workspace` offered (its size is the
 // search's workspace cap), sorted by SortResults. Errors: Find's other than
 // FAILED_PRECONDITION, and the fatal error if the CUDA context broke.

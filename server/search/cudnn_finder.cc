@@ -20,26 +20,9 @@
 #include "server/search/screen.h"
 #include "server/search/search_budget.h"
 #include "server/search/verify.h"
+#include "server/search/workspace_offer.h"
 
 namespace tunedb {
-namespace {
-
-// The default cap of a legacy search: a quarter of free memory, at most
-// this (a graph-API search's: at most kMaxKeptWorkspace). On an H200 one
-// 3-D U-Net layer's fastest algorithm (backward filter, TF32, batch 8)
-// needs 5.4 GiB of workspace and runs 17.5x faster than the best within
-// 4 GiB (bench/results/2026-12-01-h200-switch).
-constexpr int64_t kMaxDefaultWorkspace = int64_t{16} << 30;
-// A legacy search offers what its most demanding algorithm asks for, but at
-// least this much (Find is not known to ask for more than
-// cudnnGet*WorkspaceSize reports, but the margin costs nothing kept), and
-// at most the cap.
-constexpr int64_t kMinOfferedWorkspace = int64_t{1} << 30;
-// The workspace kept between searches; a larger one is given back after
-// the search that needed it, so that the worker does not hold it.
-constexpr int64_t kMaxKeptWorkspace = int64_t{4} << 30;
-
-}  // namespace
 
 CudnnFinder::CudnnFinder(const Options& options, DeviceInfo info,
                          CudnnHandle handle, CudaStream stream,
@@ -89,15 +72,13 @@ absl::StatusOr<SearchResult> CudnnFinder::Search(int device_index,
     size_t free_bytes = 0, total_bytes = 0;
     RETURN_IF_ERROR(CudaStatusToAbsl(cudaMemGetInfo(&free_bytes, &total_bytes),
                                      "cudaMemGetInfo"));
-    cap = std::min<int64_t>(static_cast<int64_t>(free_bytes / 4),
-                            problem.api == ConvApi::kGraph
-                                ? kMaxKeptWorkspace
-                                : kMaxDefaultWorkspace);
+    cap = DefaultWorkspaceCap(static_cast<int64_t>(free_bytes), problem.api);
   }
   const absl::Time start = absl::Now();
   while (true) {
-    absl::StatusOr<SearchResult> result =
-        SearchWithCap(problem, cap, options.timeout - (absl::Now() - start));
+    int64_t offered = 0;
+    absl::StatusOr<SearchResult> result = SearchWithCap(
+        problem, cap, options.timeout - (absl::Now() - start), &offered);
     last_busy_ = absl::Now();
     if (static_cast<int64_t>(workspace_.bytes()) > kMaxKeptWorkspace) {
       workspace_ = DeviceBuffer();
@@ -108,10 +89,12 @@ absl::StatusOr<SearchResult> CudnnFinder::Search(int device_index,
       return result;
     }
     // Out of device memory: give back the kept memory, offer less workspace
-    // and search again.
+    // (a quarter of what was offered, which can be less than the cap) and
+    // search again.
     workspace_ = DeviceBuffer();
     operands_.Release();
     values_ = DeviceValues(options_.seed);
+    if (offered > 0) cap = std::min(cap, offered);
     cap = cap >= (int64_t{64} << 20) ? cap / 4 : 0;
   }
 }
@@ -152,7 +135,9 @@ absl::Status CudnnFinder::WarmUpIfClockedDown(void* workspace, size_t bytes) {
 }
 
 absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
-    const ConvProblem& problem, int64_t cap, absl::Duration timeout) {
+    const ConvProblem& problem, int64_t cap, absl::Duration timeout,
+    int64_t* offered_out) {
+  *offered_out = 0;
   SearchResult out;
   absl::Time mark = absl::Now();
   // Milliseconds since the last call (the first: since `mark` above).
@@ -168,11 +153,9 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   // The graph API's plans say what they need only once built: its searches
   // offer the cap.
   const int64_t offered =
-      problem.api == ConvApi::kGraph
-          ? cap
-          : std::min(cap, std::max(LargestWorkspaceNeed(*conv),
-                                   kMinOfferedWorkspace));
+      problem.api == ConvApi::kGraph ? cap : LegacyWorkspaceOffer(*conv, cap);
   out.workspace_cap_bytes = offered;
+  *offered_out = offered;
   ASSIGN_OR_RETURN(void* ws, Workspace(offered));
   const DeviceSpan workspace{ws, static_cast<size_t>(offered)};
   RETURN_IF_ERROR(WarmUpIfClockedDown(workspace.ptr, workspace.bytes));

@@ -6,11 +6,13 @@
 // search_budget_factor times what those calls cost (search_budget.h, with
 // its floors), and it runs these phases:
 //   0. set-up: descriptors and buffers for the problem (CudnnConv, filled
-//      from values kept on the device, device_values.h), a workspace of up
-//      to the cap (default min(free memory / 4, 4 GiB), kept from search to
-//      search; quartered again and again when the device runs out of
-//      memory), and, while the GPU is clocked down, a warm-up so its
-//      clocks are up;
+//      from values kept on the device, device_values.h), a workspace
+//      (workspace_offer.h: for the legacy API what the problem's most
+//      demanding algorithm asks for, at least 1 GiB, within the cap; the
+//      default cap min(free memory / 4, 16 GiB), 4 GiB for the graph API;
+//      up to 4 GiB kept from search to search; the offer quartered again
+//      and again when the device runs out of memory), and, while the GPU is
+//      clocked down, a warm-up so its clocks are up;
 //   1. candidates.h: cudnnFind*AlgorithmEx once per math type the policy
 //      allows, results per (algo, math type); Find's one timed call is a
 //      first launch-time sample, and the wall time of these calls sets the
@@ -67,9 +69,12 @@ class CudnnFinder final : public Finder {
  private:
   CudnnFinder(const Options& options, DeviceInfo info, CudnnHandle handle,
               CudaStream stream, std::unique_ptr<GpuClocks> clocks);
+  // One search offering at most `cap` bytes of workspace; sets `*offered`
+  // to what it offered (or 0) even when it fails.
   absl::StatusOr<SearchResult> SearchWithCap(const ConvProblem& problem,
                                              int64_t cap,
-                                             absl::Duration timeout);
+                                             absl::Duration timeout,
+                                             int64_t* offered);
   // The kept workspace, grown to `cap` bytes if smaller.
   absl::StatusOr<void*> Workspace(int64_t cap);
   // Keeps the GPU busy while it is clocked down (options_.warmup at most;

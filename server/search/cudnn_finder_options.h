@@ -84,12 +84,16 @@ struct CudnnFinderOptions {
   // On an H200 (bench/results/2026-12-01-h200-switch) a host-heavy
   // algorithm's first call after another's costs up to 3.6x its later ones
   // (implicit precomp GEMM with tensor ops, ResNet-50 b8 fp16: 0.12-0.35 ms
-  // against 0.06-0.22 for the calls after it). On the host-bound ResNet-50 b8
-  // fp16 NCHW set, samples from the switch left 3-5 of 68 picks > 5 % slower in
-  // three runs (cudnnFind's first entry 8-10 in the same runs), samples after
-  // an untimed run 5 and 9 in two (Find 6 and 10). Screening always starts
-  // after an untimed run: its shorter batches would weigh the switch too much,
-  // and an optimistic screen keeps a host-heavy candidate in the pool.
+  // against 0.06-0.22 for the calls after it). On the host-bound ResNet-50
+  // b8 fp16 NCHW set, samples from the switch left 3-6 of 68 picks > 5 %
+  // slower in four runs (cudnnFind's first entry 8-10 in the same runs),
+  // samples after an untimed run 5 and 9 in two (Find 6 and 10).
+  // - The switch's cost is spread over the batch: a member sampled with
+  //   shortened batches (a tight budget, min_batch_runs) carries more of it
+  //   per run than one sampled with full ones.
+  // - Screening always starts after an untimed run: its shorter batches
+  //   would weigh the switch too much, and an optimistic screen keeps a
+  //   host-heavy candidate in the pool.
   DirectStart retime_start = DirectStart::kAtSwitch;
   double graph_sample_ms = 0.3;
   int max_batch = 256;

@@ -168,11 +168,15 @@ class Retimer {
   }
 
   // One sample of each of `order`'s members, starting at member `round`
-  // (rotating); returns the members that ran.
+  // (rotating) where there are more than two; returns the members that ran.
+  // Two are kept in order: rotated, a round would start with the member that
+  // ended the round before, and that sample would not start at a switch.
   absl::StatusOr<std::vector<Key>> Round(int round, std::vector<Key> order) {
     if (order.empty()) return order;
-    std::rotate(order.begin(), order.begin() + (round % order.size()),
-                order.end());
+    if (order.size() > 2) {
+      std::rotate(order.begin(), order.begin() + (round % order.size()),
+                  order.end());
+    }
     for (const Key& k : order) {
       AlgoResult& r = Find(k);
       const absl::Status s = SampleOne(r, round, samples_[k]);

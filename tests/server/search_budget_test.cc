@@ -43,7 +43,14 @@ class FakeTimer final : public CandidateTimer {
     std::vector<int>& batches = direct_batches[CandidateKeyOf(r)];
     double ms = c.launch_ms * c.noise[batches.size() % c.noise.size()];
     if (batches.empty() && c.screen_ms > 0) ms = c.screen_ms;
-    if (from == DirectStart::kAtSwitch) ms += c.switch_ms / batch;
+    // The first call costs switch_ms more only after another candidate's.
+    const bool switched = !last.has_value() || *last != CandidateKeyOf(r);
+    if (from == DirectStart::kAtSwitch && switched) {
+      ms += c.switch_ms / batch;
+    }
+    if (from == DirectStart::kAtSwitch)
+      switches[CandidateKeyOf(r)].push_back(switched);
+    last = CandidateKeyOf(r);
     batches.push_back(batch);
     starts[CandidateKeyOf(r)].push_back(from);
     now += absl::Milliseconds(batch * ms + kSampleFixedMs);
@@ -66,6 +73,9 @@ class FakeTimer final : public CandidateTimer {
   std::map<CandidateKey, Cost> costs;
   std::map<CandidateKey, std::vector<int>> direct_batches;
   std::map<CandidateKey, std::vector<DirectStart>> starts;
+  // Per kAtSwitch sample: whether another candidate's calls came before it.
+  std::map<CandidateKey, std::vector<bool>> switches;
+  std::optional<CandidateKey> last;  // the candidate whose calls ran last
   std::map<CandidateKey, int> replays;
 };
 
@@ -109,6 +119,17 @@ class SearchBudgetTest : public ::testing::Test {
     Cost cost;
     cost.launch_ms = ms;
     Add(algo, math, ms, cost);
+  }
+  // Every result was re-timed (kFloorRounds samples at least), and each of
+  // its samples followed another candidate's calls.
+  void ExpectEveryRetimingSampleAtASwitch() {
+    for (const AlgoResult& r : results_) {
+      const std::vector<bool>& switched = timer_.switches[CandidateKeyOf(r)];
+      ASSERT_GE(switched.size(), static_cast<size_t>(kFloorRounds)) << r.algo;
+      for (size_t i = 0; i < switched.size(); ++i) {
+        EXPECT_TRUE(switched[i]) << r.algo << " sample " << i;
+      }
+    }
   }
   // Algorithm 1 (tensor ops) steady at 0.100 ms a run whose first call
   // after a switch costs 0.6 ms more, and algorithm 0 (FMA) at 0.105 ms
@@ -267,10 +288,25 @@ TEST_F(SearchBudgetTest,
   }
 }
 
+TEST_F(SearchBudgetTest, EverySampleOfATwoMemberPoolStartsAtASwitch) {
+  Add(0, MathType::kFma, 0.100);
+  Add(1, MathType::kFma, 0.101);
+  Search(200);
+  ExpectEveryRetimingSampleAtASwitch();
+}
+
+TEST_F(SearchBudgetTest, EverySampleOfAThreeMemberPoolStartsAtASwitch) {
+  Add(0, MathType::kFma, 0.100);
+  Add(1, MathType::kFma, 0.101);
+  Add(2, MathType::kFma, 0.102);
+  Search(200);
+  ExpectEveryRetimingSampleAtASwitch();
+}
+
 TEST_F(SearchBudgetTest, ACandidateWhoseFirstCallCostsMoreLosesToASteadyOne) {
   // Screened alone (after an untimed call) the host-heavy one is 5 % ahead;
-  // from the switch its 0.6 ms first call puts it 50 % behind over a 1.2 ms
-  // batch of 12 runs.
+  // from the switch its 0.6 ms first call puts it 43 % behind (0.15 against
+  // 0.105 ms a run) over a 1.2 ms batch of 12 runs.
   AddHostHeavyAndSteady();
   Search(200);
   EXPECT_EQ(results_.front().algo, 0);
