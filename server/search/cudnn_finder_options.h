@@ -83,10 +83,10 @@ struct CudnnFinderOptions {
   // do, or after an untimed run (the steady cost of back-to-back calls).
   // On an H200 (bench/results/2026-12-01-h200-switch) a host-heavy
   // algorithm's first call after another's costs up to 3.6x its later ones
-  // (implicit precomp GEMM with tensor ops, ResNet-50 b8 fp16: 0.12-0.35 ms
-  // against 0.06-0.22 for the calls after it). On the host-bound ResNet-50
-  // b8 fp16 NCHW set, samples from the switch left 3-6 of 68 picks > 5 %
-  // slower in four runs (cudnnFind's first entry 8-10 in the same runs),
+  // (algorithm 1 with tensor ops, ResNet-50 b8 fp16, all three passes:
+  // 0.12-0.35 ms against 0.06-0.22 for the calls after it). On the host-bound
+  // ResNet-50 b8 fp16 NCHW set, samples from the switch left 3-6 of 68 picks >
+  // 5 % slower in four runs (cudnnFind's first entry 8-10 in the same runs),
   // samples after an untimed run 5 and 9 in two (Find 6 and 10).
   // - The switch's cost is spread over the batch: a member sampled with
   //   shortened batches (a tight budget, min_batch_runs) carries more of it

@@ -67,9 +67,8 @@ struct DirectSample {
 };
 
 // Where a direct sample's timed batch starts. The first call after another
-// candidate's costs the host more (on an H200, implicit precomp GEMM with
-// tensor ops at batch 8: 0.12-0.35 ms against 0.06-0.22 for the calls after
-// it).
+// candidate's costs the host more (on an H200, algorithm 1 with tensor ops
+// at batch 8: 0.12-0.35 ms against 0.06-0.22 for the calls after it).
 enum class DirectStart {
   // After one untimed run: the steady cost of back-to-back calls.
   kAfterUntimedRun,
