@@ -80,7 +80,8 @@ absl::Status PreloadFind(cudnnHandle_t handle, cudaStream_t stream,
   if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
     return CheckStickyError();
   }
-  // What tunedb's search will offer, so that the same kernels load here.
+  // What tunedb's search would offer by default (it reads free memory before
+  // this conv's buffers exist), so that the same kernels load here.
   Workspace workspace;
   const int64_t offer = LegacyWorkspaceOffer(
       **conv,

@@ -317,8 +317,9 @@ TEST(RegretReportTest, JsonHasTheSwitchMatrixOnlyWhereMeasured) {
   ASSERT_EQ(j["members"].size(), 2u);
   EXPECT_EQ(j["members"][0]["math"], "tensor_op");
   EXPECT_DOUBLE_EQ(j["members"][0]["steady_ms"], 0.06);
-  // Row: the member before; column: the member timed.
+  // first_ms: row the member before, column the member timed.
   EXPECT_DOUBLE_EQ(j["first_ms"][1][0], 0.16);
+  // run_host_ms: row the member, column the call.
   EXPECT_DOUBLE_EQ(j["run_host_ms"][0][0], 0.16);
   EXPECT_FALSE(j.contains("error"));
   s.error = "no timed candidate";

@@ -58,6 +58,23 @@ class TruthRepeatabilityTest(unittest.TestCase):
     # Algorithm 1: 0.075/0.050 = 1.5 and 0.200/0.100 = 2.0.
     self.assertEqual(by_algo["1"][4:], ["1.750", "2.000", "2.000"])
 
+  def test_problems_of_one_source_are_told_apart_by_their_key(self):
+    # One layer in two dtypes of a set: the same source, two keys.
+    runs = [[dict(problem("m/a", "fwd", {(0, "fma"): ms}), key=key)
+             for key, ms in (("k16", t16), ("k32", t32))]
+            for t16, t32 in ((0.100, 0.200), (0.110, 0.200))]
+    dirs = [tempfile.TemporaryDirectory() for _ in runs]
+    try:
+      for d, problems in zip(dirs, runs):
+        run_fixture.write_run(d.name, problems)
+      rows = truth_repeatability.table([d.name for d in dirs])
+    finally:
+      for d in dirs:
+        d.cleanup()
+    # Two candidates compared: 0.110/0.100 and 0.200/0.200.
+    self.assertEqual(rows[1][3], "2")
+    self.assertEqual(rows[1][6], "1.100")
+
   def test_the_command_needs_two_runs_and_says_which_is_missing(self):
     script = os.path.join(HERE, "truth_repeatability.py")
     out = subprocess.run(

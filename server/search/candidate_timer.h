@@ -7,7 +7,10 @@
 #ifndef TUNEDB_SERVER_SEARCH_CANDIDATE_TIMER_H_
 #define TUNEDB_SERVER_SEARCH_CANDIDATE_TIMER_H_
 
+#include <optional>
+
 #include "absl/status/statusor.h"
+#include "server/search/conv_launcher.h"
 #include "server/search/run_timer.h"
 #include "tunedb/record.h"
 
@@ -24,6 +27,9 @@ class CandidateTimer {
   // One sample of GPU time (a replay of `batch` runs captured on first use),
   // ms per run.
   virtual absl::StatusOr<double> Sample(const AlgoResult& r, int batch) = 0;
+  // The candidate whose runs this timer started last (direct or replayed);
+  // none before the first.
+  virtual std::optional<CandidateKey> LastRun() const = 0;
 };
 
 }  // namespace tunedb

@@ -69,12 +69,12 @@ class CudnnFinder final : public Finder {
  private:
   CudnnFinder(const Options& options, DeviceInfo info, CudnnHandle handle,
               CudaStream stream, std::unique_ptr<GpuClocks> clocks);
-  // One search offering at most `cap` bytes of workspace; sets `*offered`
-  // to what it offered (or 0) even when it fails.
+  // One search offering at most `cap` bytes of workspace; sets
+  // `*offered_out` to what it offered (or 0) even when it fails.
   absl::StatusOr<SearchResult> SearchWithCap(const ConvProblem& problem,
                                              int64_t cap,
                                              absl::Duration timeout,
-                                             int64_t* offered);
+                                             int64_t* offered_out);
   // The kept workspace, grown to `cap` bytes if smaller.
   absl::StatusOr<void*> Workspace(int64_t cap);
   // Keeps the GPU busy while it is clocked down (options_.warmup at most;

@@ -168,14 +168,15 @@ class Retimer {
   }
 
   // One sample of each of `order`'s members, starting at member `round`
-  // (rotating) where there are more than two; returns the members that ran.
-  // Two are kept in order: rotated, a round would start with the member that
-  // ended the round before, and that sample would not start at a switch.
+  // (rotating), or at the one after it where that member's calls were the
+  // last run (the end of the round or pass before, or screening), so that
+  // every sample starts at a switch; returns the members that ran.
   absl::StatusOr<std::vector<Key>> Round(int round, std::vector<Key> order) {
     if (order.empty()) return order;
-    if (order.size() > 2) {
-      std::rotate(order.begin(), order.begin() + (round % order.size()),
-                  order.end());
+    std::rotate(order.begin(), order.begin() + (round % order.size()),
+                order.end());
+    if (order.size() > 1 && order.front() == timer_.LastRun()) {
+      std::rotate(order.begin(), order.begin() + 1, order.end());
     }
     for (const Key& k : order) {
       AlgoResult& r = Find(k);

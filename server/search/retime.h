@@ -3,9 +3,11 @@
 // best launch time, at least min_candidates and at most max_candidates,
 // less those the budget's plan holds out (SearchBudget::PlanRetime: a clear
 // leader's rivals, the slower of twins). Rounds take, of every pool member
-// in an order that rotates from round to round, one sample of direct
-// launches (launch and host time) and, every other round, one of CUDA-graph
-// replays (GPU time), until min_rounds have run and the leader is settled
+// in an order that rotates from round to round (never starting with the
+// member whose calls ran last, so that every sample starts at a switch:
+// CudnnFinderOptions::retime_start), one sample of direct launches (launch
+// and host time) and, every other round, one of CUDA-graph replays (GPU
+// time), until min_rounds have run and the leader is settled
 // (every other member a near-tie within options.tie_margin or clearly
 // slower), or max_rounds, or the budget cannot pay for another round
 // (SearchBudget::MayRunRound; two rounds always, of the near-ties within

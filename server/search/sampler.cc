@@ -33,16 +33,19 @@ size_t Sampler::WorkspaceFor(const AlgoResult& r) const {
 }
 
 absl::Status Sampler::Run(const AlgoResult& r) {
+  last_ = CandidateKeyOf(r);
   return launcher_->Launch(r, workspace_, WorkspaceFor(r));
 }
 
 absl::StatusOr<DirectSample> Sampler::TimeDirect(const AlgoResult& r, int batch,
                                                  DirectStart from) {
+  last_ = CandidateKeyOf(r);
   return TimeDirectRuns(*launcher_, r, stream_, workspace_, WorkspaceFor(r),
                         batch, start_.get(), stop_.get(), from);
 }
 
 absl::StatusOr<double> Sampler::Sample(const AlgoResult& r, int batch) {
+  last_ = CandidateKeyOf(r);
   std::unique_ptr<RunTimer>& t = timers_[CandidateKeyOf(r)];
   if (t == nullptr) {
     ASSIGN_OR_RETURN(t, RunTimer::Create(launcher_, r, stream_, workspace_,

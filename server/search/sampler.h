@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -48,6 +49,7 @@ class Sampler final : public CandidateTimer {
   // One sample of GPU time through r's RunTimer (made with `batch` on first
   // use), ms per run.
   absl::StatusOr<double> Sample(const AlgoResult& r, int batch) override;
+  std::optional<CandidateKey> LastRun() const override { return last_; }
   // Whether r's RunTimer replays a CUDA graph (false if it has none yet).
   bool Graphed(const AlgoResult& r) const;
 
@@ -62,6 +64,7 @@ class Sampler final : public CandidateTimer {
   size_t workspace_bytes_;
   CudaEvent start_, stop_;
   std::map<CandidateKey, std::unique_ptr<RunTimer>> timers_;
+  std::optional<CandidateKey> last_;
 };
 
 }  // namespace tunedb

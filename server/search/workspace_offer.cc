@@ -36,9 +36,12 @@ int64_t LargestWorkspaceNeed(CudnnConv& conv) {
   return largest;
 }
 
+int64_t WorkspaceOffer(int64_t largest_need, int64_t cap) {
+  return std::min(cap, std::max(largest_need, kMinOfferedWorkspace));
+}
+
 int64_t LegacyWorkspaceOffer(CudnnConv& conv, int64_t cap) {
-  return std::min(cap,
-                  std::max(LargestWorkspaceNeed(conv), kMinOfferedWorkspace));
+  return WorkspaceOffer(LargestWorkspaceNeed(conv), cap);
 }
 
 }  // namespace tunedb

@@ -4,8 +4,8 @@
 // finder keeps between searches. The search (cudnn_finder.cc) and the regret
 // harness's preloading Find (bench/regret/picks.cc) both use it.
 //
-// Thread safety: the functions are reentrant; LegacyWorkspaceOffer uses the
-// conv (one thread at a time on it).
+// Thread safety: the functions are reentrant; LargestWorkspaceNeed and
+// LegacyWorkspaceOffer use the conv (one thread at a time on it).
 #ifndef TUNEDB_SERVER_SEARCH_WORKSPACE_OFFER_H_
 #define TUNEDB_SERVER_SEARCH_WORKSPACE_OFFER_H_
 
@@ -34,10 +34,13 @@ int64_t DefaultWorkspaceCap(int64_t free_bytes, ConvApi api);
 // 0 where none says.
 int64_t LargestWorkspaceNeed(CudnnConv& conv);
 
-// What a legacy search of conv's problem offers within `cap`: the largest
-// need, but at least 1 GiB (Find is not known to ask for more than
-// cudnnGet*WorkspaceSize reports, and the margin costs nothing kept), and
-// at most `cap`, so that Find tries every algorithm the cap allows.
+// What a legacy search offers within `cap` where the problem's most
+// demanding algorithm asks for `largest_need`: that need, but at least
+// 1 GiB (Find is not known to ask for more than cudnnGet*WorkspaceSize
+// reports, and the margin costs nothing kept), and at most `cap`, so that
+// Find tries every algorithm the cap allows.
+int64_t WorkspaceOffer(int64_t largest_need, int64_t cap);
+// The same for conv's problem (LargestWorkspaceNeed).
 int64_t LegacyWorkspaceOffer(CudnnConv& conv, int64_t cap);
 
 }  // namespace tunedb

@@ -170,10 +170,9 @@ TEST_P(CudnnFinderGpuTest, SearchRetimeVerifyAndRunTheChoice) {
   EXPECT_TRUE(best.retimed);
   // The leader was re-timed three ways: direct launches and host time every
   // round, CUDA-graph replays every other round; the full min_rounds where
-  // another algorithm ran, one round where none did (the leader, alone or
-  // with its twins under other math types, is a clear leader: there is
-  // nothing to rank it against; NDHWC fp32 without TF32 has a single
-  // algorithm on the H200).
+  // another algorithm ran. Where only the leader's algorithm ran, the leader
+  // is clear (one round) if the others are its twins, so at least one round
+  // (NDHWC fp32 without TF32 has a single algorithm on the H200).
   const bool rival =
       std::any_of(result->results.begin(), result->results.end(),
                   [&best](const AlgoResult& r) {

@@ -24,8 +24,9 @@ constexpr double kSampleFixedMs = 0.05;
 
 // A candidate's true times per run. Direct samples return `launch_ms`
 // times the next factor of `noise` (cycling), the first (the screen's)
-// `screen_ms` where set; a sample that starts at the switch adds
-// `switch_ms` (what its first call costs more) spread over its batch.
+// `screen_ms` where set; a sample that starts at the switch, after another
+// candidate's calls, adds `switch_ms` (what its first call costs more)
+// spread over its batch.
 struct Cost {
   double launch_ms = 0.1;
   double gpu_ms = 0.09;
@@ -45,11 +46,11 @@ class FakeTimer final : public CandidateTimer {
     if (batches.empty() && c.screen_ms > 0) ms = c.screen_ms;
     // The first call costs switch_ms more only after another candidate's.
     const bool switched = !last.has_value() || *last != CandidateKeyOf(r);
-    if (from == DirectStart::kAtSwitch && switched) {
-      ms += c.switch_ms / batch;
-    }
-    if (from == DirectStart::kAtSwitch)
+    if (from == DirectStart::kAtSwitch) {
+      if (switched) ms += c.switch_ms / batch;
       switches[CandidateKeyOf(r)].push_back(switched);
+      retime_order.push_back(r.algo);
+    }
     last = CandidateKeyOf(r);
     batches.push_back(batch);
     starts[CandidateKeyOf(r)].push_back(from);
@@ -58,10 +59,12 @@ class FakeTimer final : public CandidateTimer {
   }
   absl::StatusOr<double> Sample(const AlgoResult& r, int batch) override {
     const Cost& c = costs.at(CandidateKeyOf(r));
+    last = CandidateKeyOf(r);
     ++replays[CandidateKeyOf(r)];
     now += absl::Milliseconds(batch * c.gpu_ms + kSampleFixedMs);
     return c.gpu_ms;
   }
+  std::optional<CandidateKey> LastRun() const override { return last; }
   SearchBudget::Clock clock() {
     return [this] { return now; };
   }
@@ -76,6 +79,7 @@ class FakeTimer final : public CandidateTimer {
   // Per kAtSwitch sample: whether another candidate's calls came before it.
   std::map<CandidateKey, std::vector<bool>> switches;
   std::optional<CandidateKey> last;  // the candidate whose calls ran last
+  std::vector<int> retime_order;     // the algorithm of each kAtSwitch sample
   std::map<CandidateKey, int> replays;
 };
 
@@ -120,12 +124,12 @@ class SearchBudgetTest : public ::testing::Test {
     cost.launch_ms = ms;
     Add(algo, math, ms, cost);
   }
-  // Every result was re-timed (kFloorRounds samples at least), and each of
+  // Every result was re-timed (`min_samples` samples at least), and each of
   // its samples followed another candidate's calls.
-  void ExpectEveryRetimingSampleAtASwitch() {
+  void ExpectEveryRetimingSampleAtASwitch(int min_samples = kFloorRounds) {
     for (const AlgoResult& r : results_) {
       const std::vector<bool>& switched = timer_.switches[CandidateKeyOf(r)];
-      ASSERT_GE(switched.size(), static_cast<size_t>(kFloorRounds)) << r.algo;
+      ASSERT_GE(switched.size(), static_cast<size_t>(min_samples)) << r.algo;
       for (size_t i = 0; i < switched.size(); ++i) {
         EXPECT_TRUE(switched[i]) << r.algo << " sample " << i;
       }
@@ -295,12 +299,54 @@ TEST_F(SearchBudgetTest, EverySampleOfATwoMemberPoolStartsAtASwitch) {
   ExpectEveryRetimingSampleAtASwitch();
 }
 
-TEST_F(SearchBudgetTest, EverySampleOfAThreeMemberPoolStartsAtASwitch) {
-  Add(0, MathType::kFma, 0.100);
-  Add(1, MathType::kFma, 0.101);
-  Add(2, MathType::kFma, 0.102);
+TEST_F(SearchBudgetTest, AThreeMemberPoolRotatesWhoGoesFirst) {
+  options_.min_rounds = 3;
+  Cost a, b, c;
+  a.launch_ms = 0.100;
+  b.launch_ms = 0.101;
+  c.launch_ms = 0.102;
+  // Noisy enough that the leader is not settled before the third round.
+  a.noise = b.noise = c.noise = {1.0, 1.05, 0.95};
+  Add(0, MathType::kFma, 0.100, a);
+  Add(1, MathType::kFma, 0.101, b);
+  Add(2, MathType::kFma, 0.102, c);
   Search(200);
+  ASSERT_GE(timer_.retime_order.size(), 9u);
+  EXPECT_EQ(std::vector<int>(timer_.retime_order.begin(),
+                             timer_.retime_order.begin() + 9),
+            (std::vector<int>{0, 1, 2, 1, 2, 0, 2, 0, 1}));
   ExpectEveryRetimingSampleAtASwitch();
+}
+
+TEST_F(SearchBudgetTest, APoolLedByTheLastScreenedStartsWithAnother) {
+  // Find ranks 0 first, so 1 is screened last; its screen puts it ahead,
+  // and the pool, led by 1, would start with the member just screened.
+  Cost a, b;
+  a.launch_ms = 0.110;
+  b.launch_ms = 0.100;
+  Add(0, MathType::kFma, 0.100, a);
+  Add(1, MathType::kFma, 0.101, b);
+  Search(200);
+  ASSERT_FALSE(timer_.retime_order.empty());
+  EXPECT_EQ(timer_.retime_order.front(), 0);
+  ExpectEveryRetimingSampleAtASwitch();
+}
+
+TEST_F(SearchBudgetTest, AJoinerAfterAClearLeadersRoundStartsTheNextPass) {
+  // A clear leader by Find and screen (steady calls) whose samples from the
+  // switch put it behind the held-out rival: the rival joins, and the next
+  // pass must not start with the leader right after its own round.
+  Cost leader;
+  leader.launch_ms = 0.100;
+  leader.switch_ms = 1.0;  // + 0.083 ms a run over 12 runs
+  Add(0, MathType::kFma, 0.100, leader);
+  Add(1, MathType::kFma, 0.140);  // 40 % behind in Find and the screen
+  Search(200);
+  ASSERT_GE(timer_.retime_order.size(), 3u);
+  EXPECT_EQ(timer_.retime_order[0], 0);  // the clear leader's one round
+  EXPECT_EQ(timer_.retime_order[1], 1);  // the next pass starts at the joiner
+  EXPECT_EQ(results_.front().algo, 1);
+  ExpectEveryRetimingSampleAtASwitch(/*min_samples=*/1);
 }
 
 TEST_F(SearchBudgetTest, ACandidateWhoseFirstCallCostsMoreLosesToASteadyOne) {

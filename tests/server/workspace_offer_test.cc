@@ -1,6 +1,6 @@
-// The default workspace cap of a cuDNN search (workspace_offer.h). What a
-// legacy search offers within it needs cuDNN's workspace sizes, so that part
-// runs in the GPU finder test.
+// The default workspace cap of a cuDNN search and what a legacy search offers
+// within a cap (workspace_offer.h). The needs themselves come from cuDNN:
+// the GPU finder test checks a small problem's offer.
 #include "server/search/workspace_offer.h"
 
 #include <cstdint>
@@ -28,6 +28,19 @@ TEST(DefaultWorkspaceCapTest, IsAtMostWhatAFinderKeepsForTheGraphApi) {
 TEST(DefaultWorkspaceCapTest, NoFreeMemoryIsNoWorkspace) {
   EXPECT_EQ(DefaultWorkspaceCap(0, ConvApi::kLegacy), 0);
   EXPECT_EQ(DefaultWorkspaceCap(3, ConvApi::kGraph), 0);
+}
+
+TEST(WorkspaceOfferTest, IsTheLargestNeedWithinTheCap) {
+  // The 3-D U-Net layer whose fastest algorithm needs 5.4 GiB.
+  EXPECT_EQ(WorkspaceOffer(5754099415, 16 * kGiB), 5754099415);
+  EXPECT_EQ(WorkspaceOffer(5754099415, 4 * kGiB), 4 * kGiB);
+}
+
+TEST(WorkspaceOfferTest, IsAtLeast1GiBWhereTheCapAllows) {
+  EXPECT_EQ(WorkspaceOffer(0, 16 * kGiB), kGiB);
+  EXPECT_EQ(WorkspaceOffer(int64_t{300} << 20, 16 * kGiB), kGiB);
+  EXPECT_EQ(WorkspaceOffer(0, int64_t{256} << 20), int64_t{256} << 20);
+  EXPECT_EQ(WorkspaceOffer(kGiB, 0), 0);
 }
 
 }  // namespace
