@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <random>
 #include <string>
 #include <utility>
@@ -15,26 +14,6 @@
 #include "server/search/sample_stats.h"
 
 namespace tunedb::regret {
-namespace {
-
-// Times the calls `issue` makes between two events: ms on the GPU's clock
-// (from an idle GPU: the host's cost is in it) and host ms.
-template <typename Issue>
-absl::StatusOr<std::pair<double, double>> TimeCalls(cudaStream_t stream,
-                                                    cudaEvent_t start,
-                                                    cudaEvent_t stop,
-                                                    Issue issue) {
-  std::chrono::duration<double, std::milli> host{};
-  ASSIGN_OR_RETURN(const double ms, TimeBetweenEvents(stream, start, stop, [&] {
-                     const auto t0 = std::chrono::steady_clock::now();
-                     absl::Status s = issue();
-                     host = std::chrono::steady_clock::now() - t0;
-                     return s;
-                   }));
-  return std::make_pair(ms, host.count());
-}
-
-}  // namespace
 
 absl::Status MeasureSwitchMatrix(CudnnConv& conv, cudaStream_t stream,
                                  const Workspace& workspace,
@@ -69,6 +48,13 @@ absl::Status MeasureSwitchMatrix(CudnnConv& conv, cudaStream_t stream,
     return CudaStatusToAbsl(cudaStreamSynchronize(stream),
                             "cudaStreamSynchronize");
   };
+  // One direct sample of member i, the search's way (run_timer.h): from an
+  // idle GPU, starting as `from` says.
+  const auto sample = [&](size_t i, int batch, DirectStart from) {
+    return TimeDirectRuns(conv, stream, timed[i]->algo, timed[i]->math,
+                          workspace.get(), workspace.bytes(), batch,
+                          start.get(), stop.get(), from);
+  };
   // Cells (p, c) and, as (c, n), each candidate's steady sample.
   std::vector<std::pair<size_t, size_t>> cells;
   for (size_t p = 0; p < n; ++p) {
@@ -85,27 +71,22 @@ absl::Status MeasureSwitchMatrix(CudnnConv& conv, cudaStream_t stream,
   for (int rep = 0; rep < options.reps && failed.ok(); ++rep) {
     std::shuffle(cells.begin(), cells.end(), rng);
     for (const auto& [p, c] : cells) {
-      absl::StatusOr<std::pair<double, double>> t;
+      absl::StatusOr<DirectSample> t;
       if (c == n) {
-        const int batch = static_cast<int>(
-            std::clamp(std::ceil(options.steady_sample_ms /
-                                 std::max(timed[p]->median_ms, 1e-3)),
-                       1.0, 1000.0));
-        absl::Status s = run(p, 1);
-        if (s.ok()) s = wait();
-        t = s.ok() ? TimeCalls(stream, start.get(), stop.get(),
-                               [&] { return run(p, batch); })
-                   : absl::StatusOr<std::pair<double, double>>(s);
-        if (t.ok()) steady[p].push_back(t->first / batch);
+        // The steady cost: after one untimed call.
+        t = sample(p,
+                   SampleBatch(timed[p]->median_ms, options.steady_sample_ms,
+                               /*max_batch=*/1000),
+                   DirectStart::kAfterUntimedRun);
+        if (t.ok()) steady[p].push_back(t->launch_ms);
       } else {
-        absl::Status s = run(p, options.prime_runs);
-        if (s.ok()) s = wait();
-        t = s.ok() ? TimeCalls(stream, start.get(), stop.get(),
-                               [&] { return run(c, 1); })
-                   : absl::StatusOr<std::pair<double, double>>(s);
+        // One call of c at the switch from p's calls.
+        const absl::Status primed = run(p, options.prime_runs);
+        t = primed.ok() ? sample(c, 1, DirectStart::kAtSwitch)
+                        : absl::StatusOr<DirectSample>(primed);
         if (t.ok()) {
-          first[p][c].push_back(t->first);
-          host[p][c].push_back(t->second);
+          first[p][c].push_back(t->launch_ms);
+          host[p][c].push_back(t->host_ms);
         }
       }
       if (!t.ok()) {

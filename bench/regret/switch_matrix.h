@@ -4,13 +4,15 @@
 // how much of a sample's time is the switch (the first call after another
 // algorithm's) and whether that depends on the algorithm switched from.
 //
-// Each cell: `prime_runs` calls of the predecessor, a wait for the GPU, then
-// one call of the candidate between two events (host cost included: the GPU
-// is idle when it is issued). The cells are taken in a new random order in
-// each of `reps` repetitions; a cell is the median. Then, for every member,
-// the host time of each of `run_calls` back-to-back calls after a switch,
-// and of each of its calls when they alternate with another member's: how
-// a call's host cost changes as the same call repeats.
+// Samples are the search's own direct samples (TimeDirectRuns, run_timer.h:
+// from an idle GPU, between two events, host cost included). Each cell:
+// `prime_runs` calls of the predecessor, then one call of the candidate
+// sampled at the switch; each steady cost: a batch of about
+// `steady_sample_ms` after one untimed call. The cells are taken in a new
+// random order in each of `reps` repetitions; a cell is the median. Then, for
+// every member, the host time of each of `run_calls` back-to-back calls after a
+// switch, and of each of its calls when they alternate with another member's:
+// how a call's host cost changes as the same call repeats.
 //
 // Thread safety: none; one thread, on the conv's stream.
 #ifndef TUNEDB_BENCH_REGRET_SWITCH_MATRIX_H_
@@ -34,7 +36,7 @@ struct SwitchOptions {
   int prime_runs = 3;  // predecessor calls before the timed one
   double steady_sample_ms = 1.0;  // a steady sample's batch lasts about this
   int run_calls = 48;  // calls of a member timed one by one after a switch
-  uint64_t seed = 20261201;       // the cells' order
+  uint64_t seed = 20261201;  // the cells' order
 };
 
 // Measures o.candidates of `m.candidates` (the fastest by the truth's

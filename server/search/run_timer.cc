@@ -15,9 +15,17 @@ namespace {
 template <typename Launch>
 absl::StatusOr<double> TimeBatch(cudaStream_t stream, cudaEvent_t start,
                                  cudaEvent_t stop, int batch, Launch launch) {
-  ASSIGN_OR_RETURN(const double ms,
-                   TimeBetweenEvents(stream, start, stop, launch));
-  return ms / batch;
+  RETURN_IF_ERROR(
+      CudaStatusToAbsl(cudaEventRecord(start, stream), "cudaEventRecord"));
+  RETURN_IF_ERROR(launch());
+  RETURN_IF_ERROR(
+      CudaStatusToAbsl(cudaEventRecord(stop, stream), "cudaEventRecord"));
+  RETURN_IF_ERROR(
+      CudaStatusToAbsl(cudaEventSynchronize(stop), "cudaEventSynchronize"));
+  float ms = 0;
+  RETURN_IF_ERROR(CudaStatusToAbsl(cudaEventElapsedTime(&ms, start, stop),
+                                   "cudaEventElapsedTime"));
+  return static_cast<double>(ms) / batch;
 }
 
 absl::Status RunDirect(ConvLauncher& launcher, const AlgoResult& r,

@@ -23,35 +23,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cudnn/cudnn_conv.h"
-#include "cudnn/cudnn_status.h"
 #include "server/search/conv_launcher.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
-
-// Milliseconds on the GPU's clock between two events recorded on `stream`
-// around what `launch()` (returning absl::Status) starts there, once the
-// second has passed.
-template <typename Launch>
-absl::StatusOr<double> TimeBetweenEvents(cudaStream_t stream, cudaEvent_t start,
-                                         cudaEvent_t stop, Launch launch) {
-  if (cudaError_t e = cudaEventRecord(start, stream); e != cudaSuccess) {
-    return CudaStatusToAbsl(e, "cudaEventRecord");
-  }
-  if (absl::Status s = launch(); !s.ok()) return s;
-  if (cudaError_t e = cudaEventRecord(stop, stream); e != cudaSuccess) {
-    return CudaStatusToAbsl(e, "cudaEventRecord");
-  }
-  if (cudaError_t e = cudaEventSynchronize(stop); e != cudaSuccess) {
-    return CudaStatusToAbsl(e, "cudaEventSynchronize");
-  }
-  float ms = 0;
-  if (cudaError_t e = cudaEventElapsedTime(&ms, start, stop);
-      e != cudaSuccess) {
-    return CudaStatusToAbsl(e, "cudaEventElapsedTime");
-  }
-  return static_cast<double>(ms);
-}
 
 // The batch length that makes a sample last about `sample_ms` for a run of
 // `run_ms`: between 1 and `max_batch`.
