@@ -1,6 +1,7 @@
 #include "store/sqlite_store.h"
 
 #include <sqlite3.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "common/valid_key.h"
+#include "store/import_receipts_sql.h"
 #include "store/outbox_sql.h"
 #include "store/sql/statement.h"
 #include "store/sql/store_schema.h"
@@ -816,6 +818,10 @@ absl::Status ValidateOptions(const Store::Options& options) {
   if (options.read_connections < 0) {
     return absl::InvalidArgumentError("store read_connections is negative");
   }
+  if (options.file_mode > 0777) {
+    return absl::InvalidArgumentError(
+        "store file_mode has bits beyond the permissions (0777)");
+  }
   if (options.read_only && options.path == ":memory:") {
     return absl::InvalidArgumentError(
         "a read-only store cannot be in memory (it would always be empty)");
@@ -823,9 +829,32 @@ absl::Status ValidateOptions(const Store::Options& options) {
   return absl::OkStatus();
 }
 
+// Creates the database file with `mode` (not the umask's) if it does not
+// exist yet, so SQLite opens an empty file of those permissions and gives
+// its WAL and shared-memory files the same.
+absl::Status CreateWithMode(const std::string& path, unsigned mode) {
+  if (path == ":memory:" || absl::StartsWith(path, "file:")) {
+    return absl::OkStatus();
+  }
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                      static_cast<mode_t>(mode));
+  // An existing file keeps its mode; any other failure, SQLite's own open
+  // reports with its cause.
+  if (fd < 0) return absl::OkStatus();
+  const bool set = fchmod(fd, static_cast<mode_t>(mode)) == 0;
+  const int saved = errno;
+  close(fd);
+  if (!set) {
+    return absl::InternalError(absl::StrCat("chmod ", path, ": ",
+                                            std::strerror(saved)));
+  }
+  return absl::OkStatus();
+}
+
 // Opens, checks and (if needed) creates or migrates the write connection.
 absl::StatusOr<std::unique_ptr<sql::Database>> OpenWriter(
     const Store::Options& options, bool in_memory) {
+  RETURN_IF_ERROR(CreateWithMode(options.path, options.file_mode));
   ASSIGN_OR_RETURN(
       std::unique_ptr<sql::Database> db,
       sql::Database::Open(options.path, sql::Database::Mode::kReadWriteCreate,
@@ -1108,7 +1137,7 @@ class SqliteStore::Import : public Store::StagedImport {
 
   int64_t added() const override { return added_; }
 
-  absl::StatusOr<int64_t> Commit() override {
+  absl::StatusOr<int64_t> Commit(const ImportTag& tag) override {
     RETURN_IF_ERROR(Usable());
     status_ = Flush();
     RETURN_IF_ERROR(status_);
@@ -1141,7 +1170,8 @@ class SqliteStore::Import : public Store::StagedImport {
           }
           db.Execute(absl::StrCat("PRAGMA main.cache_size = ", cache))
               .IgnoreError();
-          return moved;
+          if (!moved.ok() || tag.id.empty()) return moved;
+          return WriteImportReceipt(db, tag, added_);
         },
         /*truncate_wal=*/true));
     return added_;
@@ -1217,6 +1247,16 @@ void SqliteStore::EndImport(const std::string& name) {
     --imports_;
     return db.Execute(absl::StrCat("DETACH DATABASE ", name));
   }).IgnoreError();
+}
+
+absl::StatusOr<std::optional<ImportReceipt>> SqliteStore::FindImport(
+    const std::string& id) {
+  std::optional<ImportReceipt> receipt;
+  RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(receipt, ReadImportReceipt(db, id));
+    return absl::OkStatus();
+  }));
+  return receipt;
 }
 
 absl::StatusOr<std::optional<Record>> SqliteStore::Get(const ProblemKey& key) {

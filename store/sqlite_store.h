@@ -63,6 +63,8 @@ class SqliteStore : public Store {
   absl::StatusOr<int64_t> OutboxSize() override;
   absl::Status PutAll(const std::vector<Record>& records) override;
   absl::StatusOr<std::unique_ptr<StagedImport>> BeginImport() override;
+  absl::StatusOr<std::optional<ImportReceipt>> FindImport(
+      const std::string& id) override;
   using Store::Query;
   absl::Status Query(
       const RecordFilter& filter, int64_t after_id, int limit,

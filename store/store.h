@@ -80,6 +80,25 @@ struct OutboxEntry {
   Record record;
 };
 
+// The name a client gave an import (ImportLine.import_id; empty: none) and
+// the lines its stream carried, stored with its commit.
+struct ImportTag {
+  std::string id;
+  int64_t lines = 0;
+};
+
+// What a committed import stored, as ImportStatus reports it.
+struct ImportReceipt {
+  int64_t imported = 0;
+  int64_t lines = 0;
+  int64_t committed_at_us = 0;
+};
+
+// ALREADY_EXISTS: an import named `id` committed before (`receipt`), so
+// nothing is imported again under that name.
+absl::Status ImportAlreadyCommitted(const std::string& id,
+                                    const ImportReceipt& receipt);
+
 // The key fields a filter finds through an index, besides "hash".
 const std::vector<std::string>& IndexedFilterFields();
 
@@ -105,7 +124,11 @@ class Store {
     virtual int64_t added() const = 0;
     // Stores every staged record (inserting or replacing, as Put), in one
     // transaction, and returns how many were added. May be called once.
-    virtual absl::StatusOr<int64_t> Commit() = 0;
+    // With a tag that names the import, its receipt (FindImport) is written
+    // in the same transaction; ALREADY_EXISTS, storing nothing, when an
+    // import of that name committed before.
+    virtual absl::StatusOr<int64_t> Commit(const ImportTag& tag) = 0;
+    absl::StatusOr<int64_t> Commit() { return Commit(ImportTag{}); }
   };
 
   struct Options {
@@ -113,6 +136,12 @@ class Store {
     std::string path = "tunedb.db";
     // Open without writing (CLI inspection, client fallback). Default false.
     bool read_only = false;
+    // Permissions of a database file the store creates, whatever the umask;
+    // SQLite gives its WAL and shared-memory files the same. Default 0660,
+    // the daemon socket's: its owner and group (a client reading the file
+    // directly, ClientOptions::db_path, needs the group). An existing file
+    // keeps its own.
+    unsigned file_mode = 0660;
     // SQLite busy timeout for locks held by other processes. Default 5 s.
     int busy_timeout_ms = 5000;
     // PRAGMA synchronous: "FULL" (default: an acknowledged write survives
@@ -166,6 +195,12 @@ class Store {
   // Starts a staged import (see StagedImport). FAILED_PRECONDITION on a
   // read-only store; UNAVAILABLE while too many imports run at once.
   virtual absl::StatusOr<std::unique_ptr<StagedImport>> BeginImport() = 0;
+
+  // The receipt of the committed import named `id` (ImportTag), or nullopt
+  // when none committed under that name (receipts are kept
+  // kImportReceiptDays, store/import_receipts_sql.h).
+  virtual absl::StatusOr<std::optional<ImportReceipt>> FindImport(
+      const std::string& id) = 0;
 
   // Calls `visit` for matching records with id > after_id in id order, at
   // most `limit` (<= 0: no limit) times, or until `visit` returns false.

@@ -178,6 +178,28 @@ absl::Status FleetDatabase::Run(const std::function<void(pqxx::work&)>& fn) {
   return RunChecked(fn);
 }
 
+absl::StatusOr<std::unique_ptr<pqxx::work>> FleetDatabase::Begin(
+    std::unique_ptr<pqxx::connection>& connection) {
+  // A pooled connection whose server went away fails as the transaction
+  // starts, with libpq's view of it ("not connected"), not the cause:
+  // that one is dropped and a new connection says what is wrong.
+  if (connection != nullptr) {
+    try {
+      return std::make_unique<pqxx::work>(*connection);
+    } catch (const pqxx::broken_connection&) {
+      connection.reset();
+    } catch (...) {
+      return CurrentExceptionStatus(display_);
+    }
+  }
+  ASSIGN_OR_RETURN(connection, Connect());
+  try {
+    return std::make_unique<pqxx::work>(*connection);
+  } catch (...) {
+    return CurrentExceptionStatus(display_);
+  }
+}
+
 absl::Status FleetDatabase::RunChecked(
     const std::function<void(pqxx::work&)>& fn) {
   std::unique_ptr<pqxx::connection> connection;
@@ -188,17 +210,15 @@ absl::Status FleetDatabase::RunChecked(
       idle_.pop_back();
     }
   }
-  if (connection == nullptr) {
-    ASSIGN_OR_RETURN(connection, Connect());
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<pqxx::work> txn, Begin(connection));
   absl::Status status;
   try {
-    pqxx::work txn(*connection);
-    fn(txn);
-    txn.commit();
+    fn(*txn);
+    txn->commit();
   } catch (...) {
     status = CurrentExceptionStatus(display_);
   }
+  txn.reset();
   // A connection that broke (or whose state is unknown after an error
   // outside SQL) is dropped; one that met an SQL error is still usable.
   const bool keep = connection->is_open() &&

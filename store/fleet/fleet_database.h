@@ -65,6 +65,10 @@ class FleetDatabase {
   FleetDatabase(FleetOptions options, std::string conninfo,
                 std::string display);
   absl::StatusOr<std::unique_ptr<pqxx::connection>> Connect();
+  // A transaction on `connection` (a pooled one; null: none), replacing it
+  // with a new connection if it broke while idle.
+  absl::StatusOr<std::unique_ptr<pqxx::work>> Begin(
+      std::unique_ptr<pqxx::connection>& connection);
   // Run without the schema check.
   absl::Status RunChecked(const std::function<void(pqxx::work&)>& fn);
 

@@ -15,7 +15,7 @@ namespace {
 // The current schema, created in one go for a new database.
 constexpr const char* kCreateSchema = R"sql(
 CREATE TABLE records(
-  id INTEGER PRIMARY KEY,
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
   key_version INTEGER NOT NULL,
   key_hash INTEGER NOT NULL,
   key_text TEXT NOT NULL UNIQUE,
@@ -81,6 +81,18 @@ CREATE TABLE fleet_outbox(
   enqueued_us INTEGER NOT NULL);
 )sql";
 
+// The receipts of committed imports (version 7): the id a client gave its
+// import, written in the import's own transaction, so that a client whose
+// stream broke can ask afterwards whether its import committed
+// (ImportStatus).
+#define TUNEDB_IMPORT_RECEIPTS_SCHEMA                 \
+  "CREATE TABLE IF NOT EXISTS import_receipts("       \
+  "  import_id TEXT PRIMARY KEY,"                     \
+  "  imported INTEGER NOT NULL,"                      \
+  "  lines INTEGER NOT NULL,"                         \
+  "  committed_at_us INTEGER NOT NULL) WITHOUT ROWID;"
+constexpr const char* kImportReceiptsSchema = TUNEDB_IMPORT_RECEIPTS_SCHEMA;
+
 // kMigrations[v] takes a database from version v to v + 1 (index 0 unused).
 constexpr const char* kMigrations[] = {
     nullptr,
@@ -134,6 +146,57 @@ ALTER TABLE results ADD COLUMN plan TEXT NOT NULL DEFAULT '';
 )sql",
     // 5 -> 6: the fleet outbox.
     kFleetOutboxSchema,
+    // 6 -> 7: record ids are never handed out twice (AUTOINCREMENT: a
+    // record quarantined or deleted keeps its id to itself), and the
+    // receipts of committed imports. The records table is rebuilt with the
+    // columns in kCreateSchema's order; its indexes go with the old table
+    // and are made again. Run with foreign keys off (see
+    // CreateOrMigrateStoreSchema), so dropping the old table leaves results
+    // alone.
+    R"sql(
+CREATE TABLE records_v7(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  key_version INTEGER NOT NULL,
+  key_hash INTEGER NOT NULL,
+  key_text TEXT NOT NULL UNIQUE,
+  gpu_model TEXT NOT NULL,
+  cudnn_version INTEGER NOT NULL,
+  op TEXT NOT NULL,
+  in_type TEXT NOT NULL DEFAULT '',
+  layout TEXT NOT NULL DEFAULT '',
+  measured_at_us INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  gpu_uuid TEXT NOT NULL,
+  driver_version TEXT NOT NULL,
+  finder TEXT NOT NULL,
+  repeats INTEGER NOT NULL,
+  workspace_cap_bytes INTEGER NOT NULL,
+  search_ms REAL NOT NULL,
+  verified INTEGER NOT NULL,
+  served_count INTEGER NOT NULL DEFAULT 0,
+  last_served_us INTEGER NOT NULL DEFAULT 0,
+  timing_version INTEGER NOT NULL DEFAULT 1);
+INSERT INTO records_v7(
+  id, key_version, key_hash, key_text, gpu_model, cudnn_version, op, in_type,
+  layout, measured_at_us, host, gpu_uuid, driver_version, finder, repeats,
+  workspace_cap_bytes, search_ms, verified, served_count, last_served_us,
+  timing_version)
+SELECT
+  id, key_version, key_hash, key_text, gpu_model, cudnn_version, op, in_type,
+  layout, measured_at_us, host, gpu_uuid, driver_version, finder, repeats,
+  workspace_cap_bytes, search_ms, verified, served_count, last_served_us,
+  timing_version
+FROM records;
+DROP TABLE records;
+ALTER TABLE records_v7 RENAME TO records;
+CREATE INDEX records_by_key_hash ON records(key_hash);
+CREATE INDEX records_by_measured_at ON records(measured_at_us);
+CREATE INDEX records_by_gpu_model ON records(gpu_model);
+CREATE INDEX records_by_cudnn_version ON records(cudnn_version);
+CREATE INDEX records_by_op ON records(op);
+CREATE INDEX records_by_in_type ON records(in_type);
+CREATE INDEX records_by_layout ON records(layout);
+)sql" TUNEDB_IMPORT_RECEIPTS_SCHEMA,
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,
@@ -236,7 +299,27 @@ absl::Status CheckStoreFile(sql::Database& db) {
   return absl::OkStatus();
 }
 
-absl::Status CreateOrMigrateStoreSchema(sql::Database& db) {
+namespace {
+
+// After the rebuild of version 7: ids of records quarantined before it are
+// not handed out again either.
+absl::Status RetireQuarantinedIds(sql::Database& db) {
+  ASSIGN_OR_RETURN(sql::Statement exists,
+                   db.GetUniqueStatement(
+                       "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND "
+                       "name = 'quarantined_records'"));
+  ASSIGN_OR_RETURN(bool quarantine, exists.Step());
+  if (!quarantine) return absl::OkStatus();
+  return db.Execute(R"sql(
+INSERT INTO sqlite_sequence(name, seq) SELECT 'records', 0
+  WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'records');
+UPDATE sqlite_sequence SET seq = max(seq,
+    (SELECT coalesce(max(id), 0) FROM quarantined_records))
+  WHERE name = 'records';
+)sql");
+}
+
+absl::Status CreateOrMigrateInTransaction(sql::Database& db) {
   sql::Transaction transaction(&db, sql::Transaction::Kind::kImmediate);
   RETURN_IF_ERROR(transaction.Begin());
   // Checked again under the write lock: another process may have created or
@@ -246,15 +329,36 @@ absl::Status CreateOrMigrateStoreSchema(sql::Database& db) {
   if (version == 0) {
     RETURN_IF_ERROR(db.Execute(kCreateSchema));
     RETURN_IF_ERROR(db.Execute(kFleetOutboxSchema));
+    RETURN_IF_ERROR(db.Execute(kImportReceiptsSchema));
   } else {
     for (int v = version; v < kStoreSchemaVersion; ++v) {
       RETURN_IF_ERROR(db.Execute(kMigrations[v]));
     }
+    if (version < 7) RETURN_IF_ERROR(RetireQuarantinedIds(db));
   }
   RETURN_IF_ERROR(db.Execute(
       absl::StrCat("PRAGMA application_id = ", kStoreApplicationId,
                    "; PRAGMA user_version = ", kStoreSchemaVersion)));
   return transaction.Commit();
+}
+
+}  // namespace
+
+absl::Status CreateOrMigrateStoreSchema(sql::Database& db) {
+  // A migration may rebuild a table that others reference (version 7):
+  // foreign keys are off while it runs (the pragma is a no-op inside a
+  // transaction), then as they were.
+  ASSIGN_OR_RETURN(sql::Statement pragma,
+                   db.GetUniqueStatement("PRAGMA foreign_keys"));
+  ASSIGN_OR_RETURN(bool row, pragma.Step());
+  const bool foreign_keys = row && pragma.ColumnInt64(0) != 0;
+  if (foreign_keys) RETURN_IF_ERROR(db.Execute("PRAGMA foreign_keys = OFF"));
+  absl::Status status = CreateOrMigrateInTransaction(db);
+  if (foreign_keys) {
+    absl::Status on = db.Execute("PRAGMA foreign_keys = ON");
+    if (status.ok()) status = on;
+  }
+  return status;
 }
 
 }  // namespace tunedb

@@ -13,6 +13,8 @@
 //      engine configs.
 //   6  fleet_outbox: search results waiting to be published to the fleet
 //      database (docs/fleet.md).
+//   7  records ids AUTOINCREMENT (never handed out twice, so a quarantined
+//      or deleted record's id names no other record later); import_receipts.
 //
 // Thread safety: free functions on a Database the caller holds exclusively.
 #ifndef TUNEDB_STORE_SQL_STORE_SCHEMA_H_
@@ -29,7 +31,7 @@ namespace tunedb {
 // PRAGMA application_id of every tunedb database: "tund" in ASCII.
 inline constexpr int32_t kStoreApplicationId = 0x74756e64;
 // PRAGMA user_version this build writes and reads.
-inline constexpr int kStoreSchemaVersion = 6;
+inline constexpr int kStoreSchemaVersion = 7;
 
 // Reads the file's identity and returns its schema version, 0 for a new,
 // empty database. FAILED_PRECONDITION (naming the file) if it belongs to

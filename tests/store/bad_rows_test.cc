@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "store/sql/database.h"
 #include "store/sql/statement.h"
+#include "store/sql/store_schema.h"
 #include "store/store.h"
 #include "tests/store/store_test_util.h"
 #include "tests/testing/file_bytes.h"
@@ -186,6 +187,73 @@ TEST_F(BadRowsTest, QuarantineMovesBadRowsWithTheirValuesAndLeavesACleanStore) {
   EXPECT_TRUE(again->empty());
 }
 
+// `tunedb repair` lists what it quarantined by id: no later record may take
+// one of those ids, or `show ID` would name another record.
+TEST_F(BadRowsTest, TheIdsOfQuarantinedRecordsAreNeverHandedOutAgain) {
+  Damage("UPDATE records SET repeats = 'many' WHERE id = 4");
+  Damage("UPDATE records SET repeats = 'many' WHERE id = 5");
+  ASSERT_TRUE(store_->QuarantineBadRows().ok());
+  absl::StatusOr<int64_t> put = store_->Put(TestRecord(6));
+  ASSERT_TRUE(put.ok()) << put.status();
+  EXPECT_EQ(*put, 6);
+  ASSERT_TRUE(store_->PutAll({TestRecord(7), TestRecord(8)}).ok());
+  EXPECT_THAT(Rows(), ElementsAre("1", "2", "3", "6", "7", "8"));
+}
+
+TEST_F(BadRowsTest, TheIdsOfDeletedRecordsAreNeverHandedOutAgain) {
+  RecordFilter last;
+  last.fields["n"] = "5";
+  ASSERT_EQ(store_->Delete(last).value_or(-1), 1);
+  absl::StatusOr<int64_t> put = store_->Put(TestRecord(6));
+  ASSERT_TRUE(put.ok()) << put.status();
+  EXPECT_EQ(*put, 6);
+}
+
+// A version 6 file (record ids without AUTOINCREMENT) whose highest ids were
+// quarantined: the migration keeps every id and hands none of those out.
+TEST_F(BadRowsTest, AVersion6FileKeepsItsIdsAndRetiresItsQuarantinedOnes) {
+  Damage("UPDATE records SET repeats = 'many' WHERE id = 5");
+  ASSERT_TRUE(store_->QuarantineBadRows().ok());
+  store_.reset();
+  Damage(R"sql(
+CREATE TABLE records_v6 AS SELECT * FROM records;
+DROP TABLE records;
+DROP TABLE import_receipts;
+DELETE FROM sqlite_sequence;
+CREATE TABLE records(
+  id INTEGER PRIMARY KEY, key_version INTEGER NOT NULL,
+  key_hash INTEGER NOT NULL, key_text TEXT NOT NULL UNIQUE,
+  gpu_model TEXT NOT NULL, cudnn_version INTEGER NOT NULL, op TEXT NOT NULL,
+  in_type TEXT NOT NULL DEFAULT '', layout TEXT NOT NULL DEFAULT '',
+  measured_at_us INTEGER NOT NULL, host TEXT NOT NULL,
+  gpu_uuid TEXT NOT NULL, driver_version TEXT NOT NULL, finder TEXT NOT NULL,
+  repeats INTEGER NOT NULL, workspace_cap_bytes INTEGER NOT NULL,
+  search_ms REAL NOT NULL, verified INTEGER NOT NULL,
+  served_count INTEGER NOT NULL DEFAULT 0,
+  last_served_us INTEGER NOT NULL DEFAULT 0,
+  timing_version INTEGER NOT NULL DEFAULT 1);
+INSERT INTO records SELECT * FROM records_v6;
+DROP TABLE records_v6;
+PRAGMA user_version = 6;
+)sql");
+  Reopen();
+  EXPECT_THAT(Rows(), ElementsAre("1", "2", "3", "4"));
+  absl::StatusOr<int64_t> put = store_->Put(TestRecord(6));
+  ASSERT_TRUE(put.ok()) << put.status();
+  EXPECT_EQ(*put, 6);
+  auto db = sql::Database::Open(path_, sql::Database::Mode::kReadOnly, 5000);
+  ASSERT_TRUE(db.ok()) << db.status();
+  EXPECT_EQ((*db)->QueryInt64("PRAGMA user_version").value_or(-1),
+            kStoreSchemaVersion);
+  int64_t results = 0;
+  for (int64_t n = 1; n <= 4; ++n) results += TestRecord(n).results.size();
+  EXPECT_EQ((*db)->QueryInt64("SELECT COUNT(*) FROM results WHERE record_id"
+                              " BETWEEN 1 AND 4")
+                .value_or(-1),
+            results)
+      << "the rebuild of records left the results alone";
+}
+
 TEST_F(BadRowsTest, AnIndexedKeyColumnThatDisagreesWithTheKeyIsABadRow) {
   // Filters select rows by these columns (schema 4's indexes), so a damaged
   // one must not pass for the key's own value.
@@ -277,7 +345,10 @@ TEST_F(BadRowsTest, AFlippedByteInAnIndexedColumnIsReplacedOrQuarantined) {
   ASSERT_TRUE(moved.ok()) << moved.status();
   ASSERT_EQ(moved->size(), 1u);
   EXPECT_THAT(Rows(), ElementsAre("1", "2", "3", "5"));
-  EXPECT_EQ(MustPut(*store_, TestRecord(4)), 6);
+  // A fresh id, never the quarantined 4: past every id handed out, and the
+  // import's replacement of record 3 took 6 (an upsert takes an id even
+  // where it updates).
+  EXPECT_EQ(MustPut(*store_, TestRecord(4)), 7);
 
   store_.reset();
   auto db = sql::Database::Open(path_, sql::Database::Mode::kReadOnly, 5000);

@@ -172,6 +172,29 @@ TEST_F(StoreFileTest, NewFileHasTunedbIdentityWalAndIndexes) {
                     HasSubstr("INDEX records_by_key_hash")));
 }
 
+// The database file, its WAL and its shared-memory file follow the daemon
+// socket's policy (owner and group, 0660), whatever the umask; a file that
+// exists keeps the mode its owner gave it.
+TEST_F(StoreFileTest, ANewFileAndItsWalAreOwnerAndGroupOnlyWhateverTheUmask) {
+  const mode_t old_umask = umask(022);
+  auto store = MustOpen();
+  umask(old_umask);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Put(TestRecord(1)).ok());
+  for (const std::string& file : {path_, path_ + "-wal", path_ + "-shm"}) {
+    struct stat st;
+    ASSERT_EQ(stat(file.c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_mode & 0777, 0660u) << file;
+  }
+  store.reset();
+  ASSERT_EQ(chmod(path_.c_str(), 0600), 0);
+  store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  struct stat st;
+  ASSERT_EQ(stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
 TEST_F(StoreFileTest, CheckpointTruncatesTheWal) {
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
