@@ -66,7 +66,7 @@ bool DaemonLink::Ready() const {
   return CoarseNowMs() >= retry_at_ms_.load(std::memory_order_relaxed);
 }
 
-void DaemonLink::Note(const absl::Status& status, bool deadline_means_down) {
+void DaemonLink::UpdateBackoff(const absl::Status& status, bool deadline_means_down) {
   const absl::StatusCode code = status.code();
   const bool down =
       code == absl::StatusCode::kUnavailable ||
@@ -129,7 +129,7 @@ DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
   End(&context);
   Reply reply = ReplyFrom(status, response);
   reply.measured_at_us = response.measured_at_us();
-  Note(reply.status, /*deadline_means_down=*/true);
+  UpdateBackoff(reply.status, /*deadline_means_down=*/true);
   return reply;
 }
 
@@ -148,7 +148,7 @@ absl::Status DaemonLink::ReportCounters(
   grpc::Status status = stub_->ReportCounters(&context, request, &response);
   End(&context);
   const absl::Status s = FromGrpcStatus(status);
-  Note(s, /*deadline_means_down=*/true);
+  UpdateBackoff(s, /*deadline_means_down=*/true);
   return s;
 }
 
@@ -169,7 +169,7 @@ DaemonLink::Reply DaemonLink::Tune(const ProblemKey& key,
   End(&context);
   Reply reply = ReplyFrom(status, response);
   // A Tune past its deadline is a slow search, not a dead daemon.
-  Note(reply.status, /*deadline_means_down=*/false);
+  UpdateBackoff(reply.status, /*deadline_means_down=*/false);
   return reply;
 }
 

@@ -78,7 +78,7 @@ class DaemonLink {
   bool Begin(grpc::ClientContext* context);
   void End(grpc::ClientContext* context);
   // Updates the backoff from an RPC's outcome.
-  void Note(const absl::Status& status, bool deadline_means_down);
+  void UpdateBackoff(const absl::Status& status, bool deadline_means_down);
 
   const ClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;

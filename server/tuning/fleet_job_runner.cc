@@ -61,7 +61,7 @@ void FleetJobRunner::RunLoop() {
     }
     absl::StatusOr<std::optional<FleetJob>> claimed =
         jobs_->Claim(devices_, holder, lease);
-    if (!fleet_->Note(claimed.status(), "claiming a prewarm job") ||
+    if (!fleet_->Succeeded(claimed.status(), "claiming a prewarm job") ||
         !*claimed) {
       if (!Sleep(claimed.ok() ? options_.idle_poll : fleet_->options().retry)) {
         return;
@@ -86,10 +86,12 @@ void FleetJobRunner::RunLoop() {
                    job.attempts, answer.status().ToString());
     }
     absl::Status finished =
-        jobs_->Finish(job, holder, answer.ok() && answer->searched,
+        jobs_->Finish(job, holder,
+                      answer.ok() &&
+                          (answer->searched || answer->waited_for_search),
                       answer.status(), options_.max_attempts);
-    if (fleet_->Note(finished, "finishing a prewarm job")) {
-      fleet_->NoteJobDone();
+    if (fleet_->Succeeded(finished, "finishing a prewarm job")) {
+      fleet_->CountJobDone();
     }
   }
 }
@@ -103,7 +105,7 @@ void FleetJobRunner::RenewLoop() {
       ids.assign(running_.begin(), running_.end());
     }
     if (ids.empty()) continue;
-    fleet_->Note(jobs_->Renew(ids, fleet_->holder(), lease),
+    fleet_->Succeeded(jobs_->Renew(ids, fleet_->holder(), lease),
                  "renewing prewarm job leases");
   }
 }

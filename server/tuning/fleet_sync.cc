@@ -55,7 +55,7 @@ void FleetSync::Stop() {
   DrainOnce().IgnoreError();
 }
 
-bool FleetSync::Note(const absl::Status& status, const char* what) {
+bool FleetSync::Succeeded(const absl::Status& status, const char* what) {
   if (status.ok()) {
     if (!connected_.exchange(true)) {
       spdlog::info("fleet database {} reachable", fleet_->display());
@@ -64,7 +64,13 @@ bool FleetSync::Note(const absl::Status& status, const char* what) {
   }
   errors_.fetch_add(1, std::memory_order_relaxed);
   const bool was_connected = connected_.exchange(false);
-  std::string message = absl::StrCat(what, ": ", status.ToString());
+  // A database that cannot be reached (or refuses the credentials) is named
+  // first, whichever operation met it: the operation is the least of it.
+  const bool connection = absl::IsUnavailable(status) ||
+                          absl::IsUnauthenticated(status);
+  std::string message =
+      connection ? absl::StrCat(status.message(), " (while ", what, ")")
+                 : absl::StrCat(what, ": ", status.ToString());
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Only errors of reaching the database open the retry window; an SQL
@@ -92,7 +98,7 @@ bool FleetSync::Reachable() {
 std::optional<Record> FleetSync::Fetch(const ValidKey& key) {
   if (!Reachable()) return std::nullopt;
   absl::StatusOr<std::optional<Record>> found = fleet_->Get(key.key());
-  if (!Note(found.status(), "reading a record")) return std::nullopt;
+  if (!Succeeded(found.status(), "reading a record")) return std::nullopt;
   if (*found) fetched_.fetch_add(1, std::memory_order_relaxed);
   return *std::move(found);
 }
@@ -109,7 +115,7 @@ FleetSync::Resolution FleetSync::Ask(const ValidKey& key, bool first) {
   Resolution resolution;
   if (!Reachable()) return resolution;
   absl::StatusOr<std::optional<Record>> found = fleet_->Get(key.key());
-  if (!Note(found.status(), "reading a record")) return resolution;
+  if (!Succeeded(found.status(), "reading a record")) return resolution;
   if (Answers(*found)) {
     fetched_.fetch_add(1, std::memory_order_relaxed);
     resolution.outcome = Outcome::kFound;
@@ -123,7 +129,7 @@ FleetSync::Resolution FleetSync::ClaimOrWait(const ValidKey& key, bool first) {
   Resolution resolution;
   absl::StatusOr<FleetClaim> claim =
       fleet_->TryClaim(key.key(), options_.holder, options_.lease);
-  if (!Note(claim.status(), "claiming a key")) return resolution;
+  if (!Succeeded(claim.status(), "claiming a key")) return resolution;
   if (!claim->claimed) {
     if (first) waits_.fetch_add(1, std::memory_order_relaxed);
     resolution.outcome = Outcome::kHeld;
@@ -133,7 +139,7 @@ FleetSync::Resolution FleetSync::ClaimOrWait(const ValidKey& key, bool first) {
   // released the key (one transaction, but our read came before it): read
   // once more under the lease.
   absl::StatusOr<std::optional<Record>> found = fleet_->Get(key.key());
-  if (Note(found.status(), "reading a record") && Answers(*found)) {
+  if (Succeeded(found.status(), "reading a record") && Answers(*found)) {
     fleet_->Release(key.text(), options_.holder).IgnoreError();
     fetched_.fetch_add(1, std::memory_order_relaxed);
     resolution.outcome = Outcome::kFound;
@@ -162,7 +168,7 @@ void FleetSync::SearchFailed(const ValidKey& key) {
     std::lock_guard<std::mutex> lock(mu_);
     if (held_.erase(key.text()) == 0) return;
   }
-  Note(fleet_->Release(key.text(), options_.holder), "releasing a lease");
+  Succeeded(fleet_->Release(key.text(), options_.holder), "releasing a lease");
 }
 
 absl::Status FleetSync::DrainOnce() {
@@ -183,7 +189,7 @@ absl::Status FleetSync::DrainOnce() {
       records.push_back(std::move(entry.record));
     }
     absl::Status published = fleet_->Publish(records, options_.holder);
-    if (!Note(published, "publishing the outbox")) return published;
+    if (!Succeeded(published, "publishing the outbox")) return published;
     published_.fetch_add(static_cast<int64_t>(records.size()),
                          std::memory_order_relaxed);
     {
@@ -240,7 +246,7 @@ void FleetSync::RenewLoop() {
     if (!keys.empty()) {
       absl::StatusOr<int64_t> held =
           fleet_->Renew(keys, options_.holder, options_.lease);
-      Note(held.status(), "renewing leases");
+      Succeeded(held.status(), "renewing leases");
     }
     lock.lock();
   }

@@ -97,7 +97,7 @@ class FleetSync {
   // A search of `key` failed: give up its lease.
   void SearchFailed(const ValidKey& key);
   // A fleet prewarm job finished here.
-  void NoteJobDone() { jobs_done_.fetch_add(1); }
+  void CountJobDone() { jobs_done_.fetch_add(1); }
 
   FleetHealth Health();
   const std::string& holder() const { return options_.holder; }
@@ -106,9 +106,10 @@ class FleetSync {
   // False (the caller treats the fleet as unavailable) within `retry`
   // after a failure.
   bool Reachable();
-  // Counts `status`; on failure logs it and starts the retry window.
-  // Returns status.ok().
-  bool Note(const absl::Status& status, const char* what);
+  // Counts `status` of `what` (e.g. "claiming a key"); on failure logs it,
+  // keeps it as the last error (an unreachable database named first, the
+  // operation after it) and starts the retry window. Returns status.ok().
+  bool Succeeded(const absl::Status& status, const char* what);
 
   // Publishes what is in the outbox now (one pass; tests and shutdown).
   absl::Status DrainOnce();

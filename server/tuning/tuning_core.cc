@@ -23,6 +23,7 @@ struct TuningCore::Pending {
   std::condition_variable cv;
   bool done = false;
   bool searched = false;  // a search ran here (else: from the fleet)
+  bool waited_on_fleet = false;  // another host's search was waited for
   absl::StatusOr<std::shared_ptr<const Record>> result =
       absl::UnknownError("not run");
 };
@@ -204,7 +205,7 @@ absl::StatusOr<std::shared_ptr<const Record>> TuningCore::Stored(
 TuneAnswer TuningCore::Serve(std::shared_ptr<const Record> record,
                              const Constraints& constraints) {
   hits_.fetch_add(1, std::memory_order_relaxed);
-  NoteServed(record->id);
+  CountServed(record->id);
   TuneAnswer answer;
   answer.choice = Choose(*record, constraints);
   answer.record = std::move(record);
@@ -246,11 +247,13 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   misses_.fetch_add(1, std::memory_order_relaxed);
 
   std::shared_ptr<Pending> pending;
+  bool joined = false;  // this call waits for a search another call started
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = inflight_.find(key.text());
     if (it != inflight_.end()) {
       pending = it->second;
+      joined = true;
       coalesced_.fetch_add(1, std::memory_order_relaxed);
     } else {
       if (!force) {
@@ -305,7 +308,9 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   TuneAnswer answer;
   answer.record = *pending->result;
   answer.choice = Choose(*answer.record, constraints);
-  answer.searched = pending->searched;
+  answer.searched = pending->searched && !joined;
+  answer.waited_for_search =
+      joined || (!pending->searched && pending->waited_on_fleet);
   return answer;
 }
 
@@ -343,6 +348,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
       // Another host searches it: the fleet thread waits for its result, and
       // this device takes the next search meanwhile.
       std::lock_guard<std::mutex> lock(served_mu_);
+      pending->waited_on_fleet = true;
       fleet_waiting_.push_back(pending);
       return;
     }
@@ -493,7 +499,7 @@ void TuningCore::FleetWaitLoop() {
   }
 }
 
-void TuningCore::NoteServed(int64_t id) {
+void TuningCore::CountServed(int64_t id) {
   std::lock_guard<std::mutex> lock(served_mu_);
   ++served_[id];
 }
@@ -534,8 +540,9 @@ absl::StatusOr<std::unique_ptr<Store::StagedImport>> TuningCore::BeginImport() {
   return store_->BeginImport();
 }
 
-absl::StatusOr<int64_t> TuningCore::CommitImport(Store::StagedImport& import) {
-  absl::StatusOr<int64_t> stored = import.Commit();
+absl::StatusOr<int64_t> TuningCore::CommitImport(Store::StagedImport& import,
+                                                 const ImportTag& tag) {
+  absl::StatusOr<int64_t> stored = import.Commit(tag);
   if (stored.ok()) last_write_us_.store(NowMicros(), std::memory_order_relaxed);
   cache_.Clear();
   return stored;

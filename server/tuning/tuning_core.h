@@ -55,7 +55,11 @@ struct TuneAnswer {
   // of a coalesced search, so answering copies no ranking.
   std::shared_ptr<const Record> record;
   std::optional<AlgoResult> choice;  // nullopt: nothing meets the constraints
-  bool searched = false;             // a search ran for this answer
+  // This call ran the search behind the answer.
+  bool searched = false;
+  // This call waited for a search that another call started: here (joined
+  // while in flight) or on another host of the fleet.
+  bool waited_for_search = false;
 };
 
 // One finished search, as TuningCore::Options::on_search sees it.
@@ -144,9 +148,11 @@ class TuningCore {
   // Starts a staged import into the store (Store::StagedImport: bounded
   // memory, nothing visible until it is committed).
   absl::StatusOr<std::unique_ptr<Store::StagedImport>> BeginImport();
-  // Commits `import` (one transaction, all or nothing) and drops the cached
-  // records it may have replaced; returns how many records it stored.
-  absl::StatusOr<int64_t> CommitImport(Store::StagedImport& import);
+  // Commits `import` (one transaction, all or nothing; with `tag`'s receipt
+  // where it names the import) and drops the cached records it may have
+  // replaced; returns how many records it stored.
+  absl::StatusOr<int64_t> CommitImport(Store::StagedImport& import,
+                                       const ImportTag& tag);
 
   // Stops the workers: queued searches fail with UNAVAILABLE, running ones
   // are waited for until `drain` passes. Flushes served counts.
@@ -184,7 +190,7 @@ class TuningCore {
   // An answer from a stored record, counted as a hit.
   TuneAnswer Serve(std::shared_ptr<const Record> record,
                    const Constraints& constraints);
-  void NoteServed(int64_t id);
+  void CountServed(int64_t id);
   void FlushLoop();
   void FlushServed();
 
