@@ -195,6 +195,14 @@ struct InvalidateFlags {
   bool yes = false;
 };
 
+// On stderr: rows the filter could not be matched against, left alone.
+void NoteUnreadable(CliContext& ctx, int64_t unreadable) {
+  if (unreadable == 0) return;
+  ctx.err() << "tunedb: " << unreadable
+            << " stored record(s) cannot be read and are left alone (`tunedb "
+               "doctor` lists them, `tunedb repair` quarantines them)\n";
+}
+
 int RunInvalidate(CliContext& ctx, const InvalidateFlags& f) {
   auto filter = BuildFilter(f.filter, f.terms, absl::Now());
   if (!filter.ok()) return ctx.Fail(filter.status());
@@ -210,13 +218,22 @@ int RunInvalidate(CliContext& ctx, const InvalidateFlags& f) {
                  "combined with a filter\n";
     return kExitUsage;
   }
+  // A stored row that cannot be read cannot be matched: the daemon leaves
+  // it alone, so the count goes on past it, and says so at the end.
   int64_t matching = 0;
-  absl::Status status =
-      ForEachRecord(ctx, *filter, 0, 0, [&](const v1::Record&) {
+  int64_t unreadable = 0;
+  absl::Status status = ForEachRecord(
+      ctx, *filter, 0, 0,
+      [&](const v1::Record&) {
         ++matching;
+        return true;
+      },
+      [&](const v1::BadRow&) {
+        ++unreadable;
         return true;
       });
   if (!status.ok()) return ctx.Fail(status);
+  NoteUnreadable(ctx, unreadable);
   const std::string what = DescribeFilter(*filter);
   if (matching == 0) {
     if (ctx.json()) {

@@ -10,16 +10,20 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "proto/grpc_status.h"
 #include "proto/wire_limits.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/filter_flags.h"
+#include "tuner/format.h"
 #include "tuner/import_file.h"
 #include "tuner/interrupt.h"
 #include "tuner/progress_bar.h"
@@ -101,85 +105,65 @@ int RunExport(CliContext& ctx, const ExportFlags& f) {
   return skipped.empty() ? kExitOk : kExitPartial;
 }
 
-int RunImport(CliContext& ctx, const std::string& path) {
-  absl::StatusOr<std::unique_ptr<ImportFile>> opened =
-      ImportFile::Open(path, ctx.in());
-  if (!opened.ok()) {
-    ctx.err() << "tunedb: error: " << opened.status().message() << "\n";
-    return kExitBadInput;
-  }
-  ImportFile& file = **opened;
-  // The limits are checked before a line is sent: a file the daemon would
-  // refuse is refused at once, not after minutes of streaming.
+// The file's shape, checked against the wire limits before a line is sent:
+// a file the daemon would refuse is refused at once, not after minutes of
+// streaming. Its line count, or INVALID_ARGUMENT saying what is over.
+absl::StatusOr<int64_t> CheckImportFile(ImportFile& file) {
   absl::StatusOr<ImportFile::Shape> shape = file.Measure();
-  if (!shape.ok()) {
-    ctx.err() << "tunedb: error: " << shape.status().message() << "\n";
-    return kExitBadInput;
-  }
+  if (!shape.ok()) return shape.status();
   if (shape->lines > kMaxImportLines) {
-    ctx.err() << "tunedb: error: " << file.name() << " has " << shape->lines
-              << " lines to import; an import takes at most " << kMaxImportLines
-              << " (the daemon's limit); split the file (split -l "
-              << kMaxImportLines << ") and import each part; nothing was "
-              << "imported\n";
-    return kExitBadInput;
+    return absl::InvalidArgumentError(absl::StrCat(
+        file.name(), " has ", shape->lines,
+        " lines to import; an import takes at most ", kMaxImportLines,
+        " (the daemon's limit); split the file (split -l ", kMaxImportLines,
+        ") and import each part; nothing was imported"));
   }
   if (shape->longest_bytes > kMaxImportLineBytes) {
-    ctx.err() << "tunedb: error: " << file.name() << ":" << shape->longest_line
-              << " is " << shape->longest_bytes
-              << " bytes; an import line may be at most " << kMaxImportLineBytes
-              << " bytes (the daemon's 16 MiB message limit); nothing was "
-              << "imported\n";
-    return kExitBadInput;
+    return absl::InvalidArgumentError(absl::StrCat(
+        file.name(), ":", shape->longest_line, " is ", shape->longest_bytes,
+        " bytes; an import line may be at most ", kMaxImportLineBytes,
+        " bytes (the daemon's 16 MiB message limit); nothing was imported"));
   }
-  const int64_t total = shape->lines;
-  auto stub = ctx.Stub();
-  if (!stub.ok()) return ctx.Fail(stub.status());
-  auto context = ctx.NewStreamContext();
-  v1::ImportResponse response;
-  // Ctrl-C breaks the stream off, and the daemon imports nothing of it.
-  ScopedSigintHandler sigint(ctx.io().handle_signals);
-  auto writer = (*stub)->Import(context.get(), &response);
-  ProgressBar bar(ctx.err(), ctx.io().stderr_is_tty, "sending", total);
-  if (total < 1000) bar.Silence();
+  return shape->lines;
+}
+
+// A status that may mean the stream broke without the daemon's answer (the
+// daemon went away, or the connection did), rather than an answer.
+bool IsBrokenStream(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsCancelled(status) ||
+         absl::IsUnknown(status) || absl::IsDeadlineExceeded(status);
+}
+
+// A fresh name for an import: 16 random hex digits after "import-".
+std::string NewImportId() {
+  std::random_device random;
+  const uint64_t bits =
+      (static_cast<uint64_t>(random()) << 32) ^ static_cast<uint64_t>(random());
+  return absl::StrCat("import-", absl::Hex(bits, absl::kZeroPad16));
+}
+
+// How one import stream ended, as the CLI saw it.
+struct ImportSend {
   int64_t sent = 0;
-  bool interrupted = false;
-  absl::Status read = file.ForEachLine([&](const std::string& json) {
-    if (InterruptRequested()) {
-      interrupted = true;
-      return false;
-    }
-    v1::ImportLine line;
-    line.set_json(json);
-    // The count lets the daemon tell a finished stream from a broken one.
-    if (sent == 0) line.set_expected_lines(total);
-    if (!writer->Write(line)) return false;
-    bar.Update(++sent);
-    return true;
-  });
-  if (interrupted || !read.ok()) {
-    context->TryCancel();
-    writer->Finish();
-    bar.Finish();
-    if (!read.ok()) {
-      ctx.err() << "tunedb: error: " << read.message()
-                << "; nothing was imported\n";
-      return kExitBadInput;
-    }
-    ctx.err() << "tunedb: interrupted after sending " << sent << " of " << total
-              << " lines; nothing was imported\n";
-    return kExitInterrupted;
-  }
-  writer->WritesDone();
-  // The daemon checks the last lines and commits everything in one
-  // transaction before it answers: the bar says so rather than sit at 100 %.
+  bool all_sent = false;     // every line written and the stream closed
+  bool interrupted = false;  // Ctrl-C before the last line
+  absl::Status read;         // the file could not be read
+  absl::Status status;       // the daemon's answer (or the broken stream's)
+  v1::ImportResponse response;
+};
+
+// Waits for the daemon's answer after the last line: it checks the last
+// lines and commits everything in one transaction first, so the bar says
+// so rather than sit at 100 %.
+grpc::Status AwaitCommit(CliContext& ctx, ProgressBar& bar, int64_t total,
+                         grpc::ClientWriter<v1::ImportLine>& writer) {
   bar.StartWaiting(absl::StrCat("committing ", total, " records"));
   std::future<grpc::Status> finished =
-      std::async(std::launch::async, [&writer] { return writer->Finish(); });
+      std::async(std::launch::async, [&writer] { return writer.Finish(); });
   bool told = false;
   while (finished.wait_for(std::chrono::milliseconds(100)) !=
          std::future_status::ready) {
-    bar.Update(sent);
+    bar.Update(total);
     if (InterruptRequested() && !told) {
       // Past the last line the daemon stores all or nothing on its own;
       // breaking off now would leave the outcome unknown.
@@ -188,9 +172,102 @@ int RunImport(CliContext& ctx, const std::string& path) {
       told = true;
     }
   }
-  absl::Status status = FromGrpcStatus(finished.get());
+  return finished.get();
+}
+
+// Streams `file` as the import `import_id`. The first line carries the
+// count, so the daemon tells a finished stream from a broken one.
+ImportSend SendImport(CliContext& ctx, v1::TuneDb::Stub& stub,
+                      ImportFile& file, int64_t total,
+                      const std::string& import_id) {
+  ImportSend out;
+  auto context = ctx.NewStreamContext();
+  // Ctrl-C breaks the stream off, and the daemon imports nothing of it.
+  ScopedSigintHandler sigint(ctx.io().handle_signals);
+  auto writer = stub.Import(context.get(), &out.response);
+  ProgressBar bar(ctx.err(), ctx.io().stderr_is_tty, "sending", total);
+  if (total < 1000) bar.Silence();
+  bool broken = false;
+  out.read = file.ForEachLine([&](const std::string& json) {
+    if (InterruptRequested()) {
+      out.interrupted = true;
+      return false;
+    }
+    v1::ImportLine line;
+    line.set_json(json);
+    if (out.sent == 0) {
+      line.set_expected_lines(total);
+      line.set_import_id(import_id);
+    }
+    broken = !writer->Write(line);
+    if (broken) return false;
+    bar.Update(++out.sent);
+    return true;
+  });
+  if (out.interrupted || !out.read.ok()) context->TryCancel();
+  out.all_sent = !broken && !out.interrupted && out.read.ok() &&
+                 out.sent == total && writer->WritesDone();
+  out.status = FromGrpcStatus(out.all_sent
+                                  ? AwaitCommit(ctx, bar, total, *writer)
+                                  : writer->Finish());
   bar.Finish();
-  if (!status.ok()) return ctx.Fail(status);
+  return out;
+}
+
+// After a stream that broke once every line was sent: asks the daemon
+// whether the import committed (it may have, and died before answering).
+// Waits up to kImportStatusWaitS for a daemon that is coming back.
+absl::StatusOr<v1::ImportStatusResponse> AskImportStatus(
+    v1::TuneDb::Stub& stub, const std::string& import_id) {
+  constexpr int kImportStatusWaitS = 5;
+  grpc::ClientContext context;
+  context.set_wait_for_ready(true);
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(kImportStatusWaitS));
+  v1::ImportStatusRequest request;
+  request.set_import_id(import_id);
+  v1::ImportStatusResponse response;
+  RETURN_IF_ERROR(
+      FromGrpcStatus(stub.ImportStatus(&context, request, &response)));
+  return response;
+}
+
+// The outcome of a stream that did not end with the daemon's answer.
+int ReportBrokenImport(CliContext& ctx, v1::TuneDb::Stub& stub,
+                       const ImportSend& send, int64_t total,
+                       const std::string& import_id) {
+  if (!send.all_sent) {
+    // A stream short of its announced count is never committed.
+    ctx.err() << "tunedb: error: the import stream broke after " << send.sent
+              << " of " << total << " lines were sent ("
+              << send.status.message() << "); nothing was imported\n";
+    return ExitCodeFor(send.status);
+  }
+  absl::StatusOr<v1::ImportStatusResponse> asked =
+      AskImportStatus(stub, import_id);
+  if (asked.ok() && asked->committed()) {
+    ctx.err() << "tunedb: the daemon's answer was lost ("
+              << send.status.message() << "), but the import committed\n";
+    ctx.out() << "imported " << asked->imported() << " record(s) as "
+              << import_id << "\n";
+    return kExitOk;
+  }
+  if (asked.ok()) {
+    ctx.err() << "tunedb: error: all " << total << " lines were sent, but the "
+              << "import did not commit (" << send.status.message()
+              << "); nothing was imported\n";
+    return ExitCodeFor(send.status);
+  }
+  ctx.err() << "tunedb: error: all " << total << " lines were sent, then the "
+            << "daemon went away (" << send.status.message()
+            << "); whether the import committed is unknown until it is back: "
+            << "`tunedb import --status " << import_id << "` tells\n";
+  return kExitUnreachable;
+}
+
+// Lists the rejected lines by their line in the file; kExitBadInput if any.
+int ReportImport(CliContext& ctx, ImportFile& file, int64_t total,
+                 const v1::ImportResponse& response) {
   std::vector<int64_t> reject_lines;
   for (const auto& r : response.rejects()) reject_lines.push_back(r.line());
   absl::StatusOr<std::map<int64_t, int64_t>> file_lines =
@@ -237,6 +314,67 @@ int RunImport(CliContext& ctx, const std::string& path) {
   return kExitOk;
 }
 
+int RunImport(CliContext& ctx, const std::string& path) {
+  absl::StatusOr<std::unique_ptr<ImportFile>> opened =
+      ImportFile::Open(path, ctx.in());
+  absl::StatusOr<int64_t> total =
+      opened.ok() ? CheckImportFile(**opened) : opened.status();
+  if (!total.ok()) {
+    ctx.err() << "tunedb: error: " << total.status().message() << "\n";
+    return kExitBadInput;
+  }
+  ImportFile& file = **opened;
+  auto stub = ctx.Stub();
+  if (!stub.ok()) return ctx.Fail(stub.status());
+  const std::string import_id = NewImportId();
+  ImportSend send = SendImport(ctx, **stub, file, *total, import_id);
+  if (!send.read.ok()) {
+    ctx.err() << "tunedb: error: " << send.read.message()
+              << "; nothing was imported\n";
+    return kExitBadInput;
+  }
+  if (send.interrupted) {
+    ctx.err() << "tunedb: interrupted after sending " << send.sent << " of "
+              << *total << " lines; nothing was imported\n";
+    return kExitInterrupted;
+  }
+  if (IsBrokenStream(send.status)) {
+    return ReportBrokenImport(ctx, **stub, send, *total, import_id);
+  }
+  if (!send.status.ok()) return ctx.Fail(send.status);
+  return ReportImport(ctx, file, *total, send.response);
+}
+
+// `tunedb import --status ID`: whether the import of that name committed.
+int RunImportStatus(CliContext& ctx, const std::string& import_id) {
+  auto stub = ctx.Stub();
+  if (!stub.ok()) return ctx.Fail(stub.status());
+  v1::ImportStatusRequest request;
+  request.set_import_id(import_id);
+  v1::ImportStatusResponse response;
+  auto context = ctx.NewContext();
+  absl::Status status = FromGrpcStatus(
+      (*stub)->ImportStatus(context.get(), request, &response));
+  if (!status.ok()) return ctx.Fail(status);
+  if (ctx.json()) {
+    ctx.out() << nlohmann::json({{"import_id", import_id},
+                                 {"committed", response.committed()},
+                                 {"imported", response.imported()},
+                                 {"lines", response.lines()},
+                                 {"committed_at_us",
+                                  response.committed_at_us()}})
+                     .dump()
+              << "\n";
+  } else if (response.committed()) {
+    ctx.out() << import_id << " committed: " << response.imported()
+              << " record(s) from " << response.lines() << " line(s) at "
+              << FormatTime(response.committed_at_us()) << "\n";
+  } else {
+    ctx.out() << import_id << " did not commit: nothing of it is stored\n";
+  }
+  return response.committed() ? kExitOk : kExitNotFound;
+}
+
 }  // namespace
 
 void AddTransferCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
@@ -252,13 +390,28 @@ void AddTransferCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   exp->callback([&ctx, ef, exit_code] { *exit_code = RunExport(ctx, *ef); });
 
   auto path = std::make_shared<std::string>();
+  auto status_id = std::make_shared<std::string>();
   CLI::App* imp = app.add_subcommand(
       "import",
       "Import JSON lines written by export: all or nothing; bad lines are "
       "listed with their line numbers");
-  imp->add_option("FILE", *path, "File to import ('-' = stdin)")->required();
-  imp->callback(
-      [&ctx, path, exit_code] { *exit_code = RunImport(ctx, *path); });
+  CLI::Option* file =
+      imp->add_option("FILE", *path, "File to import ('-' = stdin)");
+  imp->add_option("--status", *status_id,
+                  "Instead of importing: whether the import of this name "
+                  "(printed when its answer was lost) committed; exit 6 if "
+                  "it did not")
+      ->excludes(file);
+  imp->callback([&ctx, path, status_id, exit_code] {
+    if (!status_id->empty()) {
+      *exit_code = RunImportStatus(ctx, *status_id);
+    } else if (path->empty()) {
+      ctx.err() << "tunedb: error: import: FILE is required\n";
+      *exit_code = kExitUsage;
+    } else {
+      *exit_code = RunImport(ctx, *path);
+    }
+  });
 }
 
 }  // namespace tunedb::cli

@@ -82,6 +82,20 @@ TEST_F(BadRowsTest, QueryPrintsTheGoodRecordsAndNamesTheBadOneWithExitPartial) {
   EXPECT_EQ(j.Json().size(), 3u);
 }
 
+// The damaged row cannot be matched against a filter, so it is left alone;
+// the records the filter names are deleted all the same.
+TEST_F(BadRowsTest, InvalidateDeletesTheMatchingRecordsAndLeavesTheBadRowAlone) {
+  StoreAndDamage(/*in_key=*/true);
+  CliResult r = Run({"invalidate", "n=1", "--yes"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("deleted 1 record(s)"));
+  EXPECT_THAT(r.err, HasSubstr("1 stored record(s) cannot be read and are "
+                               "left alone"));
+  CliResult left = Run({"query"});
+  EXPECT_THAT(left.out, HasSubstr("2 record(s) matching"));
+  EXPECT_THAT(left.err, HasSubstr(absl::StrCat("record ", damaged_id_)));
+}
+
 TEST_F(BadRowsTest, ExportWithoutSkipBadFailsNamingTheRowAndWritesNothing) {
   StoreAndDamage(/*in_key=*/false);
   const std::string out = dir_ + "/export.jsonl";

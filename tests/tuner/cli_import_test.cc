@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/wire_limits.h"
 #include "store/record_json.h"
@@ -21,6 +22,7 @@
 #include "tests/tuner/cli_test_fixture.h"
 #include "tuner/cli.h"
 #include "tuner/exit_codes.h"
+#include "tunedb/v1/tunedb.grpc.pb.h"
 
 namespace tunedb::cli {
 namespace {
@@ -158,6 +160,54 @@ TEST_F(ImportTest, RejectsNameTheirLineInTheFileAndCountThemAll) {
   EXPECT_EQ(r.Json()["rejects"][0]["line"], 3);
   EXPECT_EQ(r.Json()["rejects"][4]["line"], 15);
   EXPECT_EQ(StoredRecords(), 0);
+}
+
+// A line that is not UTF-8 is a bad line like any other: named by its line
+// in the file, nothing imported, and no protobuf complaint on the way.
+TEST_F(ImportTest, ALineThatIsNotUtf8IsRejectedByItsLineInTheFile) {
+  std::string text;
+  for (int n = 1; n <= 4; ++n) {
+    std::string line = RecordToJson(testing_util::TestRecord(n));
+    if (n == 3) line.insert(5, "\xc3\x28");
+    absl::StrAppend(&text, line, "\n");
+  }
+  const std::string path = WriteFile("not_utf8.jsonl", text);
+  testing::internal::CaptureStderr();
+  CliResult r = Run({"import", path});
+  const std::string process_stderr = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.code, kExitBadInput) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(path + ":3: not valid UTF-8 (byte 6)"));
+  EXPECT_THAT(r.err, HasSubstr("nothing was imported"));
+  EXPECT_THAT(process_stderr, Not(HasSubstr("libprotobuf")));
+  EXPECT_EQ(StoredRecords(), 0);
+}
+
+TEST_F(ImportTest, StatusSaysWhetherTheImportOfAGivenNameCommitted) {
+  auto channel = grpc::CreateChannel(server_->address(),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = v1::TuneDb::NewStub(channel);
+  grpc::ClientContext ctx;
+  v1::ImportResponse response;
+  auto writer = stub->Import(&ctx, &response);
+  for (int n = 1; n <= 2; ++n) {
+    v1::ImportLine line;
+    line.set_json(RecordToJson(testing_util::TestRecord(n)));
+    if (n == 1) line.set_import_id("import-0123abcd");
+    ASSERT_TRUE(writer->Write(line));
+  }
+  writer->WritesDone();
+  ASSERT_TRUE(writer->Finish().ok());
+
+  CliResult committed = Run({"import", "--status", "import-0123abcd"});
+  EXPECT_EQ(committed.code, kExitOk) << committed.err;
+  EXPECT_THAT(committed.out,
+              HasSubstr("import-0123abcd committed: 2 record(s) from 2 "
+                        "line(s)"));
+  CliResult unknown = Run({"--json", "import", "--status", "import-none"});
+  EXPECT_EQ(unknown.code, kExitNotFound);
+  EXPECT_EQ(unknown.Json()["committed"], false);
+  CliResult neither = Run({"import"});
+  EXPECT_EQ(neither.code, kExitUsage);
 }
 
 }  // namespace
