@@ -368,6 +368,11 @@ std::string CudaVersionText(int v) {
 
 absl::Status DeviceKey::Validate() const {
   if (gpu_model.empty()) return FieldError("gpu", "empty GPU model");
+  if (gpu_model.size() > kMaxGpuModelBytes) {
+    return FieldError("gpu", absl::StrCat("GPU model of ", gpu_model.size(),
+                                          " bytes, at most ",
+                                          kMaxGpuModelBytes, " allowed"));
+  }
   if (cc_major <= 0 || cc_minor < 0 || cc_minor > 9) {
     return FieldError(
         "cc", absl::StrCat("bad compute capability ", cc_major, ".", cc_minor));

@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "proto/wire_limits.h"
+
 namespace tunedb {
 namespace {
 
@@ -48,7 +51,15 @@ static_assert(SameNumber(absl::StatusCode::kUnauthenticated,
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+                      BoundedStatusMessage(status.message()));
+}
+
+std::string BoundedStatusMessage(absl::string_view message) {
+  std::string text(message.substr(0, kMaxStatusMessageBytes));
+  if (message.size() > kMaxStatusMessageBytes) {
+    absl::StrAppend(&text, "... (", message.size(), " bytes, cut)");
+  }
+  return text;
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {

@@ -4,7 +4,8 @@
 // mapping used by the service, the worker protocol, the client library, the
 // CLI and the tests. absl and gRPC share their code numbering (checked at
 // compile time), so a code and its message survive every round trip; an OK
-// status carries no message.
+// status carries no message. A message longer than kMaxStatusMessageBytes
+// (proto/wire_limits.h) is cut there, saying so, on its way out.
 //
 // Thread safety: stateless functions.
 #ifndef TUNEDB_PROTO_GRPC_STATUS_H_
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "grpcpp/support/status.h"
 
 namespace tunedb {
@@ -20,11 +22,14 @@ namespace tunedb {
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
-// Sets out->code() (0 for OK) and out->message().
+// `message`, cut to kMaxStatusMessageBytes (saying so) where longer.
+std::string BoundedStatusMessage(absl::string_view message);
+
+// Sets out->code() (0 for OK) and out->message() (bounded).
 template <typename Message>
 void SetStatusFields(const absl::Status& status, Message* out) {
   out->set_code(static_cast<int>(status.code()));
-  out->set_message(std::string(status.message()));
+  out->set_message(BoundedStatusMessage(status.message()));
 }
 
 // The status that in.code() and in.message() carry. A code that is not one

@@ -7,6 +7,7 @@
 #ifndef TUNEDB_PROTO_WIRE_LIMITS_H_
 #define TUNEDB_PROTO_WIRE_LIMITS_H_
 
+#include <cstddef>
 #include <cstdint>
 
 namespace tunedb {
@@ -22,6 +23,23 @@ inline constexpr int kCliMaxReceiveBytes = 64 << 20;
 inline constexpr int64_t kMaxImportLineBytes = kDaemonMaxReceiveBytes - 1024;
 // Rejected lines an ImportResponse lists at most (it counts them all).
 inline constexpr int kMaxImportRejectsListed = 1000;
+// An import's id (ImportLine.import_id, ImportStatusRequest), bytes.
+inline constexpr size_t kMaxImportIdBytes = 64;
+
+// A filter (Query, Invalidate, Export): fields, and bytes per name and
+// value. Every known field name is shorter than the name limit.
+inline constexpr int kMaxFilterFields = 32;
+inline constexpr size_t kMaxFilterNameBytes = 32;
+inline constexpr size_t kMaxFilterValueBytes = 256;
+
+// The longest status message the daemon sends, bytes: a longer one is cut,
+// so no message can outgrow gRPC's metadata limit and reach the client as
+// RESOURCE_EXHAUSTED (which this API keeps for "queue full").
+inline constexpr size_t kMaxStatusMessageBytes = 1024;
+
+// The other string fields of requests have their limits where they are
+// checked: DeviceKey::gpu_model (kMaxGpuModelBytes, tunedb/problem.h) and
+// ReportCountersRequest's names (32 bytes, request_validation.h).
 
 }  // namespace tunedb
 

@@ -20,6 +20,7 @@
 #define TUNEDB_PROBLEM_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -68,6 +69,10 @@ int DataTypeBytes(DataType t);
 
 // The device half of the key. Two GPUs with equal keys share results.
 struct DeviceKey {
+  // The longest gpu_model Validate accepts, in bytes (CUDA's own names are
+  // under 100).
+  static constexpr size_t kMaxGpuModelBytes = 256;
+
   std::string gpu_model;  // e.g. "NVIDIA H200"
   int cc_major = 0;       // compute capability
   int cc_minor = 0;

@@ -2,12 +2,28 @@
 
 #include <utility>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "common/utf8.h"
 #include "proto/convert.h"
+#include "proto/wire_limits.h"
 #include "store/record_json.h"
 
 namespace tunedb {
+namespace {
+
+// INVALID_ARGUMENT when `value` is over `max` bytes; the message gives the
+// sizes and never the value.
+absl::Status CheckLength(absl::string_view what, absl::string_view value,
+                         size_t max) {
+  if (value.size() <= max) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, ": ", value.size(), " bytes, at most ", max, " allowed"));
+}
+
+}  // namespace
 
 absl::StatusOr<LookupArgs> ValidateLookup(const v1::LookupRequest& request) {
   if (!request.has_problem()) {
@@ -38,8 +54,18 @@ absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request) {
 }
 
 absl::StatusOr<RecordFilter> ValidateFilter(const v1::Filter& in) {
+  if (in.fields_size() > kMaxFilterFields) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "filter: at most ", kMaxFilterFields, " fields, got ",
+        in.fields_size()));
+  }
   RecordFilter f;
-  for (const auto& [name, value] : in.fields()) f.fields[name] = value;
+  for (const auto& [name, value] : in.fields()) {
+    RETURN_IF_ERROR(CheckLength("filter field name", name, kMaxFilterNameBytes));
+    RETURN_IF_ERROR(CheckLength(absl::StrCat("filter field ", name), value,
+                                kMaxFilterValueBytes));
+    f.fields[name] = value;
+  }
   f.since_us = in.since_us();
   f.until_us = in.until_us();
   if (f.since_us < 0 || f.until_us < 0) {
@@ -81,20 +107,47 @@ absl::StatusOr<RecordFilter> ValidateExport(const v1::ExportRequest& request) {
   return ValidateFilter(request.filter());
 }
 
-absl::Status ValidateImportLength(int64_t expected_lines, int64_t max_lines) {
-  if (expected_lines < 0) {
+absl::StatusOr<ImportHeader> ValidateImportHeader(const v1::ImportLine& first,
+                                                  int64_t max_lines) {
+  const int64_t expected = first.expected_lines();
+  if (expected < 0) {
     return absl::InvalidArgumentError("expected_lines: must not be negative");
   }
-  if (expected_lines > max_lines) {
+  if (expected > max_lines) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("import of ", expected_lines, " lines is larger than ",
+        absl::StrCat("import of ", expected, " lines is larger than ",
                      max_lines, " lines; split the file"));
+  }
+  if (!first.import_id().empty()) {
+    RETURN_IF_ERROR(ValidateImportId(first.import_id()));
+  }
+  return ImportHeader{expected, first.import_id()};
+}
+
+absl::Status ValidateImportId(const std::string& id) {
+  RETURN_IF_ERROR(CheckLength("import_id", id, kMaxImportIdBytes));
+  if (id.empty() || !absl::c_all_of(id, [](char c) {
+        return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+               c == '_' || c == '-';
+      })) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "import_id: must be 1 to ", kMaxImportIdBytes, " of [A-Za-z0-9_-]"));
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<Record> ValidateImportLine(const v1::ImportLine& line) {
+  RETURN_IF_ERROR(CheckLength("line", line.json(), kMaxImportLineBytes));
+  const std::optional<size_t> bad = FirstNonUtf8Byte(line.json());
+  if (bad.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not valid UTF-8 (byte ", *bad + 1, ")"));
+  }
   return RecordFromJson(line.json());
+}
+
+absl::Status ValidateImportStatus(const v1::ImportStatusRequest& request) {
+  return ValidateImportId(request.import_id());
 }
 
 namespace {

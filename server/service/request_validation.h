@@ -39,8 +39,10 @@ struct TuneArgs {
 };
 absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request);
 
-// A filter of Query, Invalidate or Export: known field names, a well-formed
-// hash, times >= 0.
+// A filter of Query, Invalidate or Export: at most kMaxFilterFields fields,
+// names of at most kMaxFilterNameBytes and values of at most
+// kMaxFilterValueBytes (checked before anything else), known field names, a
+// well-formed hash, times >= 0.
 absl::StatusOr<RecordFilter> ValidateFilter(const v1::Filter& filter);
 
 // A Query: its filter, the id to start after and the page size (1000 when
@@ -59,12 +61,25 @@ absl::StatusOr<RecordFilter> ValidateInvalidate(
 // An Export: its filter.
 absl::StatusOr<RecordFilter> ValidateExport(const v1::ExportRequest& request);
 
-// The first line of an Import announces the stream's length: not negative
-// (INVALID_ARGUMENT) and at most `max_lines` (RESOURCE_EXHAUSTED).
-absl::Status ValidateImportLength(int64_t expected_lines, int64_t max_lines);
+// What the first line of an Import announces: the stream's length, not
+// negative (INVALID_ARGUMENT) and at most `max_lines` (RESOURCE_EXHAUSTED),
+// and the import's id, empty or valid as ValidateImportId says.
+struct ImportHeader {
+  int64_t expected_lines = 0;
+  std::string import_id;
+};
+absl::StatusOr<ImportHeader> ValidateImportHeader(const v1::ImportLine& first,
+                                                  int64_t max_lines);
 
-// One line of an Import: its record (RecordFromJson, store/record_json.h).
+// An import id: 1 to kMaxImportIdBytes of [A-Za-z0-9_-].
+absl::Status ValidateImportId(const std::string& id);
+
+// One line of an Import: at most kMaxImportLineBytes of UTF-8, and its
+// record (RecordFromJson, store/record_json.h).
 absl::StatusOr<Record> ValidateImportLine(const v1::ImportLine& line);
+
+// An ImportStatus: its import id.
+absl::Status ValidateImportStatus(const v1::ImportStatusRequest& request);
 
 // A ReportCounters: source and names [a-z0-9_]{1,32}, counts >= 0, at most
 // kMaxReportedCounts entries; the counts keyed "source.name".

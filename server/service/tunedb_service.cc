@@ -1,9 +1,8 @@
 #include "server/service/tunedb_service.h"
 
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <thread>
+#include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,7 +11,10 @@
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
 #include "proto/wire_limits.h"
+#include "server/service/import_session.h"
 #include "server/service/request_validation.h"
+#include "server/service/tune_batch_run.h"
+#include "server/service/wire_message.h"
 #include "spdlog/spdlog.h"
 #include "store/record_json.h"
 
@@ -60,43 +62,220 @@ void AnswerToProto(const TuneAnswer& answer, v1::Choice* choice,
   ToProto(*answer.record, record);
 }
 
+// Places of TuneBatch and Import in tunedb.v1.TuneDb (their order in the
+// proto's service block, from 0): the service reads their messages as bytes.
+constexpr int kTuneBatchMethod = 2;
+constexpr int kImportMethod = 8;
+
+// A unary call: reads the request (INVALID_ARGUMENT if it does not parse),
+// runs `handle`, and writes the response when it succeeded.
+template <class Request, class Response, class Handle>
+grpc::Status ServeUnary(grpc::ServerUnaryStreamer<Request, Response>* call,
+                        Handle handle) {
+  Request request;
+  if (!call->Read(&request)) return ToGrpcStatus(MalformedMessage<Request>());
+  Response response;
+  absl::Status status = handle(request, &response);
+  if (!status.ok()) return ToGrpcStatus(status);
+  call->Write(response);
+  return grpc::Status::OK;
+}
+
+// A server-streaming call: reads the request, then `handle` writes.
+template <class Request, class Response, class Handle>
+grpc::Status ServeStream(grpc::ServerSplitStreamer<Request, Response>* call,
+                         Handle handle) {
+  Request request;
+  if (!call->Read(&request)) return ToGrpcStatus(MalformedMessage<Request>());
+  return ToGrpcStatus(handle(
+      request, [call](const Response& out) { return call->Write(out); }));
+}
+
 }  // namespace
 
 TuneDbService::TuneDbService(TuningCore* core, Options options)
-    : core_(core), options_(std::move(options)), started_(absl::Now()) {}
+    : core_(core), options_(std::move(options)), started_(absl::Now()) {
+  MarkMethodStreamed(
+      kTuneBatchMethod,
+      new grpc::internal::BidiStreamingHandler<
+          TuneDbService, grpc::ByteBuffer, v1::TuneBatchResponse>(
+          [](TuneDbService* service, grpc::ServerContext* context,
+             RawStream<v1::TuneBatchRequest, v1::TuneBatchResponse>* stream) {
+            return service->RawTuneBatch(context, stream);
+          },
+          this));
+  MarkMethodStreamed(
+      kImportMethod,
+      new grpc::internal::BidiStreamingHandler<TuneDbService, grpc::ByteBuffer,
+                                               v1::ImportResponse>(
+          [](TuneDbService* service, grpc::ServerContext* context,
+             RawStream<v1::ImportLine, v1::ImportResponse>* stream) {
+            return service->RawImport(context, stream);
+          },
+          this));
+}
 
-#define TUNEDB_REFUSE_IF_STOPPING()                      \
-  do {                                                   \
-    if (stopping_.load()) {                              \
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE, \
-                          "tunedbd is shutting down");   \
-    }                                                    \
-  } while (0)
+absl::Status TuneDbService::Accepting() const {
+  if (stopping_.load()) return absl::UnavailableError("tunedbd is shutting down");
+  return absl::OkStatus();
+}
 
-grpc::Status TuneDbService::Lookup(grpc::ServerContext* context,
-                                   const v1::LookupRequest* request,
-                                   v1::LookupResponse* response) {
-  TUNEDB_REFUSE_IF_STOPPING();
+// --- The gRPC entry points ------------------------------------------------
+
+grpc::Status TuneDbService::StreamedLookup(
+    grpc::ServerContext*, Unary<v1::LookupRequest, v1::LookupResponse>* call) {
+  return ServeUnary(call, [this](const auto& in, auto* out) {
+    return Lookup(in, out);
+  });
+}
+
+grpc::Status TuneDbService::StreamedTune(
+    grpc::ServerContext* context,
+    Unary<v1::TuneRequest, v1::TuneResponse>* call) {
+  return ServeUnary(call, [this, context](const auto& in, auto* out) {
+    RETURN_IF_ERROR(Accepting());
+    return Tune(context, in, out);
+  });
+}
+
+grpc::Status TuneDbService::StreamedDevices(
+    grpc::ServerContext*,
+    Unary<v1::DevicesRequest, v1::DevicesResponse>* call) {
+  return ServeUnary(call,
+                    [this](const auto&, auto* out) { return Devices(out); });
+}
+
+grpc::Status TuneDbService::StreamedStats(
+    grpc::ServerContext*, Unary<v1::StatsRequest, v1::StatsResponse>* call) {
+  return ServeUnary(call,
+                    [this](const auto&, auto* out) { return Stats(out); });
+}
+
+grpc::Status TuneDbService::StreamedInvalidate(
+    grpc::ServerContext*,
+    Unary<v1::InvalidateRequest, v1::InvalidateResponse>* call) {
+  return ServeUnary(call, [this](const auto& in, auto* out) {
+    return Invalidate(in, out);
+  });
+}
+
+grpc::Status TuneDbService::StreamedCheckRecords(
+    grpc::ServerContext* context,
+    Unary<v1::CheckRecordsRequest, v1::CheckRecordsResponse>* call) {
+  return ServeUnary(call, [this, context](const auto&, auto* out) {
+    return CheckRecords(context, out);
+  });
+}
+
+grpc::Status TuneDbService::StreamedQuarantineRecords(
+    grpc::ServerContext*,
+    Unary<v1::QuarantineRecordsRequest, v1::QuarantineRecordsResponse>* call) {
+  return ServeUnary(call, [this](const auto&, auto* out) {
+    return QuarantineRecords(out);
+  });
+}
+
+grpc::Status TuneDbService::StreamedReportCounters(
+    grpc::ServerContext*,
+    Unary<v1::ReportCountersRequest, v1::ReportCountersResponse>* call) {
+  return ServeUnary(call, [this](const auto& in, auto*) {
+    return ReportCounters(in);
+  });
+}
+
+grpc::Status TuneDbService::StreamedImportStatus(
+    grpc::ServerContext*,
+    Unary<v1::ImportStatusRequest, v1::ImportStatusResponse>* call) {
+  return ServeUnary(call, [this](const auto& in, auto* out) {
+    return ImportStatus(in, out);
+  });
+}
+
+grpc::Status TuneDbService::StreamedQuery(
+    grpc::ServerContext* context,
+    grpc::ServerSplitStreamer<v1::QueryRequest, v1::Record>* call) {
+  return ServeStream(call, [this, context](const auto& in, const auto& write) {
+    return Query(context, in, write);
+  });
+}
+
+grpc::Status TuneDbService::StreamedExport(
+    grpc::ServerContext* context,
+    grpc::ServerSplitStreamer<v1::ExportRequest, v1::ExportLine>* call) {
+  return ServeStream(call, [this, context](const auto& in, const auto& write) {
+    return Export(context, in, write);
+  });
+}
+
+grpc::Status TuneDbService::RawTuneBatch(
+    grpc::ServerContext* context,
+    RawStream<v1::TuneBatchRequest, v1::TuneBatchResponse>* stream) {
+  if (stopping_.load()) return ToGrpcStatus(Accepting());
+  TuneBatchRun run(
+      options_.batch_parallelism,
+      [this, context](const v1::TuneRequest& in, v1::TuneResponse* out) {
+        RETURN_IF_ERROR(Accepting());
+        return Tune(context, in, out);
+      },
+      [stream](const v1::TuneBatchResponse& out) {
+        return stream->Write(out);
+      });
+  grpc::ByteBuffer message;
+  for (int64_t n = 1; stream->Read(&message); ++n) {
+    v1::TuneBatchRequest in;
+    absl::Status parsed = ParseWireMessage(&message, n, &in);
+    if (parsed.ok()) {
+      run.Add(std::move(*in.mutable_request()));
+    } else {
+      run.Add(parsed);
+    }
+  }
+  run.Finish();
+  if (context->IsCancelled()) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "client cancelled");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TuneDbService::RawImport(
+    grpc::ServerContext* context,
+    RawStream<v1::ImportLine, v1::ImportResponse>* stream) {
   auto run = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(LookupArgs args, ValidateLookup(*request));
-    ASSIGN_OR_RETURN(TuneAnswer answer,
-                     core_->Lookup(args.key, args.constraints));
-    if (answer.choice) {
-      ToProto(*answer.choice, response->mutable_choice()->mutable_algo());
-    }
-    if (!request->choice_only()) {
-      ToProto(*answer.record, response->mutable_record());
-    }
-    response->set_record_id(answer.record->id);
-    response->set_measured_at_us(answer.record->measured_at_us);
+    RETURN_IF_ERROR(Accepting());
+    ASSIGN_OR_RETURN(std::unique_ptr<Store::StagedImport> staged,
+                     core_->BeginImport());
+    ImportSession session(*core_, std::move(staged), options_.max_import_lines);
+    grpc::ByteBuffer message;
+    while (stream->Read(&message)) RETURN_IF_ERROR(session.Take(&message));
+    v1::ImportResponse response;
+    RETURN_IF_ERROR(session.Finish(context->IsCancelled(), &response));
+    stream->Write(response);
     return absl::OkStatus();
   };
   return ToGrpcStatus(run());
 }
 
-absl::Status TuneDbService::DoTune(grpc::ServerContext* context,
-                                   const v1::TuneRequest& request,
-                                   v1::TuneResponse* response) {
+// --- The handlers ----------------------------------------------------------
+
+absl::Status TuneDbService::Lookup(const v1::LookupRequest& request,
+                                   v1::LookupResponse* response) {
+  RETURN_IF_ERROR(Accepting());
+  ASSIGN_OR_RETURN(LookupArgs args, ValidateLookup(request));
+  ASSIGN_OR_RETURN(TuneAnswer answer, core_->Lookup(args.key, args.constraints));
+  if (answer.choice) {
+    ToProto(*answer.choice, response->mutable_choice()->mutable_algo());
+  }
+  if (!request.choice_only()) {
+    ToProto(*answer.record, response->mutable_record());
+  }
+  response->set_record_id(answer.record->id);
+  response->set_measured_at_us(answer.record->measured_at_us);
+  return absl::OkStatus();
+}
+
+absl::Status TuneDbService::Tune(grpc::ServerContext* context,
+                                 const v1::TuneRequest& request,
+                                 v1::TuneResponse* response) {
   ASSIGN_OR_RETURN(TuneArgs args, ValidateTune(request));
   ASSIGN_OR_RETURN(TuneAnswer answer,
                    core_->Tune(args.problem, args.device, args.constraints,
@@ -105,122 +284,38 @@ absl::Status TuneDbService::DoTune(grpc::ServerContext* context,
   AnswerToProto(answer, response->mutable_choice(), response->mutable_record());
   if (!answer.choice) response->clear_choice();
   response->set_searched(answer.searched);
+  response->set_waited_for_search(answer.waited_for_search);
   return absl::OkStatus();
 }
 
-grpc::Status TuneDbService::Tune(grpc::ServerContext* context,
-                                 const v1::TuneRequest* request,
-                                 v1::TuneResponse* response) {
-  TUNEDB_REFUSE_IF_STOPPING();
-  return ToGrpcStatus(DoTune(context, *request, response));
-}
-
-grpc::Status TuneDbService::TuneBatch(
-    grpc::ServerContext* context,
-    grpc::ServerReaderWriter<v1::TuneBatchResponse, v1::TuneBatchRequest>*
-        stream) {
-  TUNEDB_REFUSE_IF_STOPPING();
-  // The reader (this thread) feeds a bounded queue; a few workers run the
-  // Tunes and write answers as they finish, one write at a time.
-  struct Item {
-    int64_t index;
-    v1::TuneRequest request;
-  };
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Item> queue;
-  bool reading_done = false;
-  int64_t received = 0, done = 0;
-  std::mutex write_mu;
-  bool write_failed = false;
-  constexpr size_t kMaxQueued = 256;
-
-  auto worker = [&] {
-    for (;;) {
-      Item item;
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return !queue.empty() || reading_done; });
-        if (queue.empty()) return;
-        item = std::move(queue.front());
-        queue.pop_front();
-      }
-      cv.notify_all();
-      v1::TuneBatchResponse out;
-      out.set_index(item.index);
-      absl::Status s;
-      if (stopping_.load()) {
-        s = absl::UnavailableError("tunedbd is shutting down");
-      } else {
-        s = DoTune(context, item.request, out.mutable_response());
-      }
-      SetStatusFields(s, &out);
-      if (!s.ok()) out.clear_response();
-      std::lock_guard<std::mutex> wlock(write_mu);
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        out.set_done(++done);
-        out.set_received(received);
-      }
-      if (!write_failed && !stream->Write(out)) write_failed = true;
-    }
-  };
-  std::vector<std::thread> workers;
-  for (int i = 0; i < std::max(1, options_.batch_parallelism); ++i) {
-    workers.emplace_back(worker);
+absl::Status TuneDbService::Query(
+    grpc::ServerContext* context, const v1::QueryRequest& request,
+    const std::function<bool(const v1::Record&)>& write) {
+  RETURN_IF_ERROR(Accepting());
+  ASSIGN_OR_RETURN(QueryArgs args, ValidateQuery(request));
+  LogIfItScans(args.filter);
+  std::function<bool(const BadRow&)> report;
+  if (request.report_bad_rows()) {
+    report = [&](const BadRow& bad) {
+      if (context->IsCancelled()) return false;
+      v1::Record out;
+      out.set_id(bad.id);
+      BadRowToProto(bad, out.mutable_unreadable());
+      return write(out);
+    };
   }
-  v1::TuneBatchRequest in;
-  while (stream->Read(&in)) {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return queue.size() < kMaxQueued; });
-    queue.push_back(Item{received++, std::move(*in.mutable_request())});
-    cv.notify_all();
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    reading_done = true;
-  }
-  cv.notify_all();
-  for (auto& t : workers) t.join();
-  if (context->IsCancelled()) {
-    return grpc::Status(grpc::StatusCode::CANCELLED, "client cancelled");
-  }
-  return grpc::Status::OK;
-}
-
-grpc::Status TuneDbService::Query(grpc::ServerContext* context,
-                                  const v1::QueryRequest* request,
-                                  grpc::ServerWriter<v1::Record>* writer) {
-  TUNEDB_REFUSE_IF_STOPPING();
-  auto run = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(QueryArgs args, ValidateQuery(*request));
-    LogIfItScans(args.filter);
-    std::function<bool(const BadRow&)> report;
-    if (request->report_bad_rows()) {
-      report = [&](const BadRow& bad) {
+  return WithRepairHint(core_->store().Query(
+      args.filter, args.after_id, args.limit,
+      [&](const Record& r) {
         if (context->IsCancelled()) return false;
         v1::Record out;
-        out.set_id(bad.id);
-        BadRowToProto(bad, out.mutable_unreadable());
-        return writer->Write(out);
-      };
-    }
-    return WithRepairHint(core_->store().Query(
-        args.filter, args.after_id, args.limit,
-        [&](const Record& r) {
-          if (context->IsCancelled()) return false;
-          v1::Record out;
-          ToProto(r, &out);
-          return writer->Write(out);
-        },
-        report));
-  };
-  return ToGrpcStatus(run());
+        ToProto(r, &out);
+        return write(out);
+      },
+      report));
 }
 
-grpc::Status TuneDbService::Devices(grpc::ServerContext* context,
-                                    const v1::DevicesRequest* request,
-                                    v1::DevicesResponse* response) {
+absl::Status TuneDbService::Devices(v1::DevicesResponse* response) {
   const auto& devices = core_->devices();
   for (size_t i = 0; i < devices.size(); ++i) {
     const DeviceInfo& d = devices[i];
@@ -235,12 +330,10 @@ grpc::Status TuneDbService::Devices(grpc::ServerContext* context,
     out->set_healthy(!stopping_.load());
   }
   response->set_finder(core_->finder_name());
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
-grpc::Status TuneDbService::Stats(grpc::ServerContext* context,
-                                  const v1::StatsRequest* request,
-                                  v1::StatsResponse* response) {
+absl::Status TuneDbService::Stats(v1::StatsResponse* response) {
   CoreStats s = core_->Stats();
   response->set_records(s.records);
   response->set_hits(s.hits);
@@ -276,143 +369,59 @@ grpc::Status TuneDbService::Stats(grpc::ServerContext* context,
     fleet->set_errors(s.fleet.errors);
     fleet->set_jobs_done(s.fleet.jobs_done);
   }
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
-grpc::Status TuneDbService::Invalidate(grpc::ServerContext* context,
-                                       const v1::InvalidateRequest* request,
+absl::Status TuneDbService::Invalidate(const v1::InvalidateRequest& request,
                                        v1::InvalidateResponse* response) {
-  TUNEDB_REFUSE_IF_STOPPING();
-  auto run = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(RecordFilter filter, ValidateInvalidate(*request));
-    LogIfItScans(filter);
-    ASSIGN_OR_RETURN(int64_t deleted, core_->Invalidate(filter));
-    spdlog::info("invalidated {} records", deleted);
-    response->set_deleted(deleted);
-    return absl::OkStatus();
-  };
-  return ToGrpcStatus(run());
+  RETURN_IF_ERROR(Accepting());
+  ASSIGN_OR_RETURN(RecordFilter filter, ValidateInvalidate(request));
+  LogIfItScans(filter);
+  ASSIGN_OR_RETURN(int64_t deleted, core_->Invalidate(filter));
+  spdlog::info("invalidated {} records", deleted);
+  response->set_deleted(deleted);
+  return absl::OkStatus();
 }
 
-grpc::Status TuneDbService::Export(grpc::ServerContext* context,
-                                   const v1::ExportRequest* request,
-                                   grpc::ServerWriter<v1::ExportLine>* writer) {
-  TUNEDB_REFUSE_IF_STOPPING();
-  auto run = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(RecordFilter filter, ValidateExport(*request));
-    LogIfItScans(filter);
-    std::function<bool(const BadRow&)> skip;
-    if (request->skip_bad_rows()) {
-      skip = [&](const BadRow& bad) {
+absl::Status TuneDbService::Export(
+    grpc::ServerContext* context, const v1::ExportRequest& request,
+    const std::function<bool(const v1::ExportLine&)>& write) {
+  RETURN_IF_ERROR(Accepting());
+  ASSIGN_OR_RETURN(RecordFilter filter, ValidateExport(request));
+  LogIfItScans(filter);
+  std::function<bool(const BadRow&)> skip;
+  if (request.skip_bad_rows()) {
+    skip = [&](const BadRow& bad) {
+      if (context->IsCancelled()) return false;
+      spdlog::warn("export skips record {}, which cannot be read: {}", bad.id,
+                   bad.reason);
+      v1::ExportLine line;
+      BadRowToProto(bad, line.mutable_skipped());
+      return write(line);
+    };
+  } else {
+    // A row that cannot be read fails the export before any line is
+    // sent, so no one takes a partial export for a whole one.
+    RETURN_IF_ERROR(WithRepairHint(core_->store().Query(
+        filter, 0, 0, [&](const Record&) { return !context->IsCancelled(); },
+        nullptr)));
+  }
+  return WithRepairHint(core_->store().Query(
+      filter, 0, 0,
+      [&](const Record& r) {
         if (context->IsCancelled()) return false;
-        spdlog::warn("export skips record {}, which cannot be read: {}", bad.id,
-                     bad.reason);
         v1::ExportLine line;
-        BadRowToProto(bad, line.mutable_skipped());
-        return writer->Write(line);
-      };
-    } else {
-      // A row that cannot be read fails the export before any line is
-      // sent, so no one takes a partial export for a whole one.
-      RETURN_IF_ERROR(WithRepairHint(core_->store().Query(
-          filter, 0, 0, [&](const Record&) { return !context->IsCancelled(); },
-          nullptr)));
-    }
-    return WithRepairHint(core_->store().Query(
-        filter, 0, 0,
-        [&](const Record& r) {
-          if (context->IsCancelled()) return false;
-          v1::ExportLine line;
-          line.set_json(RecordToJson(r));
-          return writer->Write(line);
-        },
-        skip));
-  };
-  return ToGrpcStatus(run());
+        line.set_json(RecordToJson(r));
+        return write(line);
+      },
+      skip));
 }
 
-grpc::Status TuneDbService::Import(grpc::ServerContext* context,
-                                   grpc::ServerReader<v1::ImportLine>* reader,
-                                   v1::ImportResponse* response) {
-  TUNEDB_REFUSE_IF_STOPPING();
-  // Each line is parsed and staged as it arrives (Store::StagedImport), so
-  // the daemon holds one batch of records, never the whole import; nothing
-  // reaches the records table before the whole stream has arrived, valid.
-  absl::StatusOr<std::unique_ptr<Store::StagedImport>> import =
-      core_->BeginImport();
-  if (!import.ok()) return ToGrpcStatus(import.status());
-  v1::ImportLine line;
-  int64_t n = 0;
-  int64_t expected = 0;
-  int64_t rejected = 0;
-  // All or nothing: after a bad line nothing is staged any more, but the
-  // rest is still read for its rejects.
-  auto reject = [&](int64_t line_number, absl::string_view reason) {
-    if (++rejected > kMaxImportRejectsListed) return;
-    v1::ImportResponse::Reject* out = response->add_rejects();
-    out->set_line(line_number);
-    out->set_reason(std::string(reason));
-  };
-  while (reader->Read(&line)) {
-    ++n;
-    if (n == 1) {
-      expected = line.expected_lines();
-      absl::Status length =
-          ValidateImportLength(expected, options_.max_import_lines);
-      if (!length.ok()) return ToGrpcStatus(length);
-    }
-    if (n > options_.max_import_lines) {
-      return grpc::Status(
-          grpc::StatusCode::RESOURCE_EXHAUSTED,
-          absl::StrCat("import is larger than ", options_.max_import_lines,
-                       " lines; split the file"));
-    }
-    absl::StatusOr<Record> r = ValidateImportLine(line);
-    if (!r.ok()) {
-      reject(n, r.status().message());
-      continue;
-    }
-    if (rejected > 0) continue;
-    absl::Status staged = (*import)->Add(*r);
-    if (staged.code() == absl::StatusCode::kInvalidArgument) {
-      reject(n, staged.message());
-    } else if (!staged.ok()) {
-      return ToGrpcStatus(staged);
-    }
-  }
-  // Read() ends the same way for a finished stream and a broken one (the
-  // client killed, a message over the size limit): only a finished one is
-  // imported, so a broken import stores nothing (the staged records are
-  // discarded with `import`).
-  if (context->IsCancelled() || (expected > 0 && n != expected)) {
-    spdlog::warn("import stream broke after {} lines; nothing imported", n);
-    return grpc::Status(grpc::StatusCode::CANCELLED,
-                        absl::StrCat("the import stream broke after ", n,
-                                     " lines, before its end; nothing was "
-                                     "imported"));
-  }
-  response->set_lines(n);
-  response->set_rejected(rejected);
-  if (rejected > 0) {
-    // All or nothing: a bad file imports nothing.
-    response->set_imported(0);
-    return grpc::Status::OK;
-  }
-  const absl::Time commit_start = absl::Now();
-  absl::StatusOr<int64_t> stored = core_->CommitImport(**import);
-  if (!stored.ok()) return ToGrpcStatus(stored.status());
-  response->set_imported(*stored);
-  spdlog::info("imported {} records (commit {:.1f} s)", *stored,
-               absl::ToDoubleSeconds(absl::Now() - commit_start));
-  return grpc::Status::OK;
-}
-
-grpc::Status TuneDbService::CheckRecords(grpc::ServerContext* context,
-                                         const v1::CheckRecordsRequest* request,
+absl::Status TuneDbService::CheckRecords(grpc::ServerContext* context,
                                          v1::CheckRecordsResponse* response) {
-  TUNEDB_REFUSE_IF_STOPPING();
+  RETURN_IF_ERROR(Accepting());
   int64_t checked = 0;
-  absl::Status s = core_->store().Query(
+  RETURN_IF_ERROR(core_->store().Query(
       RecordFilter(), 0, 0,
       [&](const Record&) {
         ++checked;
@@ -422,39 +431,47 @@ grpc::Status TuneDbService::CheckRecords(grpc::ServerContext* context,
         ++checked;
         BadRowToProto(bad, response->add_bad_rows());
         return !context->IsCancelled();
-      });
-  if (!s.ok()) return ToGrpcStatus(s);
-  if (context->IsCancelled()) {
-    return grpc::Status(grpc::StatusCode::CANCELLED, "client cancelled");
-  }
+      }));
+  if (context->IsCancelled()) return absl::CancelledError("client cancelled");
   response->set_checked(checked);
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
-grpc::Status TuneDbService::QuarantineRecords(
-    grpc::ServerContext* context, const v1::QuarantineRecordsRequest* request,
+absl::Status TuneDbService::QuarantineRecords(
     v1::QuarantineRecordsResponse* response) {
-  TUNEDB_REFUSE_IF_STOPPING();
-  absl::StatusOr<std::vector<BadRow>> moved =
-      core_->store().QuarantineBadRows();
-  if (!moved.ok()) return ToGrpcStatus(moved.status());
-  for (const BadRow& bad : *moved) {
+  RETURN_IF_ERROR(Accepting());
+  ASSIGN_OR_RETURN(std::vector<BadRow> moved,
+                   core_->store().QuarantineBadRows());
+  for (const BadRow& bad : moved) {
     spdlog::warn("quarantined record {}, which cannot be read: {}", bad.id,
                  bad.reason);
     BadRowToProto(bad, response->add_quarantined());
   }
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
-grpc::Status TuneDbService::ReportCounters(
-    grpc::ServerContext* context, const v1::ReportCountersRequest* request,
-    v1::ReportCountersResponse* response) {
-  TUNEDB_REFUSE_IF_STOPPING();
-  absl::StatusOr<std::map<std::string, int64_t>> counts =
-      ValidateReportCounters(*request);
-  if (!counts.ok()) return ToGrpcStatus(counts.status());
-  core_->reported().Add(*counts);
-  return grpc::Status::OK;
+absl::Status TuneDbService::ReportCounters(
+    const v1::ReportCountersRequest& request) {
+  RETURN_IF_ERROR(Accepting());
+  ASSIGN_OR_RETURN(auto counts, ValidateReportCounters(request));
+  core_->reported().Add(counts);
+  return absl::OkStatus();
+}
+
+absl::Status TuneDbService::ImportStatus(
+    const v1::ImportStatusRequest& request,
+    v1::ImportStatusResponse* response) {
+  RETURN_IF_ERROR(Accepting());
+  RETURN_IF_ERROR(ValidateImportStatus(request));
+  ASSIGN_OR_RETURN(std::optional<ImportReceipt> receipt,
+                   core_->store().FindImport(request.import_id()));
+  response->set_committed(receipt.has_value());
+  if (receipt) {
+    response->set_imported(receipt->imported);
+    response->set_lines(receipt->lines);
+    response->set_committed_at_us(receipt->committed_at_us);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tunedb

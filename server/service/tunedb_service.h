@@ -1,14 +1,23 @@
 // TuneDbService: the tunedb.v1.TuneDb gRPC service. A thin final class: it
-// validates and converts the wire messages (the one validation of a request's
+// reads and validates the wire messages (the one validation of a request's
 // problem and device on its way down), calls the TuningCore or the Store, and
 // converts absl::Status to grpc::Status (proto/grpc_status.h). No tuning
 // logic lives here.
+//
+// The service reads every request message itself (gRPC's streamed-unary,
+// split-streaming and raw bidirectional handlers), so a message that does
+// not parse is INVALID_ARGUMENT naming it: never INTERNAL with no message,
+// and never taken for the end of a stream. An Import with such a message
+// imports nothing; a TuneBatch answers that item with INVALID_ARGUMENT and
+// goes on.
 //
 // Thread safety: thread-safe, as gRPC requires (state lives in the core).
 #ifndef TUNEDB_SERVER_SERVICE_TUNEDB_SERVICE_H_
 #define TUNEDB_SERVER_SERVICE_TUNEDB_SERVICE_H_
 
 #include <atomic>
+#include <functional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -19,7 +28,7 @@
 
 namespace tunedb {
 
-class TuneDbService final : public v1::TuneDb::Service {
+class TuneDbService final : public v1::TuneDb::StreamedService {
  public:
   struct Options {
     // Largest Import, in lines. Default kMaxImportLines (one million).
@@ -32,52 +41,83 @@ class TuneDbService final : public v1::TuneDb::Service {
 
   TuneDbService(TuningCore* core, Options options);
 
-  grpc::Status Lookup(grpc::ServerContext* context,
-                      const v1::LookupRequest* request,
-                      v1::LookupResponse* response) override;
-  grpc::Status Tune(grpc::ServerContext* context,
-                    const v1::TuneRequest* request,
-                    v1::TuneResponse* response) override;
-  grpc::Status TuneBatch(
-      grpc::ServerContext* context,
-      grpc::ServerReaderWriter<v1::TuneBatchResponse, v1::TuneBatchRequest>*
-          stream) override;
-  grpc::Status Query(grpc::ServerContext* context,
-                     const v1::QueryRequest* request,
-                     grpc::ServerWriter<v1::Record>* writer) override;
-  grpc::Status Devices(grpc::ServerContext* context,
-                       const v1::DevicesRequest* request,
-                       v1::DevicesResponse* response) override;
-  grpc::Status Stats(grpc::ServerContext* context,
-                     const v1::StatsRequest* request,
-                     v1::StatsResponse* response) override;
-  grpc::Status Invalidate(grpc::ServerContext* context,
-                          const v1::InvalidateRequest* request,
-                          v1::InvalidateResponse* response) override;
-  grpc::Status Export(grpc::ServerContext* context,
-                      const v1::ExportRequest* request,
-                      grpc::ServerWriter<v1::ExportLine>* writer) override;
-  grpc::Status Import(grpc::ServerContext* context,
-                      grpc::ServerReader<v1::ImportLine>* reader,
-                      v1::ImportResponse* response) override;
-  grpc::Status CheckRecords(grpc::ServerContext* context,
-                            const v1::CheckRecordsRequest* request,
-                            v1::CheckRecordsResponse* response) override;
-  grpc::Status QuarantineRecords(
-      grpc::ServerContext* context, const v1::QuarantineRecordsRequest* request,
-      v1::QuarantineRecordsResponse* response) override;
-  grpc::Status ReportCounters(grpc::ServerContext* context,
-                              const v1::ReportCountersRequest* request,
-                              v1::ReportCountersResponse* response) override;
-
   // New calls are refused with UNAVAILABLE from now on (shutdown).
   void StopAccepting() { stopping_.store(true); }
 
  private:
-  // The core's answer for one TuneRequest, as a TuneResponse.
-  absl::Status DoTune(grpc::ServerContext* context,
-                      const v1::TuneRequest& request,
-                      v1::TuneResponse* response);
+  template <class Request, class Response>
+  using Unary = grpc::ServerUnaryStreamer<Request, Response>;
+  template <class Request, class Response>
+  using RawStream = grpc::ServerReaderWriter<Response, grpc::ByteBuffer>;
+
+  // The gRPC entry points: each reads its request and calls the handler of
+  // the same name below.
+  grpc::Status StreamedLookup(
+      grpc::ServerContext* context,
+      Unary<v1::LookupRequest, v1::LookupResponse>* call) override;
+  grpc::Status StreamedTune(
+      grpc::ServerContext* context,
+      Unary<v1::TuneRequest, v1::TuneResponse>* call) override;
+  grpc::Status StreamedDevices(
+      grpc::ServerContext* context,
+      Unary<v1::DevicesRequest, v1::DevicesResponse>* call) override;
+  grpc::Status StreamedStats(
+      grpc::ServerContext* context,
+      Unary<v1::StatsRequest, v1::StatsResponse>* call) override;
+  grpc::Status StreamedInvalidate(
+      grpc::ServerContext* context,
+      Unary<v1::InvalidateRequest, v1::InvalidateResponse>* call) override;
+  grpc::Status StreamedCheckRecords(
+      grpc::ServerContext* context,
+      Unary<v1::CheckRecordsRequest, v1::CheckRecordsResponse>* call) override;
+  grpc::Status StreamedQuarantineRecords(
+      grpc::ServerContext* context,
+      Unary<v1::QuarantineRecordsRequest, v1::QuarantineRecordsResponse>* call)
+      override;
+  grpc::Status StreamedReportCounters(
+      grpc::ServerContext* context,
+      Unary<v1::ReportCountersRequest, v1::ReportCountersResponse>* call)
+      override;
+  grpc::Status StreamedImportStatus(
+      grpc::ServerContext* context,
+      Unary<v1::ImportStatusRequest, v1::ImportStatusResponse>* call) override;
+  grpc::Status StreamedQuery(
+      grpc::ServerContext* context,
+      grpc::ServerSplitStreamer<v1::QueryRequest, v1::Record>* call) override;
+  grpc::Status StreamedExport(
+      grpc::ServerContext* context,
+      grpc::ServerSplitStreamer<v1::ExportRequest, v1::ExportLine>* call)
+      override;
+  grpc::Status RawTuneBatch(
+      grpc::ServerContext* context,
+      RawStream<v1::TuneBatchRequest, v1::TuneBatchResponse>* stream);
+  grpc::Status RawImport(grpc::ServerContext* context,
+                         RawStream<v1::ImportLine, v1::ImportResponse>* stream);
+
+  // The handlers, on parsed requests.
+  absl::Status Lookup(const v1::LookupRequest& request,
+                      v1::LookupResponse* response);
+  absl::Status Tune(grpc::ServerContext* context,
+                    const v1::TuneRequest& request, v1::TuneResponse* response);
+  absl::Status Devices(v1::DevicesResponse* response);
+  absl::Status Stats(v1::StatsResponse* response);
+  absl::Status Invalidate(const v1::InvalidateRequest& request,
+                          v1::InvalidateResponse* response);
+  absl::Status CheckRecords(grpc::ServerContext* context,
+                            v1::CheckRecordsResponse* response);
+  absl::Status QuarantineRecords(v1::QuarantineRecordsResponse* response);
+  absl::Status ReportCounters(const v1::ReportCountersRequest& request);
+  absl::Status ImportStatus(const v1::ImportStatusRequest& request,
+                            v1::ImportStatusResponse* response);
+  absl::Status Query(grpc::ServerContext* context,
+                     const v1::QueryRequest& request,
+                     const std::function<bool(const v1::Record&)>& write);
+  absl::Status Export(grpc::ServerContext* context,
+                      const v1::ExportRequest& request,
+                      const std::function<bool(const v1::ExportLine&)>& write);
+
+  // OK, or UNAVAILABLE once StopAccepting was called.
+  absl::Status Accepting() const;
 
   TuningCore* const core_;
   const Options options_;

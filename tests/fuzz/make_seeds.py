@@ -193,9 +193,43 @@ def requests(pb):
     export.filter.until_us = 1700000000000000
     put("export", 5, export)
     line = pb.ImportLine()
-    line.json = record()
+    line.json = record().encode()
     line.expected_lines = 1
     put("import_line", 6, line)
+
+
+def request_streams(pb):
+    # First byte: even, an Import; odd, a TuneBatch. Then each message as a
+    # 2-byte little-endian length and its bytes.
+    def stream(kind, messages):
+        body = b"".join(struct.pack("<H", len(m)) + m for m in messages)
+        return bytes([kind]) + body
+
+    def line(version, expected=0, import_id=""):
+        m = pb.ImportLine()
+        m.json = record(version=version).encode()
+        m.expected_lines = expected
+        m.import_id = import_id
+        return m.SerializeToString()
+
+    garbage = b"\x0a\x64\x01\x02"  # field 1 of length 100, 2 bytes long
+    not_utf8 = pb.ImportLine()
+    not_utf8.json = record().encode()[:20] + b"\xff\xfe" + record().encode()[20:]
+    write("request_stream", "import_whole",
+          stream(0, [line(1, expected=3), line(2), line(3)]))
+    write("request_stream", "import_named",
+          stream(0, [line(3, expected=2, import_id="import-seed"), line(2)]))
+    write("request_stream", "import_bad_third",
+          stream(0, [line(1), line(2), garbage, line(3)]))
+    write("request_stream", "import_not_utf8",
+          stream(0, [line(1), not_utf8.SerializeToString()]))
+    write("request_stream", "import_short",
+          stream(0, [line(1, expected=5), line(2)]))
+    item = pb.TuneBatchRequest()
+    fill_problem(item.request.problem, pb)
+    fill_device(item.request.device)
+    tb = item.SerializeToString()
+    write("request_stream", "batch", stream(1, [tb, tb, garbage, tb]))
 
 
 def frame(message):
@@ -252,6 +286,7 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         pb, wpb = compile_protos(out)
         requests(pb)
+        request_streams(pb)
         worker_frames(pb, wpb)
     for target in sorted(os.listdir(CORPUS)):
         print(target, len(os.listdir(os.path.join(CORPUS, target))), "seeds")

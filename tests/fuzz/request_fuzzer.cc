@@ -10,6 +10,7 @@
 
 #include "google/protobuf/stubs/logging.h"
 #include "proto/convert.h"
+#include "proto/wire_limits.h"
 #include "server/service/request_validation.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -105,10 +106,16 @@ void Export(const uint8_t* data, size_t size) {
 void Import(const uint8_t* data, size_t size) {
   v1::ImportLine line;
   if (!Parse(data, size, &line)) return;
-  const absl::Status length =
-      ValidateImportLength(line.expected_lines(), /*max_lines=*/1000000);
-  FUZZ_CHECK(length.ok() ==
-             (line.expected_lines() >= 0 && line.expected_lines() <= 1000000));
+  const absl::StatusOr<ImportHeader> header =
+      ValidateImportHeader(line, /*max_lines=*/1000000);
+  if (line.import_id().empty()) {
+    FUZZ_CHECK(header.ok() == (line.expected_lines() >= 0 &&
+                               line.expected_lines() <= 1000000));
+  }
+  if (header.ok()) {
+    FUZZ_CHECK(header->expected_lines == line.expected_lines());
+    FUZZ_CHECK(header->import_id.size() <= kMaxImportIdBytes);
+  }
   absl::StatusOr<Record> record = ValidateImportLine(line);
   if (record.ok()) FUZZ_CHECK(record->key.Validate().ok());
 }

@@ -1,10 +1,12 @@
-// absl::Status <-> grpc::Status: codes and messages survive both ways.
+// absl::Status <-> grpc::Status: codes and messages survive both ways, a
+// message up to kMaxStatusMessageBytes.
 #include "proto/grpc_status.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "proto/wire_limits.h"
 #include "tunedb/v1/tunedb.pb.h"
 
 namespace tunedb {
@@ -105,6 +107,23 @@ TEST(GrpcStatusTest, StatusFieldsWithACodeOutsideAbslsReadAsUnknown) {
     SetStatusFields(s, &again);
     EXPECT_EQ(StatusFromFields(again), s) << code;
   }
+}
+
+// A message that repeats an oversized value must not outgrow gRPC's
+// metadata limit (the client would see RESOURCE_EXHAUSTED, "retry later").
+TEST(GrpcStatusTest, ALongMessageIsCutAndSaysSo) {
+  const std::string long_message(100 * 1024, 'x');
+  const grpc::Status g = ToGrpcStatus(absl::InvalidArgumentError(long_message));
+  EXPECT_EQ(g.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_LT(g.error_message().size(), kMaxStatusMessageBytes + 64);
+  EXPECT_EQ(g.error_message().substr(0, kMaxStatusMessageBytes),
+            long_message.substr(0, kMaxStatusMessageBytes));
+  EXPECT_NE(g.error_message().find("(102400 bytes, cut)"), std::string::npos);
+  v1::TuneBatchResponse item;
+  SetStatusFields(absl::InternalError(long_message), &item);
+  EXPECT_EQ(item.message(), g.error_message());
+  // Short messages pass unchanged.
+  EXPECT_EQ(ToGrpcStatus(absl::NotFoundError("gone")).error_message(), "gone");
 }
 
 }  // namespace

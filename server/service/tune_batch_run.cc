@@ -1,0 +1,68 @@
+#include "server/service/tune_batch_run.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "proto/grpc_status.h"
+
+namespace tunedb {
+
+TuneBatchRun::TuneBatchRun(int parallelism, TuneFn tune, WriteFn write)
+    : tune_(std::move(tune)), write_(std::move(write)) {
+  for (int i = 0; i < std::max(1, parallelism); ++i) {
+    workers_.emplace_back([this] { Work(); });
+  }
+}
+
+TuneBatchRun::~TuneBatchRun() { Finish(); }
+
+void TuneBatchRun::Add(absl::StatusOr<v1::TuneRequest> request) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return queue_.size() < kMaxQueued; });
+  queue_.push_back(Item{received_++, std::move(request)});
+  cv_.notify_all();
+}
+
+void TuneBatchRun::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reading_done_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void TuneBatchRun::Work() {
+  for (;;) {
+    Item item;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return !queue_.empty() || reading_done_; });
+      if (queue_.empty()) return;
+      item = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    cv_.notify_all();
+    Answer(item);
+  }
+}
+
+void TuneBatchRun::Answer(const Item& item) {
+  v1::TuneBatchResponse out;
+  out.set_index(item.index);
+  absl::Status s = item.request.status();
+  if (s.ok()) s = tune_(*item.request, out.mutable_response());
+  SetStatusFields(s, &out);
+  if (!s.ok()) out.clear_response();
+  std::lock_guard<std::mutex> write_lock(write_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out.set_done(++done_);
+    out.set_received(received_);
+  }
+  if (!write_failed_ && !write_(out)) write_failed_ = true;
+}
+
+}  // namespace tunedb
