@@ -1,15 +1,13 @@
 // DeviceValues: seeded random element data kept on the device, per data
 // type, so that a search fills its buffers with a device-to-device copy
-// instead of generating and uploading them every time (a 100 MB activation
-// costs tens of milliseconds on the host, more than cudnnFind itself on the
-// smaller layers).
+// instead of generating and uploading them every time (which can cost more
+// than cudnnFind itself: docs/gpu.md).
 //
 // A type's values are RandomElements(type, kPeriod, seed), uniform in
 // [-1, 1), repeated: element i is element i % kPeriod of that sequence, so
 // growing the pool (to twice its size, or what a fill needs) never changes
 // the values a fill at a given offset gets. Only kPeriod elements are made
-// on the host; the rest are device-to-device copies (the first layers of a
-// network at batch 64 need 200 M elements, 0.9 s to make on the host).
+// on the host; the rest are device-to-device copies.
 //
 // Thread safety: none; one thread at a time, on the current CUDA device.
 #ifndef TUNEDB_CUDNN_DEVICE_VALUES_H_

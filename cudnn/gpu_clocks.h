@@ -1,7 +1,7 @@
 // GpuClocks: how far one GPU's SM clock is from its highest, read through
-// NVML, so that a search warms the GPU up only when it is clocked down (an
-// H200 idles at 345 MHz and ramps up to 1980 MHz under load), whoever else
-// was keeping it busy.
+// NVML, so that a search warms the GPU up only when it is clocked down
+// (GPUs idle at a fraction of their highest clock), whoever else kept it
+// busy.
 //
 // NVML (libnvidia-ml.so.1) comes with the driver; it is loaded at run time,
 // so nothing links against it and a host without it still searches (Known()

@@ -7,12 +7,9 @@
 // its floors), and it runs these phases:
 //   0. set-up: descriptors and buffers for the problem (CudnnConv, filled
 //      from values kept on the device, device_values.h), a workspace
-//      (workspace_offer.h: for the legacy API what the problem's most
-//      demanding algorithm asks for, at least 1 GiB, within the cap; the
-//      default cap min(free memory / 4, 16 GiB), 4 GiB for the graph API;
-//      up to 4 GiB kept from search to search; the offer quartered again
-//      and again when the device runs out of memory), and, while the GPU is
-//      clocked down, a warm-up so its clocks are up;
+//      (workspace_offer.h: the offer, the default cap and what is kept; the
+//      offer quartered again and again when the device runs out of memory),
+//      and, while the GPU is clocked down, a warm-up so its clocks are up;
 //   1. candidates.h: cudnnFind*AlgorithmEx once per math type the policy
 //      allows, results per (algo, math type); Find's one timed call is a
 //      first launch-time sample, and the wall time of these calls sets the

@@ -4,11 +4,10 @@
 // events, divided by the batch length.
 //
 // RunTimer captures the batch once into a CUDA graph and replays it, so the
-// host-side cost of the cuDNN call (tens of microseconds in cuDNN 9's legacy
-// API) stays out of the GPU time; when capture is not possible the runs are
-// launched directly and graphed() is false. TimeDirectRuns() launches a batch
-// directly and measures what such a caller waits for (launch time) and the
-// host's share of it.
+// host-side cost of the cuDNN call stays out of the GPU time; when capture is
+// not possible the runs are launched directly and graphed() is false.
+// TimeDirectRuns() launches a batch directly and measures what such a caller
+// waits for (launch time) and the host's share of it.
 //
 // Thread safety: none; a timer uses the conv's stream and must not outlive
 // the conv or the workspace.
@@ -42,8 +41,7 @@ struct DirectSample {
 };
 
 // Where a direct sample's timed batch starts. The first call after another
-// candidate's costs the host more (on an H200, algorithm 1 with tensor ops
-// at batch 8: 0.12-0.35 ms against 0.06-0.22 for the calls after it).
+// candidate's can cost the host more than the calls after it (docs/gpu.md).
 enum class DirectStart {
   // After one untimed run: the steady cost of back-to-back calls.
   kAfterUntimedRun,

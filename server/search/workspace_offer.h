@@ -23,10 +23,9 @@ namespace tunedb {
 inline constexpr int64_t kMaxKeptWorkspace = int64_t{4} << 30;
 
 // The cap of a search whose request sets none: a quarter of `free_bytes`, at
-// most 16 GiB for the legacy API (on an H200 one 3-D U-Net layer's fastest
-// backward-filter algorithm, TF32 at batch 8, needs 5.4 GiB and runs 17.5x
-// faster than the best within 4 GiB: bench/results/2026-12-01-h200-switch)
-// and kMaxKeptWorkspace for the graph API.
+// most 16 GiB for the legacy API (some algorithms need more than 4 GiB and
+// are much faster for it: docs/gpu.md) and kMaxKeptWorkspace for the graph
+// API. Bytes.
 int64_t DefaultWorkspaceCap(int64_t free_bytes, ConvApi api);
 
 // The most workspace any algorithm of conv's problem asks for
