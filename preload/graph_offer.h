@@ -7,8 +7,8 @@
 //     -> OfferOrder: the order the caller gets them in
 //     -> ConfigFill: the caller's own engine-config descriptors filled.
 //
-// A source of configs (stored record, and later a pinned answer or stored
-// plans) only has to give TunedEngines; the steps after it do not change.
+// A source of configs (the stored record is one) only has to give
+// TunedEngines; the steps after it do not depend on where they came from.
 // GraphQueryMemory is what one thread carries from one heuristics query to
 // the next.
 //
@@ -83,9 +83,9 @@ class ConfigFill {
   bool done() const { return filled() == requested_ || failed_; }
   // Fills the next descriptor (not when done()).
   void Add(int engine, const std::vector<Knob>& knobs);
-  // After the configs of `c` in OfferOrder: cuDNN's own list for the
-  // query's heuristics descriptor, without the configs already given and
-  // those that do not finalize on the graph.
+  // After tunedb's configs, while descriptors are left: cuDNN's own list
+  // for the query's heuristics descriptor, without the configs already
+  // given and those that do not finalize on the graph.
   void AddCudnnOwn();
 
   int64_t filled() const { return static_cast<int64_t>(given_.size()); }

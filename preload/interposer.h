@@ -140,9 +140,8 @@ class Interposer {
   // or the caller's descriptors filled (FillAnswer). Only an allocation
   // failure can throw.
   GraphResult AnswerHeuristics(const GraphCall& call, GraphQueryMemory& memory);
-  // The configs tunedb has for `key`, from the first source that has any
-  // (one today: StoredConfigs; a pinned answer or stored plans are sources
-  // of the same shape); empty: a miss.
+  // The configs tunedb has for `key`, from the first ConfigSource that has
+  // any (StoredConfigs is the one source today); empty: a miss.
   std::vector<TunedEngine> CandidatesFor(const ProblemKey& key);
   using ConfigSource =
       std::vector<TunedEngine> (Interposer::*)(const ProblemKey& key);
