@@ -134,12 +134,16 @@ class Interposer {
   // A mode-FALLBACK query: no configs on a graph marked answered, else
   // cuDNN's (not counted, as before the graph half).
   GraphAnswer AnswerFallback(const GraphCall& call, GraphQueryMemory& memory);
-  // AnswerGraph without its guard, for modes INSTANT, A and B: key ->
-  // configs (the count query's, else CandidatesFor) -> those that finalize
-  // on a copy of the caller's graph (CheckOnGraph) -> the count (CountAnswer)
-  // or the caller's descriptors filled (FillAnswer). Only an allocation
-  // failure can throw.
+  // AnswerGraph for modes INSTANT, A and B: the key, then AnswerKey. Only
+  // an allocation failure before the key can throw.
   GraphResult AnswerHeuristics(const GraphCall& call, GraphQueryMemory& memory);
+  // The rest of the pipeline for `key`, `r` holding its pass and key text:
+  // configs (the count query's, else CandidatesFor) -> those that finalize
+  // on a copy of the caller's graph (CheckOnGraph) -> the count
+  // (CountAnswer) or the caller's descriptors filled (FillAnswer). Only an
+  // allocation failure can throw.
+  GraphResult AnswerKey(const GraphCall& call, const ProblemKey& key,
+                        GraphQueryMemory& memory, GraphResult r);
   // The configs tunedb has for `key`, from the first ConfigSource that has
   // any (StoredConfigs is the one source today); empty: a miss.
   std::vector<TunedEngine> CandidatesFor(const ProblemKey& key);

@@ -148,14 +148,25 @@ Interposer::GraphResult Interposer::AnswerHeuristics(const GraphCall& call,
   const std::optional<ProblemKey> key = KeyOnDevice(*std::move(problem));
   if (!key.has_value()) return r.Pass(Outcome::kNoDevice);
   if (options_.log == LogLevel::kCalls) r.key_text = key->ToText();
+  try {
+    return AnswerKey(call, *key, memory, r);
+  } catch (...) {
+    // Out of memory: passed through, and logged with its pass and key.
+    return r.Pass(Outcome::kInternalError);
+  }
+}
 
+Interposer::GraphResult Interposer::AnswerKey(const GraphCall& call,
+                                              const ProblemKey& key,
+                                              GraphQueryMemory& memory,
+                                              GraphResult r) {
   // The configs the count query just checked for this key, else a source's.
   std::optional<CheckedConfigs> checked =
-      memory.TakeCounted(*key, call.requested);
+      memory.TakeCounted(key, call.requested);
   std::vector<TunedEngine> candidates;
   if (!checked.has_value()) {
-    candidates = CandidatesFor(*key);
-    if (candidates.empty()) return r.Pass(MissOutcome(*key));
+    candidates = CandidatesFor(key);
+    if (candidates.empty()) return r.Pass(MissOutcome(key));
   }
   // The configs are finalized on a copy of the caller's graph, so they
   // carry its tensor ids.
@@ -163,7 +174,7 @@ Interposer::GraphResult Interposer::AnswerHeuristics(const GraphCall& call,
   if (!graph.has_value()) return r.Pass(Outcome::kConfigFailed);
   if (!checked.has_value()) {
     checked =
-        CheckOnGraph(*key, candidates, graph->get(), options_.empty_fallback);
+        CheckOnGraph(key, candidates, graph->get(), options_.empty_fallback);
   }
   if (checked->empty()) return r.Pass(Outcome::kConfigFailed);
   if (call.requested == 0) {
