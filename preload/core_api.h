@@ -35,7 +35,7 @@ struct CoreApi {
   // Interposer::AnswerGraph: answers a heuristics descriptor's results from
   // tunedb, or says to pass the call through; never throws.
   GraphAnswer (*answer_graph)(const GraphCall& call) = nullptr;
-  // Interposer::NotePlanNotBuilt; never throws.
+  // Interposer::RecordPlanNotBuilt; never throws.
   void (*plan_not_built)() = nullptr;
 };
 

@@ -43,7 +43,7 @@ GraphAnswer AnswerGraph(const GraphCall& call) {
 
 void PlanNotBuilt() {
   try {
-    Interposer::Instance().NotePlanNotBuilt();
+    Interposer::Instance().RecordPlanNotBuilt();
   } catch (...) {
   }
 }

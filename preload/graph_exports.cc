@@ -72,8 +72,9 @@ extern "C" cudnnStatus_t cudnnBackendSetAttribute(
                                elementCount, arrayOfElements);
   if (s == CUDNN_STATUS_SUCCESS && GraphShadow::Records(attributeName)) {
     try {
-      GraphShadow::Instance().Note(descriptor, attributeName, attributeType,
-                                   elementCount, arrayOfElements);
+      GraphShadow::Instance().RecordAttribute(descriptor, attributeName,
+                                              attributeType, elementCount,
+                                              arrayOfElements);
     } catch (...) {
       // Out of memory recording: the descriptor is just not known later.
     }

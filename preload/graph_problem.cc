@@ -51,9 +51,9 @@ absl::Status CheckTensor(const ShadowTensor& t, const char* what, size_t rank) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<ConvProblem> ProblemFromShadow(const ShadowHeuristics& h) {
+// The one convolution node of `h`, its operands present, of one rank (4 or
+// 5) and one data type, and keyable (CheckTensor).
+absl::StatusOr<const ShadowNode*> ConvolutionNode(const ShadowHeuristics& h) {
   if (!h.has_graph || h.nodes.size() != 1) {
     return absl::InvalidArgumentError(
         "the graph is not exactly one convolution node");
@@ -76,13 +76,12 @@ absl::StatusOr<ConvProblem> ProblemFromShadow(const ShadowHeuristics& h) {
   if (node.w.data_type != type || node.y.data_type != type) {
     return absl::InvalidArgumentError("operands of different data types");
   }
-  const std::optional<DataType> data_type =
-      DataTypeFromCudnn(static_cast<cudnnDataType_t>(type));
-  const std::optional<DataType> compute_type =
-      DataTypeFromCudnn(static_cast<cudnnDataType_t>(node.conv.compute_type));
-  if (!data_type || !compute_type) {
-    return absl::InvalidArgumentError("unsupported data or compute type");
-  }
+  return &node;
+}
+
+// Whether x, w and y are all packed channels-last (false: all packed
+// channels-first); an error otherwise.
+absl::StatusOr<bool> ChannelsLast(const ShadowNode& node) {
   bool channels_last = false;
   if (!PackedIn(node.x.dims, node.x.strides, false)) {
     channels_last = true;
@@ -96,8 +95,13 @@ absl::StatusOr<ConvProblem> ProblemFromShadow(const ShadowHeuristics& h) {
           "w or y: strides are not packed in x's layout");
     }
   }
+  return channels_last;
+}
+
+// The node's convolution: `spatial` dimensions, symmetric padding, and
+// groups that divide x's channels.
+absl::Status CheckConvolution(const ShadowNode& node, size_t spatial) {
   const ShadowConvolution& conv = node.conv;
-  const size_t spatial = rank - 2;
   if (conv.spatial_dims != static_cast<int64_t>(spatial) ||
       conv.pre_padding.size() != spatial || conv.stride.size() != spatial ||
       conv.dilation.size() != spatial) {
@@ -109,8 +113,21 @@ absl::StatusOr<ConvProblem> ProblemFromShadow(const ShadowHeuristics& h) {
   if (node.w.dims[1] <= 0 || node.x.dims[1] % node.w.dims[1] != 0) {
     return absl::InvalidArgumentError("w: channels do not divide x's");
   }
+  return absl::OkStatus();
+}
 
+// The shape of ConvolutionNode's `node`.
+absl::StatusOr<ConvShape> ShapeOf(const ShadowNode& node) {
+  const std::optional<DataType> data_type =
+      DataTypeFromCudnn(static_cast<cudnnDataType_t>(node.x.data_type));
+  const std::optional<DataType> compute_type =
+      DataTypeFromCudnn(static_cast<cudnnDataType_t>(node.conv.compute_type));
+  if (!data_type || !compute_type) {
+    return absl::InvalidArgumentError("unsupported data or compute type");
+  }
   ConvShape s;
+  ASSIGN_OR_RETURN(s.channels_last, ChannelsLast(node));
+  RETURN_IF_ERROR(CheckConvolution(node, node.x.dims.size() - 2));
   s.op = node.kind == ShadowNode::kBackwardData     ? ConvOp::kBackwardData
          : node.kind == ShadowNode::kBackwardFilter ? ConvOp::kBackwardFilter
                                                     : ConvOp::kForward;
@@ -119,30 +136,44 @@ absl::StatusOr<ConvProblem> ProblemFromShadow(const ShadowHeuristics& h) {
   s.k = node.w.dims[0];
   s.input.assign(node.x.dims.begin() + 2, node.x.dims.end());
   s.filter.assign(node.w.dims.begin() + 2, node.w.dims.end());
-  s.padding = conv.pre_padding;
-  s.stride = conv.stride;
-  s.dilation = conv.dilation;
+  s.padding = node.conv.pre_padding;
+  s.stride = node.conv.stride;
+  s.dilation = node.conv.dilation;
   s.groups = node.x.dims[1] / node.w.dims[1];
   s.data_type = *data_type;
   s.compute_type = *compute_type;
-  s.channels_last = channels_last;
-  s.mode = conv.mode == CUDNN_CONVOLUTION ? ConvMode::kConvolution
-                                          : ConvMode::kCrossCorrelation;
-  ASSIGN_OR_RETURN(ConvProblem p, MakeConvProblem(s));
-  std::vector<int64_t> y_dims = {p.n, p.k};
-  for (size_t i = 0; i < spatial; ++i) {
-    y_dims.push_back(p.OutputSize(static_cast<int>(i)));
-  }
-  if (node.y.dims != y_dims) {
-    return absl::InvalidArgumentError("y: dims are not the output's");
-  }
+  s.mode = node.conv.mode == CUDNN_CONVOLUTION ? ConvMode::kConvolution
+                                               : ConvMode::kCrossCorrelation;
+  return s;
+}
+
+// The smallest byte alignment set on x, w and y, capped at
+// ConvProblem::kMaxAlignment, as a power of two.
+int GraphAlignment(const ShadowNode& node) {
   int64_t alignment =
       std::min({node.x.alignment, node.w.alignment, node.y.alignment,
                 static_cast<int64_t>(ConvProblem::kMaxAlignment)});
   int64_t power = 1;
   while (power * 2 <= alignment) power *= 2;
+  return static_cast<int>(power);
+}
+
+}  // namespace
+
+absl::StatusOr<ConvProblem> ProblemFromShadow(const ShadowHeuristics& h) {
+  ASSIGN_OR_RETURN(const ShadowNode* node, ConvolutionNode(h));
+  ASSIGN_OR_RETURN(const ConvShape shape, ShapeOf(*node));
+  ASSIGN_OR_RETURN(ConvProblem p, MakeConvProblem(shape));
+  const size_t spatial = node->x.dims.size() - 2;
+  std::vector<int64_t> y_dims = {p.n, p.k};
+  for (size_t i = 0; i < spatial; ++i) {
+    y_dims.push_back(p.OutputSize(static_cast<int>(i)));
+  }
+  if (node->y.dims != y_dims) {
+    return absl::InvalidArgumentError("y: dims are not the output's");
+  }
   p.api = ConvApi::kGraph;
-  p.alignment = static_cast<int>(power);
+  p.alignment = GraphAlignment(*node);
   RETURN_IF_ERROR(p.Validate());
   return p;
 }

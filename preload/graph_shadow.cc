@@ -5,19 +5,27 @@
 namespace tunedb::preload {
 namespace {
 
-std::vector<int64_t> Int64s(cudnnBackendAttributeType_t type, int64_t count,
-                            const void* values) {
-  if (type != CUDNN_TYPE_INT64 || count < 0 || count > 16) return {};
-  const auto* v = static_cast<const int64_t*>(values);
-  return std::vector<int64_t>(v, v + count);
+using Attribute = GraphShadow::Attribute;
+
+std::vector<int64_t> Int64s(const Attribute& a) {
+  if (a.type != CUDNN_TYPE_INT64 || a.count < 0 || a.count > 16) return {};
+  const auto* v = static_cast<const int64_t*>(a.values);
+  return std::vector<int64_t>(v, v + a.count);
 }
 
 template <typename T>
-bool One(cudnnBackendAttributeType_t type, cudnnBackendAttributeType_t want,
-         int64_t count, const void* values, T* out) {
-  if (type != want || count != 1) return false;
-  *out = *static_cast<const T*>(values);
+bool One(const Attribute& a, cudnnBackendAttributeType_t want, T* out) {
+  if (a.type != want || a.count != 1) return false;
+  *out = *static_cast<const T*>(a.values);
   return true;
+}
+
+// The one descriptor a descriptor-valued attribute sets, or nullopt.
+std::optional<cudnnBackendDescriptor_t> OneDescriptor(const Attribute& a) {
+  if (a.type != CUDNN_TYPE_BACKEND_DESCRIPTOR || a.count != 1) {
+    return std::nullopt;
+  }
+  return *static_cast<const cudnnBackendDescriptor_t*>(a.values);
 }
 
 // Which operand of which pass a node attribute sets.
@@ -103,116 +111,136 @@ GraphShadow::Entry& GraphShadow::EntryOf(cudnnBackendDescriptor_t d,
   return e;
 }
 
-void GraphShadow::Note(cudnnBackendDescriptor_t d,
-                       cudnnBackendAttributeName_t name,
-                       cudnnBackendAttributeType_t type, int64_t count,
-                       const void* values) {
+void GraphShadow::RecordAttribute(cudnnBackendDescriptor_t d,
+                                  cudnnBackendAttributeName_t name,
+                                  cudnnBackendAttributeType_t type,
+                                  int64_t count, const void* values) {
   if (d == nullptr || values == nullptr || !Records(name)) return;
+  const Attribute a{name, type, count, values};
   std::lock_guard<std::mutex> lock(mu_);
+  if (RecordTensor(d, a) || RecordConvolution(d, a)) return;
   switch (name) {
-    case CUDNN_ATTR_TENSOR_DATA_TYPE: {
-      cudnnDataType_t t;
-      if (One(type, CUDNN_TYPE_DATA_TYPE, count, values, &t)) {
-        EntryOf(d, Entry::kTensor).tensor.data_type = static_cast<int>(t);
-      }
-      return;
-    }
-    case CUDNN_ATTR_TENSOR_DIMENSIONS:
-      EntryOf(d, Entry::kTensor).tensor.dims = Int64s(type, count, values);
-      return;
-    case CUDNN_ATTR_TENSOR_STRIDES:
-      EntryOf(d, Entry::kTensor).tensor.strides = Int64s(type, count, values);
-      return;
-    case CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT:
-      One(type, CUDNN_TYPE_INT64, count, values,
-          &EntryOf(d, Entry::kTensor).tensor.alignment);
-      return;
-    case CUDNN_ATTR_TENSOR_IS_VIRTUAL:
-      One(type, CUDNN_TYPE_BOOLEAN, count, values,
-          &EntryOf(d, Entry::kTensor).tensor.is_virtual);
-      return;
-    case CUDNN_ATTR_TENSOR_VECTOR_COUNT:
-      One(type, CUDNN_TYPE_INT64, count, values,
-          &EntryOf(d, Entry::kTensor).tensor.vector_count);
-      return;
-    case CUDNN_ATTR_CONVOLUTION_COMP_TYPE: {
-      cudnnDataType_t t;
-      if (One(type, CUDNN_TYPE_DATA_TYPE, count, values, &t)) {
-        EntryOf(d, Entry::kConvolution).conv.compute_type = static_cast<int>(t);
-      }
-      return;
-    }
-    case CUDNN_ATTR_CONVOLUTION_CONV_MODE: {
-      cudnnConvolutionMode_t m;
-      if (One(type, CUDNN_TYPE_CONVOLUTION_MODE, count, values, &m)) {
-        EntryOf(d, Entry::kConvolution).conv.mode = static_cast<int>(m);
-      }
-      return;
-    }
-    case CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS:
-      One(type, CUDNN_TYPE_INT64, count, values,
-          &EntryOf(d, Entry::kConvolution).conv.spatial_dims);
-      return;
-    case CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS:
-      EntryOf(d, Entry::kConvolution).conv.pre_padding =
-          Int64s(type, count, values);
-      return;
-    case CUDNN_ATTR_CONVOLUTION_POST_PADDINGS:
-      EntryOf(d, Entry::kConvolution).conv.post_padding =
-          Int64s(type, count, values);
-      return;
-    case CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
-      EntryOf(d, Entry::kConvolution).conv.stride = Int64s(type, count, values);
-      return;
-    case CUDNN_ATTR_CONVOLUTION_DILATIONS:
-      EntryOf(d, Entry::kConvolution).conv.dilation =
-          Int64s(type, count, values);
-      return;
-    case CUDNN_ATTR_OPERATIONGRAPH_OPS: {
-      if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR || count < 0) return;
-      const auto* ops = static_cast<const cudnnBackendDescriptor_t*>(values);
-      std::vector<ShadowNode> nodes;
-      for (int64_t i = 0; i < count; ++i) {
-        auto it = entries_.find(ops[i]);
-        nodes.push_back(it != entries_.end() && it->second.kind == Entry::kNode
-                            ? it->second.node
-                            : ShadowNode());
-      }
-      Entry& g = EntryOf(d, Entry::kGraph);
-      g.heur.nodes = std::move(nodes);
-      g.heur.has_graph = true;
-      return;
-    }
-    case CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH: {
-      if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR || count != 1) return;
-      const auto graph = *static_cast<const cudnnBackendDescriptor_t*>(values);
-      auto it = entries_.find(graph);
-      std::optional<std::vector<ShadowNode>> nodes;
-      if (it != entries_.end() && it->second.kind == Entry::kGraph) {
-        nodes = it->second.heur.nodes;
-      }
-      Entry& h = EntryOf(d, Entry::kHeuristics);
-      h.heur.has_graph = nodes.has_value();
-      h.heur.nodes = nodes.value_or(std::vector<ShadowNode>());
-      h.heur.graph = graph;
-      return;
-    }
+    case CUDNN_ATTR_OPERATIONGRAPH_OPS:
+      return RecordGraphNodes(d, a);
+    case CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
+      return RecordHeuristicsGraph(d, a);
     case CUDNN_ATTR_ENGINEHEUR_MODE: {
       cudnnBackendHeurMode_t m;
-      if (One(type, CUDNN_TYPE_HEUR_MODE, count, values, &m)) {
+      if (One(a, CUDNN_TYPE_HEUR_MODE, &m)) {
         EntryOf(d, Entry::kHeuristics).heur.mode = static_cast<int>(m);
       }
       return;
     }
     default:
-      break;
+      return RecordNodeOperand(d, a);
   }
-  // A convolution node's operand or descriptor.
-  const std::optional<NodeSlot> slot = SlotOf(name);
-  if (!slot || type != CUDNN_TYPE_BACKEND_DESCRIPTOR || count != 1) return;
-  const auto target = *static_cast<const cudnnBackendDescriptor_t*>(values);
+}
+
+bool GraphShadow::RecordTensor(cudnnBackendDescriptor_t d, const Attribute& a) {
+  switch (a.name) {
+    case CUDNN_ATTR_TENSOR_DATA_TYPE: {
+      cudnnDataType_t t;
+      if (One(a, CUDNN_TYPE_DATA_TYPE, &t)) {
+        EntryOf(d, Entry::kTensor).tensor.data_type = static_cast<int>(t);
+      }
+      return true;
+    }
+    case CUDNN_ATTR_TENSOR_DIMENSIONS:
+      EntryOf(d, Entry::kTensor).tensor.dims = Int64s(a);
+      return true;
+    case CUDNN_ATTR_TENSOR_STRIDES:
+      EntryOf(d, Entry::kTensor).tensor.strides = Int64s(a);
+      return true;
+    case CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT:
+      One(a, CUDNN_TYPE_INT64, &EntryOf(d, Entry::kTensor).tensor.alignment);
+      return true;
+    case CUDNN_ATTR_TENSOR_IS_VIRTUAL:
+      One(a, CUDNN_TYPE_BOOLEAN, &EntryOf(d, Entry::kTensor).tensor.is_virtual);
+      return true;
+    case CUDNN_ATTR_TENSOR_VECTOR_COUNT:
+      One(a, CUDNN_TYPE_INT64, &EntryOf(d, Entry::kTensor).tensor.vector_count);
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool GraphShadow::RecordConvolution(cudnnBackendDescriptor_t d,
+                                    const Attribute& a) {
+  switch (a.name) {
+    case CUDNN_ATTR_CONVOLUTION_COMP_TYPE: {
+      cudnnDataType_t t;
+      if (One(a, CUDNN_TYPE_DATA_TYPE, &t)) {
+        EntryOf(d, Entry::kConvolution).conv.compute_type = static_cast<int>(t);
+      }
+      return true;
+    }
+    case CUDNN_ATTR_CONVOLUTION_CONV_MODE: {
+      cudnnConvolutionMode_t m;
+      if (One(a, CUDNN_TYPE_CONVOLUTION_MODE, &m)) {
+        EntryOf(d, Entry::kConvolution).conv.mode = static_cast<int>(m);
+      }
+      return true;
+    }
+    case CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS:
+      One(a, CUDNN_TYPE_INT64,
+          &EntryOf(d, Entry::kConvolution).conv.spatial_dims);
+      return true;
+    case CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS:
+      EntryOf(d, Entry::kConvolution).conv.pre_padding = Int64s(a);
+      return true;
+    case CUDNN_ATTR_CONVOLUTION_POST_PADDINGS:
+      EntryOf(d, Entry::kConvolution).conv.post_padding = Int64s(a);
+      return true;
+    case CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
+      EntryOf(d, Entry::kConvolution).conv.stride = Int64s(a);
+      return true;
+    case CUDNN_ATTR_CONVOLUTION_DILATIONS:
+      EntryOf(d, Entry::kConvolution).conv.dilation = Int64s(a);
+      return true;
+    default:
+      return false;
+  }
+}
+
+void GraphShadow::RecordGraphNodes(cudnnBackendDescriptor_t d,
+                                   const Attribute& a) {
+  if (a.type != CUDNN_TYPE_BACKEND_DESCRIPTOR || a.count < 0) return;
+  const auto* ops = static_cast<const cudnnBackendDescriptor_t*>(a.values);
+  std::vector<ShadowNode> nodes;
+  for (int64_t i = 0; i < a.count; ++i) {
+    auto it = entries_.find(ops[i]);
+    nodes.push_back(it != entries_.end() && it->second.kind == Entry::kNode
+                        ? it->second.node
+                        : ShadowNode());
+  }
+  Entry& g = EntryOf(d, Entry::kGraph);
+  g.heur.nodes = std::move(nodes);
+  g.heur.has_graph = true;
+}
+
+void GraphShadow::RecordHeuristicsGraph(cudnnBackendDescriptor_t d,
+                                        const Attribute& a) {
+  const std::optional<cudnnBackendDescriptor_t> graph = OneDescriptor(a);
+  if (!graph.has_value()) return;
+  auto it = entries_.find(*graph);
+  std::optional<std::vector<ShadowNode>> nodes;
+  if (it != entries_.end() && it->second.kind == Entry::kGraph) {
+    nodes = it->second.heur.nodes;
+  }
+  Entry& h = EntryOf(d, Entry::kHeuristics);
+  h.heur.has_graph = nodes.has_value();
+  h.heur.nodes = nodes.value_or(std::vector<ShadowNode>());
+  h.heur.graph = *graph;
+}
+
+void GraphShadow::RecordNodeOperand(cudnnBackendDescriptor_t d,
+                                    const Attribute& a) {
+  const std::optional<NodeSlot> slot = SlotOf(a.name);
+  const std::optional<cudnnBackendDescriptor_t> target = OneDescriptor(a);
+  if (!slot || !target.has_value()) return;
   // Copies first: EntryOf may start the records over.
-  auto it = entries_.find(target);
+  auto it = entries_.find(*target);
   std::optional<ShadowTensor> tensor;
   std::optional<ShadowConvolution> conv;
   if (it != entries_.end() && it->second.kind == Entry::kTensor) {

@@ -41,15 +41,26 @@ class GraphShadow {
  public:
   static constexpr size_t kMaxEntries = 1 << 16;
 
+  // One cudnnBackendSetAttribute call's attribute and values.
+  struct Attribute {
+    cudnnBackendAttributeName_t name;
+    cudnnBackendAttributeType_t type;
+    int64_t count;
+    const void* values;
+  };
+
   static GraphShadow& Instance();
 
   // Whether `name` is one this records (cheap: no lock).
   static bool Records(cudnnBackendAttributeName_t name);
 
-  // After cudnnBackendSetAttribute(d, name, type, count, values) succeeded.
-  void Note(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
-            cudnnBackendAttributeType_t type, int64_t count,
-            const void* values);
+  // After cudnnBackendSetAttribute(d, name, type, count, values) succeeded:
+  // records the attribute if it is one this records (a value of the wrong
+  // type or count leaves the record without it).
+  void RecordAttribute(cudnnBackendDescriptor_t d,
+                       cudnnBackendAttributeName_t name,
+                       cudnnBackendAttributeType_t type, int64_t count,
+                       const void* values);
 
   // After cudnnBackendCreateDescriptor returned `d`: whatever was recorded
   // at that address belonged to a destroyed descriptor.
@@ -93,6 +104,17 @@ class GraphShadow {
 
   // The entry of `d` as `kind`, made (or remade, if it held another kind).
   Entry& EntryOf(cudnnBackendDescriptor_t d, Entry::Kind kind);
+
+  // RecordAttribute's steps, by kind of descriptor, with mu_ held. The
+  // first two return false for an attribute not of their kind.
+  bool RecordTensor(cudnnBackendDescriptor_t d, const Attribute& a);
+  bool RecordConvolution(cudnnBackendDescriptor_t d, const Attribute& a);
+  // An operation graph's nodes: copies of their records.
+  void RecordGraphNodes(cudnnBackendDescriptor_t d, const Attribute& a);
+  // A heuristics descriptor's graph: a copy of its nodes, and its address.
+  void RecordHeuristicsGraph(cudnnBackendDescriptor_t d, const Attribute& a);
+  // A convolution node's operand or convolution: a copy of its record.
+  void RecordNodeOperand(cudnnBackendDescriptor_t d, const Attribute& a);
 
   mutable std::mutex mu_;
   std::unordered_map<cudnnBackendDescriptor_t, Entry> entries_;  // guarded

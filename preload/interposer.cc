@@ -57,7 +57,7 @@ Interposer::Interposer() : options_(PreloadOptionsFromEnv()), pid_(getpid()) {
   std::atexit(&Interposer::AtExit);
 }
 
-void Interposer::NoteMiss(const ProblemKey& key) {
+void Interposer::AppendMissKey(const ProblemKey& key) {
   if (options_.misses_file.empty()) return;
   std::string line = key.ToText() + "\n";
   std::lock_guard<std::mutex> lock(misses_mu_);
@@ -96,50 +96,66 @@ void Interposer::AtExit() {
 
 Decision Interposer::Decide(const ConvCall& call) {
   try {
-    return DecideOrThrow(call);
+    return LookUpDecision(call);
   } catch (...) {
     return PassThrough(Outcome::kInternalError);
   }
 }
 
-Decision Interposer::DecideOrThrow(const ConvCall& call) {
-  if (!options_.enabled) return PassThrough(Outcome::kDisabled);
+std::optional<Outcome> Interposer::Unavailable() const {
+  if (!options_.enabled) return Outcome::kDisabled;
   // The perf structs' layout is cuDNN 9's (the headers this was built with).
-  if (cudnn_version_ / 10000 != CUDNN_MAJOR)
-    return PassThrough(Outcome::kCudnnVersion);
-  if (client_ == nullptr) return PassThrough(Outcome::kInternalError);
-  if (getpid() != pid_) return PassThrough(Outcome::kForked);
+  if (cudnn_version_ / 10000 != CUDNN_MAJOR) return Outcome::kCudnnVersion;
+  if (client_ == nullptr) return Outcome::kInternalError;
+  if (getpid() != pid_) return Outcome::kForked;
+  return std::nullopt;
+}
+
+std::optional<ProblemKey> Interposer::KeyOnDevice(ConvProblem problem) {
+  absl::StatusOr<DeviceKey> device = device_->Get();
+  if (!device.ok()) return std::nullopt;
   ProblemKey key;
+  key.problem = std::move(problem);
+  key.device = *std::move(device);
+  return key;
+}
+
+Outcome Interposer::MissOutcome(const ProblemKey& key) {
+  if (!client_->DaemonReachable()) return Outcome::kDaemonDown;
+  AppendMissKey(key);
+  return Outcome::kMiss;
+}
+
+Decision Interposer::LookUpDecision(const ConvCall& call) {
+  if (const std::optional<Outcome> why = Unavailable()) {
+    return PassThrough(*why);
+  }
   absl::StatusOr<ConvProblem> problem =
       ProblemFromDescriptors(call.op, call.x, call.w, call.conv, call.y);
   if (!problem.ok()) return PassThrough(Outcome::kUnsupported);
-  key.problem = *std::move(problem);
-  absl::StatusOr<DeviceKey> device = device_->Get();
-  if (!device.ok()) return PassThrough(Outcome::kNoDevice);
-  key.device = *std::move(device);
+  const std::optional<ProblemKey> key = KeyOnDevice(*std::move(problem));
+  if (!key.has_value()) return PassThrough(Outcome::kNoDevice);
   const std::string key_text =
-      options_.log == LogLevel::kCalls ? key.ToText() : std::string();
+      options_.log == LogLevel::kCalls ? key->ToText() : std::string();
 
   Constraints fastest_c;
   if (call.workspace_limit.has_value()) {
     fastest_c.max_workspace_bytes = static_cast<int64_t>(
         std::min<size_t>(*call.workspace_limit, INT64_MAX));
   }
-  Answer fastest = client_->Get(key, fastest_c);
+  Answer fastest = client_->Get(*key, fastest_c);
   if (!fastest.tuned()) {
-    const bool reachable = client_->DaemonReachable();
-    if (reachable) NoteMiss(key);
-    Decision d = PassThrough(reachable ? Outcome::kMiss : Outcome::kDaemonDown);
+    Decision d = PassThrough(MissOutcome(*key));
     d.key_text = key_text;
     return d;
   }
   Constraints deterministic_c = fastest_c;
   deterministic_c.deterministic_only = true;
-  Answer deterministic = client_->Get(key, deterministic_c);
-  fastest.workspace_bytes = WorkspaceOn(call, key.device, fastest_c, fastest);
+  Answer deterministic = client_->Get(*key, deterministic_c);
+  fastest.workspace_bytes = WorkspaceOn(call, key->device, fastest_c, fastest);
   if (deterministic.tuned()) {
     deterministic.workspace_bytes =
-        WorkspaceOn(call, key.device, deterministic_c, deterministic);
+        WorkspaceOn(call, key->device, deterministic_c, deterministic);
   }
   Decision d = PassThrough(Outcome::kHit);
   d.key_text = key_text;

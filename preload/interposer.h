@@ -8,7 +8,8 @@
 // destroyed (calls may come until the very end of the process); at exit it
 // writes the counters' line (PreloadOptions::log) and optionally waits for
 // background tunes. Nothing here throws: every failure is an Outcome that
-// passes the call through.
+// passes the call through, and Decide and AnswerGraph make one of an
+// allocation failure too (the one thing the standard library throws).
 //
 // The graph half (AnswerGraph, interposer_graph.cc) answers the results of
 // an engine-heuristics descriptor the same way, keyed on the graph-API
@@ -32,6 +33,14 @@
 // (plan_exports.cc), so such a caller times tunedb's choice alone (or, when
 // its filter dropped that, the first config it kept).
 //
+// Both halves run the same steps: key -> tunedb's choices (a miss passes)
+// -> what the caller gets. The graph half's steps after the key are in
+// graph_offer.h: candidates from a source (the stored record; CandidatesFor
+// takes the first source that has any), those that finalize on a copy of
+// the caller's graph, their order, the caller's descriptors filled. Each
+// returns its result as a value; what a thread carries from one query to
+// the next is its GraphQueryMemory.
+//
 // Thread safety: thread-safe; Decide is called concurrently.
 #ifndef TUNEDB_PRELOAD_INTERPOSER_H_
 #define TUNEDB_PRELOAD_INTERPOSER_H_
@@ -50,6 +59,7 @@
 #include "preload/conv_call.h"
 #include "preload/current_device.h"
 #include "preload/graph_call.h"
+#include "preload/graph_offer.h"
 #include "preload/preload_counters.h"
 #include "preload/preload_options.h"
 #include "tunedb/client.h"
@@ -71,8 +81,9 @@ class Interposer {
   // or passed through; counts fill queries (not count queries).
   GraphAnswer AnswerGraph(const GraphCall& call);
 
-  // The shim left a plan of a lead-only answer unbuilt (plan_exports.cc).
-  void NotePlanNotBuilt();
+  // The shim left a plan of a lead-only answer unbuilt (plan_exports.cc):
+  // counts it and logs it at LogLevel::kCalls.
+  void RecordPlanNotBuilt();
 
   const PreloadCounters& counters() const { return counters_; }
 
@@ -82,33 +93,76 @@ class Interposer {
   Interposer& operator=(const Interposer&) = delete;
 
   static void AtExit();
-  Decision DecideOrThrow(const ConvCall& call);
-  // A mode-FALLBACK query: no configs on a graph marked answered, else
-  // cuDNN's (not counted, as before the graph half).
-  GraphAnswer AnswerFallback(const GraphCall& call);
-  GraphAnswer AnswerGraphOrThrow(const GraphCall& call, ConvOp* op,
-                                 std::string* key_text, Outcome* outcome,
-                                 int* engine);
-  // The configs AnswerGraph offers for graph-API `key`, fastest first
-  // (empty on a miss); the deterministic ones are `alternative`, the one
-  // that also needs no workspace `universal`.
-  struct TunedEngine {
-    AlgoResult config;
-    bool alternative = false;
-    bool universal = false;
-  };
-  std::vector<TunedEngine> TunedEngines(const ProblemKey& key);
+
+  // Why every call passes through before its key is read (disabled,
+  // another cuDNN major version, no client, a forked child), or nullopt.
+  std::optional<Outcome> Unavailable() const;
+  // `problem` on the current device; nullopt without one (kNoDevice).
+  std::optional<ProblemKey> KeyOnDevice(ConvProblem problem);
+  // A key nothing is stored for: kMiss (AppendMissKey) while the daemon is
+  // reachable, else kDaemonDown.
+  Outcome MissOutcome(const ProblemKey& key);
   // A miss of `key`: with PreloadOptions::misses_file, its key text is
   // appended there (once per process; one write of one line, so processes
   // sharing the file do not interleave), else nothing (the client already
   // asked the daemon to tune it).
-  void NoteMiss(const ProblemKey& key);
-  void RecordGraph(ConvOp op, Outcome outcome, int engine,
-                   const std::string& key_text);
+  void AppendMissKey(const ProblemKey& key);
+
+  // Decide without its guard: key, stored choices, decision. Only an
+  // allocation failure can throw.
+  Decision LookUpDecision(const ConvCall& call);
   // The workspace the tuned answer `a` (for `c`) needs with this cuDNN: the
   // larger of the stored one and cuDNN's own size for it.
   int64_t WorkspaceOn(const ConvCall& call, const DeviceKey& device,
                       const Constraints& c, const Answer& a);
+
+  // One heuristics query's outcome: what the shim gets, and what
+  // RecordGraph counts and logs.
+  struct GraphResult {
+    GraphAnswer answer;  // not answered: the call passes through
+    Outcome outcome = Outcome::kInternalError;
+    ConvOp op = ConvOp::kForward;
+    int engine = -1;       // the first config given, for kHit
+    std::string key_text;  // at LogLevel::kCalls
+    // Passes the call through because of `why`.
+    GraphResult& Pass(Outcome why) {
+      answer = GraphAnswer{};
+      outcome = why;
+      return *this;
+    }
+  };
+  // A mode-FALLBACK query: no configs on a graph marked answered, else
+  // cuDNN's (not counted, as before the graph half).
+  GraphAnswer AnswerFallback(const GraphCall& call, GraphQueryMemory& memory);
+  // AnswerGraph for modes INSTANT, A and B: the key, then AnswerKey. Only
+  // an allocation failure before the key can throw.
+  GraphResult AnswerHeuristics(const GraphCall& call, GraphQueryMemory& memory);
+  // The rest of the pipeline for `key`, `r` holding its pass and key text:
+  // configs (the count query's, else CandidatesFor) -> those that finalize
+  // on a copy of the caller's graph (CheckOnGraph) -> the count
+  // (CountAnswer) or the caller's descriptors filled (FillAnswer). Only an
+  // allocation failure can throw.
+  GraphResult AnswerKey(const GraphCall& call, const ProblemKey& key,
+                        GraphQueryMemory& memory, GraphResult r);
+  // The configs tunedb has for `key`, from the first ConfigSource that has
+  // any (StoredConfigs is the one source today); empty: a miss.
+  std::vector<TunedEngine> CandidatesFor(const ProblemKey& key);
+  using ConfigSource =
+      std::vector<TunedEngine> (Interposer::*)(const ProblemKey& key);
+  // A source: the configs the stored record gives for graph-API `key`,
+  // fastest first (empty on a miss): the choices, then the alternatives
+  // (above), the one every filter keeps with no workspace `universal`.
+  std::vector<TunedEngine> StoredConfigs(const ProblemKey& key);
+  // A count query: how many configs FillAnswer would give; `memory` keeps
+  // `checked` for the fill query that follows.
+  GraphResult CountAnswer(const GraphCall& call, CheckedConfigs checked,
+                          GraphQueryMemory& memory, GraphResult r);
+  // A fill query: the caller's descriptors filled with `checked` in
+  // OfferOrder, then cuDNN's own list if it asks for more; `graph` (the
+  // copy they were finalized on) is kept.
+  GraphResult FillAnswer(const GraphCall& call, const CheckedConfigs& checked,
+                         BackendDescriptor graph, GraphResult r);
+  void RecordGraph(const GraphResult& r);
 
   // The graph copies answered configs were finalized on, kept for the life
   // of the process: cuDNN may refer to them from the caller's configs and

@@ -36,14 +36,15 @@ std::vector<int64_t> Packed(const std::vector<int64_t>& d, bool nhwc) {
 class GraphShadowTest : public testing::Test {
  protected:
   void SetTensor(cudnnBackendDescriptor_t t, const Tensor& v) {
-    shadow_.Note(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
-                 &v.type);
-    shadow_.Note(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64,
-                 static_cast<int64_t>(v.dims.size()), v.dims.data());
-    shadow_.Note(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64,
-                 static_cast<int64_t>(v.strides.size()), v.strides.data());
-    shadow_.Note(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1,
-                 &v.alignment);
+    shadow_.RecordAttribute(t, CUDNN_ATTR_TENSOR_DATA_TYPE,
+                            CUDNN_TYPE_DATA_TYPE, 1, &v.type);
+    shadow_.RecordAttribute(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64,
+                            static_cast<int64_t>(v.dims.size()), v.dims.data());
+    shadow_.RecordAttribute(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64,
+                            static_cast<int64_t>(v.strides.size()),
+                            v.strides.data());
+    shadow_.RecordAttribute(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT,
+                            CUDNN_TYPE_INT64, 1, &v.alignment);
   }
   void SetConv(cudnnBackendDescriptor_t c, std::vector<int64_t> pad,
                std::vector<int64_t> post, std::vector<int64_t> stride) {
@@ -51,24 +52,24 @@ class GraphShadowTest : public testing::Test {
     const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
     const int64_t dims = static_cast<int64_t>(pad.size());
     const std::vector<int64_t> dilation(pad.size(), 1);
-    shadow_.Note(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
-                 &compute);
-    shadow_.Note(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE,
-                 CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
-    shadow_.Note(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1,
-                 &dims);
-    shadow_.Note(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, dims,
-                 pad.data());
-    shadow_.Note(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64,
-                 dims, post.data());
-    shadow_.Note(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64,
-                 dims, stride.data());
-    shadow_.Note(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dims,
-                 dilation.data());
+    shadow_.RecordAttribute(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE,
+                            CUDNN_TYPE_DATA_TYPE, 1, &compute);
+    shadow_.RecordAttribute(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE,
+                            CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    shadow_.RecordAttribute(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS,
+                            CUDNN_TYPE_INT64, 1, &dims);
+    shadow_.RecordAttribute(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
+                            CUDNN_TYPE_INT64, dims, pad.data());
+    shadow_.RecordAttribute(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS,
+                            CUDNN_TYPE_INT64, dims, post.data());
+    shadow_.RecordAttribute(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
+                            CUDNN_TYPE_INT64, dims, stride.data());
+    shadow_.RecordAttribute(c, CUDNN_ATTR_CONVOLUTION_DILATIONS,
+                            CUDNN_TYPE_INT64, dims, dilation.data());
   }
   void Link(cudnnBackendDescriptor_t from, cudnnBackendAttributeName_t name,
             cudnnBackendDescriptor_t to) {
-    shadow_.Note(from, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &to);
+    shadow_.RecordAttribute(from, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &to);
   }
   // Builds what PyTorch builds for a forward n8 c64 k32 28x28 3x3 pad 1
   // stride 2 convolution (x, y, w tensors, conv, node, graph, heuristics)
@@ -89,8 +90,8 @@ class GraphShadowTest : public testing::Test {
     Link(Desc(6), CUDNN_ATTR_OPERATIONGRAPH_OPS, Desc(5));
     Link(Desc(7), CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, Desc(6));
     const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_INSTANT;
-    shadow_.Note(Desc(7), CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
-                 &mode);
+    shadow_.RecordAttribute(Desc(7), CUDNN_ATTR_ENGINEHEUR_MODE,
+                            CUDNN_TYPE_HEUR_MODE, 1, &mode);
     return Desc(7);
   }
   absl::StatusOr<ConvProblem> ProblemOf(cudnnBackendDescriptor_t heur) {
@@ -179,8 +180,8 @@ TEST_F(GraphShadowTest, EveryHeuristicsDescriptorOfAnAnsweredGraphSeesItsMark) {
   // The fallback-list descriptor made afterwards for the same graph.
   Link(Desc(8), CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, Desc(6));
   const cudnnBackendHeurMode_t fallback = CUDNN_HEUR_MODE_FALLBACK;
-  shadow_.Note(Desc(8), CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
-               &fallback);
+  shadow_.RecordAttribute(Desc(8), CUDNN_ATTR_ENGINEHEUR_MODE,
+                          CUDNN_TYPE_HEUR_MODE, 1, &fallback);
   h = shadow_.Heuristics(Desc(8));
   ASSERT_TRUE(h.has_value());
   EXPECT_TRUE(h->graph_answered);
@@ -235,8 +236,8 @@ TEST_F(GraphShadowTest, AGraphOfTwoNodesIsNotAProblem) {
   // The graph's ops: the convolution and a node the shadow does not know
   // (a pointwise bias, say).
   const cudnnBackendDescriptor_t ops[] = {Desc(5), Desc(20)};
-  shadow_.Note(Desc(6), CUDNN_ATTR_OPERATIONGRAPH_OPS,
-               CUDNN_TYPE_BACKEND_DESCRIPTOR, 2, ops);
+  shadow_.RecordAttribute(Desc(6), CUDNN_ATTR_OPERATIONGRAPH_OPS,
+                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 2, ops);
   Link(Desc(7), CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, Desc(6));
   std::optional<ShadowHeuristics> h = shadow_.Heuristics(Desc(7));
   ASSERT_TRUE(h.has_value());

@@ -1,0 +1,117 @@
+#include "preload/graph_offer.h"
+
+#include <algorithm>
+
+#include "absl/status/statusor.h"
+#include "cudnn/backend_graph.h"
+
+namespace tunedb::preload {
+namespace {
+
+// `offer` with `c`'s last choice appended until it holds `n` entries, when
+// `c` has no universal config.
+void RepeatLastChoice(const CheckedConfigs& c, size_t n,
+                      std::vector<const AlgoResult*>* offer) {
+  while (!c.universal.has_value() && !c.choices.empty() && offer->size() < n) {
+    offer->push_back(&c.choices.back());
+  }
+}
+
+void Append(const std::vector<AlgoResult>& configs,
+            std::vector<const AlgoResult*>* offer) {
+  for (const AlgoResult& r : configs) offer->push_back(&r);
+}
+
+}  // namespace
+
+bool SameConfig(const AlgoResult& a, int engine,
+                const std::vector<Knob>& knobs) {
+  return a.algo == engine && a.knobs == knobs;
+}
+
+CheckedConfigs CheckOnGraph(const ProblemKey& key,
+                            const std::vector<TunedEngine>& candidates,
+                            cudnnBackendDescriptor_t graph,
+                            bool empty_fallback) {
+  CheckedConfigs checked;
+  checked.key = key;
+  for (const TunedEngine& t : candidates) {
+    if (!EngineConfigFor(graph, t.config.algo, t.config.knobs).ok()) continue;
+    (t.alternative ? checked.alternatives : checked.choices)
+        .push_back(t.config);
+    if (t.universal && empty_fallback) checked.universal = t.config;
+  }
+  return checked;
+}
+
+std::vector<const AlgoResult*> OfferOrder(const CheckedConfigs& c,
+                                          int64_t requested,
+                                          int graph_configs) {
+  std::vector<const AlgoResult*> offer;
+  Append(c.choices, &offer);
+  RepeatLastChoice(c, static_cast<size_t>(graph_configs), &offer);
+  Append(c.alternatives, &offer);
+  if (requested == 0 || requested >= static_cast<int64_t>(offer.size())) {
+    return offer;
+  }
+  offer.clear();
+  Append(c.choices, &offer);
+  Append(c.alternatives, &offer);
+  RepeatLastChoice(c, static_cast<size_t>(requested), &offer);
+  return offer;
+}
+
+ConfigFill::ConfigFill(const GraphCall& call, cudnnBackendDescriptor_t graph)
+    : heuristics_(call.heuristics),
+      out_(static_cast<cudnnBackendDescriptor_t*>(call.elements)),
+      requested_(call.requested),
+      graph_(graph) {}
+
+void ConfigFill::Add(int engine, const std::vector<Knob>& knobs) {
+  if (FillEngineConfig(out_[filled()], graph_, engine, knobs).ok()) {
+    given_.emplace_back(engine, knobs);
+  } else {
+    failed_ = true;
+  }
+}
+
+void ConfigFill::AddCudnnOwn() {
+  if (done()) return;
+  absl::StatusOr<std::vector<EngineConfig>> own = HeuristicResults(heuristics_);
+  if (!own.ok()) return;
+  for (const EngineConfig& c : *own) {
+    if (done()) break;
+    if (Gave(c.engine, c.knobs) ||
+        !EngineConfigFor(graph_, c.engine, c.knobs).ok()) {
+      continue;
+    }
+    Add(c.engine, c.knobs);
+  }
+}
+
+bool ConfigFill::Gave(const AlgoResult& config) const {
+  return Gave(config.algo, config.knobs);
+}
+
+bool ConfigFill::Gave(int engine, const std::vector<Knob>& knobs) const {
+  return std::any_of(given_.begin(), given_.end(), [&](const auto& g) {
+    return g.first == engine && g.second == knobs;
+  });
+}
+
+GraphQueryMemory& GraphQueryMemory::ThisThread() {
+  static thread_local GraphQueryMemory memory;
+  return memory;
+}
+
+std::optional<CheckedConfigs> GraphQueryMemory::TakeCounted(
+    const ProblemKey& key, int64_t requested) {
+  std::optional<CheckedConfigs> taken = std::move(counted);
+  counted.reset();
+  if (requested == 0 || !taken.has_value() || !(taken->key == key)) {
+    return std::nullopt;
+  }
+  return taken;
+}
+
+}  // namespace tunedb::preload
