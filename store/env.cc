@@ -1,0 +1,42 @@
+#include "store/env.h"
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace tunedb {
+namespace {
+
+class PosixEnv : public Env {
+ public:
+  bool FileExists(const std::string& path) override {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0;
+  }
+
+  int64_t FileSize(const std::string& path) override {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) return 0;
+    return static_cast<int64_t>(st.st_size);
+  }
+
+  int WriteAccess(const std::string& path) override {
+    return access(path.c_str(), W_OK) == 0 ? 0 : errno;
+  }
+
+  bool IsReadOnlyFileSystem(const std::string& folder) override {
+    struct statvfs fs;
+    return statvfs(folder.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0;
+  }
+};
+
+}  // namespace
+
+Env* Env::Default() {
+  static Env* const kDefault = new PosixEnv;
+  return kDefault;
+}
+
+}  // namespace tunedb
