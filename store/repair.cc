@@ -116,8 +116,8 @@ absl::Status DeleteBadRows(sql::Database& db, const std::vector<BadRow>& bad) {
   RETURN_IF_ERROR(db.Execute("PRAGMA writable_schema = ON"));
   absl::Status erased = absl::OkStatus();
   for (const BadRow& row : bad) {
-    erased =
-        db.Execute(absl::StrCat("DELETE FROM main.records WHERE id = ", row.id));
+    erased = db.Execute(
+        absl::StrCat("DELETE FROM main.records WHERE id = ", row.id));
     if (!erased.ok()) break;
   }
   RETURN_IF_ERROR(db.Execute("PRAGMA writable_schema = OFF"));
@@ -126,8 +126,7 @@ absl::Status DeleteBadRows(sql::Database& db, const std::vector<BadRow>& bad) {
 
 }  // namespace
 
-absl::Status QuarantineRows(sql::Database& db,
-                            const std::vector<BadRow>& bad) {
+absl::Status QuarantineRows(sql::Database& db, const std::vector<BadRow>& bad) {
   if (bad.empty()) return absl::OkStatus();
   RETURN_IF_ERROR(CreateQuarantine(db));
   const int64_t now_us = absl::ToUnixMicros(absl::Now());

@@ -82,11 +82,11 @@ absl::StatusOr<int64_t> DeleteMatching(sql::Database& db,
 
 // Hands a batch of scanned rows to Query's `visit` and `bad_row`, counting
 // down *remaining; *more is false once one of them said stop.
-absl::Status VisitBatch(
-    const std::string& path, const std::vector<ScannedRow>& batch,
-    const std::function<bool(const Record&)>& visit,
-    const std::function<bool(const BadRow&)>& bad_row, int64_t* remaining,
-    bool* more) {
+absl::Status VisitBatch(const std::string& path,
+                        const std::vector<ScannedRow>& batch,
+                        const std::function<bool(const Record&)>& visit,
+                        const std::function<bool(const BadRow&)>& bad_row,
+                        int64_t* remaining, bool* more) {
   for (const ScannedRow& row : batch) {
     if (const BadRow* bad = std::get_if<BadRow>(&row)) {
       if (!bad_row) return BadRowStatus(path, *bad);
@@ -176,9 +176,9 @@ void SqliteStore::CheckpointAfterWrite(bool truncate_wal) {
   // WAL small, and a checkpoint that cannot finish now (a reader still
   // needs the WAL, another process checkpoints) is retried after a later
   // write, so its status is not the caller's concern.
-  if (truncate_wal ||
-      (options_.checkpoint_wal_bytes > 0 &&
-       env_->FileSize(options_.path + "-wal") > options_.checkpoint_wal_bytes)) {
+  if (truncate_wal || (options_.checkpoint_wal_bytes > 0 &&
+                       env_->FileSize(options_.path + "-wal") >
+                           options_.checkpoint_wal_bytes)) {
     TruncateWal().IgnoreError();
   } else if (options_.checkpoint_every_writes > 0 &&
              ++writes_since_checkpoint_ >= options_.checkpoint_every_writes) {
@@ -258,8 +258,7 @@ absl::StatusOr<std::vector<OutboxEntry>> SqliteStore::ReadOutbox(
 
 absl::Status SqliteStore::RemoveFromOutbox(const std::vector<int64_t>& ids) {
   if (ids.empty()) return absl::OkStatus();
-  return Write(
-      [&](sql::Database& db) { return DeleteOutboxRows(db, ids); });
+  return Write([&](sql::Database& db) { return DeleteOutboxRows(db, ids); });
 }
 
 absl::StatusOr<int64_t> SqliteStore::OutboxSize() {
@@ -309,8 +308,8 @@ absl::StatusOr<int64_t> SqliteStore::Delete(const RecordFilter& filter) {
   RETURN_IF_ERROR(filter.Validate());
   int64_t deleted = 0;
   RETURN_IF_ERROR(Write([&](sql::Database& db) -> absl::Status {
-    ASSIGN_OR_RETURN(deleted, filter.empty() ? DeleteAll(db)
-                                             : DeleteMatching(db, filter));
+    ASSIGN_OR_RETURN(
+        deleted, filter.empty() ? DeleteAll(db) : DeleteMatching(db, filter));
     return absl::OkStatus();
   }));
   return deleted;
