@@ -25,6 +25,12 @@
 // call back into the store. Batches are read in separate transactions, so a
 // long Query sees records added behind its cursor but never one twice.
 //
+// The pieces, after LevelDB's db_impl, repair and filename: opening the
+// connections (connections.h), the file checks (file_checks.h), option
+// checks (store_options.h), reading and writing one record
+// (record_rows.h), scans (record_scan.h), repair and quarantine (repair.h),
+// the staged import (staged_import.cc) and the file system (env.h).
+//
 // Thread safety: all methods are thread-safe.
 #ifndef TUNEDB_STORE_SQLITE_STORE_H_
 #define TUNEDB_STORE_SQLITE_STORE_H_
@@ -39,6 +45,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "store/env.h"
 #include "store/sql/connection_pool.h"
 #include "store/sql/database.h"
 #include "store/store.h"
@@ -49,8 +56,11 @@ namespace tunedb {
 
 class SqliteStore : public Store {
  public:
+  // Store::Open's work. All file-system access outside SQLite (does the
+  // file exist, may it be written, how large are it and its WAL) goes
+  // through `env`, which must outlive the store.
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(
-      const Options& options);
+      const Options& options, Env* env = Env::Default());
 
   ~SqliteStore() override;
 
@@ -80,24 +90,17 @@ class SqliteStore : public Store {
   absl::Status Checkpoint() override;
   const std::string& path() const override { return options_.path; }
 
-  // How SQLite reads the records for `filter` (its EXPLAIN QUERY PLAN, one
-  // "; "-separated line), e.g. "SEARCH records USING INDEX
-  // records_by_gpu_model (gpu_model=? AND rowid>?)" for an indexed field, or
-  // "SEARCH records USING INTEGER PRIMARY KEY (rowid>?)" for a filter that
-  // reads every record from the cursor on: for tests and diagnostics.
-  absl::StatusOr<std::string> ExplainScan(const RecordFilter& filter);
-
  private:
   using ReadFn = std::function<absl::Status(sql::Database&)>;
   using WriteFn = std::function<absl::Status(sql::Database&)>;
 
-  SqliteStore(Options options, std::unique_ptr<sql::Database> writer,
+  SqliteStore(Options options, Env* env, std::unique_ptr<sql::Database> writer,
               std::unique_ptr<sql::ConnectionPool> readers);
 
   // Runs `fn` on a read connection (the write connection, under the write
   // mutex, when there is no pool).
   absl::Status Read(const ReadFn& fn);
-  class Import;  // the StagedImport
+  class Import;  // the StagedImport (staged_import.cc)
 
   // The transaction policy, in one place. Write runs `fn` in a
   // BEGIN IMMEDIATE transaction on the write connection and commits; then,
@@ -108,6 +111,8 @@ class SqliteStore : public Store {
   // transaction (attaching and detaching staging databases, which SQLite
   // refuses within one).
   absl::Status Write(const WriteFn& fn, bool truncate_wal = false);
+  // Write's checkpoint policy after a commit. Requires write_mu_.
+  void CheckpointAfterWrite(bool truncate_wal);
   // Write for an upsert of records (Put, an import's commit): where it meets
   // an index entry that disagrees with its row (a byte flipped in an indexed
   // column of a stored row: SQLITE_CORRUPT_INDEX), the indexes of records
@@ -118,11 +123,13 @@ class SqliteStore : public Store {
   // PRAGMA wal_checkpoint(TRUNCATE); UNAVAILABLE if a reader kept it from
   // finishing. Requires write_mu_.
   absl::Status TruncateWal();
-  // Detaches an import's staging database (its destructor).
+  // Detaches an import's staging database (its destructor;
+  // staged_import.cc).
   void EndImport(const std::string& name);
 
   const Options options_;
   const bool in_memory_;
+  Env* const env_;
   std::mutex write_mu_;
   // Null when read-only. Guarded by write_mu_.
   const std::unique_ptr<sql::Database> writer_;

@@ -1,8 +1,6 @@
 #include "store/sql/store_schema.h"
 
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -241,62 +239,6 @@ absl::StatusOr<int> CheckStoreSchema(sql::Database& db) {
         " is marked as a tunedb database but has no schema version"));
   }
   return static_cast<int>(version);
-}
-
-absl::Status CheckStoreFile(sql::Database& db) {
-  // Each b-tree with the column that orders it: a table's primary key (its
-  // rowid for a rowid table without one), an index's first column.
-  std::vector<std::pair<std::string, std::string>> probes;
-  int tables = 0;
-  {
-    ASSIGN_OR_RETURN(
-        sql::Statement objects,
-        db.GetUniqueStatement(
-            "SELECT m.type, m.name, m.tbl_name, CASE m.type"
-            " WHEN 'table' THEN (SELECT name FROM pragma_table_info(m.name)"
-            "   WHERE pk = 1)"
-            " ELSE (SELECT name FROM pragma_index_info(m.name) WHERE seqno = 0)"
-            " END FROM sqlite_schema AS m"
-            " WHERE m.type IN ('table', 'index') AND m.rootpage > 0"
-            " ORDER BY m.rootpage"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, objects.Step());
-      if (!row) break;
-      const std::string type = objects.ColumnText(0);
-      const std::string name = objects.ColumnText(1);
-      const std::string table = objects.ColumnText(2);
-      std::string column =
-          objects.ColumnIsNull(3) ? "rowid" : objects.ColumnText(3);
-      if (type == "table" && (name == "records" || name == "results")) {
-        ++tables;
-      }
-      const std::string from =
-          type == "table"
-              ? absl::StrCat("\"", table, "\"")
-              : absl::StrCat("\"", table, "\" INDEXED BY \"", name, "\"");
-      probes.emplace_back(from, column);
-    }
-  }
-  if (tables != 2) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        db.path(),
-        " is marked as a tunedb database but lacks its records or results "
-        "table"));
-  }
-  for (const auto& [from, column] : probes) {
-    for (const char* end : {"min", "max"}) {
-      // A lone min() or max() of the ordering column reads one path of the
-      // b-tree from its root to its first or last leaf.
-      absl::StatusOr<int64_t> probe = db.QueryInt64(absl::StrCat(
-          "SELECT ", end, "(\"", column, "\") IS NULL FROM ", from));
-      if (!probe.ok()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(db.path(), " is damaged (reading ", from,
-                         "): ", probe.status().message()));
-      }
-    }
-  }
-  return absl::OkStatus();
 }
 
 namespace {

@@ -39,16 +39,6 @@ inline constexpr int kStoreSchemaVersion = 7;
 // not a database at all.
 absl::StatusOr<int> CheckStoreSchema(sql::Database& db);
 
-// The bounded check run at every open, in place of a full PRAGMA
-// quick_check (which reads the whole file: seconds at a million records):
-// the records and results tables exist, and for each table and index of the
-// file the path from its root to its first and to its last entry reads
-// without error. It reads a few pages per b-tree, however many records the
-// file holds; damage elsewhere is found by the full check
-// (`tunedb doctor --db`) or, as SQLITE_CORRUPT, by the read that meets it.
-// FAILED_PRECONDITION naming the file on damage.
-absl::Status CheckStoreFile(sql::Database& db);
-
 // Creates the schema in an empty database or migrates an older one to
 // kStoreSchemaVersion, in one BEGIN IMMEDIATE transaction (so two processes
 // opening a new file at once do the work once). Requires a writable Database.
