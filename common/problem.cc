@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "common/data_type_traits.h"
 #include "common/enum_names.h"
+#include "common/math_policy.h"
 #include "common/status_macros.h"
 #include "common/valid_key.h"
 
@@ -535,7 +536,7 @@ absl::Status ConvProblem::Validate() const {
     return FieldError(
         "compute", absl::StrCat(t.name, " data needs ", computes, " compute"));
   }
-  if (allow_tf32 && !DataTypeTraitsOf(input_type).tf32) {
+  if (allow_tf32 && !IsTf32Type(input_type)) {
     return FieldError("tf32", "may be 1 only for f32 data");
   }
   if (allow_tf32 && !allow_tensor_cores) {
