@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/math_policy.h"
 #include "common/status_macros.h"
 #include "cudnn/conv_descriptors.h"
 #include "cudnn/conv_operands.h"
@@ -144,7 +145,9 @@ absl::StatusOr<ConvProblem> ProblemFromDescriptors(
   ASSIGN_OR_RETURN(p.compute_type, TypeFromCudnn(compute, "conv compute"));
   p.layout = LayoutFor(xt.channels_last, spatial);
   p.allow_tensor_cores = math_type != CUDNN_FMA_MATH;
-  p.allow_tf32 = p.allow_tensor_cores && p.input_type == DataType::kFloat;
+  // The caller's math type says only whether tensor cores are allowed; with
+  // them, TF32 is (cuDNN's default math permits it).
+  p.allow_tf32 = KeyAllowsTf32(p.input_type, p.allow_tensor_cores, true);
 
   if (y != nullptr) {
     ASSIGN_OR_RETURN(Tensor yt, ReadTensor(y, "y"));

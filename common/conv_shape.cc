@@ -1,6 +1,7 @@
 #include "tunedb/conv_shape.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/math_policy.h"
 #include "common/status_macros.h"
 
 namespace tunedb {
@@ -48,8 +49,7 @@ absl::StatusOr<ConvProblem> MakeConvProblem(const ConvShape& s) {
   p.compute_type = s.compute_type;
   p.layout = LayoutFor(s.channels_last, dims);
   p.allow_tensor_cores = s.allow_tensor_cores;
-  p.allow_tf32 =
-      s.data_type == DataType::kFloat && s.allow_tensor_cores && s.allow_tf32;
+  p.allow_tf32 = KeyAllowsTf32(s.data_type, s.allow_tensor_cores, s.allow_tf32);
   RETURN_IF_ERROR(p.Validate());
   return p;
 }

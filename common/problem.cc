@@ -1,7 +1,9 @@
 #include "tunedb/problem.h"
 
+#include <array>
 #include <cctype>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -9,7 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/data_type_traits.h"
 #include "common/enum_names.h"
+#include "common/math_policy.h"
 #include "common/status_macros.h"
 #include "common/valid_key.h"
 
@@ -20,11 +24,17 @@ constexpr EnumNames<ConvOp, 3> kOps("op", {{{ConvOp::kForward, "fwd"},
                                             {ConvOp::kBackwardData, "bwd_data"},
                                             {ConvOp::kBackwardFilter,
                                              "bwd_filter"}}});
-constexpr EnumNames<DataType, 4> kTypes("data type",
-                                        {{{DataType::kFloat, "f32"},
-                                          {DataType::kHalf, "f16"},
-                                          {DataType::kBFloat16, "bf16"},
-                                          {DataType::kDouble, "f64"}}});
+// The data types' names, from their traits table.
+constexpr std::array<EnumName<DataType>, kDataTypeTraits.size()>
+DataTypeNames() {
+  std::array<EnumName<DataType>, kDataTypeTraits.size()> names{};
+  for (size_t i = 0; i < names.size(); ++i) {
+    names[i] = {kDataTypeTraits[i].type, kDataTypeTraits[i].name};
+  }
+  return names;
+}
+constexpr EnumNames<DataType, kDataTypeTraits.size()> kTypes("data type",
+                                                             DataTypeNames());
 constexpr EnumNames<Layout, 4> kLayouts("layout",
                                         {{{Layout::kNCHW, "nchw"},
                                           {Layout::kNHWC, "nhwc"},
@@ -343,18 +353,7 @@ Layout LayoutFor(bool channels_last, int spatial_dims) {
   return channels_last ? Layout::kNHWC : Layout::kNCHW;
 }
 
-int DataTypeBytes(DataType t) {
-  switch (t) {
-    case DataType::kFloat:
-      return 4;
-    case DataType::kHalf:
-    case DataType::kBFloat16:
-      return 2;
-    case DataType::kDouble:
-      return 8;
-  }
-  return 0;
-}
+int DataTypeBytes(DataType t) { return DataTypeTraitsOf(t).bytes; }
 
 std::string CudnnVersionText(int v) {
   return absl::StrCat(v / 10000, ".", (v / 100) % 100, ".", v % 100);
@@ -532,29 +531,17 @@ absl::Status ConvProblem::Validate() const {
   if (output_type != input_type) {
     return FieldError("out_type", "must equal in_type");
   }
-  switch (input_type) {
-    case DataType::kFloat:
-      if (compute_type != DataType::kFloat) {
-        return FieldError("compute", "f32 data needs f32 compute");
-      }
-      break;
-    case DataType::kHalf:
-      if (compute_type != DataType::kFloat && compute_type != DataType::kHalf) {
-        return FieldError("compute", "f16 data needs f32 or f16 compute");
-      }
-      break;
-    case DataType::kBFloat16:
-      if (compute_type != DataType::kFloat) {
-        return FieldError("compute", "bf16 data needs f32 compute");
-      }
-      break;
-    case DataType::kDouble:
-      if (compute_type != DataType::kDouble) {
-        return FieldError("compute", "f64 data needs f64 compute");
-      }
-      break;
+  if (!ComputeTypeAllowed(input_type, compute_type)) {
+    const DataTypeTraits& t = DataTypeTraitsOf(input_type);
+    std::string computes;
+    for (int i = 0; i < t.compute_count; ++i) {
+      absl::StrAppend(&computes, i > 0 ? " or " : "",
+                      DataTypeName(t.computes[static_cast<size_t>(i)]));
+    }
+    return FieldError(
+        "compute", absl::StrCat(t.name, " data needs ", computes, " compute"));
   }
-  if (allow_tf32 && input_type != DataType::kFloat) {
+  if (allow_tf32 && !IsTf32Type(input_type)) {
     return FieldError("tf32", "may be 1 only for f32 data");
   }
   if (allow_tf32 && !allow_tensor_cores) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/data_type_traits.h"
 #include "common/status_macros.h"
 #include "cudnn/conv_operands.h"
 #include "cudnn/cudnn_status.h"
@@ -262,7 +263,7 @@ absl::StatusOr<ConvOpGraph> ConvOpGraph::Create(const ConvProblem& p,
                       &raw[2], "conv node y"));
   RETURN_IF_ERROR(Set(op.get(), node.conv, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                       &raw[3], "conv node descriptor"));
-  if (p.input_type == DataType::kDouble) {
+  if (DataTypeTraitsOf(p.input_type).double_scaling) {
     const double alpha = 1, beta = 0;
     RETURN_IF_ERROR(Set(op.get(), node.alpha, CUDNN_TYPE_DOUBLE, 1, &alpha,
                         "conv node alpha"));

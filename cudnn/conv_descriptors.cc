@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/math_policy.h"
 #include "common/status_macros.h"
 #include "cudnn/conv_operands.h"
 #include "cudnn/cudnn_status.h"
@@ -32,13 +33,6 @@ absl::Status SetActivation(cudnnTensorDescriptor_t desc, const ConvProblem& p,
                                desc, ToCudnn(p.input_type),
                                static_cast<int>(d.size()), d.data(), s.data()),
                            what);
-}
-
-// Without tensor cores, or for f32 without TF32, FMA math only.
-MathType PolicyMathType(const ConvProblem& p) {
-  const bool fma = !p.allow_tensor_cores ||
-                   (p.input_type == DataType::kFloat && !p.allow_tf32);
-  return fma ? MathType::kFma : MathType::kDefault;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "cudnn/conv_ops.h"
 
+#include "common/data_type_traits.h"
 #include "common/status_macros.h"
 #include "cudnn/cudnn_status.h"
 #include "tunedb/cudnn_types.h"
@@ -87,7 +88,7 @@ absl::Status RunAlgo(cudnnHandle_t handle, ConvOp op, DataType data_type,
                      int algo, void* workspace, size_t workspace_bytes) {
   const float alpha_f = 1.0f, beta_f = 0.0f;
   const double alpha_d = 1.0, beta_d = 0.0;
-  const bool dbl = data_type == DataType::kDouble;
+  const bool dbl = DataTypeTraitsOf(data_type).double_scaling;
   const void* alpha = dbl ? static_cast<const void*>(&alpha_d) : &alpha_f;
   const void* beta = dbl ? static_cast<const void*>(&beta_d) : &beta_f;
   return VisitPass(op, [&](auto pass) {

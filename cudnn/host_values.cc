@@ -77,52 +77,55 @@ uint64_t NextRandom(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-void Encode(DataType type, float v, unsigned char* dst) {
-  switch (type) {
-    case DataType::kFloat:
-      std::memcpy(dst, &v, 4);
-      break;
-    case DataType::kDouble: {
-      const double d = v;
-      std::memcpy(dst, &d, 8);
-      break;
-    }
-    case DataType::kHalf: {
-      const uint16_t h = FloatToHalf(v);
-      std::memcpy(dst, &h, 2);
-      break;
-    }
-    case DataType::kBFloat16: {
-      const uint16_t b = FloatToBf16(v);
-      std::memcpy(dst, &b, 2);
-      break;
-    }
+template <typename T>
+void Store(T v, unsigned char* dst) {
+  std::memcpy(dst, &v, sizeof v);
+}
+template <typename T>
+T Load(const unsigned char* src) {
+  T v;
+  std::memcpy(&v, src, sizeof v);
+  return v;
+}
+
+// Each data type's host conversion from and to float, DataTypeBytes(type)
+// bytes an element.
+struct Codec {
+  DataType type;
+  void (*encode)(float v, unsigned char* dst);
+  float (*decode)(const unsigned char* src);
+};
+constexpr Codec kCodecs[] = {
+    {DataType::kFloat, [](float v, unsigned char* d) { Store(v, d); },
+     [](const unsigned char* s) { return Load<float>(s); }},
+    {DataType::kHalf,
+     [](float v, unsigned char* d) { Store(FloatToHalf(v), d); },
+     [](const unsigned char* s) { return HalfToFloat(Load<uint16_t>(s)); }},
+    {DataType::kBFloat16,
+     [](float v, unsigned char* d) { Store(FloatToBf16(v), d); },
+     [](const unsigned char* s) { return Bf16ToFloat(Load<uint16_t>(s)); }},
+    {DataType::kDouble,
+     [](float v, unsigned char* d) { Store(static_cast<double>(v), d); },
+     [](const unsigned char* s) {
+       return static_cast<float>(Load<double>(s));
+     }},
+};
+
+// A value outside the enum: nothing is written, and elements read as f32.
+const Codec* CodecOf(DataType type) {
+  for (const Codec& c : kCodecs) {
+    if (c.type == type) return &c;
   }
+  return nullptr;
+}
+
+void Encode(DataType type, float v, unsigned char* dst) {
+  if (const Codec* c = CodecOf(type)) c->encode(v, dst);
 }
 
 float Decode(DataType type, const unsigned char* src) {
-  switch (type) {
-    case DataType::kDouble: {
-      double d;
-      std::memcpy(&d, src, 8);
-      return static_cast<float>(d);
-    }
-    case DataType::kHalf: {
-      uint16_t h;
-      std::memcpy(&h, src, 2);
-      return HalfToFloat(h);
-    }
-    case DataType::kBFloat16: {
-      uint16_t b;
-      std::memcpy(&b, src, 2);
-      return Bf16ToFloat(b);
-    }
-    case DataType::kFloat:
-      break;
-  }
-  float f;
-  std::memcpy(&f, src, 4);
-  return f;
+  const Codec* c = CodecOf(type);
+  return c != nullptr ? c->decode(src) : Load<float>(src);
 }
 
 }  // namespace

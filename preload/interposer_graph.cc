@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/math_policy.h"
 #include "cudnn/backend_graph.h"
 #include "preload/graph_problem.h"
 #include "preload/interposer.h"
@@ -53,7 +54,7 @@ std::vector<TunedEngine> Interposer::StoredConfigs(const ProblemKey& key) {
   // Each filter PyTorch may apply (interposer.h), as constraints: it always
   // drops DOWN_CONVERT_INPUTS; deterministic mode drops nondeterministic
   // configs; with TF32 off, fp32 drops tensor-core ones.
-  const bool fp32 = key.problem.input_type == DataType::kFloat;
+  const bool fp32 = IsTf32Type(key.problem.input_type);
   Constraints no_down_convert;
   no_down_convert.excluded_numerical_notes =
       NoteBit(kNumericalNoteDownConvertInputs);

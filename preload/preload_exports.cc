@@ -12,6 +12,7 @@
 #include <exception>
 #include <optional>
 
+#include "cudnn/conv_pass_traits.h"
 #include "preload/conv_call.h"
 #include "preload/core_loader.h"
 #include "preload/inside_preload.h"
@@ -31,34 +32,29 @@ cudnnStatus_t CallReal(RealFunction<Fn>& fn, Args... args) {
   return f != nullptr ? f(args...) : CUDNN_STATUS_NOT_INITIALIZED;
 }
 
-// Per pass: its perf struct and its real Get_v7, called with a ConvCall's
-// descriptors put back in the pass's own argument order.
-struct Forward {
-  using Perf = cudnnConvolutionFwdAlgoPerf_t;
-  static inline RealFunction<decltype(&cudnnGetConvolutionForwardAlgorithm_v7)>
-      get_v7{"cudnnGetConvolutionForwardAlgorithm_v7"};
+// Per pass (conv_pass_traits.h): its perf struct and the program's own
+// Find, FindEx and Get_v7, looked up by name; Heuristic calls the real Get_v7
+// with a ConvCall's descriptors put back in the pass's own argument order.
+template <ConvOp kOp>
+struct RealPass : PassTraits<kOp> {
+  using Traits = PassTraits<kOp>;
+  using Perf = typename Traits::Perf;
+  static_assert(Traits::kAlgoCount <= kHeuristicCapacity);
+  static inline RealFunction<typename decltype(Traits::kFind)::Fn> find{
+      Traits::kFind.name};
+  static inline RealFunction<typename decltype(Traits::kFindEx)::Fn> find_ex{
+      Traits::kFindEx.name};
+  static inline RealFunction<typename decltype(Traits::kGetV7)::Fn> get_v7{
+      Traits::kGetV7.name};
   static cudnnStatus_t Heuristic(const ConvCall& c, int cap, int* n, Perf* p) {
-    return CallReal(get_v7, c.handle, c.x, c.w, c.conv, c.y, cap, n, p);
+    return CallReal(get_v7, c.handle, OperandOf<Traits::kA>(c),
+                    OperandOf<Traits::kB>(c), c.conv,
+                    OperandOf<Traits::kOut>(c), cap, n, p);
   }
 };
-struct BackwardData {
-  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
-  static inline RealFunction<
-      decltype(&cudnnGetConvolutionBackwardDataAlgorithm_v7)>
-      get_v7{"cudnnGetConvolutionBackwardDataAlgorithm_v7"};
-  static cudnnStatus_t Heuristic(const ConvCall& c, int cap, int* n, Perf* p) {
-    return CallReal(get_v7, c.handle, c.w, c.y, c.conv, c.x, cap, n, p);
-  }
-};
-struct BackwardFilter {
-  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
-  static inline RealFunction<
-      decltype(&cudnnGetConvolutionBackwardFilterAlgorithm_v7)>
-      get_v7{"cudnnGetConvolutionBackwardFilterAlgorithm_v7"};
-  static cudnnStatus_t Heuristic(const ConvCall& c, int cap, int* n, Perf* p) {
-    return CallReal(get_v7, c.handle, c.x, c.y, c.conv, c.w, cap, n, p);
-  }
-};
+using Forward = RealPass<ConvOp::kForward>;
+using BackwardData = RealPass<ConvOp::kBackwardData>;
+using BackwardFilter = RealPass<ConvOp::kBackwardFilter>;
 
 // Answers `call` from tunedb, or returns `real()` (the caller's own call,
 // unchanged).
@@ -109,19 +105,6 @@ cudnnStatus_t GetV7(const ConvCall& call, int requested, int* returned,
   });
 }
 
-RealFunction<decltype(&cudnnFindConvolutionForwardAlgorithm)> real_fwd_find(
-    "cudnnFindConvolutionForwardAlgorithm");
-RealFunction<decltype(&cudnnFindConvolutionForwardAlgorithmEx)>
-    real_fwd_find_ex("cudnnFindConvolutionForwardAlgorithmEx");
-RealFunction<decltype(&cudnnFindConvolutionBackwardDataAlgorithm)>
-    real_bwd_data_find("cudnnFindConvolutionBackwardDataAlgorithm");
-RealFunction<decltype(&cudnnFindConvolutionBackwardDataAlgorithmEx)>
-    real_bwd_data_find_ex("cudnnFindConvolutionBackwardDataAlgorithmEx");
-RealFunction<decltype(&cudnnFindConvolutionBackwardFilterAlgorithm)>
-    real_bwd_filter_find("cudnnFindConvolutionBackwardFilterAlgorithm");
-RealFunction<decltype(&cudnnFindConvolutionBackwardFilterAlgorithmEx)>
-    real_bwd_filter_find_ex("cudnnFindConvolutionBackwardFilterAlgorithmEx");
-
 }  // namespace
 }  // namespace tunedb::preload
 
@@ -150,7 +133,7 @@ extern "C" cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(
   return AnswerOrPass<Forward>(
       {ConvOp::kForward, handle, xDesc, wDesc, convDesc, yDesc, {}},
       requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
-        return CallReal(real_fwd_find, handle, xDesc, wDesc, convDesc, yDesc,
+        return CallReal(Forward::find, handle, xDesc, wDesc, convDesc, yDesc,
                         requestedAlgoCount, returnedAlgoCount, perfResults);
       });
 }
@@ -166,7 +149,7 @@ extern "C" cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
       {ConvOp::kForward, handle, xDesc, wDesc, convDesc, yDesc,
        workSpaceSizeInBytes},
       requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
-        return CallReal(real_fwd_find_ex, handle, xDesc, x, wDesc, w, convDesc,
+        return CallReal(Forward::find_ex, handle, xDesc, x, wDesc, w, convDesc,
                         yDesc, y, requestedAlgoCount, returnedAlgoCount,
                         perfResults, workSpace, workSpaceSizeInBytes);
       });
@@ -201,7 +184,7 @@ extern "C" cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(
   return AnswerOrPass<BackwardData>(
       {ConvOp::kBackwardData, handle, dxDesc, wDesc, convDesc, dyDesc, {}},
       requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
-        return CallReal(real_bwd_data_find, handle, wDesc, dyDesc, convDesc,
+        return CallReal(BackwardData::find, handle, wDesc, dyDesc, convDesc,
                         dxDesc, requestedAlgoCount, returnedAlgoCount,
                         perfResults);
       });
@@ -219,7 +202,7 @@ extern "C" cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
       {ConvOp::kBackwardData, handle, dxDesc, wDesc, convDesc, dyDesc,
        workSpaceSizeInBytes},
       requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
-        return CallReal(real_bwd_data_find_ex, handle, wDesc, w, dyDesc, dy,
+        return CallReal(BackwardData::find_ex, handle, wDesc, w, dyDesc, dy,
                         convDesc, dxDesc, dx, requestedAlgoCount,
                         returnedAlgoCount, perfResults, workSpace,
                         workSpaceSizeInBytes);
@@ -255,7 +238,7 @@ extern "C" cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(
   return AnswerOrPass<BackwardFilter>(
       {ConvOp::kBackwardFilter, handle, xDesc, dwDesc, convDesc, dyDesc, {}},
       requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
-        return CallReal(real_bwd_filter_find, handle, xDesc, dyDesc, convDesc,
+        return CallReal(BackwardFilter::find, handle, xDesc, dyDesc, convDesc,
                         dwDesc, requestedAlgoCount, returnedAlgoCount,
                         perfResults);
       });
@@ -273,7 +256,7 @@ extern "C" cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
       {ConvOp::kBackwardFilter, handle, xDesc, dwDesc, convDesc, dyDesc,
        workSpaceSizeInBytes},
       requestedAlgoCount, returnedAlgoCount, perfResults, [&] {
-        return CallReal(real_bwd_filter_find_ex, handle, xDesc, x, dyDesc, y,
+        return CallReal(BackwardFilter::find_ex, handle, xDesc, x, dyDesc, y,
                         convDesc, dwDesc, dw, requestedAlgoCount,
                         returnedAlgoCount, perfResults, workSpace,
                         workSpaceSizeInBytes);

@@ -22,6 +22,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/math_policy.h"
 #include "cudnn/cudnn_conv.h"
 #include "cudnn/cudnn_device.h"
 #include "cudnn/cudnn_handles.h"
@@ -85,7 +86,7 @@ ConvProblem ToProblem(const Layer& l, int64_t batch) {
   p.input_type = p.output_type = l.type;
   p.compute_type = DataType::kFloat;
   p.allow_tensor_cores = true;
-  p.allow_tf32 = l.type == DataType::kFloat;
+  p.allow_tf32 = KeyAllowsTf32(l.type, true, true);
   return p;
 }
 

@@ -15,34 +15,32 @@
 
 namespace tunedb {
 
+// Each key data type and its cuDNN type, both ways from one table.
+struct CudnnDataTypePair {
+  DataType type;
+  cudnnDataType_t cudnn;
+};
+inline constexpr CudnnDataTypePair kCudnnDataTypes[] = {
+    {DataType::kFloat, CUDNN_DATA_FLOAT},
+    {DataType::kHalf, CUDNN_DATA_HALF},
+    {DataType::kBFloat16, CUDNN_DATA_BFLOAT16},
+    {DataType::kDouble, CUDNN_DATA_DOUBLE},
+};
+
+// CUDNN_DATA_FLOAT for a value outside the enum.
 inline cudnnDataType_t ToCudnn(DataType t) {
-  switch (t) {
-    case DataType::kFloat:
-      return CUDNN_DATA_FLOAT;
-    case DataType::kHalf:
-      return CUDNN_DATA_HALF;
-    case DataType::kBFloat16:
-      return CUDNN_DATA_BFLOAT16;
-    case DataType::kDouble:
-      return CUDNN_DATA_DOUBLE;
+  for (const CudnnDataTypePair& p : kCudnnDataTypes) {
+    if (p.type == t) return p.cudnn;
   }
   return CUDNN_DATA_FLOAT;
 }
 
 // nullopt for cuDNN types tunedb does not key (int8, fp8, ...).
 inline std::optional<DataType> DataTypeFromCudnn(cudnnDataType_t t) {
-  switch (t) {
-    case CUDNN_DATA_FLOAT:
-      return DataType::kFloat;
-    case CUDNN_DATA_HALF:
-      return DataType::kHalf;
-    case CUDNN_DATA_BFLOAT16:
-      return DataType::kBFloat16;
-    case CUDNN_DATA_DOUBLE:
-      return DataType::kDouble;
-    default:
-      return std::nullopt;
+  for (const CudnnDataTypePair& p : kCudnnDataTypes) {
+    if (p.cudnn == t) return p.type;
   }
+  return std::nullopt;
 }
 
 inline cudnnMathType_t ToCudnn(MathType m) {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/math_policy.h"
 #include "common/status_macros.h"
 #include "cudnn/cudnn_status.h"
 #include "server/search/algo_failure.h"
@@ -44,19 +45,6 @@ AlgoResult FromEntry(CudnnConv& conv, const CudnnConv::Entry& e, MathType math,
   return r;
 }
 
-// Whether `math` obeys the problem's policy: one of the math types searched,
-// or default math for half types with tensor cores allowed (cuDNN permits
-// tensor cores under it).
-bool MathAllowed(const ConvProblem& p, MathType math) {
-  const std::vector<MathType> searched = SearchMathTypes(p);
-  if (std::find(searched.begin(), searched.end(), math) != searched.end()) {
-    return true;
-  }
-  const bool half =
-      p.input_type == DataType::kHalf || p.input_type == DataType::kBFloat16;
-  return math == MathType::kDefault && half && p.allow_tensor_cores;
-}
-
 // Whether `a` is the better report of one (algorithm, math type): one that
 // ran over one that did not, else the faster.
 bool BetterReport(const AlgoResult& a, const AlgoResult& b) {
@@ -65,23 +53,6 @@ bool BetterReport(const AlgoResult& a, const AlgoResult& b) {
 }
 
 }  // namespace
-
-std::vector<MathType> SearchMathTypes(const ConvProblem& p) {
-  switch (p.input_type) {
-    case DataType::kDouble:
-      return {MathType::kDefault};
-    case DataType::kFloat:
-      if (p.allow_tensor_cores && p.allow_tf32) {
-        return {MathType::kDefault, MathType::kFma};
-      }
-      return {MathType::kFma};
-    case DataType::kHalf:
-    case DataType::kBFloat16:
-      if (p.allow_tensor_cores) return {MathType::kTensorOp, MathType::kFma};
-      return {MathType::kFma};
-  }
-  return {MathType::kDefault};
-}
 
 absl::StatusOr<std::vector<AlgoResult>> FindCandidates(CudnnConv& conv,
                                                        DeviceSpan workspace) {
@@ -109,7 +80,8 @@ absl::StatusOr<std::vector<AlgoResult>> FindCandidates(CudnnConv& conv,
       // math types than the one asked for (algorithm 1 under tensor_op and
       // under default math, 6x apart): each is a candidate of its own, run
       // under the math type reported where the policy allows it.
-      const MathType m = MathAllowed(conv.problem(), e.math) ? e.math : math;
+      const MathType m =
+          MathTypeAllowed(conv.problem(), e.math) ? e.math : math;
       AlgoResult r = FromEntry(conv, e, m, cap);
       auto [it, inserted] = by_key.emplace(std::make_pair(e.algo, m), r);
       if (!inserted && BetterReport(r, it->second)) it->second = std::move(r);

@@ -19,19 +19,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/math_policy.h"  // SearchMathTypes
 #include "cudnn/cudnn_conv.h"
 #include "cudnn/cudnn_handles.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
-
-// The math types a search measures for a problem's policy:
-//   f32, tensor cores and TF32 allowed: default (TF32 permitted) and FMA;
-//   f32 otherwise: FMA only (no TF32);
-//   f16/bf16 with tensor cores: tensor_op and FMA; without: FMA only;
-//   f64: default.
-std::vector<MathType> SearchMathTypes(const ConvProblem& problem);
 
 // The candidates of conv's problem with `workspace` offered (its size is the
 // search's workspace cap), sorted by SortResults. Errors: Find's other than

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/math_policy.h"
 #include "common/status_macros.h"
 #include "cudnn/cudnn_status.h"
 #include "server/search/algo_failure.h"
@@ -28,19 +29,6 @@ AlgoResult ResultOf(const EngineConfig& config) {
 }
 
 }  // namespace
-
-bool GraphPolicyAllows(const ConvProblem& p, uint32_t notes) {
-  const bool tensor_core = (notes & NoteBit(kNumericalNoteTensorCore)) != 0;
-  if (!p.allow_tensor_cores && tensor_core) return false;
-  if (p.input_type == DataType::kFloat && !p.allow_tf32) {
-    // TF32 shows as a tensor-core engine, or one that rounds its inputs.
-    if (tensor_core ||
-        (notes & NoteBit(kNumericalNoteDownConvertInputs)) != 0) {
-      return false;
-    }
-  }
-  return true;
-}
 
 void GraphLauncher::Add(const AlgoResult& r, BackendDescriptor plan) {
   Entry& e = plans_[CandidateKeyOf(r)];

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/math_policy.h"  // GraphPolicyAllows
 #include "cudnn/backend_graph.h"
 #include "cudnn/cudnn_conv.h"
 #include "server/search/conv_launcher.h"
@@ -36,10 +37,6 @@
 #include "tunedb/record.h"
 
 namespace tunedb {
-
-// Whether a config with these numerical notes is allowed by the problem's
-// tensor-core and TF32 policy.
-bool GraphPolicyAllows(const ConvProblem& problem, uint32_t numerical_notes);
 
 // Runs the plans of graph-API candidates on the conv's buffers, on
 // `stream` (set on the handle before every launch: the legacy calls set it

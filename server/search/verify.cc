@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "common/data_type_traits.h"
 #include "common/status_macros.h"
 #include "server/search/algo_failure.h"
 
@@ -167,18 +168,8 @@ absl::StatusOr<Verdict> Check(CudnnConv& conv, ConvLauncher& launcher,
 }  // namespace
 
 double VerifyTolerance(const ConvProblem& p, MathType math) {
-  switch (p.input_type) {
-    case DataType::kDouble:
-      return 1e-9;
-    case DataType::kFloat:
-      // TF32 keeps 10 mantissa bits; FFT/Winograd in fp32 lose a little.
-      return math == MathType::kFma ? 1e-3 : 1e-2;
-    case DataType::kHalf:
-      return 1e-2;
-    case DataType::kBFloat16:
-      return 5e-2;
-  }
-  return 1e-2;
+  const DataTypeTraits& t = DataTypeTraitsOf(p.input_type);
+  return math == MathType::kFma ? t.fma_tolerance : t.tolerance;
 }
 
 double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
