@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/enum_names.h"
+#include "common/key_fields.h"
 #include "common/status_macros.h"
 #include "common/valid_key.h"
 

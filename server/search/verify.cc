@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "common/record_results.h"
 #include "common/status_macros.h"
 #include "server/search/algo_failure.h"
 

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "common/record_results.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/finder/simulated_finder.h"
