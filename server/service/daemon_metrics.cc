@@ -78,7 +78,7 @@ int64_t FileBytes(const std::string& path) {
 // Reads the core and the worker supervisor at each scrape.
 class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
  public:
-  StatsCollectable(TuningCore* core, const WorkerFinder* workers,
+  StatsCollectable(TuningCore* core, const WorkerSupervisor* workers,
                    std::string version)
       : core_(core), workers_(workers), version_(std::move(version)) {}
 
@@ -181,7 +181,7 @@ class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
           "error).",
           MetricType::Counter);
       for (size_t i = 0; i < core_->devices().size(); ++i) {
-        const WorkerFinder::Supervision sup =
+        const WorkerSupervisor::Supervision sup =
             workers_->supervision(static_cast<int>(i));
         const std::string device = absl::StrCat(i);
         AddValue(starts, {{"device", device}}, sup.starts);
@@ -226,7 +226,7 @@ class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
 
  private:
   TuningCore* const core_;
-  const WorkerFinder* const workers_;
+  const WorkerSupervisor* const workers_;
   const std::string version_;
 };
 
@@ -279,7 +279,7 @@ void DaemonMetrics::ObserveSearch(const SearchEvent& event) {
 }
 
 absl::Status DaemonMetrics::Serve(TuningCore* core,
-                                  const WorkerFinder* workers) {
+                                  const WorkerSupervisor* workers) {
   const std::string address = ListenAddress(options_.address);
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(address, 2);

@@ -19,7 +19,7 @@
 #include "server/service/activated_listener.h"
 #include "server/service/daemon_metrics.h"
 #include "server/service/tunedb_service.h"
-#include "server/worker/worker_finder.h"
+#include "server/worker/worker_supervisor.h"
 #include "spdlog/spdlog.h"
 #include "store/fleet/fleet_database.h"
 #include "tunedb/version.h"
@@ -98,23 +98,23 @@ absl::StatusOr<std::unique_ptr<Finder>> MakeFinder(
     return std::unique_ptr<Finder>(new SimulatedFinder(o));
   }
   if (options.finder == "cudnn" || options.finder == "simulated-workers") {
-    WorkerFinder::Options o;
+    WorkerSupervisor::Options o;
     o.worker_path = options.worker_path;  // "": next to this executable
     o.library_dirs = options.cudnn_library_dirs;
     o.worker_finder = options.finder == "cudnn" ? "cudnn" : "simulated";
     o.simulated_options = options.simulated_options;
-    absl::StatusOr<std::unique_ptr<WorkerFinder>> finder =
-        WorkerFinder::Create(o);
-    if (!finder.ok()) {
-      if (finder.status().code() == absl::StatusCode::kInvalidArgument) {
-        return finder.status();
+    absl::StatusOr<std::unique_ptr<WorkerSupervisor>> supervisor =
+        WorkerSupervisor::Create(o);
+    if (!supervisor.ok()) {
+      if (supervisor.status().code() == absl::StatusCode::kInvalidArgument) {
+        return supervisor.status();
       }
       spdlog::warn("no GPU search workers: {}; serving stored records only",
-                   finder.status().ToString());
+                   supervisor.status().ToString());
       return std::unique_ptr<Finder>(new NoDeviceFinder(
-          o.worker_finder, std::string(finder.status().message())));
+          o.worker_finder, std::string(supervisor.status().message())));
     }
-    return std::unique_ptr<Finder>(std::move(*finder));
+    return std::unique_ptr<Finder>(std::move(*supervisor));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown finder '", options.finder,
@@ -189,7 +189,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
   if (server->metrics_) {
     absl::Status serving = server->metrics_->Serve(
         server->core_.get(),
-        dynamic_cast<const WorkerFinder*>(server->finder_.get()));
+        dynamic_cast<const WorkerSupervisor*>(server->finder_.get()));
     if (!serving.ok()) {
       server->core_->Shutdown(absl::ZeroDuration());
       return serving;
