@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "common/data_type_traits.h"
 #include "common/enum_names.h"
+#include "common/key_fields.h"
 #include "common/math_policy.h"
 #include "common/status_macros.h"
 #include "common/valid_key.h"
@@ -422,37 +423,47 @@ int64_t ConvProblem::OutputSize(int i) const {
   return static_cast<int64_t>(span / s + 1);
 }
 
-absl::Status ConvProblem::Validate() const {
-  if (!kOps.Contains(op)) return FieldError("op", "unknown op");
-  if (!kModes.Contains(mode)) return FieldError("mode", "unknown mode");
-  if (!kTypes.Contains(input_type)) {
+namespace {
+
+// The enumerations are known values and the layout has the problem's rank.
+absl::Status ValidateKinds(const ConvProblem& p) {
+  if (!kOps.Contains(p.op)) return FieldError("op", "unknown op");
+  if (!kModes.Contains(p.mode)) return FieldError("mode", "unknown mode");
+  if (!kTypes.Contains(p.input_type)) {
     return FieldError("in_type", "unknown type");
   }
-  if (!kTypes.Contains(output_type)) {
+  if (!kTypes.Contains(p.output_type)) {
     return FieldError("out_type", "unknown type");
   }
-  if (!kTypes.Contains(compute_type)) {
+  if (!kTypes.Contains(p.compute_type)) {
     return FieldError("compute", "unknown type");
   }
-  if (!kLayouts.Contains(layout)) {
+  if (!kLayouts.Contains(p.layout)) {
     return FieldError("layout", "unknown layout");
   }
-  if (spatial_dims != 2 && spatial_dims != 3) {
+  if (p.spatial_dims != 2 && p.spatial_dims != 3) {
     return FieldError("in", absl::StrCat("2 or 3 spatial sizes required, got ",
-                                         spatial_dims));
+                                         p.spatial_dims));
   }
-  if (LayoutSpatialDims(layout) != spatial_dims) {
-    return FieldError(
-        "layout",
-        absl::StrCat(LayoutName(layout), " is for ", LayoutSpatialDims(layout),
-                     "-D problems but the problem is ", spatial_dims, "-D"));
+  if (LayoutSpatialDims(p.layout) != p.spatial_dims) {
+    return FieldError("layout", absl::StrCat(LayoutName(p.layout), " is for ",
+                                             LayoutSpatialDims(p.layout),
+                                             "-D problems but the problem is ",
+                                             p.spatial_dims, "-D"));
   }
+  return absl::OkStatus();
+}
+
+// Every count and spatial size is within its bounds (at most 2^31-1), and
+// the spatial sizes beyond the rank are 0.
+absl::Status ValidateSizes(const ConvProblem& p) {
   constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
   struct {
     const char* name;
     int64_t value;
     int64_t min;
-  } scalars[] = {{"n", n, 1}, {"c", c, 1}, {"k", k, 1}, {"groups", groups, 1}};
+  } scalars[] = {
+      {"n", p.n, 1}, {"c", p.c, 1}, {"k", p.k, 1}, {"groups", p.groups, 1}};
   for (const auto& s : scalars) {
     if (s.value < s.min) {
       return FieldError(s.name,
@@ -464,17 +475,17 @@ absl::Status ConvProblem::Validate() const {
   }
   struct {
     const char* name;
-    const Dims* dims;
+    const ConvProblem::Dims* dims;
     int64_t min;
-  } arrays[] = {{"in", &input, 1},
-                {"filt", &filter, 1},
-                {"pad", &padding, 0},
-                {"stride", &stride, 1},
-                {"dil", &dilation, 1}};
+  } arrays[] = {{"in", &p.input, 1},
+                {"filt", &p.filter, 1},
+                {"pad", &p.padding, 0},
+                {"stride", &p.stride, 1},
+                {"dil", &p.dilation, 1}};
   for (const auto& a : arrays) {
-    for (int i = 0; i < kMaxSpatialDims; ++i) {
+    for (int i = 0; i < ConvProblem::kMaxSpatialDims; ++i) {
       int64_t v = (*a.dims)[i];
-      if (i >= spatial_dims) {
+      if (i >= p.spatial_dims) {
         if (v != 0) {
           return FieldError(a.name, "has a value beyond the spatial rank");
         }
@@ -489,36 +500,44 @@ absl::Status ConvProblem::Validate() const {
       }
     }
   }
-  if (c % groups != 0) {
-    return FieldError("groups", absl::StrCat(groups, " does not divide c=", c));
+  return absl::OkStatus();
+}
+
+// The groups divide the channels, every output size is at least 1, and the
+// element counts of input, filter and output (and their byte sizes) fit in
+// int64.
+absl::Status ValidateShape(const ConvProblem& p) {
+  if (p.c % p.groups != 0) {
+    return FieldError("groups",
+                      absl::StrCat(p.groups, " does not divide c=", p.c));
   }
-  if (k % groups != 0) {
-    return FieldError("groups", absl::StrCat(groups, " does not divide k=", k));
+  if (p.k % p.groups != 0) {
+    return FieldError("groups",
+                      absl::StrCat(p.groups, " does not divide k=", p.k));
   }
-  for (int i = 0; i < spatial_dims; ++i) {
-    if (OutputSize(i) < 1) {
+  for (int i = 0; i < p.spatial_dims; ++i) {
+    if (p.OutputSize(i) < 1) {
       return FieldError(
           "in", absl::StrCat("output size below 1 in dimension ", i, " (input ",
-                             input[i], ", filter ", filter[i], ", padding ",
-                             padding[i], ", dilation ", dilation[i], ")"));
+                             p.input[i], ", filter ", p.filter[i], ", padding ",
+                             p.padding[i], ", dilation ", p.dilation[i], ")"));
     }
   }
-  // Element counts (and their byte sizes) must fit in int64.
   struct {
     const char* name;
     int64_t a, b;
-    const Dims* dims;
+    const ConvProblem::Dims* dims;
     bool output;
-  } tensors[] = {{"in", n, c, &input, false},
-                 {"filt", k, c / groups, &filter, false},
-                 {"in", n, k, nullptr, true}};
+  } tensors[] = {{"in", p.n, p.c, &p.input, false},
+                 {"filt", p.k, p.c / p.groups, &p.filter, false},
+                 {"in", p.n, p.k, nullptr, true}};
   for (const auto& t : tensors) {
     int64_t count;
     if (!MulOk(t.a, t.b, &count)) {
       return FieldError(t.name, "element count overflows");
     }
-    for (int i = 0; i < spatial_dims; ++i) {
-      int64_t d = t.output ? OutputSize(i) : (*t.dims)[i];
+    for (int i = 0; i < p.spatial_dims; ++i) {
+      int64_t d = t.output ? p.OutputSize(i) : (*t.dims)[i];
       if (!MulOk(count, d, &count)) {
         return FieldError(t.name, "element count overflows");
       }
@@ -527,12 +546,17 @@ absl::Status ConvProblem::Validate() const {
       return FieldError(t.name, "byte size overflows");
     }
   }
-  // Types: cuDNN wants x, w and y of one type.
-  if (output_type != input_type) {
+  return absl::OkStatus();
+}
+
+// x, w and y share one type (as cuDNN wants), the compute type suits it, and
+// TF32 is asked only for f32 data with tensor cores.
+absl::Status ValidateTypes(const ConvProblem& p) {
+  if (p.output_type != p.input_type) {
     return FieldError("out_type", "must equal in_type");
   }
-  if (!ComputeTypeAllowed(input_type, compute_type)) {
-    const DataTypeTraits& t = DataTypeTraitsOf(input_type);
+  if (!ComputeTypeAllowed(p.input_type, p.compute_type)) {
+    const DataTypeTraits& t = DataTypeTraitsOf(p.input_type);
     std::string computes;
     for (int i = 0; i < t.compute_count; ++i) {
       absl::StrAppend(&computes, i > 0 ? " or " : "",
@@ -541,25 +565,43 @@ absl::Status ConvProblem::Validate() const {
     return FieldError(
         "compute", absl::StrCat(t.name, " data needs ", computes, " compute"));
   }
-  if (allow_tf32 && !IsTf32Type(input_type)) {
+  if (p.allow_tf32 && !IsTf32Type(p.input_type)) {
     return FieldError("tf32", "may be 1 only for f32 data");
   }
-  if (allow_tf32 && !allow_tensor_cores) {
+  if (p.allow_tf32 && !p.allow_tensor_cores) {
     return FieldError("tf32", "TF32 needs tensor cores (tc=1)");
   }
-  if (!kApis.Contains(api)) return FieldError("api", "unknown api");
-  if (api == ConvApi::kLegacy) {
-    if (alignment != 0) {
+  return absl::OkStatus();
+}
+
+// A known API; an alignment class only for the graph API, a power of two
+// from the element size to kMaxAlignment.
+absl::Status ValidateApi(const ConvProblem& p) {
+  if (!kApis.Contains(p.api)) return FieldError("api", "unknown api");
+  if (p.api == ConvApi::kLegacy) {
+    if (p.alignment != 0) {
       return FieldError("align", "is for graph-API problems only");
     }
-  } else if (alignment < DataTypeBytes(input_type) ||
-             alignment > kMaxAlignment || (alignment & (alignment - 1)) != 0) {
+  } else if (p.alignment < DataTypeBytes(p.input_type) ||
+             p.alignment > ConvProblem::kMaxAlignment ||
+             (p.alignment & (p.alignment - 1)) != 0) {
     return FieldError(
-        "align", absl::StrCat(alignment, " is not a power of two from ",
-                              DataTypeBytes(input_type), " (the element size) "
-                              "to ", kMaxAlignment));
+        "align",
+        absl::StrCat(p.alignment, " is not a power of two from ",
+                     DataTypeBytes(p.input_type), " (the element size) to ",
+                     ConvProblem::kMaxAlignment));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ConvProblem::Validate() const {
+  RETURN_IF_ERROR(ValidateKinds(*this));
+  RETURN_IF_ERROR(ValidateSizes(*this));
+  RETURN_IF_ERROR(ValidateShape(*this));
+  RETURN_IF_ERROR(ValidateTypes(*this));
+  return ValidateApi(*this);
 }
 
 int64_t ConvProblem::InputElements() const {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/enum_names.h"
+#include "common/record_results.h"
 
 namespace tunedb {
 namespace {

@@ -58,7 +58,7 @@ nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=
 step "CI tests (no GPU needed)"
 "$B/tests/cudnn_status_test" --gtest_brief=1 || fail=1
 "$B/tests/cpu_reference_test" --gtest_brief=1 || fail=1
-"$B/tests/worker_finder_test" --gtest_brief=1 || fail=1
+"$B/tests/worker_supervisor_test" --gtest_brief=1 || fail=1
 
 step "GPU tests: workers (kill, timeout, two cuDNN versions)"
 LD_LIBRARY_PATH="$FIRST:$LD_LIBRARY_PATH" TUNEDB_TEST_CUDNN_DIRS="$DIRS" \

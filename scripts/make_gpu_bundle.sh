@@ -11,7 +11,7 @@
 # libtunedb_preload{,_core}.so (`tunedb run`), libtunedb_cudnn_call_timer.so
 # (scripts/pytorch_dropin.sh TIMER=1) and the shared libraries they
 # all need; tests/ (flat) the programs the GPU scripts run: cudnn_status_test,
-# cpu_reference_test, worker_finder_test, cudnn_finder_gpu_test,
+# cpu_reference_test, worker_supervisor_test, cudnn_finder_gpu_test,
 # cudnn_worker_gpu_test, graph_gpu_test, tunedb_gpu_bench, tunedb_regret,
 # tunedb_graph_regret, tunedb_plan_load_bench, conv_example,
 # graph_plan_example, client_hit_bench and client_miss_bench.
@@ -28,7 +28,7 @@ fi
 cmake -S . -B "$BUILD" "${defs[@]}"
 cmake --build "$BUILD" -j"${JOBS:-2}" --target tunedbd tunedb-worker \
   tunedb_cli tunedb_client_shared tunedb_preload tunedb_preload_core \
-  cudnn_status_test cpu_reference_test worker_finder_test \
+  cudnn_status_test cpu_reference_test worker_supervisor_test \
   cudnn_finder_gpu_test cudnn_worker_gpu_test \
   graph_gpu_test tunedb_gpu_bench tunedb_regret tunedb_graph_regret \
   tunedb_plan_load_bench \
@@ -43,7 +43,7 @@ scripts/make_bundle.sh --out "$BUNDLE" \
   --lib "$BUILD/lib/libtunedb_cudnn_call_timer.so" \
   --tests "$BUILD/tests/cudnn/cudnn_status_test" \
   --tests "$BUILD/tests/cudnn/cpu_reference_test" \
-  --tests "$BUILD/tests/server/worker_finder_test" \
+  --tests "$BUILD/tests/server/worker_supervisor_test" \
   --tests "$BUILD/tests/gpu/cudnn_finder_gpu_test" \
   --tests "$BUILD/tests/gpu/cudnn_worker_gpu_test" \
   --tests "$BUILD/tests/gpu/graph_gpu_test" \

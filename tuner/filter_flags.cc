@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/key_fields.h"
 #include "tunedb/problem.h"
 #include "tuner/format.h"
 #include "tuner/training_problems.h"

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/record_results.h"
 #include "common/status_macros.h"
 #include "cudnn/conv_descriptors.h"
 #include "cudnn/conv_ops.h"

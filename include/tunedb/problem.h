@@ -23,7 +23,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <map>
 #include <string>
 
 #include "absl/status/status.h"
@@ -170,15 +169,6 @@ struct ProblemKey {
     return a.device == b.device && a.problem == b.problem;
   }
 };
-
-// Splits a canonical key (or part of one) into its fields, unescaped, e.g.
-// {"gpu": "NVIDIA H200", "op": "fwd", ...}. Used to match query filters.
-absl::StatusOr<std::map<std::string, std::string>> KeyFields(
-    absl::string_view text);
-
-// The names of every field of the text form, in canonical order (the last
-// two only in graph-API keys).
-const std::array<absl::string_view, 25>& KeyFieldNames();
 
 // The alignment class of pointers `ptrs`: the largest power of two up to
 // ConvProblem::kMaxAlignment that divides every address.

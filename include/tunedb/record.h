@@ -135,7 +135,8 @@ inline constexpr int kCurrentTimingVersion = 2;
 struct Record {
   int64_t id = 0;  // database row id; 0 until stored
   ProblemKey key;
-  // OK results fastest first, then unsupported/failed ones (SortResults).
+  // OK results fastest first by the cost of direct launches (ties: less
+  // workspace, then lower algo id), then not-supported, then failed ones.
   std::vector<AlgoResult> results;
   int64_t measured_at_us = 0;  // µs since the Unix epoch
   std::string host;
@@ -154,14 +155,6 @@ struct Record {
   // Measured before launch timing (timing_version < kCurrentTimingVersion).
   bool stale() const { return timing_version < kCurrentTimingVersion; }
 };
-
-// The timing version that `results` support: kCurrentTimingVersion when every
-// OK result has its launch time measured (or none ran), else 1.
-int TimingVersionOf(const std::vector<AlgoResult>& results);
-
-// Puts OK results first by ascending cost for direct launches (ties: less
-// workspace, then lower algo id), then not-supported, then failed ones.
-void SortResults(std::vector<AlgoResult>& results);
 
 // A caller's limits on the algorithm it will run.
 struct Constraints {

@@ -1,8 +1,8 @@
 // Finder: the interface between the daemon and whatever measures algorithms.
 //
 // Like LevelDB's Env, it lets the daemon run on real GPUs (CudnnFinder, or
-// WorkerFinder which runs it in supervised per-GPU worker processes) or on a
-// deterministic model (SimulatedFinder, a test double that is never the
+// WorkerSupervisor, which runs it in supervised per-GPU worker processes) or
+// on a deterministic model (SimulatedFinder, a test double that is never the
 // default and never reported as GPU performance).
 //
 // Thread safety: Devices() may be called from any thread. Search() may be

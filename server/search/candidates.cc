@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/math_policy.h"
+#include "common/record_results.h"
 #include "common/status_macros.h"
 #include "cudnn/cudnn_status.h"
 #include "server/search/algo_failure.h"

@@ -1,7 +1,7 @@
 // CudnnFinder: measures cuDNN convolution algorithms on one GPU, in process.
 //
 // It is what a tunedb-worker process runs (one per GPU and cuDNN version);
-// the daemon itself talks to it only through WorkerFinder. What a search
+// the daemon itself talks to it only through WorkerSupervisor. What a search
 // does after its own Find calls costs at most the options'
 // search_budget_factor times what those calls cost (search_budget.h, with
 // its floors), and it runs these phases:

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/time/time.h"
+#include "common/record_results.h"
 #include "common/status_macros.h"
 #include "cudnn/cudnn_status.h"
 #include "server/search/algo_failure.h"

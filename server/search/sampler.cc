@@ -54,9 +54,4 @@ absl::StatusOr<double> Sampler::Sample(const AlgoResult& r, int batch) {
   return t->Sample(start_.get(), stop_.get());
 }
 
-bool Sampler::Graphed(const AlgoResult& r) const {
-  auto it = timers_.find(CandidateKeyOf(r));
-  return it != timers_.end() && it->second != nullptr && it->second->graphed();
-}
-
 }  // namespace tunedb

@@ -50,8 +50,6 @@ class Sampler final : public CandidateTimer {
   // use), ms per run.
   absl::StatusOr<double> Sample(const AlgoResult& r, int batch) override;
   std::optional<CandidateKey> LastRun() const override { return last_; }
-  // Whether r's RunTimer replays a CUDA graph (false if it has none yet).
-  bool Graphed(const AlgoResult& r) const;
 
  private:
   Sampler(ConvLauncher* launcher, cudaStream_t stream, void* workspace,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/time/time.h"
+#include "common/record_results.h"
 #include "common/status_macros.h"
 #include "server/search/algo_failure.h"
 #include "server/search/run_timer.h"

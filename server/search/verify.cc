@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/data_type_traits.h"
+#include "common/record_results.h"
 #include "common/status_macros.h"
 #include "server/search/algo_failure.h"
 

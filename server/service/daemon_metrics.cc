@@ -73,160 +73,183 @@ int64_t FileBytes(const std::string& path) {
   return ec ? 0 : static_cast<int64_t>(size);
 }
 
+// Requests and searches: lookups, tunes and searches by outcome, the
+// counters clients reported and the queue depths.
+void AddRequestFamilies(const CoreStats& s, std::vector<MetricFamily>& out) {
+  out.push_back(ByOutcome("tunedb_lookups_total",
+                          "Lookup requests by outcome: hit (answered from "
+                          "the store) or miss (nothing stored).",
+                          {{"hit", s.lookup_hits}, {"miss", s.lookup_misses}}));
+  out.push_back(ByOutcome(
+      "tunedb_tunes_total",
+      "Tune requests by outcome: hit (answered from the store), miss "
+      "(nothing usable stored: a search was queued or joined), coalesced "
+      "(the misses that joined a search already queued or running) and "
+      "rejected (the device's queue was full).",
+      {{"hit", s.hits - s.lookup_hits},
+       {"miss", s.misses - s.lookup_misses},
+       {"coalesced", s.coalesced},
+       {"rejected", s.rejected}}));
+  out.push_back(ByOutcome(
+      "tunedb_searches_total",
+      "Searches run by outcome: searched (measured and stored) or failed "
+      "(the finder failed, timed out, or the result could not be stored).",
+      {{"searched", s.searches}, {"failed", s.search_failures}}));
+
+  MetricFamily reported =
+      Family("tunedb_reported_total",
+             "Counters client programs reported (ReportCounters), summed, by "
+             "name: preload.hit, preload.miss, ... from `tunedb run --report`.",
+             MetricType::Counter);
+  for (const auto& [name, sum] : s.reported.sums) {
+    AddValue(reported, {{"name", name}}, static_cast<double>(sum));
+  }
+  out.push_back(std::move(reported));
+
+  MetricFamily queue = Family("tunedb_queue_depth",
+                              "Searches waiting or running, per device index.",
+                              MetricType::Gauge);
+  for (const auto& [device, depth] : s.queue_depths) {
+    AddValue(queue, {{"device", absl::StrCat(device)}}, depth);
+  }
+  out.push_back(std::move(queue));
+}
+
+// The database: its records, file sizes and last write.
+void AddDatabaseFamilies(const CoreStats& s, std::vector<MetricFamily>& out) {
+  if (s.records >= 0) {
+    out.push_back(
+        OneGauge("tunedb_records", "Records in the database.", s.records));
+  }
+  out.push_back(OneGauge("tunedb_database_bytes",
+                         "Size of the SQLite database file, bytes.",
+                         s.database_bytes));
+  out.push_back(
+      OneGauge("tunedb_database_wal_bytes",
+               "Size of the SQLite write-ahead log (the -wal file), bytes.",
+               FileBytes(s.database_path + "-wal")));
+  out.push_back(OneGauge(
+      "tunedb_last_write_timestamp_seconds",
+      "Unix time when a search result, import or invalidation was last "
+      "stored; 0 if none since the daemon started.",
+      s.last_write_us / 1e6));
+}
+
+// The fleet tier, where there is one.
+void AddFleetFamilies(const FleetHealth& fleet,
+                      std::vector<MetricFamily>& out) {
+  out.push_back(
+      OneGauge("tunedb_fleet_connected",
+               "1 if the last fleet database operation succeeded, else 0.",
+               fleet.connected ? 1 : 0));
+  out.push_back(
+      OneGauge("tunedb_fleet_outbox",
+               "Search results waiting in the local outbox to be published to "
+               "the fleet database.",
+               fleet.outbox));
+  out.push_back(ByOutcome(
+      "tunedb_fleet_operations_total",
+      "Fleet tier events: published (records), fetched (local misses "
+      "answered from the fleet), claimed (searches this host leased), "
+      "waited (keys left to another host's lease), failed (fleet "
+      "operations that failed) and jobs_done (fleet prewarm jobs "
+      "finished here).",
+      {{"published", fleet.published},
+       {"fetched", fleet.fetched},
+       {"claimed", fleet.claims},
+       {"waited", fleet.waits},
+       {"failed", fleet.errors},
+       {"jobs_done", fleet.jobs_done}}));
+}
+
+// The worker processes of devices 0 .. device_count-1: starts, and exits
+// during searches by reason.
+void AddWorkerFamilies(const WorkerSupervisor& workers, size_t device_count,
+                       std::vector<MetricFamily>& out) {
+  MetricFamily starts =
+      Family("tunedb_worker_starts_total",
+             "tunedb-worker processes started per device index (the "
+             "first start and every restart).",
+             MetricType::Counter);
+  MetricFamily exits =
+      Family("tunedb_worker_exits_total",
+             "tunedb-worker exits seen during searches, per device index, by "
+             "reason: timeout (killed past the search timeout), died (crashed, "
+             "signalled or exited) or fatal_error (reported a fatal device "
+             "error).",
+             MetricType::Counter);
+  for (size_t i = 0; i < device_count; ++i) {
+    const WorkerSupervisor::Supervision sup =
+        workers.supervision(static_cast<int>(i));
+    const std::string device = absl::StrCat(i);
+    AddValue(starts, {{"device", device}}, sup.starts);
+    for (const char* reason : {"timeout", "died", "fatal_error"}) {
+      auto it = sup.exits.find(reason);
+      AddValue(exits, {{"device", device}, {"reason", reason}},
+               it == sup.exits.end() ? 0 : it->second);
+    }
+  }
+  out.push_back(std::move(starts));
+  out.push_back(std::move(exits));
+}
+
+// What this daemon is: its version and finder, and its devices.
+void AddInfoFamilies(const std::string& version, const std::string& finder,
+                     const std::vector<DeviceInfo>& device_infos,
+                     std::vector<MetricFamily>& out) {
+  out.push_back(
+      OneGauge("tunedb_build_info",
+               "Always 1; the labels name the daemon's version and finder.", 1,
+               {{"version", version}, {"finder", finder}}));
+
+  MetricFamily devices =
+      Family("tunedb_device_info",
+             "Always 1, one per device the daemon searches on; the labels "
+             "name the GPU, its cuDNN and CUDA runtime, and the driver.",
+             MetricType::Gauge);
+  for (size_t i = 0; i < device_infos.size(); ++i) {
+    const DeviceInfo& d = device_infos[i];
+    AddValue(
+        devices,
+        {{"device", absl::StrCat(i)},
+         {"ordinal", absl::StrCat(d.ordinal)},
+         {"gpu_model", d.key.gpu_model},
+         {"compute_capability",
+          absl::StrCat(d.key.cc_major, ".", d.key.cc_minor)},
+         {"cudnn_version", CudnnVersionText(d.key.cudnn_version)},
+         {"cuda_runtime_version", CudaVersionText(d.key.cuda_runtime_version)},
+         {"driver", d.driver_version},
+         {"uuid", d.uuid}},
+        1);
+  }
+  out.push_back(std::move(devices));
+}
+
 }  // namespace
 
 // Reads the core and the worker supervisor at each scrape.
 class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
  public:
-  StatsCollectable(TuningCore* core, const WorkerFinder* workers,
+  StatsCollectable(TuningCore* core, const WorkerSupervisor* workers,
                    std::string version)
       : core_(core), workers_(workers), version_(std::move(version)) {}
 
   std::vector<MetricFamily> Collect() const override {
     const CoreStats s = core_->Stats();
     std::vector<MetricFamily> out;
-
-    out.push_back(
-        ByOutcome("tunedb_lookups_total",
-                  "Lookup requests by outcome: hit (answered from "
-                  "the store) or miss (nothing stored).",
-                  {{"hit", s.lookup_hits}, {"miss", s.lookup_misses}}));
-    out.push_back(ByOutcome(
-        "tunedb_tunes_total",
-        "Tune requests by outcome: hit (answered from the store), miss "
-        "(nothing usable stored: a search was queued or joined), coalesced "
-        "(the misses that joined a search already queued or running) and "
-        "rejected (the device's queue was full).",
-        {{"hit", s.hits - s.lookup_hits},
-         {"miss", s.misses - s.lookup_misses},
-         {"coalesced", s.coalesced},
-         {"rejected", s.rejected}}));
-    out.push_back(ByOutcome(
-        "tunedb_searches_total",
-        "Searches run by outcome: searched (measured and stored) or failed "
-        "(the finder failed, timed out, or the result could not be stored).",
-        {{"searched", s.searches}, {"failed", s.search_failures}}));
-
-    MetricFamily reported = Family(
-        "tunedb_reported_total",
-        "Counters client programs reported (ReportCounters), summed, by "
-        "name: preload.hit, preload.miss, ... from `tunedb run --report`.",
-        MetricType::Counter);
-    for (const auto& [name, sum] : s.reported.sums) {
-      AddValue(reported, {{"name", name}}, static_cast<double>(sum));
-    }
-    out.push_back(std::move(reported));
-
-    MetricFamily queue = Family(
-        "tunedb_queue_depth", "Searches waiting or running, per device index.",
-        MetricType::Gauge);
-    for (const auto& [device, depth] : s.queue_depths) {
-      AddValue(queue, {{"device", absl::StrCat(device)}}, depth);
-    }
-    out.push_back(std::move(queue));
-
-    if (s.records >= 0) {
-      out.push_back(
-          OneGauge("tunedb_records", "Records in the database.", s.records));
-    }
-    out.push_back(OneGauge("tunedb_database_bytes",
-                           "Size of the SQLite database file, bytes.",
-                           s.database_bytes));
-    out.push_back(
-        OneGauge("tunedb_database_wal_bytes",
-                 "Size of the SQLite write-ahead log (the -wal file), bytes.",
-                 FileBytes(s.database_path + "-wal")));
-    out.push_back(OneGauge(
-        "tunedb_last_write_timestamp_seconds",
-        "Unix time when a search result, import or invalidation was last "
-        "stored; 0 if none since the daemon started.",
-        s.last_write_us / 1e6));
-
-    if (s.fleet.enabled) {
-      out.push_back(OneGauge(
-          "tunedb_fleet_connected",
-          "1 if the last fleet database operation succeeded, else 0.",
-          s.fleet.connected ? 1 : 0));
-      out.push_back(OneGauge(
-          "tunedb_fleet_outbox",
-          "Search results waiting in the local outbox to be published to "
-          "the fleet database.",
-          s.fleet.outbox));
-      out.push_back(ByOutcome(
-          "tunedb_fleet_operations_total",
-          "Fleet tier events: published (records), fetched (local misses "
-          "answered from the fleet), claimed (searches this host leased), "
-          "waited (keys left to another host's lease), failed (fleet "
-          "operations that failed) and jobs_done (fleet prewarm jobs "
-          "finished here).",
-          {{"published", s.fleet.published},
-           {"fetched", s.fleet.fetched},
-           {"claimed", s.fleet.claims},
-           {"waited", s.fleet.waits},
-           {"failed", s.fleet.errors},
-           {"jobs_done", s.fleet.jobs_done}}));
-    }
-
+    AddRequestFamilies(s, out);
+    AddDatabaseFamilies(s, out);
+    if (s.fleet.enabled) AddFleetFamilies(s.fleet, out);
     if (workers_ != nullptr) {
-      MetricFamily starts =
-          Family("tunedb_worker_starts_total",
-                 "tunedb-worker processes started per device index (the "
-                 "first start and every restart).",
-                 MetricType::Counter);
-      MetricFamily exits = Family(
-          "tunedb_worker_exits_total",
-          "tunedb-worker exits seen during searches, per device index, by "
-          "reason: timeout (killed past the search timeout), died (crashed, "
-          "signalled or exited) or fatal_error (reported a fatal device "
-          "error).",
-          MetricType::Counter);
-      for (size_t i = 0; i < core_->devices().size(); ++i) {
-        const WorkerFinder::Supervision sup =
-            workers_->supervision(static_cast<int>(i));
-        const std::string device = absl::StrCat(i);
-        AddValue(starts, {{"device", device}}, sup.starts);
-        for (const char* reason : {"timeout", "died", "fatal_error"}) {
-          auto it = sup.exits.find(reason);
-          AddValue(exits, {{"device", device}, {"reason", reason}},
-                   it == sup.exits.end() ? 0 : it->second);
-        }
-      }
-      out.push_back(std::move(starts));
-      out.push_back(std::move(exits));
+      AddWorkerFamilies(*workers_, core_->devices().size(), out);
     }
-
-    out.push_back(
-        OneGauge("tunedb_build_info",
-                 "Always 1; the labels name the daemon's version and finder.",
-                 1, {{"version", version_}, {"finder", s.finder}}));
-
-    MetricFamily devices =
-        Family("tunedb_device_info",
-               "Always 1, one per device the daemon searches on; the labels "
-               "name the GPU, its cuDNN and CUDA runtime, and the driver.",
-               MetricType::Gauge);
-    for (size_t i = 0; i < core_->devices().size(); ++i) {
-      const DeviceInfo& d = core_->devices()[i];
-      AddValue(devices,
-               {{"device", absl::StrCat(i)},
-                {"ordinal", absl::StrCat(d.ordinal)},
-                {"gpu_model", d.key.gpu_model},
-                {"compute_capability",
-                 absl::StrCat(d.key.cc_major, ".", d.key.cc_minor)},
-                {"cudnn_version", CudnnVersionText(d.key.cudnn_version)},
-                {"cuda_runtime_version",
-                 CudaVersionText(d.key.cuda_runtime_version)},
-                {"driver", d.driver_version},
-                {"uuid", d.uuid}},
-               1);
-    }
-    out.push_back(std::move(devices));
+    AddInfoFamilies(version_, s.finder, core_->devices(), out);
     return out;
   }
 
  private:
   TuningCore* const core_;
-  const WorkerFinder* const workers_;
+  const WorkerSupervisor* const workers_;
   const std::string version_;
 };
 
@@ -279,7 +302,7 @@ void DaemonMetrics::ObserveSearch(const SearchEvent& event) {
 }
 
 absl::Status DaemonMetrics::Serve(TuningCore* core,
-                                  const WorkerFinder* workers) {
+                                  const WorkerSupervisor* workers) {
   const std::string address = ListenAddress(options_.address);
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(address, 2);

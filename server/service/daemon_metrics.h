@@ -14,7 +14,7 @@
 //     m->ObserveSearch(e);
 //   };
 //   ... create the core ...
-//   RETURN_IF_ERROR(metrics->Serve(core, worker_finder_or_null));
+//   RETURN_IF_ERROR(metrics->Serve(core, supervisor_or_null));
 //   ... destroy the metrics before the core ...
 //
 // Thread safety: ObserveSearch() may be called from any thread, scrapes run
@@ -29,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "server/tuning/tuning_core.h"
-#include "server/worker/worker_finder.h"
+#include "server/worker/worker_supervisor.h"
 
 namespace prometheus {
 class Exposer;
@@ -65,7 +65,7 @@ class DaemonMetrics {
 
   // Starts answering scrapes from `core` and `workers` (null when the
   // finder runs in process); both must outlive this object.
-  absl::Status Serve(TuningCore* core, const WorkerFinder* workers);
+  absl::Status Serve(TuningCore* core, const WorkerSupervisor* workers);
 
   // The port bound by Serve() (0 before).
   int port() const { return port_; }

@@ -19,7 +19,7 @@
 #include "server/service/activated_listener.h"
 #include "server/service/daemon_metrics.h"
 #include "server/service/tunedb_service.h"
-#include "server/worker/worker_finder.h"
+#include "server/worker/worker_supervisor.h"
 #include "spdlog/spdlog.h"
 #include "store/fleet/fleet_database.h"
 #include "tunedb/version.h"
@@ -98,39 +98,34 @@ absl::StatusOr<std::unique_ptr<Finder>> MakeFinder(
     return std::unique_ptr<Finder>(new SimulatedFinder(o));
   }
   if (options.finder == "cudnn" || options.finder == "simulated-workers") {
-    WorkerFinder::Options o;
+    WorkerSupervisor::Options o;
     o.worker_path = options.worker_path;  // "": next to this executable
     o.library_dirs = options.cudnn_library_dirs;
     o.worker_finder = options.finder == "cudnn" ? "cudnn" : "simulated";
     o.simulated_options = options.simulated_options;
-    absl::StatusOr<std::unique_ptr<WorkerFinder>> finder =
-        WorkerFinder::Create(o);
-    if (!finder.ok()) {
-      if (finder.status().code() == absl::StatusCode::kInvalidArgument) {
-        return finder.status();
+    absl::StatusOr<std::unique_ptr<WorkerSupervisor>> supervisor =
+        WorkerSupervisor::Create(o);
+    if (!supervisor.ok()) {
+      if (supervisor.status().code() == absl::StatusCode::kInvalidArgument) {
+        return supervisor.status();
       }
       spdlog::warn("no GPU search workers: {}; serving stored records only",
-                   finder.status().ToString());
+                   supervisor.status().ToString());
       return std::unique_ptr<Finder>(new NoDeviceFinder(
-          o.worker_finder, std::string(finder.status().message())));
+          o.worker_finder, std::string(supervisor.status().message())));
     }
-    return std::unique_ptr<Finder>(std::move(*finder));
+    return std::unique_ptr<Finder>(std::move(*supervisor));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown finder '", options.finder,
                    "' (expected cudnn, simulated or simulated-workers)"));
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
+// The credentials of the TCP listener (null without one), once the options
+// name something to listen on; warns about TCP without TLS and about TLS
+// files that no listener uses.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ListenerCredentials(
     const ServerOptions& options) {
-  ASSIGN_OR_RETURN(std::unique_ptr<Finder> finder, MakeFinder(options));
-  return BuildAndStart(options, std::move(finder));
-}
-
-absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
-    const ServerOptions& options, std::unique_ptr<Finder> finder) {
   if (options.unix_socket.empty() && options.tcp_address.empty() &&
       options.activated_sockets.empty()) {
     return absl::InvalidArgumentError(
@@ -150,61 +145,90 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
              !options.tls.client_ca_file.empty()) {
     spdlog::warn("TLS files given but no --listen: the Unix socket is plain");
   }
+  return tcp_credentials;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
+    const ServerOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Finder> finder, MakeFinder(options));
+  return BuildAndStart(options, std::move(finder));
+}
+
+absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
+    const ServerOptions& options, std::unique_ptr<Finder> finder) {
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> tcp_credentials,
+                   ListenerCredentials(options));
   std::unique_ptr<Server> server(new Server());
   server->options_ = options;
   if (!options.activated_sockets.empty()) {
     server->options_.unix_socket.clear();  // systemd's sockets replace it
   }
   server->finder_ = std::move(finder);
-  if (options.store.path != ":memory:") {
+  RETURN_IF_ERROR(server->OpenStore());
+  RETURN_IF_ERROR(server->StartCore());
+  RETURN_IF_ERROR(server->StartGrpc(options, std::move(tcp_credentials)));
+  RETURN_IF_ERROR(server->StartHealthServer());
+  server->SetHealth(true);
+  server->LogStarted();
+  return server;
+}
+
+absl::Status Server::OpenStore() {
+  if (options_.store.path != ":memory:") {
     std::filesystem::path parent =
-        std::filesystem::path(options.store.path).parent_path();
+        std::filesystem::path(options_.store.path).parent_path();
     std::error_code ec;
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   }
-  ASSIGN_OR_RETURN(server->store_, Store::Open(options.store));
-  RETURN_IF_ERROR(server->StartFleet());
-  TuningCore::Options core_options = options.core;
-  if (!options.metrics_address.empty()) {
+  ASSIGN_OR_RETURN(store_, Store::Open(options_.store));
+  return StartFleet();
+}
+
+absl::Status Server::StartCore() {
+  TuningCore::Options core_options = options_.core;
+  if (!options_.metrics_address.empty()) {
     DaemonMetrics::Options metrics_options;
-    metrics_options.address = options.metrics_address;
+    metrics_options.address = options_.metrics_address;
     metrics_options.version = kVersion;
-    ASSIGN_OR_RETURN(server->metrics_, DaemonMetrics::Create(metrics_options));
+    ASSIGN_OR_RETURN(metrics_, DaemonMetrics::Create(metrics_options));
     core_options.on_search =
-        [metrics = server->metrics_.get(),
-         chained = options.core.on_search](const SearchEvent& event) {
+        [metrics = metrics_.get(),
+         chained = options_.core.on_search](const SearchEvent& event) {
           metrics->ObserveSearch(event);
           if (chained) chained(event);
         };
   }
-  ASSIGN_OR_RETURN(server->core_,
-                   TuningCore::Create(core_options, server->store_.get(),
-                                      server->finder_.get(),
-                                      server->fleet_.get()));
-  if (server->fleet_ && options.fleet_jobs) {
-    server->fleet_job_runner_ = std::make_unique<FleetJobRunner>(
-        options.fleet_job_runner, server->fleet_jobs_.get(),
-        server->fleet_.get(), server->core_.get());
+  ASSIGN_OR_RETURN(core_, TuningCore::Create(core_options, store_.get(),
+                                             finder_.get(), fleet_.get()));
+  if (fleet_ && options_.fleet_jobs) {
+    fleet_job_runner_ = std::make_unique<FleetJobRunner>(
+        options_.fleet_job_runner, fleet_jobs_.get(), fleet_.get(),
+        core_.get());
   }
-  if (server->metrics_) {
-    absl::Status serving = server->metrics_->Serve(
-        server->core_.get(),
-        dynamic_cast<const WorkerFinder*>(server->finder_.get()));
+  if (metrics_) {
+    absl::Status serving = metrics_->Serve(
+        core_.get(), dynamic_cast<const WorkerSupervisor*>(finder_.get()));
     if (!serving.ok()) {
-      server->core_->Shutdown(absl::ZeroDuration());
+      core_->Shutdown(absl::ZeroDuration());
       return serving;
     }
   }
   TuneDbService::Options service_options;
   service_options.version = kVersion;
-  server->service_ =
-      std::make_unique<TuneDbService>(server->core_.get(), service_options);
+  service_ = std::make_unique<TuneDbService>(core_.get(), service_options);
+  return absl::OkStatus();
+}
 
+absl::Status Server::StartGrpc(
+    const ServerOptions& options,
+    std::shared_ptr<grpc::ServerCredentials> tcp_credentials) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   if (!options.activated_sockets.empty()) {
-    server->activated_ =
+    activated_ =
         ActivatedListener::Register(options.activated_sockets, builder);
   } else if (!options.unix_socket.empty()) {
     RETURN_IF_ERROR(PrepareSocketPath(options.unix_socket));
@@ -212,58 +236,61 @@ absl::StatusOr<std::unique_ptr<Server>> Server::BuildAndStart(
                              grpc::InsecureServerCredentials());
   }
   if (!options.tcp_address.empty()) {
-    builder.AddListeningPort(options.tcp_address, tcp_credentials,
-                             &server->tcp_port_);
+    builder.AddListeningPort(options.tcp_address, tcp_credentials, &tcp_port_);
   }
-  builder.RegisterService(server->service_.get());
+  builder.RegisterService(service_.get());
   builder.SetMaxReceiveMessageSize(kDaemonMaxReceiveBytes);
-  server->grpc_server_ = builder.BuildAndStart();
-  if (!server->grpc_server_) {
-    server->core_->Shutdown(absl::ZeroDuration());
+  grpc_server_ = builder.BuildAndStart();
+  if (!grpc_server_) {
+    core_->Shutdown(absl::ZeroDuration());
     return absl::UnavailableError(absl::StrCat(
         "could not listen on ", options.unix_socket.empty()
                                     ? options.tcp_address
                                     : "unix:" + options.unix_socket));
   }
-  if (server->activated_) {
-    server->activated_->Start();
+  if (activated_) {
+    activated_->Start();
     spdlog::info(
         "socket activation: serving {} socket(s) from systemd (unix:{}); "
         "--socket is not used",
-        options.activated_sockets.size(), server->activated_->path());
+        options.activated_sockets.size(), activated_->path());
   } else if (!options.unix_socket.empty() &&
              chmod(options.unix_socket.c_str(), 0660) != 0) {
     spdlog::warn("chmod 0660 {} failed: {}", options.unix_socket,
                  std::strerror(errno));
   }
-  if (!options.health_address.empty()) {
-    // Its own server, holding only the default health service, whose status
-    // follows the main server's (SetServingStatus below and in Shutdown).
-    grpc::ServerBuilder probe;
-    probe.AddListeningPort(options.health_address,
-                           grpc::InsecureServerCredentials(),
-                           &server->health_port_);
-    server->health_server_ = probe.BuildAndStart();
-    if (!server->health_server_) {
-      server->Shutdown(absl::ZeroDuration());
-      return absl::UnavailableError(absl::StrCat(
-          "could not listen on ", options.health_address, " (health probes)"));
-    }
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartHealthServer() {
+  if (options_.health_address.empty()) return absl::OkStatus();
+  // Its own server, holding only the default health service, whose status
+  // follows the main server's (SetHealth when started and in Shutdown).
+  grpc::ServerBuilder probe;
+  probe.AddListeningPort(options_.health_address,
+                         grpc::InsecureServerCredentials(), &health_port_);
+  health_server_ = probe.BuildAndStart();
+  if (!health_server_) {
+    Shutdown(absl::ZeroDuration());
+    return absl::UnavailableError(absl::StrCat(
+        "could not listen on ", options_.health_address, " (health probes)"));
   }
-  server->SetHealth(true);
+  return absl::OkStatus();
+}
+
+void Server::LogStarted() const {
   spdlog::info(
       "tunedbd {} listening on {} (finder: {}, {} device(s), "
       "database {})",
-      kVersion, server->address(), server->finder_->Name(),
-      server->core_->devices().size(), options.store.path);
-  for (const DeviceInfo& d : server->core_->devices()) {
+      kVersion, address(), finder_->Name(), core_->devices().size(),
+      options_.store.path);
+  for (const DeviceInfo& d : core_->devices()) {
     spdlog::info("  device {}: {}", d.ordinal, d.key.ToText());
   }
-  if (server->metrics_) {
+  if (metrics_) {
     spdlog::info("metrics on http://{}/metrics",
-                 DaemonMetrics::ListenAddress(options.metrics_address));
+                 DaemonMetrics::ListenAddress(options_.metrics_address));
   }
-  return server;
 }
 
 absl::Status Server::StartFleet() {

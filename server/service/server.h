@@ -31,7 +31,8 @@
 
 namespace grpc {
 class Server;
-}
+class ServerCredentials;
+}  // namespace grpc
 
 namespace tunedb {
 
@@ -122,8 +123,23 @@ class Server {
   Server() = default;
   // Sets the health status of every service on both servers.
   void SetHealth(bool serving);
+  // The steps of BuildAndStart, in order.
+  // Opens the store (creating its folder) and the fleet tier.
+  absl::Status OpenStore();
   // Opens the fleet tier when options_.fleet.url is set (needs store_).
   absl::Status StartFleet();
+  // The metrics (when asked for), the tuning core, the fleet job runner and
+  // the service.
+  absl::Status StartCore();
+  // The gRPC server on the listeners of `options` (as the caller gave them,
+  // before systemd's sockets replaced the Unix socket in options_).
+  absl::Status StartGrpc(
+      const ServerOptions& options,
+      std::shared_ptr<grpc::ServerCredentials> tcp_credentials);
+  // The health-probe server, when options_.health_address is set.
+  absl::Status StartHealthServer();
+  // Logs the listeners, the devices and the metrics address.
+  void LogStarted() const;
 
   ServerOptions options_;
   std::unique_ptr<Finder> finder_;

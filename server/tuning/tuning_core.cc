@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/record_results.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 

@@ -1,5 +1,5 @@
 // WorkerCommand: the command line of a tunedb-worker process, built by the
-// supervisor (WorkerFinder) and parsed by the worker's main, and where the
+// supervisor (WorkerSupervisor) and parsed by the worker's main, and where the
 // worker program lives by default.
 //
 //   tunedb-worker --finder=cudnn --device=0 --fd=3

@@ -1,5 +1,5 @@
 // tunedb-worker: one search process per (GPU, cuDNN library), started and
-// supervised by WorkerFinder in tunedbd. It speaks the framed protocol of
+// supervised by WorkerSupervisor in tunedbd. It speaks the framed protocol of
 // worker_protocol.h on the socket --fd (default 3):
 //
 //   tunedb-worker --finder=cudnn --device=0 [--fd=3]

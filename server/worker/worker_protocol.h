@@ -1,6 +1,6 @@
-// The framing and conversions of the WorkerFinder <-> tunedb-worker protocol
-// (server/worker/worker.proto): every message is a 4-byte little-endian length
-// and the serialized message, over a Unix stream socket.
+// The framing and conversions of the WorkerSupervisor <-> tunedb-worker
+// protocol (server/worker/worker.proto): every message is a 4-byte
+// little-endian length and the serialized message, over a Unix stream socket.
 //
 // Thread safety: stateless functions; one reader and one writer per socket.
 #ifndef TUNEDB_SERVER_WORKER_WORKER_PROTOCOL_H_

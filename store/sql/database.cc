@@ -113,10 +113,6 @@ bool Database::InTransaction() const {
   return sqlite3_get_autocommit(db_) == 0;
 }
 
-int64_t Database::LastInsertRowId() const {
-  return sqlite3_last_insert_rowid(db_);
-}
-
 int64_t Database::Changes() const { return sqlite3_changes64(db_); }
 
 }  // namespace tunedb::sql

@@ -58,7 +58,6 @@ class Database {
 
   // True while a transaction is open on this connection.
   bool InTransaction() const;
-  int64_t LastInsertRowId() const;
   // Rows changed by the last INSERT, UPDATE or DELETE.
   int64_t Changes() const;
 

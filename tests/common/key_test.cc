@@ -1,6 +1,7 @@
 // Problem key: canonical text round trips, hashing and validation.
 #include <string>
 
+#include "common/key_fields.h"
 #include "gtest/gtest.h"
 #include "tests/testing/test_values.h"
 #include "tunedb/problem.h"

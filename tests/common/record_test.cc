@@ -1,6 +1,7 @@
 // Ranking order and constraint-based choice.
 #include "tunedb/record.h"
 
+#include "common/record_results.h"
 #include "gtest/gtest.h"
 
 namespace tunedb {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/record_results.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "common/key_fields.h"
 #include "common/valid_key.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tunedb/problem.h"

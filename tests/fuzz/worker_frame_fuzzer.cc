@@ -37,7 +37,7 @@ void CheckFrameRoundTrip(const M& message, const int fds[2]) {
   FUZZ_CHECK(back.SerializeAsString() == message.SerializeAsString());
 }
 
-// What WorkerFinder does with a Response (hello or search answer).
+// What WorkerSupervisor does with a Response (hello or search answer).
 void DecodeResponse(const worker::Response& response, const int loop[2]) {
   const absl::Status status = GetStatus(response);
   FUZZ_CHECK(status.ok() == (response.code() == 0));

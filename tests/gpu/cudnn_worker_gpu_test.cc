@@ -1,4 +1,4 @@
-// WorkerFinder with cuDNN workers on a real GPU: the worker's device key is
+// WorkerSupervisor with cuDNN workers on a real GPU: the worker's device key is
 // the runtime's, a worker killed with SIGKILL in the middle of a search is
 // reported and replaced, and two cuDNN library folders give two distinct
 // DeviceKeys (TUNEDB_TEST_CUDNN_DIRS="dirA:dirB"; skipped when unset).
@@ -15,7 +15,7 @@
 #include "cudnn/cudnn_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/worker/worker_finder.h"
+#include "server/worker/worker_supervisor.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/testing/worker_path.h"
 
@@ -24,13 +24,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<std::unique_ptr<WorkerFinder>> CudnnWorkers(
+absl::StatusOr<std::unique_ptr<WorkerSupervisor>> CudnnWorkers(
     std::vector<std::string> dirs = {}) {
-  WorkerFinder::Options options;
+  WorkerSupervisor::Options options;
   options.worker_path = WorkerPath();
   options.worker_finder = "cudnn";
   options.library_dirs = std::move(dirs);
-  return WorkerFinder::Create(options);
+  return WorkerSupervisor::Create(options);
 }
 
 ConvProblem Small() {
@@ -40,7 +40,7 @@ ConvProblem Small() {
 
 TEST(CudnnWorkerGpuTest, WorkerReportsTheRuntimeDeviceKey) {
   TUNEDB_SKIP_WITHOUT_GPU();
-  absl::StatusOr<std::unique_ptr<WorkerFinder>> f = CudnnWorkers();
+  absl::StatusOr<std::unique_ptr<WorkerSupervisor>> f = CudnnWorkers();
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ((*f)->Name(), "cudnn");
   absl::StatusOr<std::vector<DeviceInfo>> devices = (*f)->Devices();
@@ -70,9 +70,9 @@ TEST(CudnnWorkerGpuTest, WorkerReportsTheRuntimeDeviceKey) {
 
 TEST(CudnnWorkerGpuTest, WorkerKilledMidSearchIsSurvived) {
   TUNEDB_SKIP_WITHOUT_GPU();
-  absl::StatusOr<std::unique_ptr<WorkerFinder>> f = CudnnWorkers();
+  absl::StatusOr<std::unique_ptr<WorkerSupervisor>> f = CudnnWorkers();
   ASSERT_TRUE(f.ok()) << f.status();
-  WorkerFinder& finder = **f;
+  WorkerSupervisor& finder = **f;
   const pid_t pid = finder.worker_pid(0);
   ASSERT_GT(pid, 0);
   // Large enough that filling its buffers (0.8 GB an activation) and Find
@@ -108,7 +108,7 @@ TEST(CudnnWorkerGpuTest, WorkerKilledMidSearchIsSurvived) {
 
 TEST(CudnnWorkerGpuTest, TimeoutKillsTheWorkerAndTheNextSearchWorks) {
   TUNEDB_SKIP_WITHOUT_GPU();
-  absl::StatusOr<std::unique_ptr<WorkerFinder>> f = CudnnWorkers();
+  absl::StatusOr<std::unique_ptr<WorkerSupervisor>> f = CudnnWorkers();
   ASSERT_TRUE(f.ok()) << f.status();
   const ConvProblem big =
       MakeProblem(ConvOp::kBackwardFilter, Layout::kNCHW, DataType::kFloat,
@@ -138,7 +138,7 @@ TEST(CudnnWorkerGpuTest, TwoCudnnVersionsGiveTwoDeviceKeys) {
   }
   std::vector<std::string> dirs = absl::StrSplit(env, ':', absl::SkipEmpty());
   ASSERT_EQ(dirs.size(), 2u) << "TUNEDB_TEST_CUDNN_DIRS=" << env;
-  absl::StatusOr<std::unique_ptr<WorkerFinder>> f = CudnnWorkers(dirs);
+  absl::StatusOr<std::unique_ptr<WorkerSupervisor>> f = CudnnWorkers(dirs);
   ASSERT_TRUE(f.ok()) << f.status();
   absl::StatusOr<std::vector<DeviceInfo>> devices = (*f)->Devices();
   ASSERT_TRUE(devices.ok());

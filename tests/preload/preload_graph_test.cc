@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/record_results.h"
 #include "fake_cudnn_lists.h"
 #include "nlohmann/json.hpp"
 #include "preload_harness.h"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/record_results.h"
 #include "gtest/gtest.h"
 #include "server/search/candidate_timer.h"
 #include "server/search/cudnn_finder_options.h"

@@ -26,7 +26,6 @@ extern char** environ;
 namespace tunedb {
 namespace {
 
-using testing_util::FreeLoopbackPort;
 using testing_util::ReadTextFile;
 using testing_util::TempDir;
 

@@ -1,13 +1,12 @@
 // Helpers of the server suites on top of tunedb_testing: problems as the
-// wire carries them, loopback TCP sockets and ports, and reading a daemon's
-// log file.
+// wire carries them, loopback TCP sockets, and reading a daemon's log file.
+// A free port is tests/testing/free_port.h.
 #ifndef TUNEDB_TESTS_SERVER_TEST_UTIL_H_
 #define TUNEDB_TESTS_SERVER_TEST_UTIL_H_
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <fstream>
@@ -44,13 +43,6 @@ inline int LoopbackSocket(bool listen_too, int* port) {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   *port = ntohs(addr.sin_port);
   return fd;
-}
-
-// A loopback TCP port nobody listens on right now.
-inline int FreeLoopbackPort() {
-  int port = 0;
-  close(LoopbackSocket(false, &port));
-  return port;
 }
 
 // The whole text of a file ("" if it cannot be read).

@@ -22,6 +22,7 @@
 #include "proto/tls_credentials.h"
 #include "server/service/server.h"
 #include "test_util.h"
+#include "tests/testing/free_port.h"
 #include "tests/testing/test_values.h"
 #include "tunedb/client.h"
 #include "tunedb/tunedb_c.h"

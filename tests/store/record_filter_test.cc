@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "common/key_fields.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "store/store.h"

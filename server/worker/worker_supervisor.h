@@ -1,8 +1,9 @@
-// WorkerFinder: runs searches in supervised tunedb-worker processes, one per
-// (GPU, cuDNN library folder), so a crash, a hang or a broken CUDA context in
-// cuDNN never takes the daemon down, and one host can serve several cuDNN
-// versions side by side (each worker loads the libcudnn of its folder through
-// LD_LIBRARY_PATH and reports the version it actually loaded).
+// WorkerSupervisor: the Finder that starts and supervises tunedb-worker
+// processes and runs its searches in them, one worker per (GPU, cuDNN library
+// folder), so a crash, a hang or a broken CUDA context in cuDNN never takes
+// the daemon down, and one host can serve several cuDNN versions side by
+// side (each worker loads the libcudnn of its folder through LD_LIBRARY_PATH
+// and reports the version it actually loaded).
 //
 // Workers are started with posix_spawn (never fork: the daemon has threads,
 // SQLite and gRPC running) and talk over a Unix socketpair with the framed
@@ -15,8 +16,8 @@
 //
 // Thread safety: thread-safe. Searches on one device index are serialized
 // (a per-worker mutex); different indices run in parallel.
-#ifndef TUNEDB_SERVER_WORKER_WORKER_FINDER_H_
-#define TUNEDB_SERVER_WORKER_WORKER_FINDER_H_
+#ifndef TUNEDB_SERVER_WORKER_WORKER_SUPERVISOR_H_
+#define TUNEDB_SERVER_WORKER_WORKER_SUPERVISOR_H_
 
 #include <sys/types.h>
 
@@ -33,7 +34,7 @@
 
 namespace tunedb {
 
-class WorkerFinder final : public Finder {
+class WorkerSupervisor final : public Finder {
  public:
   struct Options {
     // The tunedb-worker binary; "" = tunedb-worker next to this executable.
@@ -50,9 +51,9 @@ class WorkerFinder final : public Finder {
     absl::Duration start_timeout = absl::Seconds(120);
   };
 
-  static absl::StatusOr<std::unique_ptr<WorkerFinder>> Create(
+  static absl::StatusOr<std::unique_ptr<WorkerSupervisor>> Create(
       const Options& options);
-  ~WorkerFinder() override;
+  ~WorkerSupervisor() override;
 
   std::string Name() const override { return options_.worker_finder; }
   absl::StatusOr<std::vector<DeviceInfo>> Devices() override;
@@ -80,7 +81,7 @@ class WorkerFinder final : public Finder {
  private:
   struct Worker;
 
-  explicit WorkerFinder(const Options& options);
+  explicit WorkerSupervisor(const Options& options);
 
   const Options options_;
   std::vector<std::unique_ptr<Worker>> workers_;
@@ -89,4 +90,4 @@ class WorkerFinder final : public Finder {
 
 }  // namespace tunedb
 
-#endif  // TUNEDB_SERVER_WORKER_WORKER_FINDER_H_
+#endif  // TUNEDB_SERVER_WORKER_WORKER_SUPERVISOR_H_

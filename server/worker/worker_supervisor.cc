@@ -1,4 +1,4 @@
-#include "server/worker/worker_finder.h"
+#include "server/worker/worker_supervisor.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -162,7 +162,7 @@ absl::StatusOr<worker::Response> AwaitHello(Process& p, absl::Duration timeout,
 }
 
 // The command line of the worker for CUDA device `ordinal` (-1: listing).
-std::vector<std::string> WorkerArgs(const WorkerFinder::Options& options,
+std::vector<std::string> WorkerArgs(const WorkerSupervisor::Options& options,
                                     int ordinal) {
   WorkerCommand command;
   command.finder = options.worker_finder;
@@ -173,7 +173,7 @@ std::vector<std::string> WorkerArgs(const WorkerFinder::Options& options,
 
 }  // namespace
 
-struct WorkerFinder::Worker {
+struct WorkerSupervisor::Worker {
   mutable std::mutex mu;
   std::string lib_dir;
   int ordinal = 0;
@@ -190,16 +190,17 @@ struct WorkerFinder::Worker {
   }
 };
 
-WorkerFinder::WorkerFinder(const Options& options) : options_(options) {}
+WorkerSupervisor::WorkerSupervisor(const Options& options)
+    : options_(options) {}
 
-WorkerFinder::~WorkerFinder() {
+WorkerSupervisor::~WorkerSupervisor() {
   for (auto& w : workers_) {
     std::lock_guard<std::mutex> lock(w->mu);
     Reap(w->proc, false, absl::Seconds(5));
   }
 }
 
-absl::StatusOr<std::unique_ptr<WorkerFinder>> WorkerFinder::Create(
+absl::StatusOr<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Create(
     const Options& given) {
   Options options = given;
   if (options.worker_path.empty()) options.worker_path = DefaultWorkerPath();
@@ -216,7 +217,7 @@ absl::StatusOr<std::unique_ptr<WorkerFinder>> WorkerFinder::Create(
   std::vector<std::string> dirs = options.library_dirs;
   if (dirs.empty()) dirs.push_back("");
 
-  std::unique_ptr<WorkerFinder> finder(new WorkerFinder(options));
+  std::unique_ptr<WorkerSupervisor> supervisor(new WorkerSupervisor(options));
   // 1. One listing worker per library folder, all started at once.
   std::vector<Process> listers;
   for (const std::string& dir : dirs) {
@@ -254,19 +255,19 @@ absl::StatusOr<std::unique_ptr<WorkerFinder>> WorkerFinder::Create(
       auto w = std::make_unique<Worker>();
       w->lib_dir = dirs[i];
       w->ordinal = d.ordinal;
-      w->index = static_cast<int>(finder->workers_.size());
-      finder->workers_.push_back(std::move(w));
+      w->index = static_cast<int>(supervisor->workers_.size());
+      supervisor->workers_.push_back(std::move(w));
     }
   }
-  if (finder->workers_.empty()) {
+  if (supervisor->workers_.empty()) {
     return absl::UnavailableError("the workers found no device");
   }
-  for (auto& w : finder->workers_) {
+  for (auto& w : supervisor->workers_) {
     ASSIGN_OR_RETURN(w->proc,
                      Spawn(options.worker_path, WorkerArgs(options, w->ordinal),
                            w->lib_dir));
   }
-  for (auto& w : finder->workers_) {
+  for (auto& w : supervisor->workers_) {
     ASSIGN_OR_RETURN(worker::Response hello,
                      AwaitHello(w->proc, options.start_timeout, w->Name()));
     if (hello.devices_size() != 1) {
@@ -275,16 +276,16 @@ absl::StatusOr<std::unique_ptr<WorkerFinder>> WorkerFinder::Create(
     }
     ASSIGN_OR_RETURN(w->info, FromProto(hello.devices(0)));
     w->supervision.starts = 1;
-    finder->devices_.push_back(w->info);
+    supervisor->devices_.push_back(w->info);
   }
-  return finder;
+  return supervisor;
 }
 
-absl::StatusOr<std::vector<DeviceInfo>> WorkerFinder::Devices() {
+absl::StatusOr<std::vector<DeviceInfo>> WorkerSupervisor::Devices() {
   return devices_;
 }
 
-pid_t WorkerFinder::worker_pid(int device_index) const {
+pid_t WorkerSupervisor::worker_pid(int device_index) const {
   if (device_index < 0 || device_index >= static_cast<int>(workers_.size())) {
     return -1;
   }
@@ -292,7 +293,7 @@ pid_t WorkerFinder::worker_pid(int device_index) const {
   return workers_[device_index]->proc.pid;
 }
 
-int WorkerFinder::restarts(int device_index) const {
+int WorkerSupervisor::restarts(int device_index) const {
   if (device_index < 0 || device_index >= static_cast<int>(workers_.size())) {
     return 0;
   }
@@ -300,7 +301,8 @@ int WorkerFinder::restarts(int device_index) const {
   return workers_[device_index]->restarts;
 }
 
-WorkerFinder::Supervision WorkerFinder::supervision(int device_index) const {
+WorkerSupervisor::Supervision WorkerSupervisor::supervision(
+    int device_index) const {
   if (device_index < 0 || device_index >= static_cast<int>(workers_.size())) {
     return {};
   }
@@ -308,14 +310,14 @@ WorkerFinder::Supervision WorkerFinder::supervision(int device_index) const {
   return workers_[device_index]->supervision;
 }
 
-std::string WorkerFinder::library_dir(int device_index) const {
+std::string WorkerSupervisor::library_dir(int device_index) const {
   if (device_index < 0 || device_index >= static_cast<int>(workers_.size())) {
     return "";
   }
   return workers_[device_index]->lib_dir;
 }
 
-absl::StatusOr<SearchResult> WorkerFinder::Search(
+absl::StatusOr<SearchResult> WorkerSupervisor::Search(
     int device_index, const ConvProblem& problem,
     const SearchOptions& options) {
   if (device_index < 0 || device_index >= static_cast<int>(workers_.size())) {
