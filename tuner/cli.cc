@@ -9,6 +9,24 @@
 #include "tuner/exit_codes.h"
 
 namespace tunedb::cli {
+namespace {
+
+// The first argument that is not one of the app's own options or an option's
+// value: where the subcommand's name must stand. "" if there is none.
+std::string FirstPositional(CLI::App& app,
+                            const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") return "";
+    if (a.empty() || a[0] != '-') return a;
+    if (a.find('=') != std::string::npos) continue;
+    const CLI::Option* option = app.get_option_no_throw(a);
+    if (option != nullptr && option->get_items_expected_min() > 0) ++i;
+  }
+  return "";
+}
+
+}  // namespace
 
 int RunCli(const std::vector<std::string>& args, const CliIo& io) {
   CliContext ctx(io);
@@ -62,6 +80,17 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
   AddKeyCommands(app, ctx, &exit_code);
   AddRunCommand(app, ctx, &exit_code);
 
+  // Before parsing: CLI11 would answer `tunedb nosuchcmd --help` with the
+  // top-level help.
+  const std::string first = FirstPositional(app, args);
+  const auto named = [&first](const CLI::App* sub) {
+    return sub->check_name(first);
+  };
+  if (!first.empty() && app.get_subcommands(named).empty()) {
+    *io.err << "tunedb: error: unknown subcommand '" << first
+            << "' (see tunedb --help)\n";
+    return kExitUsage;
+  }
   const std::vector<std::string> separated = WithRunSeparator(args);
   std::vector<std::string> reversed(separated.rbegin(), separated.rend());
   try {
