@@ -8,7 +8,7 @@
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 // The first argument that is not one of the app's own options or an option's
@@ -111,4 +111,4 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
   return exit_code;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

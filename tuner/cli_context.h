@@ -23,7 +23,7 @@
 #include "tunedb/problem.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 // The process's streams and what they are connected to.
 struct CliIo {
@@ -95,6 +95,6 @@ class CliContext {
 // others -> 1.
 int ExitCodeFor(const absl::Status& status);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_CLI_CONTEXT_H_

@@ -18,7 +18,7 @@
 #include "tuner/record_stream.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 int RunStats(CliContext& ctx) {
@@ -285,4 +285,4 @@ void AddAdminCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   inv->callback([&ctx, f, exit_code] { *exit_code = RunInvalidate(ctx, *f); });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

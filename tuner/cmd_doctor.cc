@@ -19,7 +19,7 @@
 #include "tuner/format.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 struct Check {
@@ -256,4 +256,4 @@ void AddDoctorCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
       ->callback([&ctx, exit_code] { *exit_code = RunRepair(ctx); });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -12,7 +12,7 @@
 #include "tuner/format.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 struct KeyFlags {
@@ -173,4 +173,4 @@ void AddKeyCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   tune->callback([&ctx, tf, exit_code] { *exit_code = RunTune(ctx, *tf); });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -8,7 +8,7 @@
 #include "tuner/models.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 void AddModelsCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   auto input = std::make_shared<std::string>();
@@ -67,4 +67,4 @@ void AddModelsCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -21,7 +21,7 @@
 #include "tuner/table.h"
 #include "tuner/training_problems.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 struct PrewarmFlags {
@@ -364,4 +364,4 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -19,7 +19,7 @@
 #include "tuner/record_stream.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 struct QueryFlags {
@@ -253,4 +253,4 @@ void AddQueryCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -32,7 +32,7 @@
 
 extern char** environ;
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 constexpr const char* kPreloadName = "libtunedb_preload.so";
@@ -296,4 +296,4 @@ void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
       [&ctx, flags, exit_code] { *exit_code = RunCommand(ctx, *flags); });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -25,7 +25,7 @@
 #include "tuner/progress_bar.h"
 #include "tuner/record_stream.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 struct ExportFlags {
@@ -261,4 +261,4 @@ void AddTransferCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
       [&ctx, path, exit_code] { *exit_code = RunImport(ctx, *path); });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -10,7 +10,7 @@
 #include "tuner/format.h"
 #include "tuner/training_problems.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 void AddFilterFlags(CLI::App* cmd, FilterFlags* flags) {
   cmd->add_option("-f,--filter", flags->filters,
@@ -180,4 +180,4 @@ std::string DescribeFilter(const v1::Filter& filter) {
   return parts.empty() ? "(everything)" : absl::StrJoin(parts, ", ");
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -14,7 +14,7 @@
 #include "tuner/progress_bar.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 std::string Detail(const FleetBatchProgress& p) {
@@ -102,4 +102,4 @@ int RunFleetPrewarm(CliContext& ctx, const FleetPrewarmFlags& flags,
   return p.failed > 0 ? kExitPartial : kExitOk;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -6,7 +6,7 @@
 #include "tuner/format.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 absl::StatusOr<nlohmann::json> ShowFleetMeasurements(
     CliContext& ctx, const std::string& url, const std::string& password_file,
@@ -59,4 +59,4 @@ absl::StatusOr<nlohmann::json> ShowFleetMeasurements(
   return out;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -13,7 +13,7 @@
 #include "tunedb/problem.h"
 #include "tuner/cli_context.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 // The measurements of `key` as a JSON array, or a table printed to
 // ctx.out() (and then an empty array).
@@ -21,6 +21,6 @@ absl::StatusOr<nlohmann::json> ShowFleetMeasurements(
     CliContext& ctx, const std::string& url, const std::string& password_file,
     const ProblemKey& key);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_FLEET_SHOW_H_

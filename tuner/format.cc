@@ -6,7 +6,7 @@
 #include "tuner/net_builder.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 std::string FormatBytes(int64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -285,4 +285,4 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
   chosen.Print(out);
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

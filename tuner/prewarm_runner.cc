@@ -13,7 +13,7 @@
 #include "tuner/interrupt.h"
 #include "tuner/progress_bar.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -244,4 +244,4 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
   return s;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -16,7 +16,7 @@
 #include "common/enum_names.h"
 #include "nlohmann/json.hpp"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 using Row = std::map<std::string, std::string>;  // field -> text value
@@ -427,4 +427,4 @@ ShapeFileResult ParseShapeFile(const std::string& name, std::istream& in,
   return result;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -12,7 +12,7 @@
 #include "tuner/exit_codes.h"
 #include "tuner/interrupt.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 using ::testing::HasSubstr;
@@ -390,4 +390,4 @@ TEST_F(CommandsTest, UnknownSubcommandIsAUsageError) {
 }
 
 }  // namespace
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -22,7 +22,7 @@
 #include "tuner/cli.h"
 #include "tuner/exit_codes.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 using ::testing::HasSubstr;
@@ -161,4 +161,4 @@ TEST_F(ImportTest, RejectsNameTheirLineInTheFileAndCountThemAll) {
 }
 
 }  // namespace
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
