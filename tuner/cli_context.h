@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
+#include "proto/grpc_status.h"
 #include "tunedb/client_options.h"
 #include "tunedb/problem.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
@@ -65,6 +66,26 @@ class CliContext {
   std::unique_ptr<grpc::ClientContext> NewContext() const;
   // One without a deadline (long streams; cancelled explicitly).
   std::unique_ptr<grpc::ClientContext> NewStreamContext() const;
+
+  // One unary call to the daemon: connects (see Stub()), then calls `method`
+  // with `request` under the --timeout deadline, or with none for a call that
+  // may take long; a failed call as its absl status (FromGrpcStatus).
+  enum class Deadline { kTimeout, kNone };
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      grpc::Status (v1::TuneDb::Stub::*method)(grpc::ClientContext*,
+                                               const Request&, Response*),
+      const Request& request, Deadline deadline = Deadline::kTimeout) {
+    absl::StatusOr<v1::TuneDb::Stub*> stub = Stub();
+    if (!stub.ok()) return stub.status();
+    std::unique_ptr<grpc::ClientContext> context =
+        deadline == Deadline::kTimeout ? NewContext() : NewStreamContext();
+    Response response;
+    absl::Status status =
+        FromGrpcStatus(((*stub)->*method)(context.get(), request, &response));
+    if (!status.ok()) return status;
+    return response;
+  }
 
   // Prints "tunedb: error: <message>" on stderr and returns the exit code
   // for `status` (see exit_codes.h).
