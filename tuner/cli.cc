@@ -26,18 +26,8 @@ std::string FirstPositional(CLI::App& app,
   return "";
 }
 
-}  // namespace
-
-int RunCli(const std::vector<std::string>& args, const CliIo& io) {
-  CliContext ctx(io);
-  CLI::App app(
-      "tunedb: inspect and fill the tunedb database of cuDNN convolution "
-      "searches.\nTalks to the tunedbd daemon over gRPC.",
-      "tunedb");
-  app.footer(kExitCodeHelp);
-  app.require_subcommand(1);
-  app.fallthrough();  // global flags may also follow the subcommand
-  GlobalOptions& global = ctx.options();
+// The flags every subcommand shares, into `global`.
+void AddGlobalOptions(CLI::App& app, GlobalOptions& global) {
   app.add_option("--address", global.address,
                  "Daemon address: unix:/path or host:port")
       ->envname("TUNEDB_ADDRESS")
@@ -69,6 +59,45 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
   app.add_flag("--json", global.json, "Machine-readable JSON on stdout");
   app.set_version_flag("--version",
                        std::string("tunedb ") + TUNEDB_VERSION_STRING);
+}
+
+// Parses `args` (which runs the subcommand's callback); the exit code of a
+// parse that ends in help, the version or a usage error, or -1 if the
+// subcommand ran.
+int Parse(CLI::App& app, const std::vector<std::string>& args,
+          const CliIo& io) {
+  const std::vector<std::string> separated = WithRunSeparator(args);
+  std::vector<std::string> reversed(separated.rbegin(), separated.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    app.exit(e, *io.out, *io.err);
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp& e) {
+    app.exit(e, *io.out, *io.err);
+    return kExitOk;
+  } catch (const CLI::CallForVersion& e) {
+    app.exit(e, *io.out, *io.err);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    app.exit(e, *io.out, *io.err);
+    return kExitUsage;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, const CliIo& io) {
+  CliContext ctx(io);
+  CLI::App app(
+      "tunedb: inspect and fill the tunedb database of cuDNN convolution "
+      "searches.\nTalks to the tunedbd daemon over gRPC.",
+      "tunedb");
+  app.footer(kExitCodeHelp);
+  app.require_subcommand(1);
+  app.fallthrough();  // global flags may also follow the subcommand
+  AddGlobalOptions(app, ctx.options());
 
   int exit_code = kExitOk;
   AddPrewarmCommand(app, ctx, &exit_code);
@@ -91,24 +120,8 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
             << "' (see tunedb --help)\n";
     return kExitUsage;
   }
-  const std::vector<std::string> separated = WithRunSeparator(args);
-  std::vector<std::string> reversed(separated.rbegin(), separated.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp& e) {
-    app.exit(e, *io.out, *io.err);
-    return kExitOk;
-  } catch (const CLI::CallForAllHelp& e) {
-    app.exit(e, *io.out, *io.err);
-    return kExitOk;
-  } catch (const CLI::CallForVersion& e) {
-    app.exit(e, *io.out, *io.err);
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    app.exit(e, *io.out, *io.err);
-    return kExitUsage;
-  }
-  return exit_code;
+  const int parse_code = Parse(app, args, io);
+  return parse_code >= 0 ? parse_code : exit_code;
 }
 
 }  // namespace tunedb::tuner
