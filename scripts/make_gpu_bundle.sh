@@ -27,7 +27,7 @@ if command -v ccache > /dev/null 2>&1; then
 fi
 cmake -S . -B "$BUILD" "${defs[@]}"
 cmake --build "$BUILD" -j"${JOBS:-2}" --target tunedbd tunedb-worker \
-  tunedb_cli tunedb_client_shared tunedb_preload tunedb_preload_core \
+  tunedb tunedb_client_shared tunedb_preload tunedb_preload_core \
   cudnn_status_test cpu_reference_test worker_supervisor_test \
   cudnn_finder_gpu_test cudnn_worker_gpu_test \
   graph_gpu_test tunedb_gpu_bench tunedb_regret tunedb_graph_regret \

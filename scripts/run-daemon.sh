@@ -5,7 +5,7 @@
 # /run/tunedb and /var/lib/tunedb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh --target tunedbd tunedb-worker tunedb_cli
+scripts/build.sh --target tunedbd tunedb-worker tunedb
 if [ "$(id -u)" -eq 0 ]; then
   mkdir -p /var/lib/tunedb /run/tunedb
   DB=/var/lib/tunedb/tunedb.db SOCK=/run/tunedb/tunedb.sock

@@ -12,10 +12,10 @@
 
 #include "tuner/cli_context.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 int RunCli(const std::vector<std::string>& args, const CliIo& io);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_CLI_H_

@@ -14,7 +14,7 @@
 #include "proto/wire_limits.h"
 #include "tuner/exit_codes.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 constexpr double kConnectTimeoutS = 5;
@@ -146,4 +146,4 @@ absl::StatusOr<ProblemKey> CliContext::ResolveKey(const std::string& text,
   return key;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

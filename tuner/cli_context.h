@@ -19,11 +19,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
+#include "proto/grpc_status.h"
 #include "tunedb/client_options.h"
 #include "tunedb/problem.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 // The process's streams and what they are connected to.
 struct CliIo {
@@ -66,6 +67,26 @@ class CliContext {
   // One without a deadline (long streams; cancelled explicitly).
   std::unique_ptr<grpc::ClientContext> NewStreamContext() const;
 
+  // One unary call to the daemon: connects (see Stub()), then calls `method`
+  // with `request` under the --timeout deadline, or with none for a call that
+  // may take long; a failed call as its absl status (FromGrpcStatus).
+  enum class Deadline { kTimeout, kNone };
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      grpc::Status (v1::TuneDb::Stub::*method)(grpc::ClientContext*,
+                                               const Request&, Response*),
+      const Request& request, Deadline deadline = Deadline::kTimeout) {
+    absl::StatusOr<v1::TuneDb::Stub*> stub = Stub();
+    if (!stub.ok()) return stub.status();
+    std::unique_ptr<grpc::ClientContext> context =
+        deadline == Deadline::kTimeout ? NewContext() : NewStreamContext();
+    Response response;
+    absl::Status status =
+        FromGrpcStatus(((*stub)->*method)(context.get(), request, &response));
+    if (!status.ok()) return status;
+    return response;
+  }
+
   // Prints "tunedb: error: <message>" on stderr and returns the exit code
   // for `status` (see exit_codes.h).
   int Fail(const absl::Status& status);
@@ -95,6 +116,6 @@ class CliContext {
 // others -> 1.
 int ExitCodeFor(const absl::Status& status);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_CLI_CONTEXT_H_

@@ -16,67 +16,58 @@
 #include "tuner/format.h"
 #include "tuner/progress_bar.h"
 #include "tuner/record_stream.h"
+#include "tuner/render.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
-int RunStats(CliContext& ctx) {
-  auto stub = ctx.Stub();
-  if (!stub.ok()) return ctx.Fail(stub.status());
-  v1::StatsResponse s;
-  auto context = ctx.NewContext();
-  absl::Status status =
-      FromGrpcStatus((*stub)->Stats(context.get(), v1::StatsRequest(), &s));
-  if (!status.ok()) return ctx.Fail(status);
-  const int64_t answered = s.hits() + s.misses();
-  if (ctx.json()) {
-    nlohmann::json queues = nlohmann::json::object();
-    for (const auto& [ordinal, depth] : s.queue_depths()) {
-      queues[absl::StrCat(ordinal)] = depth;
-    }
-    nlohmann::json j = nlohmann::json({{"version", s.version()},
-                                 {"uptime_s", s.uptime_s()},
-                                 {"finder", s.finder()},
-                                 {"records", s.records()},
-                                 {"hits", s.hits()},
-                                 {"misses", s.misses()},
-                                 {"searches", s.searches()},
-                                 {"search_failures", s.search_failures()},
-                                 {"coalesced", s.coalesced()},
-                                 {"rejected", s.rejected()},
-                                 {"search_ms_total", s.search_ms_total()},
-                                 {"queue_depths", queues},
-                                 {"database_path", s.database_path()},
-                                 {"database_bytes", s.database_bytes()}});
-    if (s.has_fleet()) {
-      const v1::FleetStats& f = s.fleet();
-      j["fleet"] = {{"database", f.database()},
-                    {"connected", f.connected()},
-                    {"last_error", f.last_error()},
-                    {"last_error_us", f.last_error_us()},
-                    {"outbox", f.outbox()},
-                    {"published", f.published()},
-                    {"fetched", f.fetched()},
-                    {"claims", f.claims()},
-                    {"waits", f.waits()},
-                    {"errors", f.errors()},
-                    {"jobs_done", f.jobs_done()}};
-    }
-    nlohmann::json reported = nlohmann::json::object();
-    for (const auto& [name, sum] : s.reported()) reported[name] = sum;
-    j["reported"] = reported;
-    j["reports"] = s.reports();
-    ctx.out() << j.dump(2) << "\n";
-    return kExitOk;
+// `tunedb stats`: the daemon's counters, as it sends them.
+nlohmann::json StatsToJson(const v1::StatsResponse& s) {
+  nlohmann::json queues = nlohmann::json::object();
+  for (const auto& [ordinal, depth] : s.queue_depths()) {
+    queues[absl::StrCat(ordinal)] = depth;
   }
+  nlohmann::json j = nlohmann::json({{"version", s.version()},
+                                     {"uptime_s", s.uptime_s()},
+                                     {"finder", s.finder()},
+                                     {"records", s.records()},
+                                     {"hits", s.hits()},
+                                     {"misses", s.misses()},
+                                     {"searches", s.searches()},
+                                     {"search_failures", s.search_failures()},
+                                     {"coalesced", s.coalesced()},
+                                     {"rejected", s.rejected()},
+                                     {"search_ms_total", s.search_ms_total()},
+                                     {"queue_depths", queues},
+                                     {"database_path", s.database_path()},
+                                     {"database_bytes", s.database_bytes()}});
+  if (s.has_fleet()) {
+    const v1::FleetStats& f = s.fleet();
+    j["fleet"] = {
+        {"database", f.database()},     {"connected", f.connected()},
+        {"last_error", f.last_error()}, {"last_error_us", f.last_error_us()},
+        {"outbox", f.outbox()},         {"published", f.published()},
+        {"fetched", f.fetched()},       {"claims", f.claims()},
+        {"waits", f.waits()},           {"errors", f.errors()},
+        {"jobs_done", f.jobs_done()}};
+  }
+  nlohmann::json reported = nlohmann::json::object();
+  for (const auto& [name, sum] : s.reported()) reported[name] = sum;
+  j["reported"] = reported;
+  j["reports"] = s.reports();
+  return j;
+}
+
+void PrintDaemonStats(const v1::StatsResponse& s, std::ostream& out) {
+  const int64_t answered = s.hits() + s.misses();
   std::string queues;
   for (const auto& [ordinal, depth] : s.queue_depths()) {
     absl::StrAppend(&queues, queues.empty() ? "" : ", ", "gpu", ordinal, ": ",
                     depth);
   }
   PrintKeyValues(
-      ctx.out(),
+      out,
       {{"daemon", absl::StrCat("tunedbd ", s.version(), ", up ",
                                FormatSeconds(s.uptime_s()))},
        {"finder", s.finder()},
@@ -94,97 +85,113 @@ int RunStats(CliContext& ctx) {
        {"queues", queues.empty() ? "-" : queues},
        {"database", absl::StrCat(s.database_path(), " (",
                                  FormatBytes(s.database_bytes()), ")")}});
-  if (s.has_fleet()) {
-    const v1::FleetStats& f = s.fleet();
-    PrintKeyValues(
-        ctx.out(),
-        {{"fleet", absl::StrCat(f.database(), f.connected()
-                                                  ? " (connected)"
-                                                  : " (NOT CONNECTED)")},
-         {"fleet outbox", absl::StrCat(f.outbox(), " waiting, ",
-                                       f.published(), " published")},
-         {"fleet answers", absl::StrCat(f.fetched(), " fetched, ", f.claims(),
-                                        " searches claimed, ", f.waits(),
-                                        " waited for another host")},
-         {"fleet jobs done", absl::StrCat(f.jobs_done())},
-         {"fleet errors",
-          f.errors() == 0
-              ? std::string("0")
-              : absl::StrCat(f.errors(), ", last ",
-                             FormatTime(f.last_error_us()), ": ",
-                             f.last_error())}});
-  }
-  if (s.reports() > 0) {
-    // "preload.hit" -> "hit" under "drop-in", in name order.
-    const std::map<std::string, int64_t> sums(s.reported().begin(),
-                                              s.reported().end());
-    std::string preload;
-    for (const auto& [name, sum] : sums) {
-      if (!absl::StartsWith(name, "preload.") || name == "preload.calls") {
-        continue;
-      }
-      absl::StrAppend(&preload, preload.empty() ? "" : ", ", sum, " ",
-                      name.substr(8));
+}
+
+void PrintFleetStats(const v1::FleetStats& f, std::ostream& out) {
+  PrintKeyValues(
+      out,
+      {{"fleet",
+        absl::StrCat(f.database(),
+                     f.connected() ? " (connected)" : " (NOT CONNECTED)")},
+       {"fleet outbox",
+        absl::StrCat(f.outbox(), " waiting, ", f.published(), " published")},
+       {"fleet answers", absl::StrCat(f.fetched(), " fetched, ", f.claims(),
+                                      " searches claimed, ", f.waits(),
+                                      " waited for another host")},
+       {"fleet jobs done", absl::StrCat(f.jobs_done())},
+       {"fleet errors",
+        f.errors() == 0
+            ? std::string("0")
+            : absl::StrCat(f.errors(), ", last ", FormatTime(f.last_error_us()),
+                           ": ", f.last_error())}});
+}
+
+// What `tunedb run --report` added: "preload.hit" is "hit" under "drop-in",
+// in name order.
+void PrintDropInStats(const v1::StatsResponse& s, std::ostream& out) {
+  const std::map<std::string, int64_t> sums(s.reported().begin(),
+                                            s.reported().end());
+  std::string preload;
+  for (const auto& [name, sum] : sums) {
+    if (!absl::StartsWith(name, "preload.") || name == "preload.calls") {
+      continue;
     }
-    const auto calls = sums.find("preload.calls");
-    PrintKeyValues(
-        ctx.out(),
-        {{"drop-in (tunedb run --report)",
-          absl::StrCat(s.reports(), " reports, ",
-                       calls == sums.end() ? 0 : calls->second, " calls",
-                       preload.empty() ? "" : ": ", preload)}});
+    absl::StrAppend(&preload, preload.empty() ? "" : ", ", sum, " ",
+                    name.substr(8));
   }
+  const auto calls = sums.find("preload.calls");
+  PrintKeyValues(
+      out, {{"drop-in (tunedb run --report)",
+             absl::StrCat(s.reports(), " reports, ",
+                          calls == sums.end() ? 0 : calls->second, " calls",
+                          preload.empty() ? "" : ": ", preload)}});
+}
+
+void PrintStats(const v1::StatsResponse& s, std::ostream& out) {
+  PrintDaemonStats(s, out);
+  if (s.has_fleet()) PrintFleetStats(s.fleet(), out);
+  if (s.reports() > 0) PrintDropInStats(s, out);
+}
+
+int RunStats(CliContext& ctx) {
+  auto stats = ctx.Call(&v1::TuneDb::Stub::Stats, v1::StatsRequest());
+  if (!stats.ok()) return ctx.Fail(stats.status());
+  Render(ctx, FormOf(ctx), *stats,
+         Renderer<v1::StatsResponse>{StatsToJson, PrintStats});
   return kExitOk;
 }
 
-int RunDevices(CliContext& ctx, bool csv) {
-  auto stub = ctx.Stub();
-  if (!stub.ok()) return ctx.Fail(stub.status());
-  v1::DevicesResponse r;
-  auto context = ctx.NewContext();
-  absl::Status status =
-      FromGrpcStatus((*stub)->Devices(context.get(), v1::DevicesRequest(), &r));
-  if (!status.ok()) return ctx.Fail(status);
-  if (ctx.json()) {
-    nlohmann::json devices = nlohmann::json::array();
-    for (const v1::DeviceInfo& d : r.devices()) {
-      devices.push_back(
-          {{"ordinal", d.ordinal()},
-           {"gpu", d.key().gpu_model()},
-           {"cc", absl::StrCat(d.key().cc_major(), ".", d.key().cc_minor())},
-           {"sms", d.key().sm_count()},
-           {"cudnn", CudnnVersionText(d.key().cudnn_version())},
-           {"cuda", CudaVersionText(d.key().cuda_runtime_version())},
-           {"uuid", d.uuid()},
-           {"driver", d.driver_version()},
-           {"memory_bytes", d.total_memory_bytes()},
-           {"mig", d.mig()},
-           {"queue_depth", d.queue_depth()},
-           {"healthy", d.healthy()}});
-    }
-    ctx.out() << nlohmann::json({{"finder", r.finder()}, {"devices", devices}})
-                     .dump(2)
-              << "\n";
-    return kExitOk;
+// `tunedb devices`: the daemon's GPUs.
+std::string ComputeCapability(const v1::DeviceInfo& d) {
+  return absl::StrCat(d.key().cc_major(), ".", d.key().cc_minor());
+}
+
+nlohmann::json DevicesToJson(const v1::DevicesResponse& r) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const v1::DeviceInfo& d : r.devices()) {
+    devices.push_back(
+        {{"ordinal", d.ordinal()},
+         {"gpu", d.key().gpu_model()},
+         {"cc", ComputeCapability(d)},
+         {"sms", d.key().sm_count()},
+         {"cudnn", CudnnVersionText(d.key().cudnn_version())},
+         {"cuda", CudaVersionText(d.key().cuda_runtime_version())},
+         {"uuid", d.uuid()},
+         {"driver", d.driver_version()},
+         {"memory_bytes", d.total_memory_bytes()},
+         {"mig", d.mig()},
+         {"queue_depth", d.queue_depth()},
+         {"healthy", d.healthy()}});
   }
+  return {{"finder", r.finder()}, {"devices", devices}};
+}
+
+Table DevicesTable(const v1::DevicesResponse& r) {
   Table t({"ordinal>", "gpu", "cc", "sms>", "cudnn", "cuda", "memory>", "mig",
            "queue>", "health", "uuid", "driver"});
   for (const v1::DeviceInfo& d : r.devices()) {
     t.AddRow({absl::StrCat(d.ordinal()), d.key().gpu_model(),
-              absl::StrCat(d.key().cc_major(), ".", d.key().cc_minor()),
-              absl::StrCat(d.key().sm_count()),
+              ComputeCapability(d), absl::StrCat(d.key().sm_count()),
               CudnnVersionText(d.key().cudnn_version()),
               CudaVersionText(d.key().cuda_runtime_version()),
               FormatBytes(d.total_memory_bytes()), d.mig() ? "yes" : "no",
               absl::StrCat(d.queue_depth()), d.healthy() ? "ok" : "DOWN",
               d.uuid(), d.driver_version()});
   }
-  if (csv) {
-    t.PrintCsv(ctx.out());
-    return kExitOk;
-  }
-  t.Print(ctx.out());
-  ctx.out() << "finder: " << r.finder() << "\n";
+  return t;
+}
+
+void PrintDevices(const v1::DevicesResponse& r, std::ostream& out) {
+  DevicesTable(r).Print(out);
+  out << "finder: " << r.finder() << "\n";
+}
+
+int RunDevices(CliContext& ctx, bool csv) {
+  auto devices = ctx.Call(&v1::TuneDb::Stub::Devices, v1::DevicesRequest());
+  if (!devices.ok()) return ctx.Fail(devices.status());
+  Render(
+      ctx, FormOf(ctx, csv), *devices,
+      Renderer<v1::DevicesResponse>{DevicesToJson, PrintDevices, DevicesTable});
   return kExitOk;
 }
 
@@ -302,4 +309,4 @@ void AddAdminCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   inv->callback([&ctx, f, exit_code] { *exit_code = RunInvalidate(ctx, *f); });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -17,9 +18,10 @@
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/format.h"
+#include "tuner/render.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 struct Check {
@@ -27,6 +29,32 @@ struct Check {
   bool ok = false;
   std::string detail;
 };
+
+// What `tunedb doctor` shows: each check's result, and the stored records
+// that cannot be read.
+struct DoctorReport {
+  std::vector<Check> checks;
+  std::vector<v1::BadRow> bad_rows;
+  bool unreachable = false;
+
+  bool ok() const {
+    for (const Check& c : checks) {
+      if (!c.ok) return false;
+    }
+    return true;
+  }
+};
+
+template <typename Rows>
+nlohmann::json BadRowsToJson(const Rows& rows) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const v1::BadRow& bad : rows) {
+    j.push_back({{"id", bad.id()},
+                 {"key_text", bad.key_text()},
+                 {"reason", bad.reason()}});
+  }
+  return j;
+}
 
 // "record 17 (reason); record 20 (reason)".
 std::string DescribeBadRows(
@@ -39,28 +67,23 @@ std::string DescribeBadRows(
 }
 
 // Every stored record read back through the daemon.
-Check CheckRecordRows(CliContext& ctx, v1::TuneDb::Stub* stub,
-                      nlohmann::json* bad_rows) {
+Check CheckRecordRows(CliContext& ctx, DoctorReport& report) {
   Check c{"stored records readable", false, ""};
-  v1::CheckRecordsResponse response;
   // Reading every record takes longer than one lookup: no deadline.
-  auto context = ctx.NewStreamContext();
-  absl::Status s = FromGrpcStatus(
-      stub->CheckRecords(context.get(), v1::CheckRecordsRequest(), &response));
-  if (!s.ok()) {
-    c.detail = std::string(s.message());
+  auto response =
+      ctx.Call(&v1::TuneDb::Stub::CheckRecords, v1::CheckRecordsRequest(),
+               CliContext::Deadline::kNone);
+  if (!response.ok()) {
+    c.detail = std::string(response.status().message());
     return c;
   }
-  for (const v1::BadRow& bad : response.bad_rows()) {
-    bad_rows->push_back({{"id", bad.id()},
-                         {"key_text", bad.key_text()},
-                         {"reason", bad.reason()}});
-  }
-  c.ok = response.bad_rows().empty();
-  c.detail = c.ok ? absl::StrCat(response.checked(), " records read back")
-                  : absl::StrCat(response.bad_rows_size(), " of ",
-                                 response.checked(), " cannot be read: ",
-                                 DescribeBadRows(response.bad_rows()),
+  report.bad_rows.assign(response->bad_rows().begin(),
+                         response->bad_rows().end());
+  c.ok = response->bad_rows().empty();
+  c.detail = c.ok ? absl::StrCat(response->checked(), " records read back")
+                  : absl::StrCat(response->bad_rows_size(), " of ",
+                                 response->checked(), " cannot be read: ",
+                                 DescribeBadRows(response->bad_rows()),
                                  "; `tunedb repair` quarantines them");
   return c;
 }
@@ -101,138 +124,151 @@ Check QuickCheckFile(const std::string& path) {
   return c;
 }
 
-int RunDoctor(CliContext& ctx, const std::string& db_path) {
-  std::vector<Check> checks;
-  nlohmann::json bad_rows = nlohmann::json::array();
-  bool unreachable = false;
-  auto stub = ctx.Stub();
-  checks.push_back({"daemon reachable", stub.ok(),
-                    stub.ok() ? ctx.options().address
-                              : std::string(stub.status().message())});
-  if (stub.ok()) {
-    v1::StatsResponse stats;
-    auto c1 = ctx.NewContext();
-    absl::Status s =
-        FromGrpcStatus((*stub)->Stats(c1.get(), v1::StatsRequest(), &stats));
-    const std::string cli_version = TUNEDB_VERSION_STRING;
-    if (s.ok()) {
-      const std::string daemon_major =
-          stats.version().substr(0, stats.version().find('.'));
-      const std::string cli_major =
-          cli_version.substr(0, cli_version.find('.'));
-      checks.push_back({"versions", daemon_major == cli_major,
-                        absl::StrCat("tunedbd ", stats.version(), ", tunedb ",
-                                     cli_version, ", finder ", stats.finder(),
-                                     stats.finder() == "simulated"
-                                         ? " (test double, not GPU timings)"
-                                         : "")});
-      checks.push_back(
-          {"database (via daemon)", true,
-           absl::StrCat(stats.database_path(), ": ", stats.records(),
-                        " records, ", FormatBytes(stats.database_bytes()))});
-      checks.push_back(CheckRecordRows(ctx, *stub, &bad_rows));
-      if (stats.has_fleet()) {
-        const v1::FleetStats& f = stats.fleet();
-        checks.push_back(
-            {"fleet database", f.connected(),
-             absl::StrCat(f.database(),
-                          f.connected() ? ": connected" : ": NOT connected",
-                          f.last_error().empty()
-                              ? ""
-                              : absl::StrCat(" (last error: ", f.last_error(),
-                                             ")"),
-                          ", outbox ", f.outbox(), " waiting")});
-      }
-    } else {
-      checks.push_back({"versions", false, std::string(s.message())});
-    }
-    v1::DevicesResponse devices;
-    auto c2 = ctx.NewContext();
-    s = FromGrpcStatus(
-        (*stub)->Devices(c2.get(), v1::DevicesRequest(), &devices));
-    std::vector<std::string> names;
-    bool healthy = s.ok() && devices.devices_size() > 0;
-    for (const v1::DeviceInfo& d : devices.devices()) {
-      names.push_back(absl::StrCat(d.ordinal(), ": ", d.key().gpu_model(),
-                                   " cuDNN ",
-                                   CudnnVersionText(d.key().cudnn_version()),
-                                   d.healthy() ? "" : " (worker DOWN)"));
-      healthy = healthy && d.healthy();
-    }
-    checks.push_back({"GPUs visible", healthy,
-                      !s.ok()         ? std::string(s.message())
-                      : names.empty() ? "the daemon serves no GPU"
-                                      : absl::StrJoin(names, "; ")});
-    if (devices.devices_size() > 0) {
-      // A lookup of a tiny problem exercises the read path end to end;
-      // NOT_FOUND is a correct answer.
-      v1::LookupRequest request;
-      *request.mutable_device() = devices.devices(0).key();
-      ConvProblem probe;
-      probe.n = probe.c = probe.k = 1;
-      probe.input = {1, 1, 0};
-      probe.filter = {1, 1, 0};
-      probe.stride = {1, 1, 0};
-      probe.dilation = {1, 1, 0};
-      ToProto(probe, request.mutable_problem());
-      v1::LookupResponse response;
-      auto c3 = ctx.NewContext();
-      grpc::Status g = (*stub)->Lookup(c3.get(), request, &response);
-      const bool ok = g.ok() || g.error_code() == grpc::StatusCode::NOT_FOUND;
-      checks.push_back(
-          {"lookup round trip", ok, ok ? "answered" : g.error_message()});
-    }
-  } else {
-    unreachable = true;
-  }
-  if (!db_path.empty()) checks.push_back(QuickCheckFile(db_path));
+Check CheckFleet(const v1::FleetStats& f) {
+  return {"fleet database", f.connected(),
+          absl::StrCat(
+              f.database(), f.connected() ? ": connected" : ": NOT connected",
+              f.last_error().empty()
+                  ? ""
+                  : absl::StrCat(" (last error: ", f.last_error(), ")"),
+              ", outbox ", f.outbox(), " waiting")};
+}
 
-  bool all_ok = true;
-  for (const Check& c : checks) all_ok = all_ok && c.ok;
-  if (ctx.json()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const Check& c : checks) {
-      j.push_back({{"check", c.name}, {"ok", c.ok}, {"detail", c.detail}});
-    }
-    ctx.out() << nlohmann::json(
-                     {{"ok", all_ok}, {"checks", j}, {"bad_rows", bad_rows}})
-                     .dump(2)
-              << "\n";
-  } else {
-    Table t({"check", "result", "detail"});
-    for (const Check& c : checks)
-      t.AddRow({c.name, c.ok ? "ok" : "FAIL", c.detail});
-    t.Print(ctx.out());
+// Versions, the database as the daemon sees it, its records and the fleet.
+void CheckThroughStats(CliContext& ctx, DoctorReport& report) {
+  auto stats = ctx.Call(&v1::TuneDb::Stub::Stats, v1::StatsRequest());
+  if (!stats.ok()) {
+    report.checks.push_back(
+        {"versions", false, std::string(stats.status().message())});
+    return;
   }
-  if (unreachable) return kExitUnreachable;
-  return all_ok ? kExitOk : kExitError;
+  const std::string cli_version = TUNEDB_VERSION_STRING;
+  const std::string daemon_major =
+      stats->version().substr(0, stats->version().find('.'));
+  const std::string cli_major = cli_version.substr(0, cli_version.find('.'));
+  report.checks.push_back(
+      {"versions", daemon_major == cli_major,
+       absl::StrCat("tunedbd ", stats->version(), ", tunedb ", cli_version,
+                    ", finder ", stats->finder(),
+                    stats->finder() == "simulated"
+                        ? " (test double, not GPU timings)"
+                        : "")});
+  report.checks.push_back(
+      {"database (via daemon)", true,
+       absl::StrCat(stats->database_path(), ": ", stats->records(),
+                    " records, ", FormatBytes(stats->database_bytes()))});
+  report.checks.push_back(CheckRecordRows(ctx, report));
+  if (stats->has_fleet()) report.checks.push_back(CheckFleet(stats->fleet()));
+}
+
+// The daemon's GPUs, all healthy; the first one's key (none if it serves
+// none).
+std::optional<v1::DeviceKey> CheckDevices(CliContext& ctx,
+                                          DoctorReport& report) {
+  auto devices = ctx.Call(&v1::TuneDb::Stub::Devices, v1::DevicesRequest());
+  const v1::DevicesResponse none;
+  const v1::DevicesResponse& d = devices.ok() ? *devices : none;
+  std::vector<std::string> names;
+  bool healthy = devices.ok() && d.devices_size() > 0;
+  for (const v1::DeviceInfo& info : d.devices()) {
+    names.push_back(absl::StrCat(info.ordinal(), ": ", info.key().gpu_model(),
+                                 " cuDNN ",
+                                 CudnnVersionText(info.key().cudnn_version()),
+                                 info.healthy() ? "" : " (worker DOWN)"));
+    healthy = healthy && info.healthy();
+  }
+  report.checks.push_back({"GPUs visible", healthy,
+                           !devices.ok()
+                               ? std::string(devices.status().message())
+                           : names.empty() ? "the daemon serves no GPU"
+                                           : absl::StrJoin(names, "; ")});
+  if (d.devices_size() == 0) return std::nullopt;
+  return d.devices(0).key();
+}
+
+// A lookup of a tiny problem exercises the read path end to end; NOT_FOUND
+// is a correct answer.
+Check CheckLookup(CliContext& ctx, const v1::DeviceKey& device) {
+  v1::LookupRequest request;
+  *request.mutable_device() = device;
+  ConvProblem probe;
+  probe.n = probe.c = probe.k = 1;
+  probe.input = {1, 1, 0};
+  probe.filter = {1, 1, 0};
+  probe.stride = {1, 1, 0};
+  probe.dilation = {1, 1, 0};
+  ToProto(probe, request.mutable_problem());
+  auto response = ctx.Call(&v1::TuneDb::Stub::Lookup, request);
+  const bool ok = response.ok() || absl::IsNotFound(response.status());
+  return {"lookup round trip", ok,
+          ok ? "answered" : std::string(response.status().message())};
+}
+
+DoctorReport RunChecks(CliContext& ctx, const std::string& db_path) {
+  DoctorReport report;
+  auto stub = ctx.Stub();
+  report.checks.push_back({"daemon reachable", stub.ok(),
+                           stub.ok() ? ctx.options().address
+                                     : std::string(stub.status().message())});
+  report.unreachable = !stub.ok();
+  if (stub.ok()) {
+    CheckThroughStats(ctx, report);
+    std::optional<v1::DeviceKey> device = CheckDevices(ctx, report);
+    if (device) report.checks.push_back(CheckLookup(ctx, *device));
+  }
+  if (!db_path.empty()) report.checks.push_back(QuickCheckFile(db_path));
+  return report;
+}
+
+nlohmann::json DoctorToJson(const DoctorReport& r) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const Check& c : r.checks) {
+    checks.push_back({{"check", c.name}, {"ok", c.ok}, {"detail", c.detail}});
+  }
+  return {{"ok", r.ok()},
+          {"checks", checks},
+          {"bad_rows", BadRowsToJson(r.bad_rows)}};
+}
+
+void PrintDoctor(const DoctorReport& r, std::ostream& out) {
+  Table t({"check", "result", "detail"});
+  for (const Check& c : r.checks) {
+    t.AddRow({c.name, c.ok ? "ok" : "FAIL", c.detail});
+  }
+  t.Print(out);
+}
+
+int RunDoctor(CliContext& ctx, const std::string& db_path) {
+  const DoctorReport report = RunChecks(ctx, db_path);
+  Render(ctx, FormOf(ctx), report,
+         Renderer<DoctorReport>{DoctorToJson, PrintDoctor});
+  if (report.unreachable) return kExitUnreachable;
+  return report.ok() ? kExitOk : kExitError;
+}
+
+// `tunedb repair`: what the daemon moved to quarantine.
+nlohmann::json RepairToJson(const v1::QuarantineRecordsResponse& r) {
+  return {{"quarantined", BadRowsToJson(r.quarantined())}};
+}
+
+void PrintRepair(const v1::QuarantineRecordsResponse& r, std::ostream& out) {
+  if (r.quarantined().empty()) {
+    out << "every stored record reads back; nothing to repair\n";
+    return;
+  }
+  out << "quarantined " << r.quarantined_size()
+      << " unreadable record(s): " << DescribeBadRows(r.quarantined())
+      << "\n(their stored values are kept in the tables "
+         "quarantined_records and quarantined_results)\n";
 }
 
 int RunRepair(CliContext& ctx) {
-  auto stub = ctx.Stub();
-  if (!stub.ok()) return ctx.Fail(stub.status());
-  v1::QuarantineRecordsResponse response;
-  auto context = ctx.NewStreamContext();
-  absl::Status s = FromGrpcStatus((*stub)->QuarantineRecords(
-      context.get(), v1::QuarantineRecordsRequest(), &response));
-  if (!s.ok()) return ctx.Fail(s);
-  if (ctx.json()) {
-    nlohmann::json moved = nlohmann::json::array();
-    for (const v1::BadRow& bad : response.quarantined()) {
-      moved.push_back({{"id", bad.id()},
-                       {"key_text", bad.key_text()},
-                       {"reason", bad.reason()}});
-    }
-    ctx.out() << nlohmann::json({{"quarantined", moved}}).dump(2) << "\n";
-  } else if (response.quarantined().empty()) {
-    ctx.out() << "every stored record reads back; nothing to repair\n";
-  } else {
-    ctx.out() << "quarantined " << response.quarantined_size()
-              << " unreadable record(s): "
-              << DescribeBadRows(response.quarantined())
-              << "\n(their stored values are kept in the tables "
-                 "quarantined_records and quarantined_results)\n";
-  }
+  auto response =
+      ctx.Call(&v1::TuneDb::Stub::QuarantineRecords,
+               v1::QuarantineRecordsRequest(), CliContext::Deadline::kNone);
+  if (!response.ok()) return ctx.Fail(response.status());
+  Render(ctx, FormOf(ctx), *response,
+         Renderer<v1::QuarantineRecordsResponse>{RepairToJson, PrintRepair});
   return kExitOk;
 }
 
@@ -256,4 +292,4 @@ void AddDoctorCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
       ->callback([&ctx, exit_code] { *exit_code = RunRepair(ctx); });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -10,9 +10,10 @@
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/format.h"
+#include "tuner/render.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 struct KeyFlags {
@@ -33,102 +34,123 @@ Constraints ToConstraints(const KeyFlags& f) {
   return c;
 }
 
-int PrintAnswer(CliContext& ctx, const KeyFlags& f, const v1::Record& wire,
-                const v1::Choice* choice, std::optional<bool> searched) {
+// What `lookup` and `tune` show: the daemon's record of the key and its
+// choice under the flags' constraints.
+struct Answer {
+  Record record;
+  std::optional<AlgoResult> chosen;  // none meets the constraints
+  std::optional<bool> searched;      // tune: whether it searched now
+  LaunchMode launch_mode = LaunchMode::kDirect;
+  bool details = false;  // text: the whole ranking
+};
+
+absl::StatusOr<Answer> ToAnswer(const KeyFlags& f, const v1::Record& wire,
+                                const v1::Choice* choice,
+                                std::optional<bool> searched) {
   auto record = FromProto(wire);
   if (!record.ok()) {
-    return ctx.Fail(absl::InternalError(absl::StrCat(
-        "the daemon's record is malformed: ", record.status().message())));
+    return absl::InternalError(absl::StrCat(
+        "the daemon's record is malformed: ", record.status().message()));
   }
-  std::optional<AlgoResult> chosen;
+  Answer answer{*std::move(record), std::nullopt, searched, f.launch_mode,
+                f.details};
   if (choice != nullptr) {
     auto a = FromProto(choice->algo());
-    if (a.ok()) chosen = *a;
+    if (a.ok()) answer.chosen = *a;
   }
-  if (ctx.json()) {
-    nlohmann::json j = {
-        {"choice", chosen ? AlgoToJson(*chosen) : nlohmann::json(nullptr)},
-        {"record", RecordToJson(*record)}};
-    if (searched) j["searched"] = *searched;
-    ctx.out() << j.dump(2) << "\n";
-    return kExitOk;
+  return answer;
+}
+
+nlohmann::json AnswerToJson(const Answer& a) {
+  nlohmann::json j = {
+      {"choice", a.chosen ? AlgoToJson(*a.chosen) : nlohmann::json(nullptr)},
+      {"record", RecordToJson(a.record)}};
+  if (a.searched) j["searched"] = *a.searched;
+  return j;
+}
+
+void PrintChoice(const Answer& a, std::ostream& out) {
+  if (!a.chosen) {
+    out << "choice    none: no algorithm meets the constraints"
+        << (a.record.supported() ? "" : " (no algorithm supports this problem)")
+        << "\n";
+    return;
   }
-  if (chosen) {
-    ctx.out() << "choice    algo " << chosen->algo << " ("
-              << MathTypeName(chosen->math_type) << "), "
-              << FormatMs(chosen->cost(f.launch_mode).median_ms) << " ms ("
-              << (f.launch_mode == LaunchMode::kGraph ? "GPU time"
-                                                      : "launch time")
-              << "), workspace " << FormatBytes(chosen->workspace_bytes)
-              << (chosen->deterministic ? ", deterministic" : "") << "\n";
+  const AlgoResult& c = *a.chosen;
+  out << "choice    algo " << c.algo << " (" << MathTypeName(c.math_type)
+      << "), " << FormatMs(c.cost(a.launch_mode).median_ms) << " ms ("
+      << (a.launch_mode == LaunchMode::kGraph ? "GPU time" : "launch time")
+      << "), workspace " << FormatBytes(c.workspace_bytes)
+      << (c.deterministic ? ", deterministic" : "") << "\n";
+}
+
+void PrintAnswer(const Answer& a, std::ostream& out) {
+  PrintChoice(a, out);
+  if (a.searched) {
+    out << "source    "
+        << (*a.searched ? absl::StrCat("searched now (",
+                                       FormatMs(a.record.search_ms), " ms)")
+                        : std::string("database"))
+        << "\n";
+  }
+  if (a.details) {
+    out << "\n";
+    PrintRecordDetails(out, a.record);
   } else {
-    ctx.out() << "choice    none: no algorithm meets the constraints"
-              << (record->supported() ? ""
-                                      : " (no algorithm supports this problem)")
-              << "\n";
+    out << "record    id " << a.record.id << ", hash "
+        << a.record.key.HashText() << " (tunedb show " << a.record.id
+        << " for the ranking)\n";
   }
-  if (searched) {
-    ctx.out() << "source    "
-              << (*searched ? absl::StrCat("searched now (",
-                                           FormatMs(record->search_ms), " ms)")
-                            : std::string("database"))
-              << "\n";
-  }
-  if (f.details) {
-    ctx.out() << "\n";
-    PrintRecordDetails(ctx.out(), *record);
-  } else {
-    ctx.out() << "record    id " << record->id << ", hash "
-              << record->key.HashText() << " (tunedb show " << record->id
-              << " for the ranking)\n";
-  }
+}
+
+// Prints the answer the daemon gave; the exit code.
+template <typename Response>
+int ShowAnswer(CliContext& ctx, const KeyFlags& f, const Response& response,
+               std::optional<bool> searched) {
+  auto answer =
+      ToAnswer(f, response.record(),
+               response.has_choice() ? &response.choice() : nullptr, searched);
+  if (!answer.ok()) return ctx.Fail(answer.status());
+  Render(ctx, FormOf(ctx), *answer,
+         Renderer<Answer>{AnswerToJson, PrintAnswer});
   return kExitOk;
+}
+
+// The request fields lookup and tune share.
+template <typename Request>
+Request KeyRequest(const ProblemKey& key, const KeyFlags& f) {
+  Request request;
+  ToProto(key.problem, request.mutable_problem());
+  ToProto(key.device, request.mutable_device());
+  ToProto(ToConstraints(f), request.mutable_constraints());
+  return request;
 }
 
 int RunLookup(CliContext& ctx, const KeyFlags& f) {
   auto key = ctx.ResolveKey(f.key, f.gpu);
   if (!key.ok()) return ctx.Fail(key.status());
-  auto stub = ctx.Stub();
-  if (!stub.ok()) return ctx.Fail(stub.status());
-  v1::LookupRequest request;
-  ToProto(key->problem, request.mutable_problem());
-  ToProto(key->device, request.mutable_device());
-  ToProto(ToConstraints(f), request.mutable_constraints());
-  v1::LookupResponse response;
-  auto context = ctx.NewContext();
-  absl::Status status =
-      FromGrpcStatus((*stub)->Lookup(context.get(), request, &response));
-  if (status.code() == absl::StatusCode::kNotFound) {
+  auto response = ctx.Call(&v1::TuneDb::Stub::Lookup,
+                           KeyRequest<v1::LookupRequest>(*key, f));
+  if (absl::IsNotFound(response.status())) {
     if (ctx.json()) ctx.out() << "null\n";
     ctx.err() << "not found: nothing stored for " << key->ToText()
               << " (tunedb tune KEY searches)\n";
     return kExitNotFound;
   }
-  if (!status.ok()) return ctx.Fail(status);
-  return PrintAnswer(ctx, f, response.record(),
-                     response.has_choice() ? &response.choice() : nullptr,
-                     std::nullopt);
+  if (!response.ok()) return ctx.Fail(response.status());
+  return ShowAnswer(ctx, f, *response, std::nullopt);
 }
 
 int RunTune(CliContext& ctx, const KeyFlags& f) {
   auto key = ctx.ResolveKey(f.key, f.gpu);
   if (!key.ok()) return ctx.Fail(key.status());
-  auto stub = ctx.Stub();
-  if (!stub.ok()) return ctx.Fail(stub.status());
-  v1::TuneRequest request;
-  ToProto(key->problem, request.mutable_problem());
-  ToProto(key->device, request.mutable_device());
-  ToProto(ToConstraints(f), request.mutable_constraints());
+  v1::TuneRequest request = KeyRequest<v1::TuneRequest>(*key, f);
   request.set_force(f.force);
-  v1::TuneResponse response;
   // A search can take long: no deadline beyond the daemon's own timeout.
-  auto context = ctx.NewStreamContext();
-  absl::Status status =
-      FromGrpcStatus((*stub)->Tune(context.get(), request, &response));
-  if (!status.ok()) return ctx.Fail(status);
-  return PrintAnswer(ctx, f, response.record(),
-                     response.has_choice() ? &response.choice() : nullptr,
-                     response.searched());
+  auto response =
+      ctx.Call(&v1::TuneDb::Stub::Tune, request, CliContext::Deadline::kNone);
+  if (!response.ok()) return ctx.Fail(response.status());
+  return ShowAnswer(ctx, f, *response, response->searched());
 }
 
 void AddKeyOptions(CLI::App* cmd, KeyFlags* f) {
@@ -173,4 +195,4 @@ void AddKeyCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   tune->callback([&ctx, tf, exit_code] { *exit_code = RunTune(ctx, *tf); });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -17,11 +17,12 @@
 #include "tuner/models.h"
 #include "tuner/prewarm_runner.h"
 #include "tuner/progress_bar.h"
+#include "tuner/render.h"
 #include "tuner/shape_file.h"
 #include "tuner/table.h"
 #include "tuner/training_problems.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 struct PrewarmFlags {
@@ -51,8 +52,142 @@ struct Plan {
   int64_t duplicates = 0;
 };
 
-// Builds the deduplicated list; returns kExitOk or an exit code after
-// printing the errors.
+// Builds the deduplicated list. Each Add* returns kExitOk or an exit code
+// after printing the errors.
+class PlanBuilder {
+ public:
+  PlanBuilder(CliContext& ctx, const PrewarmFlags& f, ConvApi api,
+              std::vector<ProblemOptions> combos, DeviceKey default_device)
+      : ctx_(ctx),
+        f_(f),
+        api_(api),
+        combos_(std::move(combos)),
+        default_device_(std::move(default_device)) {}
+
+  int AddModels();
+  int AddShapeFiles();
+  // After the Add*s: an --align that does not fit a problem, or kExitOk.
+  int Finish() { return bad_align_.ok() ? kExitOk : ctx_.Fail(bad_align_); }
+  Plan& plan() { return plan_; }
+
+ private:
+  void Add(const ConvProblem& p, const DeviceKey& d, const std::string& source);
+  // One shape file's entries under every combination it leaves open; false
+  // (errors printed) if it has bad lines.
+  bool AddShapeText(const std::string& name, const std::string& text,
+                    ShapeFormat format);
+
+  CliContext& ctx_;
+  const PrewarmFlags& f_;
+  const ConvApi api_;
+  const std::vector<ProblemOptions> combos_;
+  const DeviceKey default_device_;
+  std::set<std::string> seen_;
+  absl::Status bad_align_;
+  Plan plan_;
+};
+
+void PlanBuilder::Add(const ConvProblem& p, const DeviceKey& d,
+                      const std::string& source) {
+  PrewarmItem item;
+  item.key.device = d;
+  item.key.problem = p;
+  if (api_ == ConvApi::kGraph && p.api == ConvApi::kLegacy) {
+    item.key.problem.api = ConvApi::kGraph;
+    item.key.problem.alignment = f_.align;
+    absl::Status valid = item.key.problem.Validate();
+    if (!valid.ok()) {
+      if (bad_align_.ok()) {
+        bad_align_ = absl::InvalidArgumentError(
+            absl::StrCat("--align: ", valid.message(), " (", source, ")"));
+      }
+      return;
+    }
+  }
+  item.source = source;
+  if (!seen_.insert(item.key.ToText()).second) {
+    ++plan_.duplicates;
+    return;
+  }
+  plan_.items.push_back(std::move(item));
+}
+
+int PlanBuilder::AddModels() {
+  for (const std::string& name : f_.models) {
+    auto model = FindModel(name);
+    if (!model.ok())
+      return ctx_.Fail(absl::InvalidArgumentError(
+          absl::StrCat("--model: ", model.status().message())));
+    std::vector<int64_t> input;
+    if (!f_.input.empty()) {
+      auto parsed = ParseInputSize(f_.input, (*model)->spatial_dims);
+      if (!parsed.ok()) return ctx_.Fail(parsed.status());
+      input = *parsed;
+    }
+    auto built = BuildModel(**model, input);
+    if (!built.ok()) return ctx_.Fail(built.status());
+    for (const ProblemOptions& o : combos_) {
+      for (const PlannedProblem& p : LayerProblems(
+               built->layers, (*model)->spatial_dims, o, (*model)->name)) {
+        Add(p.problem, default_device_, p.source);
+      }
+    }
+  }
+  return kExitOk;
+}
+
+bool PlanBuilder::AddShapeText(const std::string& name, const std::string& text,
+                               ShapeFormat format) {
+  for (size_t c = 0; c < combos_.size(); ++c) {
+    std::istringstream copy(text);
+    ShapeFileResult r = ParseShapeFile(name, copy, format, combos_[c]);
+    if (!r.errors.empty()) {
+      if (c == 0) {
+        for (const std::string& e : r.errors) ctx_.err() << e << "\n";
+      }
+      return false;
+    }
+    for (const ShapeEntry& e : r.entries) {
+      Add(e.problem, e.device.value_or(default_device_), e.source);
+    }
+    // Key text is complete: other combinations would only repeat it.
+    if (!r.uses_defaults) break;
+  }
+  return true;
+}
+
+int PlanBuilder::AddShapeFiles() {
+  auto format = ParseShapeFormat(f_.format);
+  if (!format.ok()) return ctx_.Fail(format.status());
+  bool bad_input = false;
+  for (const std::string& path : f_.files) {
+    std::ifstream file;
+    std::istream* in = &ctx_.in();
+    if (path != "-") {
+      file.open(path);
+      if (!file) {
+        ctx_.err() << "tunedb: error: cannot open shape file '" << path
+                   << "'\n";
+        return kExitBadInput;
+      }
+      in = &file;
+    }
+    // One pass per combination would re-read stdin; read the text once.
+    const std::string text((std::istreambuf_iterator<char>(*in)),
+                           std::istreambuf_iterator<char>());
+    if (!AddShapeText(path == "-" ? "<stdin>" : path, text, *format)) {
+      bad_input = true;
+    }
+  }
+  if (bad_input) {
+    ctx_.err() << "tunedb: error: bad shape file; nothing was tuned\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+// The plan of `f`'s models and shape files for `device` (the default for
+// problems whose text names none), or an exit code after printing errors.
 int BuildPlan(CliContext& ctx, const PrewarmFlags& f,
               const std::optional<DeviceKey>& device, Plan* plan) {
   auto combos = ProblemCombinations(f.batches, f.dtypes, f.layouts, f.ops);
@@ -62,205 +197,135 @@ int BuildPlan(CliContext& ctx, const PrewarmFlags& f,
     return ctx.Fail(absl::InvalidArgumentError(
         absl::StrCat("--api: ", api.status().message())));
   }
-  std::set<std::string> seen;
-  absl::Status bad_align;
-  auto add = [&](const ConvProblem& p, const DeviceKey& d,
-                 const std::string& source) {
-    PrewarmItem item;
-    item.key.device = d;
-    item.key.problem = p;
-    if (*api == ConvApi::kGraph && p.api == ConvApi::kLegacy) {
-      item.key.problem.api = ConvApi::kGraph;
-      item.key.problem.alignment = f.align;
-      absl::Status valid = item.key.problem.Validate();
-      if (!valid.ok()) {
-        if (bad_align.ok()) {
-          bad_align = absl::InvalidArgumentError(
-              absl::StrCat("--align: ", valid.message(), " (", source, ")"));
-        }
-        return;
-      }
-    }
-    item.source = source;
-    if (!seen.insert(item.key.ToText()).second) {
-      ++plan->duplicates;
-      return;
-    }
-    plan->items.push_back(std::move(item));
-  };
-  const DeviceKey default_device = device.value_or(DeviceKey());
-  for (const std::string& name : f.models) {
-    auto model = FindModel(name);
-    if (!model.ok())
-      return ctx.Fail(absl::InvalidArgumentError(
-          absl::StrCat("--model: ", model.status().message())));
-    std::vector<int64_t> input;
-    if (!f.input.empty()) {
-      auto parsed = ParseInputSize(f.input, (*model)->spatial_dims);
-      if (!parsed.ok()) return ctx.Fail(parsed.status());
-      input = *parsed;
-    }
-    auto built = BuildModel(**model, input);
-    if (!built.ok()) return ctx.Fail(built.status());
-    for (const ProblemOptions& o : *combos) {
-      for (const PlannedProblem& p : LayerProblems(
-               built->layers, (*model)->spatial_dims, o, (*model)->name)) {
-        add(p.problem, default_device, p.source);
-      }
-    }
-  }
-  auto format = ParseShapeFormat(f.format);
-  if (!format.ok()) return ctx.Fail(format.status());
-  bool bad_input = false;
-  for (const std::string& path : f.files) {
-    std::ifstream file;
-    std::istream* in = &ctx.in();
-    if (path != "-") {
-      file.open(path);
-      if (!file) {
-        ctx.err() << "tunedb: error: cannot open shape file '" << path << "'\n";
-        return kExitBadInput;
-      }
-      in = &file;
-    }
-    // One pass per combination would re-read stdin; read the text once.
-    std::string text((std::istreambuf_iterator<char>(*in)),
-                     std::istreambuf_iterator<char>());
-    for (size_t c = 0; c < combos->size(); ++c) {
-      std::istringstream copy(text);
-      ShapeFileResult r = ParseShapeFile(path == "-" ? "<stdin>" : path, copy,
-                                         *format, (*combos)[c]);
-      if (!r.errors.empty()) {
-        if (c == 0) {
-          for (const std::string& e : r.errors) ctx.err() << e << "\n";
-        }
-        bad_input = true;
-        break;
-      }
-      for (const ShapeEntry& e : r.entries) {
-        add(e.problem, e.device.value_or(default_device), e.source);
-      }
-      // Key text is complete: other combinations would only repeat it.
-      if (!r.uses_defaults) break;
-    }
-  }
-  if (bad_input) {
-    ctx.err() << "tunedb: error: bad shape file; nothing was tuned\n";
-    return kExitBadInput;
-  }
-  if (!bad_align.ok()) return ctx.Fail(bad_align);
+  PlanBuilder builder(ctx, f, *api, *std::move(combos),
+                      device.value_or(DeviceKey()));
+  if (int code = builder.AddModels(); code != kExitOk) return code;
+  if (int code = builder.AddShapeFiles(); code != kExitOk) return code;
+  if (int code = builder.Finish(); code != kExitOk) return code;
+  *plan = std::move(builder.plan());
   return kExitOk;
 }
 
-void PrintSummary(CliContext& ctx, const PrewarmSummary& s,
-                  int64_t duplicates) {
-  if (ctx.json()) {
-    nlohmann::json failures = nlohmann::json::array();
-    for (const PrewarmFailure& f : s.failures) {
-      failures.push_back(
-          {{"source", f.source}, {"key", f.key}, {"error", f.error}});
-    }
-    nlohmann::json j = {{"shapes", s.shapes},
-                        {"duplicates_dropped", duplicates},
-                        {"already_stored", s.already_stored},
-                        {"sent", s.sent},
-                        {"searched", s.searched},
-                        {"hits", s.hits},
-                        {"failed", s.failed},
-                        {"not_sent", s.not_sent},
-                        {"unanswered", s.unanswered},
-                        {"search_ms_spent", s.search_ms_spent},
-                        {"search_ms_saved_per_process", s.search_ms_saved},
-                        {"interrupted", s.interrupted},
-                        {"failures", failures}};
-    ctx.out() << j.dump(2) << "\n";
-    return;
+// `prewarm --dry-run` shows the plan.
+nlohmann::json PlanToJson(const Plan& plan) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const PrewarmItem& item : plan.items) {
+    j.push_back(
+        {{"source", item.source}, {"problem", item.key.problem.ToText()}});
   }
-  ctx.out() << "prewarm summary\n";
-  PrintKeyValues(
-      ctx.out(),
-      {{"  shapes (unique)", absl::StrCat(s.shapes)},
-       {"  already stored (skipped)", absl::StrCat(s.already_stored)},
-       {"  searches run", absl::StrCat(s.searched)},
-       {"  hits (stored meanwhile)", absl::StrCat(s.hits)},
-       {"  failures", absl::StrCat(s.failed)},
-       {"  not sent (limit/interrupt)", absl::StrCat(s.not_sent)},
-       {"  sent but unanswered", absl::StrCat(s.unanswered)},
-       {"  search time spent", FormatSeconds(s.search_ms_spent / 1000)},
-       {"  search time saved per later process",
-        FormatSeconds(s.search_ms_saved / 1000)}});
-  for (size_t i = 0; i < s.failures.size() && i < 10; ++i) {
-    ctx.err() << "failed: " << s.failures[i].source << ": "
-              << s.failures[i].error << "\n";
-  }
-  if (s.failures.size() > 10) {
-    ctx.err() << "... and " << s.failures.size() - 10
-              << " more failures (use --json to see all)\n";
-  }
+  return j;
 }
 
-int RunDryRun(CliContext& ctx, const Plan& plan) {
-  if (ctx.json()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const PrewarmItem& item : plan.items) {
-      j.push_back(
-          {{"source", item.source}, {"problem", item.key.problem.ToText()}});
-    }
-    ctx.out() << j.dump(2) << "\n";
-    return kExitOk;
-  }
+void PrintPlan(const Plan& plan, std::ostream& out) {
   Table table({"source", "op", "shape", "type", "layout"});
   for (const PrewarmItem& item : plan.items) {
     const ConvProblem& p = item.key.problem;
     table.AddRow({item.source, std::string(ConvOpName(p.op)), ShapeSummary(p),
                   TypeSummary(p), std::string(LayoutName(p.layout))});
   }
-  table.Print(ctx.out());
-  ctx.out() << plan.items.size() << " unique problems (" << plan.duplicates
-            << " duplicates dropped)\n";
-  return kExitOk;
+  table.Print(out);
+  out << plan.items.size() << " unique problems (" << plan.duplicates
+      << " duplicates dropped)\n";
 }
 
-int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
-  if (f.models.empty() && f.files.empty()) {
-    ctx.err() << "tunedb: error: give --model NAME and/or --file PATH "
-                 "(see `tunedb models`)\n";
-    return kExitUsage;
+// What a prewarm shows when it is done.
+struct PrewarmResult {
+  PrewarmSummary summary;
+  int64_t duplicates = 0;
+};
+
+nlohmann::json PrewarmResultToJson(const PrewarmResult& r) {
+  const PrewarmSummary& s = r.summary;
+  nlohmann::json failures = nlohmann::json::array();
+  for (const PrewarmFailure& f : s.failures) {
+    failures.push_back(
+        {{"source", f.source}, {"key", f.key}, {"error", f.error}});
   }
-  std::optional<DeviceKey> device;
-  int gpus = 1;
+  return {{"shapes", s.shapes},
+          {"duplicates_dropped", r.duplicates},
+          {"already_stored", s.already_stored},
+          {"sent", s.sent},
+          {"searched", s.searched},
+          {"hits", s.hits},
+          {"failed", s.failed},
+          {"not_sent", s.not_sent},
+          {"unanswered", s.unanswered},
+          {"search_ms_spent", s.search_ms_spent},
+          {"search_ms_saved_per_process", s.search_ms_saved},
+          {"interrupted", s.interrupted},
+          {"failures", failures}};
+}
+
+void PrintPrewarmResult(const PrewarmResult& r, std::ostream& out) {
+  const PrewarmSummary& s = r.summary;
+  out << "prewarm summary\n";
+  PrintKeyValues(
+      out, {{"  shapes (unique)", absl::StrCat(s.shapes)},
+            {"  already stored (skipped)", absl::StrCat(s.already_stored)},
+            {"  searches run", absl::StrCat(s.searched)},
+            {"  hits (stored meanwhile)", absl::StrCat(s.hits)},
+            {"  failures", absl::StrCat(s.failed)},
+            {"  not sent (limit/interrupt)", absl::StrCat(s.not_sent)},
+            {"  sent but unanswered", absl::StrCat(s.unanswered)},
+            {"  search time spent", FormatSeconds(s.search_ms_spent / 1000)},
+            {"  search time saved per later process",
+             FormatSeconds(s.search_ms_saved / 1000)}});
+}
+
+// For people, on stderr: the first ten failures (--json lists them all).
+void ReportFailures(std::ostream& err, const PrewarmSummary& s) {
+  for (size_t i = 0; i < s.failures.size() && i < 10; ++i) {
+    err << "failed: " << s.failures[i].source << ": " << s.failures[i].error
+        << "\n";
+  }
+  if (s.failures.size() > 10) {
+    err << "... and " << s.failures.size() - 10
+        << " more failures (use --json to see all)\n";
+  }
+}
+
+// The device to tune for (--device, or --gpu's through the daemon; none for
+// a dry run without --device) and how many of the daemon's GPUs share it;
+// an exit code after printing the error otherwise.
+int ResolveTarget(CliContext& ctx, const PrewarmFlags& f,
+                  std::optional<DeviceKey>* device, int* gpus) {
   if (!f.device.empty()) {
     auto parsed = DeviceKey::Parse(f.device);
     if (!parsed.ok()) {
       return ctx.Fail(absl::InvalidArgumentError(
           absl::StrCat("--device: ", parsed.status().message())));
     }
-    device = *parsed;
+    *device = *parsed;
   } else if (!f.dry_run) {
-    auto resolved = ctx.ResolveDevice(f.gpu, &gpus);
+    auto resolved = ctx.ResolveDevice(f.gpu, gpus);
     if (!resolved.ok()) return ctx.Fail(resolved.status());
-    device = *resolved;
+    *device = *resolved;
   }
-  Plan plan;
-  if (int code = BuildPlan(ctx, f, device, &plan); code != kExitOk) return code;
-  if (f.dry_run) return RunDryRun(ctx, plan);
-  if (!f.fleet.url.empty()) {
-    std::vector<ProblemKey> keys;
-    for (const PrewarmItem& item : plan.items) keys.push_back(item.key);
-    if (f.limit > 0 && static_cast<int64_t>(keys.size()) > f.limit) {
-      keys.resize(f.limit);
-    }
-    ctx.err() << keys.size() << " unique problems (" << plan.duplicates
-              << " duplicates dropped) for " << device->gpu_model
-              << " to the fleet\n";
-    FleetPrewarmFlags fleet = f.fleet;
-    fleet.progress = !f.no_progress;
-    ScopedSigintHandler sigint(ctx.io().handle_signals);
-    return RunFleetPrewarm(ctx, fleet, keys);
-  }
+  return kExitOk;
+}
 
+// --fleet: the plan becomes fleet jobs.
+int PrewarmOnFleet(CliContext& ctx, const PrewarmFlags& f, const Plan& plan,
+                   const DeviceKey& device) {
+  std::vector<ProblemKey> keys;
+  for (const PrewarmItem& item : plan.items) keys.push_back(item.key);
+  if (f.limit > 0 && static_cast<int64_t>(keys.size()) > f.limit) {
+    keys.resize(f.limit);
+  }
+  ctx.err() << keys.size() << " unique problems (" << plan.duplicates
+            << " duplicates dropped) for " << device.gpu_model
+            << " to the fleet\n";
+  FleetPrewarmFlags fleet = f.fleet;
+  fleet.progress = !f.no_progress;
+  ScopedSigintHandler sigint(ctx.io().handle_signals);
+  return RunFleetPrewarm(ctx, fleet, keys);
+}
+
+// Tunes the plan through the daemon and shows the summary.
+int PrewarmOnDaemon(CliContext& ctx, const PrewarmFlags& f, const Plan& plan,
+                    const DeviceKey& device, int gpus) {
   ctx.err() << plan.items.size() << " unique problems (" << plan.duplicates
-            << " duplicates dropped) for " << device->gpu_model << " (" << gpus
+            << " duplicates dropped) for " << device.gpu_model << " (" << gpus
             << " GPU" << (gpus == 1 ? "" : "s") << ")\n";
   PrewarmOptions options;
   options.force = f.force;
@@ -271,24 +336,43 @@ int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
   ScopedSigintHandler sigint(ctx.io().handle_signals);
   auto summary = RunPrewarm(ctx, plan.items, options);
   if (!summary.ok()) return ctx.Fail(summary.status());
-  PrintSummary(ctx, *summary, plan.duplicates);
-  if (!summary->stream_status.ok()) return ctx.Fail(summary->stream_status);
-  if (summary->interrupted) {
+  const PrewarmResult result{*std::move(summary), plan.duplicates};
+  Render(ctx, FormOf(ctx), result,
+         Renderer<PrewarmResult>{PrewarmResultToJson, PrintPrewarmResult});
+  if (!ctx.json()) ReportFailures(ctx.err(), result.summary);
+  const PrewarmSummary& s = result.summary;
+  if (!s.stream_status.ok()) return ctx.Fail(s.stream_status);
+  if (s.interrupted) {
     ctx.err() << "interrupted: rerun the same command to resume (stored "
                  "results are skipped)\n";
     return kExitInterrupted;
   }
-  return summary->failed > 0 ? kExitPartial : kExitOk;
+  return s.failed > 0 ? kExitPartial : kExitOk;
 }
 
-}  // namespace
+int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
+  if (f.models.empty() && f.files.empty()) {
+    ctx.err() << "tunedb: error: give --model NAME and/or --file PATH "
+                 "(see `tunedb models`)\n";
+    return kExitUsage;
+  }
+  std::optional<DeviceKey> device;
+  int gpus = 1;
+  if (int code = ResolveTarget(ctx, f, &device, &gpus); code != kExitOk) {
+    return code;
+  }
+  Plan plan;
+  if (int code = BuildPlan(ctx, f, device, &plan); code != kExitOk) return code;
+  if (f.dry_run) {
+    Render(ctx, FormOf(ctx), plan, Renderer<Plan>{PlanToJson, PrintPlan});
+    return kExitOk;
+  }
+  if (!f.fleet.url.empty()) return PrewarmOnFleet(ctx, f, plan, *device);
+  return PrewarmOnDaemon(ctx, f, plan, *device, gpus);
+}
 
-void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
-  auto flags = std::make_shared<PrewarmFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "prewarm",
-      "Tune every convolution of models and/or shape files (skips stored "
-      "ones; rerun to resume)");
+// What to tune: models, shape files and the passes and setups of each.
+void AddProblemFlags(CLI::App* cmd, PrewarmFlags* flags) {
   cmd->add_option("-m,--model", flags->models,
                   "Built-in model (repeatable; see `tunedb models`)");
   cmd->add_option("--file", flags->files,
@@ -326,6 +410,10 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
                   "two from the element size to 16)")
       ->check(CLI::IsMember({1, 2, 4, 8, 16}))
       ->capture_default_str();
+}
+
+// Where and how to tune them.
+void AddRunFlags(CLI::App* cmd, PrewarmFlags* flags) {
   cmd->add_option("--gpu", flags->gpu,
                   "GPU to tune on: CUDA ordinal or model substring (default: "
                   "the daemon's first)");
@@ -346,6 +434,9 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
                   "Device key to tune for instead of asking the daemon, e.g. "
                   "'gpu=NVIDIA%20H200 cc=9.0 sms=132 cudnn=9.19.0 cuda=13.0' "
                   "(the device part of a key: `tunedb devices` lists its fields)");
+}
+
+void AddFleetFlags(CLI::App* cmd, PrewarmFlags* flags) {
   cmd->add_option("--fleet", flags->fleet.url,
                   "Fleet database URL: queue the problems as fleet jobs that "
                   "every daemon serving the device runs, and show fleet-wide "
@@ -357,6 +448,19 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
                   "problems, so the same command resumes it)");
   cmd->add_flag("!--no-wait", flags->fleet.wait,
                 "With --fleet: queue the jobs and return without waiting");
+}
+
+}  // namespace
+
+void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
+  auto flags = std::make_shared<PrewarmFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "prewarm",
+      "Tune every convolution of models and/or shape files (skips stored "
+      "ones; rerun to resume)");
+  AddProblemFlags(cmd, flags.get());
+  AddRunFlags(cmd, flags.get());
+  AddFleetFlags(cmd, flags.get());
   cmd->add_flag("--dry-run", flags->dry_run,
                 "List the problems that would be tuned; contact no daemon");
   cmd->callback([&ctx, flags, exit_code] {
@@ -364,4 +468,4 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

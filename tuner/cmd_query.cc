@@ -12,14 +12,15 @@
 #include "proto/grpc_status.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
-#include "tuner/fleet_show.h"
 #include "tuner/filter_flags.h"
+#include "tuner/fleet_show.h"
 #include "tuner/format.h"
 #include "tuner/net_builder.h"
 #include "tuner/record_stream.h"
+#include "tuner/render.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 struct QueryFlags {
@@ -28,14 +29,22 @@ struct QueryFlags {
   bool csv = false;
 };
 
-int RunQuery(CliContext& ctx, const QueryFlags& f) {
-  auto filter = BuildFilter(f.filter, {}, absl::Now());
-  if (!filter.ok()) return ctx.Fail(filter.status());
+// What `tunedb query` shows: the readable records that match, and those
+// that cannot be read (told on stderr).
+struct QueryResult {
   std::vector<Record> records;
   std::vector<v1::BadRow> skipped;
+  std::string matching;  // DescribeFilter of the filter
+};
+
+absl::StatusOr<QueryResult> FetchQuery(CliContext& ctx,
+                                       const v1::Filter& filter,
+                                       int64_t limit) {
+  QueryResult result;
+  result.matching = DescribeFilter(filter);
   absl::Status bad;
   absl::Status status = ForEachRecord(
-      ctx, *filter, 0, f.limit,
+      ctx, filter, 0, limit,
       [&](const v1::Record& wire) {
         auto r = FromProto(wire);
         if (!r.ok()) {
@@ -44,89 +53,92 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
               " from the daemon is malformed: ", r.status().message()));
           return false;
         }
-        records.push_back(*std::move(r));
+        result.records.push_back(*std::move(r));
         return true;
       },
       [&](const v1::BadRow& row) {
-        skipped.push_back(row);
+        result.skipped.push_back(row);
         return true;
       });
-  if (!status.ok()) return ctx.Fail(status);
-  if (!bad.ok()) return ctx.Fail(bad);
-  // The good records are printed; the unreadable ones are told on stderr.
-  ReportSkipped(ctx, skipped);
-  const int done = skipped.empty() ? kExitOk : kExitPartial;
+  if (!status.ok()) return status;
+  if (!bad.ok()) return bad;
+  return result;
+}
 
-  if (ctx.json()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const Record& r : records) j.push_back(RecordToJson(r));
-    ctx.out() << j.dump(2) << "\n";
-    return done;
-  }
-  if (f.csv) {
-    Table t({"id",
-             "key_hash",
-             "gpu",
-             "cudnn",
-             "op",
-             "n",
-             "c",
-             "k",
-             "in",
-             "filt",
-             "pad",
-             "stride",
-             "dil",
-             "groups",
-             "in_type",
-             "compute",
-             "layout",
-             "tc",
-             "tf32",
-             "best_algo",
-             "best_math",
-             "best_ms",
-             "best_workspace_bytes",
-             "search_ms",
-             "measured_at",
-             "key"});
-    for (const Record& r : records) {
-      const ConvProblem& p = r.key.problem;
-      const int d = p.spatial_dims;
-      std::optional<AlgoResult> best = Choose(r, Constraints());
-      t.AddRow({absl::StrCat(r.id),
-                r.key.HashText(),
-                r.key.device.gpu_model,
-                CudnnVersionText(r.key.device.cudnn_version),
-                std::string(ConvOpName(p.op)),
-                absl::StrCat(p.n),
-                absl::StrCat(p.c),
-                absl::StrCat(p.k),
-                DimsToText(p.input, d),
-                DimsToText(p.filter, d),
-                DimsToText(p.padding, d),
-                DimsToText(p.stride, d),
-                DimsToText(p.dilation, d),
-                absl::StrCat(p.groups),
-                std::string(DataTypeName(p.input_type)),
-                std::string(DataTypeName(p.compute_type)),
-                std::string(LayoutName(p.layout)),
-                p.allow_tensor_cores ? "1" : "0",
-                p.allow_tf32 ? "1" : "0",
-                best ? absl::StrCat(best->algo) : "",
-                best ? std::string(MathTypeName(best->math_type)) : "",
-                best ? FormatMs(best->cost(LaunchMode::kDirect).median_ms) : "",
-                best ? absl::StrCat(best->workspace_bytes) : "",
-                FormatMs(r.search_ms),
-                FormatTime(r.measured_at_us),
-                r.key.ToText()});
-    }
-    t.PrintCsv(ctx.out());
-    return done;
-  }
+nlohmann::json QueryToJson(const QueryResult& q) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const Record& r : q.records) j.push_back(RecordToJson(r));
+  return j;
+}
+
+// One CSV row: every key field on its own, then the best algorithm.
+std::vector<std::string> CsvRow(const Record& r) {
+  const ConvProblem& p = r.key.problem;
+  const int d = p.spatial_dims;
+  std::optional<AlgoResult> best = Choose(r, Constraints());
+  return {absl::StrCat(r.id),
+          r.key.HashText(),
+          r.key.device.gpu_model,
+          CudnnVersionText(r.key.device.cudnn_version),
+          std::string(ConvOpName(p.op)),
+          absl::StrCat(p.n),
+          absl::StrCat(p.c),
+          absl::StrCat(p.k),
+          DimsToText(p.input, d),
+          DimsToText(p.filter, d),
+          DimsToText(p.padding, d),
+          DimsToText(p.stride, d),
+          DimsToText(p.dilation, d),
+          absl::StrCat(p.groups),
+          std::string(DataTypeName(p.input_type)),
+          std::string(DataTypeName(p.compute_type)),
+          std::string(LayoutName(p.layout)),
+          p.allow_tensor_cores ? "1" : "0",
+          p.allow_tf32 ? "1" : "0",
+          best ? absl::StrCat(best->algo) : "",
+          best ? std::string(MathTypeName(best->math_type)) : "",
+          best ? FormatMs(best->cost(LaunchMode::kDirect).median_ms) : "",
+          best ? absl::StrCat(best->workspace_bytes) : "",
+          FormatMs(r.search_ms),
+          FormatTime(r.measured_at_us),
+          r.key.ToText()};
+}
+
+Table QueryCsv(const QueryResult& q) {
+  Table t({"id",
+           "key_hash",
+           "gpu",
+           "cudnn",
+           "op",
+           "n",
+           "c",
+           "k",
+           "in",
+           "filt",
+           "pad",
+           "stride",
+           "dil",
+           "groups",
+           "in_type",
+           "compute",
+           "layout",
+           "tc",
+           "tf32",
+           "best_algo",
+           "best_math",
+           "best_ms",
+           "best_workspace_bytes",
+           "search_ms",
+           "measured_at",
+           "key"});
+  for (const Record& r : q.records) t.AddRow(CsvRow(r));
+  return t;
+}
+
+void PrintQuery(const QueryResult& q, std::ostream& out) {
   Table t({"id>", "hash", "gpu", "op", "shape", "type", "layout", "best",
            "best ms>", "search ms>", "measured"});
-  for (const Record& r : records) {
+  for (const Record& r : q.records) {
     const ConvProblem& p = r.key.problem;
     std::optional<AlgoResult> best = Choose(r, Constraints());
     t.AddRow({absl::StrCat(r.id), r.key.HashText(), r.key.device.gpu_model,
@@ -136,10 +148,20 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
               best ? FormatMs(best->cost(LaunchMode::kDirect).median_ms) : "-",
               FormatMs(r.search_ms), FormatTime(r.measured_at_us)});
   }
-  t.Print(ctx.out());
-  ctx.out() << records.size() << " record(s) matching "
-            << DescribeFilter(*filter) << "\n";
-  return done;
+  t.Print(out);
+  out << q.records.size() << " record(s) matching " << q.matching << "\n";
+}
+
+int RunQuery(CliContext& ctx, const QueryFlags& f) {
+  auto filter = BuildFilter(f.filter, {}, absl::Now());
+  if (!filter.ok()) return ctx.Fail(filter.status());
+  auto result = FetchQuery(ctx, *filter, f.limit);
+  if (!result.ok()) return ctx.Fail(result.status());
+  // The good records are printed; the unreadable ones are told on stderr.
+  ReportSkipped(ctx, result->skipped);
+  Render(ctx, FormOf(ctx, f.csv), *result,
+         Renderer<QueryResult>{QueryToJson, PrintQuery, QueryCsv});
+  return result->skipped.empty() ? kExitOk : kExitPartial;
 }
 
 // The record a `show` argument names.
@@ -172,21 +194,16 @@ absl::StatusOr<Record> FindRecord(CliContext& ctx, const std::string& arg,
   } else {
     auto key = ctx.ResolveKey(text, gpu);
     if (!key.ok()) return key.status();
-    auto stub = ctx.Stub();
-    if (!stub.ok()) return stub.status();
     v1::LookupRequest request;
     ToProto(key->problem, request.mutable_problem());
     ToProto(key->device, request.mutable_device());
-    v1::LookupResponse response;
-    auto context = ctx.NewContext();
-    absl::Status status =
-        FromGrpcStatus((*stub)->Lookup(context.get(), request, &response));
-    if (status.code() == absl::StatusCode::kNotFound) {
+    auto response = ctx.Call(&v1::TuneDb::Stub::Lookup, request);
+    if (absl::IsNotFound(response.status())) {
       return absl::NotFoundError(
           absl::StrCat("nothing stored for ", key->ToText()));
     }
-    if (!status.ok()) return status;
-    found = response.record();
+    if (!response.ok()) return response.status();
+    found = response->record();
   }
   auto record = FromProto(*found);
   if (!record.ok()) {
@@ -194,6 +211,46 @@ absl::StatusOr<Record> FindRecord(CliContext& ctx, const std::string& arg,
         "the daemon's record is malformed: ", record.status().message()));
   }
   return *record;
+}
+
+// What `tunedb show` shows: one record, and with --fleet every host's
+// measurement of its key.
+struct ShowResult {
+  Record record;
+  std::optional<FleetMeasurements> fleet;
+};
+
+nlohmann::json ShowToJson(const ShowResult& s) {
+  nlohmann::json j = RecordWithChoicesToJson(s.record);
+  if (s.fleet) j["fleet"] = FleetMeasurementsToJson(*s.fleet);
+  return j;
+}
+
+void PrintShow(const ShowResult& s, std::ostream& out) {
+  PrintRecordDetails(out, s.record);
+  if (s.fleet) PrintFleetMeasurements(*s.fleet, out);
+}
+
+struct ShowFlags {
+  std::string key;
+  std::string gpu;
+  std::string fleet;
+  std::string fleet_password_file;
+};
+
+int RunShow(CliContext& ctx, const ShowFlags& f) {
+  ShowResult result;
+  auto record = FindRecord(ctx, f.key, f.gpu);
+  if (!record.ok()) return ctx.Fail(record.status());
+  result.record = *std::move(record);
+  if (!f.fleet.empty()) {
+    auto measurements = FetchFleetMeasurements(f.fleet, f.fleet_password_file,
+                                               result.record.key);
+    if (!measurements.ok()) return ctx.Fail(measurements.status());
+    result.fleet = *std::move(measurements);
+  }
+  Render(ctx, FormOf(ctx), result, Renderer<ShowResult>{ShowToJson, PrintShow});
+  return kExitOk;
 }
 
 }  // namespace
@@ -208,49 +265,23 @@ void AddQueryCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   query->add_flag("--csv", qf->csv, "CSV with a header row on stdout");
   query->callback([&ctx, qf, exit_code] { *exit_code = RunQuery(ctx, *qf); });
 
-  auto key = std::make_shared<std::string>();
-  auto gpu = std::make_shared<std::string>();
-  auto fleet = std::make_shared<std::string>();
-  auto fleet_password_file = std::make_shared<std::string>();
+  auto sf = std::make_shared<ShowFlags>();
   CLI::App* show = app.add_subcommand(
       "show",
       "Show one record: its whole ranking and the choice under common "
       "constraints");
-  show->add_option("KEY", *key,
+  show->add_option("KEY", sf->key,
                    "Canonical key text, a problem's text (with --gpu), a "
                    "record id or a 16-digit key hash")
       ->required();
-  show->add_option("--gpu", *gpu,
+  show->add_option("--gpu", sf->gpu,
                    "For a problem's text: CUDA ordinal or model substring");
-  show->add_option("--fleet", *fleet,
+  show->add_option("--fleet", sf->fleet,
                    "Fleet database URL: also list every host's measurement "
                    "of the key there, the one that answers first");
-  show->add_option("--fleet-password-file", *fleet_password_file,
+  show->add_option("--fleet-password-file", sf->fleet_password_file,
                    "libpq password file for --fleet");
-  show->callback([&ctx, key, gpu, fleet, fleet_password_file, exit_code] {
-    auto record = FindRecord(ctx, *key, *gpu);
-    if (!record.ok()) {
-      *exit_code = ctx.Fail(record.status());
-      return;
-    }
-    nlohmann::json json;
-    if (ctx.json()) {
-      json = RecordWithChoicesToJson(*record);
-    } else {
-      PrintRecordDetails(ctx.out(), *record);
-    }
-    if (!fleet->empty()) {
-      auto measurements =
-          ShowFleetMeasurements(ctx, *fleet, *fleet_password_file, record->key);
-      if (!measurements.ok()) {
-        *exit_code = ctx.Fail(measurements.status());
-        return;
-      }
-      if (ctx.json()) json["fleet"] = *measurements;
-    }
-    if (ctx.json()) ctx.out() << json.dump(2) << "\n";
-    *exit_code = kExitOk;
-  });
+  show->callback([&ctx, sf, exit_code] { *exit_code = RunShow(ctx, *sf); });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -32,7 +32,7 @@
 
 extern char** environ;
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 constexpr const char* kPreloadName = "libtunedb_preload.so";
@@ -127,27 +127,28 @@ void ForwardSignal(int sig) {
   if (child_pid > 0) kill(child_pid, sig);
 }
 
-int RunCommand(CliContext& ctx, const RunFlags& f) {
-  std::vector<std::string> command = f.command;
-  if (!command.empty() && command.front() == "--")
-    command.erase(command.begin());
-  if (command.empty()) {
-    ctx.err() << "tunedb run: no command given (tunedb run -- CMD ...)\n";
-    return kExitUsage;
-  }
+// The preload to put in LD_PRELOAD, as an absolute path (the program may
+// change its working folder before it starts others); "" after printing why
+// there is none.
+std::string ResolvePreload(CliContext& ctx, const RunFlags& f) {
   std::string preload = f.preload.empty() ? FindPreload() : f.preload;
   if (preload.empty() || access(preload.c_str(), R_OK) != 0) {
     ctx.err() << "tunedb run: cannot find " << kPreloadName
               << (f.preload.empty() ? " beside the tunedb binary"
                                     : absl::StrCat(" at ", f.preload))
               << " (use --preload PATH)\n";
-    return kExitUsage;
+    return "";
   }
-  // An absolute path: the program may change its working folder before it
-  // starts others.
   char resolved[PATH_MAX];
   if (realpath(preload.c_str(), resolved) != nullptr) preload = resolved;
+  return preload;
+}
 
+// The program's environment: ours with the preload's variables set (the
+// preload put first in LD_PRELOAD).
+std::vector<std::string> ProgramEnvironment(CliContext& ctx, const RunFlags& f,
+                                            const std::string& preload,
+                                            const std::string& misses_file) {
   std::vector<std::string> env;
   const char* existing = std::getenv("LD_PRELOAD");
   env.push_back(absl::StrCat("LD_PRELOAD=", preload,
@@ -161,14 +162,7 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
     env.push_back(absl::StrCat("TUNEDB_PRELOAD_EXIT_WAIT_S=", f.exit_wait_s));
   }
   if (f.report) env.push_back("TUNEDB_PRELOAD_REPORT=1");
-  std::string misses_file;
-  if (f.tune_after) {
-    misses_file = MakeMissesFile();
-    if (misses_file.empty()) {
-      ctx.err() << "tunedb run: cannot make a file for the misses: "
-                << strerror(errno) << "\n";
-      return kExitError;
-    }
+  if (!misses_file.empty()) {
     env.push_back("TUNEDB_PRELOAD_MISSES_FILE=" + misses_file);
   }
   auto replaced = [&](const char* entry) {
@@ -183,6 +177,13 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
   for (char** e = environ; *e != nullptr; ++e) {
     if (!replaced(*e)) env.push_back(*e);
   }
+  return env;
+}
+
+// Starts `command` with `env` and waits for it; its exit code (128 + N for
+// signal N, 127 if it cannot be started).
+int SpawnAndWait(CliContext& ctx, std::vector<std::string> command,
+                 std::vector<std::string> env) {
   std::vector<char*> envp, argv;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -229,6 +230,31 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
   sigaction(SIGQUIT, &old_quit, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGHUP, &old_hup, nullptr);
+  return code;
+}
+
+int RunCommand(CliContext& ctx, const RunFlags& f) {
+  std::vector<std::string> command = f.command;
+  if (!command.empty() && command.front() == "--")
+    command.erase(command.begin());
+  if (command.empty()) {
+    ctx.err() << "tunedb run: no command given (tunedb run -- CMD ...)\n";
+    return kExitUsage;
+  }
+  const std::string preload = ResolvePreload(ctx, f);
+  if (preload.empty()) return kExitUsage;
+  std::string misses_file;
+  if (f.tune_after) {
+    misses_file = MakeMissesFile();
+    if (misses_file.empty()) {
+      ctx.err() << "tunedb run: cannot make a file for the misses: "
+                << strerror(errno) << "\n";
+      return kExitError;
+    }
+  }
+  const int code =
+      SpawnAndWait(ctx, std::move(command),
+                   ProgramEnvironment(ctx, f, preload, misses_file));
   if (!misses_file.empty()) TuneMisses(ctx, misses_file);
   return code;
 }
@@ -296,4 +322,4 @@ void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
       [&ctx, flags, exit_code] { *exit_code = RunCommand(ctx, *flags); });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

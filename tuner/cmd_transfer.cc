@@ -29,7 +29,7 @@
 #include "tuner/progress_bar.h"
 #include "tuner/record_stream.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 struct ExportFlags {
@@ -414,4 +414,4 @@ void AddTransferCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   });
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -12,7 +12,7 @@
 #include "CLI/CLI.hpp"
 #include "tuner/cli_context.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code);
 void AddModelsCommand(CLI::App& app, CliContext& ctx, int* exit_code);
@@ -32,6 +32,6 @@ void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code);
 // so that the program's own flags are not read as tunedb's.
 std::vector<std::string> WithRunSeparator(std::vector<std::string> args);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_COMMANDS_H_

@@ -4,7 +4,7 @@
 #ifndef TUNEDB_TUNER_EXIT_CODES_H_
 #define TUNEDB_TUNER_EXIT_CODES_H_
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 enum ExitCode : int {
   kExitOk = 0,             // success
@@ -40,6 +40,6 @@ inline constexpr const char* kExitCodeHelp =
     "       nothing): see `tunedb doctor` and `tunedb repair`\n"
     "  130  interrupted (prewarm: rerun to resume)\n";
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_EXIT_CODES_H_

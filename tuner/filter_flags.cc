@@ -7,11 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/key_fields.h"
+#include "common/status_macros.h"
 #include "tunedb/problem.h"
 #include "tuner/format.h"
 #include "tuner/training_problems.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 void AddFilterFlags(CLI::App* cmd, FilterFlags* flags) {
   cmd->add_option("-f,--filter", flags->filters,
@@ -67,103 +68,126 @@ absl::StatusOr<absl::Time> ParseTimeBound(const std::string& text,
                    "date (2026-11-29) or an age (90m, 24h, 7d, 2w)"));
 }
 
-absl::StatusOr<v1::Filter> BuildFilter(const FilterFlags& flags,
-                                       const std::vector<std::string>& extra,
-                                       absl::Time now) {
-  v1::Filter filter;
-  auto& fields = *filter.mutable_fields();
+namespace {
+
+using FilterFields = google::protobuf::Map<std::string, std::string>;
+
+// Sets `field` to `value` for `flag`: a key field or "hash" (the
+// 16-hex-digit key hash, the daemon's key-hash index), not given twice with
+// different values.
+absl::Status AddField(FilterFields& fields, const std::string& flag,
+                      const std::string& field, const std::string& value) {
   const auto& names = KeyFieldNames();
-  auto add = [&](const std::string& flag, const std::string& field,
-                 const std::string& value) -> absl::Status {
-    // "hash" is the 16-hex-digit key hash (the daemon's key-hash index).
-    const bool hash = field == "hash";
-    if (!hash && std::find(names.begin(), names.end(), field) == names.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          flag, ": unknown key field '", field, "'; fields: ",
-          absl::StrJoin(names.begin(), names.end(), " "), " hash"));
-    }
-    if (hash &&
-        (value.size() != 16 ||
-         value.find_first_not_of("0123456789abcdef") != std::string::npos)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(flag, ": hash '", value,
-                       "' is not a key hash (16 lower-case hex digits)"));
-    }
-    auto it = fields.find(field);
-    if (it != fields.end() && it->second != value) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(flag, ": field '", field, "' given twice ('", it->second,
-                       "' and '", value, "')"));
-    }
-    fields[field] = value;
-    return absl::OkStatus();
-  };
-  std::vector<std::string> terms = flags.filters;
-  terms.insert(terms.end(), extra.begin(), extra.end());
+  const bool hash = field == "hash";
+  if (!hash && std::find(names.begin(), names.end(), field) == names.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": unknown key field '", field, "'; fields: ",
+                     absl::StrJoin(names.begin(), names.end(), " "), " hash"));
+  }
+  if (hash &&
+      (value.size() != 16 ||
+       value.find_first_not_of("0123456789abcdef") != std::string::npos)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": hash '", value,
+                     "' is not a key hash (16 lower-case hex digits)"));
+  }
+  auto it = fields.find(field);
+  if (it != fields.end() && it->second != value) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": field '", field, "' given twice ('", it->second,
+                     "' and '", value, "')"));
+  }
+  fields[field] = value;
+  return absl::OkStatus();
+}
+
+// field=value terms of --filter and the positional ones.
+absl::Status AddTerms(FilterFields& fields,
+                      const std::vector<std::string>& terms) {
   for (const std::string& term : terms) {
     const size_t eq = term.find('=');
     if (eq == std::string::npos || eq == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--filter '", term, "': expected field=value, e.g. op=fwd"));
     }
-    absl::Status s = add("--filter", term.substr(0, eq), term.substr(eq + 1));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(
+        AddField(fields, "--filter", term.substr(0, eq), term.substr(eq + 1)));
   }
+  return absl::OkStatus();
+}
+
+// --dtype as the key fields its preset sets: in_type, and tf32 for fp32.
+absl::Status AddDtype(FilterFields& fields, const std::string& dtype) {
+  auto preset = ParseDtypePreset(dtype);
+  if (!preset.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dtype: ", preset.status().message()));
+  }
+  ConvProblem p;
+  ApplyDtypePreset(*preset, p);
+  RETURN_IF_ERROR(AddField(fields, "--dtype", "in_type",
+                           std::string(DataTypeName(p.input_type))));
+  if (*preset == DtypePreset::kFp32 || *preset == DtypePreset::kFp32NoTf32) {
+    RETURN_IF_ERROR(
+        AddField(fields, "--dtype", "tf32", p.allow_tf32 ? "1" : "0"));
+  }
+  return absl::OkStatus();
+}
+
+// --gpu, --op, --dtype and --layout.
+absl::Status AddFieldFlags(FilterFields& fields, const FilterFlags& flags) {
   if (!flags.gpu.empty()) {
-    absl::Status s = add("--gpu", "gpu", flags.gpu);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(AddField(fields, "--gpu", "gpu", flags.gpu));
   }
   if (!flags.op.empty()) {
-    auto op = ParseConvOp(flags.op);
-    if (!op.ok()) {
+    if (!ParseConvOp(flags.op).ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--op '", flags.op, "' is not one of fwd, bwd_data, bwd_filter"));
     }
-    absl::Status s = add("--op", "op", flags.op);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(AddField(fields, "--op", "op", flags.op));
   }
-  if (!flags.dtype.empty()) {
-    auto preset = ParseDtypePreset(flags.dtype);
-    if (!preset.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--dtype: ", preset.status().message()));
-    }
-    ConvProblem p;
-    ApplyDtypePreset(*preset, p);
-    absl::Status s =
-        add("--dtype", "in_type", std::string(DataTypeName(p.input_type)));
-    if (s.ok() && (*preset == DtypePreset::kFp32 ||
-                   *preset == DtypePreset::kFp32NoTf32)) {
-      s = add("--dtype", "tf32", p.allow_tf32 ? "1" : "0");
-    }
-    if (!s.ok()) return s;
-  }
+  if (!flags.dtype.empty()) RETURN_IF_ERROR(AddDtype(fields, flags.dtype));
   if (!flags.layout.empty()) {
     auto layout = ParseLayout(absl::AsciiStrToLower(flags.layout));
     if (!layout.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--layout '", flags.layout, "' is not nchw, nhwc, ncdhw or ndhwc"));
     }
-    absl::Status s =
-        add("--layout", "layout", std::string(LayoutName(*layout)));
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(AddField(fields, "--layout", "layout",
+                             std::string(LayoutName(*layout))));
   }
-  if (!flags.since.empty()) {
-    auto t = ParseTimeBound(flags.since, now);
-    if (!t.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--since: ", t.status().message()));
-    }
-    filter.set_since_us(absl::ToUnixMicros(*t));
+  return absl::OkStatus();
+}
+
+// --since or --until as µs since the epoch; 0 if not given.
+absl::StatusOr<int64_t> TimeBoundUs(const std::string& flag,
+                                    const std::string& text, absl::Time now) {
+  if (text.empty()) return 0;
+  auto t = ParseTimeBound(text, now);
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": ", t.status().message()));
   }
-  if (!flags.until.empty()) {
-    auto t = ParseTimeBound(flags.until, now);
-    if (!t.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--until: ", t.status().message()));
-    }
-    filter.set_until_us(absl::ToUnixMicros(*t));
-  }
+  return absl::ToUnixMicros(*t);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Filter> BuildFilter(const FilterFlags& flags,
+                                       const std::vector<std::string>& extra,
+                                       absl::Time now) {
+  v1::Filter filter;
+  FilterFields& fields = *filter.mutable_fields();
+  std::vector<std::string> terms = flags.filters;
+  terms.insert(terms.end(), extra.begin(), extra.end());
+  RETURN_IF_ERROR(AddTerms(fields, terms));
+  RETURN_IF_ERROR(AddFieldFlags(fields, flags));
+  ASSIGN_OR_RETURN(const int64_t since_us,
+                   TimeBoundUs("--since", flags.since, now));
+  if (since_us != 0) filter.set_since_us(since_us);
+  ASSIGN_OR_RETURN(const int64_t until_us,
+                   TimeBoundUs("--until", flags.until, now));
+  if (until_us != 0) filter.set_until_us(until_us);
   return filter;
 }
 
@@ -181,4 +205,4 @@ std::string DescribeFilter(const v1::Filter& filter) {
   return parts.empty() ? "(everything)" : absl::StrJoin(parts, ", ");
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

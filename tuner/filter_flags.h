@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "tunedb/v1/tunedb.pb.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 struct FilterFlags {
   std::vector<std::string> filters;  // "field=value"
@@ -40,6 +40,6 @@ absl::StatusOr<absl::Time> ParseTimeBound(const std::string& text,
 // "gpu=NVIDIA H200 op=fwd since=..." for messages.
 std::string DescribeFilter(const v1::Filter& filter);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_FILTER_FLAGS_H_

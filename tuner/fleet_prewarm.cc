@@ -12,9 +12,10 @@
 #include "tuner/exit_codes.h"
 #include "tuner/interrupt.h"
 #include "tuner/progress_bar.h"
+#include "tuner/render.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 std::string Detail(const FleetBatchProgress& p) {
@@ -33,6 +34,67 @@ std::string FleetBatchName(const std::vector<ProblemKey>& keys) {
   return absl::StrCat("prewarm-", KeyHashText(KeyTextHash(all)));
 }
 
+namespace {
+
+// What a fleet prewarm shows: the batch, what was queued, where it stands.
+struct FleetPrewarmResult {
+  std::string batch;
+  FleetEnqueued enqueued;
+  FleetBatchProgress progress;
+};
+
+nlohmann::json FleetPrewarmToJson(const FleetPrewarmResult& r) {
+  const FleetBatchProgress& p = r.progress;
+  return {{"batch", r.batch},
+          {"added", r.enqueued.added},
+          {"requeued", r.enqueued.requeued},
+          {"total", p.total()},
+          {"done", p.done},
+          {"searched", p.searched},
+          {"running", p.running},
+          {"queued", p.queued},
+          {"failed", p.failed},
+          {"errors", p.errors}};
+}
+
+void PrintFleetPrewarm(const FleetPrewarmResult& r, std::ostream& out) {
+  const FleetBatchProgress& p = r.progress;
+  out << "fleet prewarm summary (" << r.batch << ")\n";
+  PrintKeyValues(out, {{"  jobs", absl::StrCat(p.total())},
+                       {"  done", absl::StrCat(p.done)},
+                       {"  searched (others were stored already)",
+                        absl::StrCat(p.searched)},
+                       {"  running", absl::StrCat(p.running)},
+                       {"  queued", absl::StrCat(p.queued)},
+                       {"  failed", absl::StrCat(p.failed)}});
+}
+
+// Polls the batch's progress into `progress` until no job is queued or
+// running, or an interrupt (then *interrupted).
+absl::Status FollowBatch(CliContext& ctx, const FleetPrewarmFlags& flags,
+                         FleetJobs& jobs, const std::string& batch,
+                         FleetBatchProgress& progress, bool* interrupted) {
+  ProgressBar bar(ctx.err(), ctx.io().stderr_is_tty, "fleet", progress.total(),
+                  std::chrono::seconds(10));
+  if (!flags.progress) bar.Silence();
+  while (progress.queued + progress.running > 0) {
+    if (InterruptRequested()) {
+      *interrupted = true;
+      break;
+    }
+    bar.Update(progress.done + progress.failed, Detail(progress));
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(static_cast<int64_t>(flags.poll_s * 1000)));
+    auto next = jobs.Progress(batch);
+    if (!next.ok()) return next.status();
+    progress = *std::move(next);
+  }
+  bar.Finish(Detail(progress));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 int RunFleetPrewarm(CliContext& ctx, const FleetPrewarmFlags& flags,
                     const std::vector<ProblemKey>& keys) {
   FleetOptions options;
@@ -40,58 +102,28 @@ int RunFleetPrewarm(CliContext& ctx, const FleetPrewarmFlags& flags,
   options.password_file = flags.password_file;
   auto jobs = FleetJobs::Open(options);
   if (!jobs.ok()) return ctx.Fail(jobs.status());
-  const std::string batch =
-      flags.batch.empty() ? FleetBatchName(keys) : flags.batch;
-  auto enqueued = (*jobs)->Enqueue(batch, keys);
+  FleetPrewarmResult result;
+  result.batch = flags.batch.empty() ? FleetBatchName(keys) : flags.batch;
+  auto enqueued = (*jobs)->Enqueue(result.batch, keys);
   if (!enqueued.ok()) return ctx.Fail(enqueued.status());
-  ctx.err() << "fleet batch " << batch << " on " << (*jobs)->display() << ": "
-            << enqueued->added << " jobs added, " << enqueued->requeued
+  result.enqueued = *enqueued;
+  ctx.err() << "fleet batch " << result.batch << " on " << (*jobs)->display()
+            << ": " << enqueued->added << " jobs added, " << enqueued->requeued
             << " failed jobs queued again\n";
 
-  auto progress = (*jobs)->Progress(batch);
+  auto progress = (*jobs)->Progress(result.batch);
   if (!progress.ok()) return ctx.Fail(progress.status());
+  result.progress = *std::move(progress);
   bool interrupted = false;
   if (flags.wait) {
-    ProgressBar bar(ctx.err(), ctx.io().stderr_is_tty, "fleet",
-                    progress->total(), std::chrono::seconds(10));
-    if (!flags.progress) bar.Silence();
-    while (progress->queued + progress->running > 0) {
-      if (InterruptRequested()) {
-        interrupted = true;
-        break;
-      }
-      bar.Update(progress->done + progress->failed, Detail(*progress));
-      std::this_thread::sleep_for(std::chrono::milliseconds(
-          static_cast<int64_t>(flags.poll_s * 1000)));
-      progress = (*jobs)->Progress(batch);
-      if (!progress.ok()) return ctx.Fail(progress.status());
-    }
-    bar.Finish(Detail(*progress));
+    absl::Status followed = FollowBatch(ctx, flags, **jobs, result.batch,
+                                        result.progress, &interrupted);
+    if (!followed.ok()) return ctx.Fail(followed);
   }
-  const FleetBatchProgress& p = *progress;
-  if (ctx.json()) {
-    ctx.out() << nlohmann::json({{"batch", batch},
-                                 {"added", enqueued->added},
-                                 {"requeued", enqueued->requeued},
-                                 {"total", p.total()},
-                                 {"done", p.done},
-                                 {"searched", p.searched},
-                                 {"running", p.running},
-                                 {"queued", p.queued},
-                                 {"failed", p.failed},
-                                 {"errors", p.errors}})
-                     .dump(2)
-              << "\n";
-  } else {
-    ctx.out() << "fleet prewarm summary (" << batch << ")\n";
-    PrintKeyValues(ctx.out(),
-                   {{"  jobs", absl::StrCat(p.total())},
-                    {"  done", absl::StrCat(p.done)},
-                    {"  searched (others were stored already)",
-                     absl::StrCat(p.searched)},
-                    {"  running", absl::StrCat(p.running)},
-                    {"  queued", absl::StrCat(p.queued)},
-                    {"  failed", absl::StrCat(p.failed)}});
+  Render(ctx, FormOf(ctx), result,
+         Renderer<FleetPrewarmResult>{FleetPrewarmToJson, PrintFleetPrewarm});
+  const FleetBatchProgress& p = result.progress;
+  if (!ctx.json()) {
     for (const std::string& e : p.errors) ctx.err() << "failed: " << e << "\n";
   }
   if (interrupted || (!flags.wait && p.queued + p.running > 0)) {
@@ -102,4 +134,4 @@ int RunFleetPrewarm(CliContext& ctx, const FleetPrewarmFlags& flags,
   return p.failed > 0 ? kExitPartial : kExitOk;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

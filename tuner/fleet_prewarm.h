@@ -15,7 +15,7 @@
 #include "tunedb/problem.h"
 #include "tuner/cli_context.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 struct FleetPrewarmFlags {
   std::string url;            // --fleet
@@ -33,6 +33,6 @@ std::string FleetBatchName(const std::vector<ProblemKey>& keys);
 int RunFleetPrewarm(CliContext& ctx, const FleetPrewarmFlags& flags,
                     const std::vector<ProblemKey>& keys);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_FLEET_PREWARM_H_

@@ -6,7 +6,7 @@
 #include "tuner/net_builder.h"
 #include "tuner/table.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 std::string FormatBytes(int64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -191,7 +191,10 @@ nlohmann::json RecordWithChoicesToJson(const Record& r) {
   return j;
 }
 
-void PrintRecordDetails(std::ostream& out, const Record& r) {
+namespace {
+
+// The key, where and how it was measured, what it was ranked by.
+void PrintProvenance(std::ostream& out, const Record& r) {
   PrintKeyValues(
       out,
       {{"key", r.key.ToText()},
@@ -221,12 +224,42 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
                     "next tune searches again)"
                   : "launch time (direct calls); graph launches choose by "
                     "GPU time"}});
-  const bool graph = r.key.problem.api == ConvApi::kGraph;
+}
+
+// One row of the ranking; `rank` counts the OK results so far.
+std::vector<std::string> RankingRow(const AlgoResult& a, bool graph,
+                                    int* rank) {
+  const auto ms = [](const Timing& t) {
+    return t.measured() ? FormatMs(t.median_ms) : std::string("-");
+  };
+  const bool ok = a.status == AlgoStatus::kOk;
+  const Timing& cost = a.cost(LaunchMode::kDirect);
+  std::vector<std::string> row = {ok ? absl::StrCat(++*rank) : "-",
+                                  absl::StrCat(a.algo),
+                                  std::string(MathTypeName(a.math_type)),
+                                  std::string(AlgoStatusName(a.status)),
+                                  ok ? ms(a.launch) : "-",
+                                  ok ? ms(a.gpu) : "-",
+                                  ok ? ms(a.host) : "-",
+                                  ok ? FormatMs(cost.spread_ms) : "-",
+                                  ok ? absl::StrCat(cost.samples) : "-",
+                                  FormatBytes(a.workspace_bytes),
+                                  a.deterministic ? "yes" : "no",
+                                  a.error};
   if (graph) {
-    out << "\ngraph API: algo is the engine's global index; plan = a "
-           "serialized execution plan is stored\n";
+    std::string notes = NumericalNotesText(a.numerical_notes);
+    const std::string behavior = BehaviorNotesText(a.behavior_notes);
+    if (!behavior.empty()) {
+      absl::StrAppend(&notes, notes.empty() ? "" : ",", behavior);
+    }
+    row.insert(row.begin() + 2,
+               {KnobsText(a.knobs), notes,
+                a.plan.empty() ? "-" : FormatBytes(a.plan.size())});
   }
-  out << "\nranking\n";
+  return row;
+}
+
+Table RankingTable(const Record& r, bool graph) {
   std::vector<std::string> columns = {
       "#>",       "algo>",     "math",          "status",
       "launch ms>", "gpu ms>", "host ms>",      "spread ms>",
@@ -235,40 +268,14 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
     columns.insert(columns.begin() + 2, {"knobs", "notes", "plan>"});
   }
   Table ranking(columns);
-  const auto ms = [](const Timing& t) {
-    return t.measured() ? FormatMs(t.median_ms) : std::string("-");
-  };
   int rank = 0;
   for (const AlgoResult& a : r.results) {
-    const bool ok = a.status == AlgoStatus::kOk;
-    const Timing& cost = a.cost(LaunchMode::kDirect);
-    std::vector<std::string> row = {
-        ok ? absl::StrCat(++rank) : "-",
-        absl::StrCat(a.algo),
-        std::string(MathTypeName(a.math_type)),
-        std::string(AlgoStatusName(a.status)),
-        ok ? ms(a.launch) : "-",
-        ok ? ms(a.gpu) : "-",
-        ok ? ms(a.host) : "-",
-        ok ? FormatMs(cost.spread_ms) : "-",
-        ok ? absl::StrCat(cost.samples) : "-",
-        FormatBytes(a.workspace_bytes),
-        a.deterministic ? "yes" : "no",
-        a.error};
-    if (graph) {
-      std::string notes = NumericalNotesText(a.numerical_notes);
-      const std::string behavior = BehaviorNotesText(a.behavior_notes);
-      if (!behavior.empty()) {
-        absl::StrAppend(&notes, notes.empty() ? "" : ",", behavior);
-      }
-      row.insert(row.begin() + 2,
-                 {KnobsText(a.knobs), notes,
-                  a.plan.empty() ? "-" : FormatBytes(a.plan.size())});
-    }
-    ranking.AddRow(row);
+    ranking.AddRow(RankingRow(a, graph, &rank));
   }
-  ranking.Print(out);
-  out << "\nchosen under constraints\n";
+  return ranking;
+}
+
+Table ChoicesTable(const Record& r) {
   Table chosen({"constraints", "algo>", "math", "cost ms>", "workspace>"});
   for (const NamedConstraints& c : CommonConstraintSets()) {
     std::optional<AlgoResult> choice = Choose(r, c.constraints);
@@ -282,7 +289,22 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
       chosen.AddRow({c.name, "-", "none meets these constraints", "-", "-"});
     }
   }
-  chosen.Print(out);
+  return chosen;
 }
 
-}  // namespace tunedb::cli
+}  // namespace
+
+void PrintRecordDetails(std::ostream& out, const Record& r) {
+  PrintProvenance(out, r);
+  const bool graph = r.key.problem.api == ConvApi::kGraph;
+  if (graph) {
+    out << "\ngraph API: algo is the engine's global index; plan = a "
+           "serialized execution plan is stored\n";
+  }
+  out << "\nranking\n";
+  RankingTable(r, graph).Print(out);
+  out << "\nchosen under constraints\n";
+  ChoicesTable(r).Print(out);
+}
+
+}  // namespace tunedb::tuner

@@ -17,7 +17,7 @@
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 // "64 MiB", "0 B", "1.5 GiB".
 std::string FormatBytes(int64_t bytes);
@@ -53,6 +53,6 @@ nlohmann::json RecordWithChoicesToJson(const Record& r);
 // algorithm chosen under each of CommonConstraintSets().
 void PrintRecordDetails(std::ostream& out, const Record& r);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_FORMAT_H_

@@ -8,7 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 absl::StatusOr<std::unique_ptr<ImportFile>> ImportFile::Open(
     const std::string& path, std::istream& in) {
@@ -113,4 +113,4 @@ absl::StatusOr<std::map<int64_t, int64_t>> ImportFile::FileLines(
   return found;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

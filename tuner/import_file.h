@@ -21,7 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 class ImportFile {
  public:
@@ -62,6 +62,6 @@ class ImportFile {
   std::unique_ptr<std::fstream> spool_;
 };
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_IMPORT_FILE_H_

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
@@ -33,4 +33,4 @@ ScopedSigintHandler::~ScopedSigintHandler() {
   if (enabled_) sigaction(SIGINT, &g_previous, nullptr);
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -7,7 +7,7 @@
 #ifndef TUNEDB_TUNER_INTERRUPT_H_
 #define TUNEDB_TUNER_INTERRUPT_H_
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 void RequestInterrupt();
 bool InterruptRequested();
@@ -27,6 +27,6 @@ class ScopedSigintHandler {
   bool enabled_;
 };
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_INTERRUPT_H_

@@ -9,14 +9,14 @@
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  tunedb::cli::CliIo io;
+  tunedb::tuner::CliIo io;
   io.in = &std::cin;
   io.out = &std::cout;
   io.err = &std::cerr;
   io.stdin_is_tty = isatty(STDIN_FILENO) == 1;
   io.stderr_is_tty = isatty(STDERR_FILENO) == 1;
   io.handle_signals = true;
-  const int code = tunedb::cli::RunCli(args, io);
+  const int code = tunedb::tuner::RunCli(args, io);
   std::cout.flush();
   return code;
 }

@@ -8,7 +8,7 @@
 
 #include "tuner/net_builder.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 // ResNet v1.5 as in torchvision (stride on the 3x3 conv of a bottleneck).
 Tensor BuildResNet18(NetBuilder& b, const Tensor& x);
@@ -29,6 +29,6 @@ Tensor BuildUNetSame(NetBuilder& b, const Tensor& x);
 Tensor BuildUNet3d(NetBuilder& b, const Tensor& x);
 Tensor BuildR3d18(NetBuilder& b, const Tensor& x);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_MODEL_GENERATORS_H_

@@ -8,7 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "tuner/model_generators.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 Dims D2(int64_t h, int64_t w) { return {h, w, 0}; }
@@ -113,4 +113,4 @@ absl::StatusOr<BuiltModel> BuildModel(const ModelInfo& model,
   return built;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

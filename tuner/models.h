@@ -16,7 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "tuner/net_builder.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 struct ModelInfo {
   std::string name;         // "resnet50"
@@ -53,6 +53,6 @@ absl::StatusOr<BuiltModel> BuildModel(const ModelInfo& model,
 absl::StatusOr<std::vector<int64_t>> ParseInputSize(absl::string_view text,
                                                     int spatial_dims);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_MODELS_H_

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "tuner/model_generators.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 // Two 3x3 convolutions; a 1x1 projection when the shape changes.
@@ -84,4 +84,4 @@ Tensor BuildR3d18(NetBuilder& b, const Tensor& input) {
   return x;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

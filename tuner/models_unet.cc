@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "tuner/model_generators.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 // Five levels of 64..1024 channels; two 3x3 convs per level, 2x2 max pooling
@@ -63,4 +63,4 @@ Tensor BuildUNet3d(NetBuilder& b, const Tensor& input) {
   return b.Conv("final", x, 3, 1);
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "tuner/model_generators.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 // torchvision's _make_divisible: round to a multiple of 8, never dropping
@@ -95,4 +95,4 @@ Tensor BuildEfficientNetB0(NetBuilder& b, const Tensor& input) {
   return b.Conv("features.8", x, 1280, 1);
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

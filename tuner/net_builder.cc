@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 // The layer that turns x into y (its output channels are y's).
@@ -191,4 +191,4 @@ Tensor NetBuilder::CropTo(const std::string& where, const Tensor& x,
   return y;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

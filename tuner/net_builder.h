@@ -22,7 +22,7 @@
 #include "absl/status/status.h"
 #include "tunedb/problem.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 using Dims = ConvProblem::Dims;
 
@@ -112,6 +112,6 @@ class NetBuilder {
 // "56x56" for the first `spatial_dims` entries.
 std::string DimsToText(const Dims& d, int spatial_dims);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_NET_BUILDER_H_

@@ -19,7 +19,7 @@
 #include "tunedb/problem.h"
 #include "tuner/cli_context.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 struct PrewarmItem {
   ProblemKey key;      // device and problem
@@ -69,6 +69,6 @@ absl::StatusOr<PrewarmSummary> RunPrewarm(CliContext& ctx,
                                           const std::vector<PrewarmItem>& items,
                                           const PrewarmOptions& options);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_PREWARM_RUNNER_H_

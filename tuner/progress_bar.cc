@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 std::string FormatSeconds(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
@@ -97,4 +97,4 @@ void ProgressBar::Finish(const std::string& detail) {
   }
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

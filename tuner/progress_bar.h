@@ -19,7 +19,7 @@
 #include <ostream>
 #include <string>
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 class ProgressBar {
  public:
@@ -62,6 +62,6 @@ class ProgressBar {
 // "1m05s", "3.2s", "2h03m".
 std::string FormatSeconds(double seconds);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_PROGRESS_BAR_H_

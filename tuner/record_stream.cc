@@ -4,7 +4,7 @@
 
 #include "proto/grpc_status.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 absl::Status ForEachRecord(
     CliContext& ctx, const v1::Filter& filter, int64_t after_id, int64_t limit,
@@ -56,4 +56,4 @@ void ReportSkipped(CliContext& ctx, const std::vector<v1::BadRow>& skipped) {
                "`tunedb repair` quarantines them\n";
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

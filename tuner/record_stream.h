@@ -14,7 +14,7 @@
 #include "tunedb/v1/tunedb.pb.h"
 #include "tuner/cli_context.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 // Calls `visit` for matching records with id > after_id in id order, at most
 // `limit` of them (0 = all), until it returns false. A stored row that
@@ -30,6 +30,6 @@ absl::Status ForEachRecord(
 // summary on stderr; nothing when `skipped` is empty.
 void ReportSkipped(CliContext& ctx, const std::vector<v1::BadRow>& skipped);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_RECORD_STREAM_H_

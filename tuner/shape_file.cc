@@ -14,9 +14,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/enum_names.h"
+#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 using Row = std::map<std::string, std::string>;  // field -> text value
@@ -106,9 +107,8 @@ absl::StatusOr<Dims> ParseDims(const Row& row, const std::string& field,
   return out;
 }
 
-// A row of a JSON or CSV file -> problems (one per op).
-absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
-                           std::vector<ConvProblem>* out) {
+// Every field of `row` known, and not both 'op' and 'ops'.
+absl::Status CheckFields(const Row& row) {
   for (const auto& [field, value] : row) {
     if (KnownFields().count(field) == 0) {
       return FieldError(field,
@@ -120,7 +120,12 @@ absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
   if (row.count("op") && row.count("ops")) {
     return FieldError("ops", "give 'op' or 'ops', not both");
   }
-  ConvProblem p;
+  return absl::OkStatus();
+}
+
+// The sizes: n, c, k, groups and the spatial dims 'in' has (2 or 3).
+absl::Status ParseGeometry(const Row& row, const ProblemOptions& defaults,
+                           ConvProblem& p) {
   auto in_it = row.find("in");
   if (in_it == row.end() || in_it->second.empty()) {
     return FieldError("in", "is required");
@@ -156,7 +161,12 @@ absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
   p.padding = *pad;
   p.stride = *stride;
   p.dilation = *dil;
+  return absl::OkStatus();
+}
 
+// The numeric setup (dtype), the layout and the mode, after the geometry.
+absl::Status ParseSetup(const Row& row, const ProblemOptions& defaults,
+                        ConvProblem& p) {
   DtypePreset dtype = defaults.dtype;
   if (auto it = row.find("dtype"); it != row.end() && !it->second.empty()) {
     auto parsed = ParseDtypePreset(it->second);
@@ -165,6 +175,7 @@ absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
     dtype = *parsed;
   }
   ApplyDtypePreset(dtype, p);
+  const int dims = p.spatial_dims;
   p.layout = LayoutFor(defaults.channels_last, dims);
   if (auto it = row.find("layout"); it != row.end() && !it->second.empty()) {
     auto parsed = ParseLayout(absl::AsciiStrToLower(it->second));
@@ -189,6 +200,12 @@ absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
     }
     p.mode = *parsed;
   }
+  return absl::OkStatus();
+}
+
+// The passes 'op' or 'ops' names, or the defaults'.
+absl::StatusOr<std::vector<ConvOp>> ParseRowOps(
+    const Row& row, const ProblemOptions& defaults) {
   std::vector<ConvOp> ops = defaults.ops;
   for (const char* field : {"op", "ops"}) {
     auto it = row.find(field);
@@ -199,10 +216,20 @@ absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
       return FieldError(field, std::string(parsed.status().message()));
     ops = *parsed;
   }
+  return ops;
+}
+
+// A row of a JSON or CSV file -> problems (one per op).
+absl::Status RowToProblems(const Row& row, const ProblemOptions& defaults,
+                           std::vector<ConvProblem>* out) {
+  RETURN_IF_ERROR(CheckFields(row));
+  ConvProblem p;
+  RETURN_IF_ERROR(ParseGeometry(row, defaults, p));
+  RETURN_IF_ERROR(ParseSetup(row, defaults, p));
+  ASSIGN_OR_RETURN(const std::vector<ConvOp> ops, ParseRowOps(row, defaults));
   for (ConvOp op : ops) {
     p.op = op;
-    absl::Status valid = p.Validate();
-    if (!valid.ok()) return valid;
+    RETURN_IF_ERROR(p.Validate());
     out->push_back(p);
   }
   return absl::OkStatus();
@@ -306,6 +333,78 @@ std::string NameField(absl::string_view message) {
                       message.substr(colon));
 }
 
+// A CSV file's column names, from its first line.
+struct CsvHeader {
+  std::vector<std::string> columns;
+  bool read = false;
+};
+
+// The header row: lower-cased names of known fields, one of them 'in'.
+absl::Status ReadCsvHeader(const std::vector<std::string>& cells,
+                           CsvHeader& header) {
+  header.columns = cells;
+  header.read = true;
+  absl::Status status;
+  for (size_t i = 0; i < header.columns.size(); ++i) {
+    std::string& column = header.columns[i];
+    column = absl::AsciiStrToLower(column);
+    if (KnownFields().count(column) == 0) {
+      status = FieldError(
+          column,
+          absl::StrCat("unknown column in the header row (column ", i + 1,
+                       "); the first line of a CSV file names the columns"));
+    }
+  }
+  const auto& columns = header.columns;
+  if (status.ok() &&
+      std::find(columns.begin(), columns.end(), "in") == columns.end()) {
+    status = FieldError("in", "the header row has no 'in' column");
+  }
+  return status;
+}
+
+// A line of a CSV file: the header (the first, then *is_header) or a row
+// under it.
+absl::Status CsvLineToProblems(const std::string& line,
+                               const ProblemOptions& defaults,
+                               CsvHeader& header,
+                               std::vector<ConvProblem>* problems,
+                               bool* is_header) {
+  auto cells = SplitCsv(line);
+  if (!cells.ok()) return cells.status();
+  if (!header.read) {
+    *is_header = true;
+    return ReadCsvHeader(*cells, header);
+  }
+  if (cells->size() != header.columns.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected ", header.columns.size(),
+                     " cells like the header, got ", cells->size()));
+  }
+  Row row;
+  for (size_t i = 0; i < header.columns.size(); ++i) {
+    if (!(*cells)[i].empty()) row[header.columns[i]] = (*cells)[i];
+  }
+  return RowToProblems(row, defaults, problems);
+}
+
+// A line of key text: a whole key (with its device) or a problem's text.
+absl::Status KeyTextToProblems(const std::string& line,
+                               std::vector<ConvProblem>* problems,
+                               std::optional<DeviceKey>* device) {
+  if (absl::StartsWith(line, "kv=")) {
+    auto key = ProblemKey::Parse(line);
+    if (!key.ok()) return key.status();
+    problems->push_back(key->problem);
+    *device = key->device;
+    return absl::OkStatus();
+  }
+  auto problem = ConvProblem::Parse(line);
+  if (!problem.ok()) return problem.status();
+  problems->push_back(*problem);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ShapeFormat> ParseShapeFormat(absl::string_view text) {
@@ -330,8 +429,7 @@ ShapeFileResult ParseShapeFile(const std::string& name, std::istream& in,
       ++dropped;
     }
   };
-  std::vector<std::string> header;
-  bool have_header = false;
+  CsvHeader header;
   std::string raw;
   int line_no = 0;
   while (std::getline(in, raw)) {
@@ -340,10 +438,10 @@ ShapeFileResult ParseShapeFile(const std::string& name, std::istream& in,
     const std::string line(absl::StripAsciiWhitespace(raw));
     if (line.empty() || line[0] == '#') continue;
     if (format == ShapeFormat::kAuto) format = Sniff(name, line);
-    const std::string source = absl::StrCat(name, ":", line_no);
     std::vector<ConvProblem> problems;
     std::optional<DeviceKey> device;
     absl::Status status;
+    bool is_header = false;
     switch (format) {
       case ShapeFormat::kJsonLines: {
         auto row = JsonToRow(line);
@@ -351,72 +449,28 @@ ShapeFileResult ParseShapeFile(const std::string& name, std::istream& in,
             row.ok() ? RowToProblems(*row, defaults, &problems) : row.status();
         break;
       }
-      case ShapeFormat::kCsv: {
-        auto cells = SplitCsv(line);
-        if (!cells.ok()) {
-          status = cells.status();
-          break;
-        }
-        if (!have_header) {
-          header = *cells;
-          have_header = true;
-          for (size_t i = 0; i < header.size(); ++i) {
-            header[i] = absl::AsciiStrToLower(header[i]);
-            if (KnownFields().count(header[i]) == 0) {
-              status = FieldError(
-                  header[i],
-                  absl::StrCat(
-                      "unknown column in the header row (column ", i + 1,
-                      "); the first line of a CSV file names the columns"));
-            }
-          }
-          if (status.ok() &&
-              std::find(header.begin(), header.end(), "in") == header.end()) {
-            status = FieldError("in", "the header row has no 'in' column");
-          }
-          if (!status.ok()) {
-            error(line_no, std::string(status.message()));
-            // Without a usable header no later line can be read.
-            result.entries.clear();
-            return result;
-          }
-          continue;
-        }
-        if (cells->size() != header.size()) {
-          status = absl::InvalidArgumentError(
-              absl::StrCat("expected ", header.size(),
-                           " cells like the header, got ", cells->size()));
-          break;
-        }
-        Row row;
-        for (size_t i = 0; i < header.size(); ++i) {
-          if (!(*cells)[i].empty()) row[header[i]] = (*cells)[i];
-        }
-        status = RowToProblems(row, defaults, &problems);
+      case ShapeFormat::kCsv:
+        status =
+            CsvLineToProblems(line, defaults, header, &problems, &is_header);
         break;
-      }
       case ShapeFormat::kKeyText:
-      case ShapeFormat::kAuto: {
-        if (absl::StartsWith(line, "kv=")) {
-          auto key = ProblemKey::Parse(line);
-          if (key.ok()) {
-            problems.push_back(key->problem);
-            device = key->device;
-          }
-          status = key.status();
-        } else {
-          auto problem = ConvProblem::Parse(line);
-          if (problem.ok()) problems.push_back(*problem);
-          status = problem.status();
-        }
+      case ShapeFormat::kAuto:
+        status = KeyTextToProblems(line, &problems, &device);
         break;
-      }
+    }
+    if (is_header) {
+      if (status.ok()) continue;
+      error(line_no, std::string(status.message()));
+      // Without a usable header no later line can be read.
+      result.entries.clear();
+      return result;
     }
     if (!status.ok()) {
       error(line_no, NameField(status.message()));
       continue;
     }
     if (format != ShapeFormat::kKeyText) result.uses_defaults = true;
+    const std::string source = absl::StrCat(name, ":", line_no);
     for (const ConvProblem& p : problems) {
       result.entries.push_back({p, device, source});
     }
@@ -427,4 +481,4 @@ ShapeFileResult ParseShapeFile(const std::string& name, std::istream& in,
   return result;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -24,7 +24,7 @@
 #include "tunedb/problem.h"
 #include "tuner/training_problems.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 enum class ShapeFormat { kAuto, kJsonLines, kCsv, kKeyText };
 
@@ -55,6 +55,6 @@ ShapeFileResult ParseShapeFile(const std::string& name, std::istream& in,
                                const ProblemOptions& defaults,
                                size_t max_errors = 50);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_SHAPE_FILE_H_

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 Table::Table(std::vector<std::string> columns) {
   for (std::string& c : columns) {
@@ -75,4 +75,4 @@ void PrintKeyValues(
   }
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

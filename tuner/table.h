@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 class Table {
  public:
@@ -38,6 +38,6 @@ void PrintKeyValues(std::ostream& out,
 // One CSV cell, quoted if needed.
 std::string CsvEscape(const std::string& cell);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_TABLE_H_

@@ -10,7 +10,7 @@
 #include "absl/strings/strip.h"
 #include "common/enum_names.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 std::string Lower(absl::string_view s) {
@@ -192,4 +192,4 @@ absl::StatusOr<std::vector<ProblemOptions>> ProblemCombinations(
   return out;
 }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

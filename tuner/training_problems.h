@@ -21,7 +21,7 @@
 #include "tunedb/problem.h"
 #include "tuner/net_builder.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 // The numeric setups a framework runs convolutions in.
 enum class DtypePreset {
@@ -73,6 +73,6 @@ std::vector<PlannedProblem> LayerProblems(const std::vector<ConvLayer>& layers,
                                           const ProblemOptions& options,
                                           const std::string& model_name);
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_TRAINING_PROBLEMS_H_

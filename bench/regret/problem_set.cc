@@ -15,7 +15,7 @@
 namespace tunedb::regret {
 namespace {
 
-using cli::ProblemOptions;
+using tuner::ProblemOptions;
 
 // Appends problems, dropping repeats and counting them.
 class Collector {
@@ -39,19 +39,20 @@ absl::Status AddModels(const ProblemSetSpec& spec,
                        const std::vector<ProblemOptions>& combos,
                        Collector& out) {
   for (const std::string& name : spec.models) {
-    absl::StatusOr<const cli::ModelInfo*> model = cli::FindModel(name);
+    absl::StatusOr<const tuner::ModelInfo*> model = tuner::FindModel(name);
     if (!model.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--model: ", model.status().message()));
     }
     std::vector<int64_t> input;
     if (!spec.input.empty()) {
-      ASSIGN_OR_RETURN(input,
-                       cli::ParseInputSize(spec.input, (*model)->spatial_dims));
+      ASSIGN_OR_RETURN(
+          input, tuner::ParseInputSize(spec.input, (*model)->spatial_dims));
     }
-    ASSIGN_OR_RETURN(cli::BuiltModel built, cli::BuildModel(**model, input));
+    ASSIGN_OR_RETURN(tuner::BuiltModel built,
+                     tuner::BuildModel(**model, input));
     for (const ProblemOptions& o : combos) {
-      for (const cli::PlannedProblem& p : cli::LayerProblems(
+      for (const tuner::PlannedProblem& p : tuner::LayerProblems(
                built.layers, (*model)->spatial_dims, o, (*model)->name)) {
         out.Add(p.problem, (*model)->name, p.source);
       }
@@ -70,13 +71,14 @@ absl::Status AddFile(const std::string& path, Collector& out) {
   const std::string base =
       slash == std::string::npos ? path : path.substr(slash + 1);
   // Key-text lines are complete: the defaults are never consulted.
-  cli::ShapeFileResult r = cli::ParseShapeFile(
-      base, in, cli::ShapeFormat::kKeyText, ProblemOptions{});
+  tuner::ShapeFileResult r = tuner::ParseShapeFile(
+      base, in, tuner::ShapeFormat::kKeyText, ProblemOptions{});
   if (!r.errors.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--problems: ", absl::StrJoin(r.errors, "\n")));
   }
-  for (const cli::ShapeEntry& e : r.entries) out.Add(e.problem, base, e.source);
+  for (const tuner::ShapeEntry& e : r.entries)
+    out.Add(e.problem, base, e.source);
   return absl::OkStatus();
 }
 
@@ -91,8 +93,8 @@ absl::StatusOr<ProblemSet> BuildProblemSet(const ProblemSetSpec& spec) {
     return absl::InvalidArgumentError("--limit must be >= 0");
   }
   ASSIGN_OR_RETURN(std::vector<ProblemOptions> combos,
-                   cli::ProblemCombinations(spec.batches, spec.dtypes,
-                                            spec.layouts, spec.ops));
+                   tuner::ProblemCombinations(spec.batches, spec.dtypes,
+                                              spec.layouts, spec.ops));
   ProblemSet set;
   Collector collector(&set);
   RETURN_IF_ERROR(AddModels(spec, combos, collector));

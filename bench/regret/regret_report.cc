@@ -86,7 +86,7 @@ std::vector<std::string> SummaryRow(const GroupSummary& g) {
   return row;
 }
 
-cli::Table SummaryTable() {
+tuner::Table SummaryTable() {
   std::vector<std::string> columns = {"set",    "pass",      "dtype",
                                       "layout", "problems>", "errors>"};
   for (const char* who : {"tunedb", "find", "heur"}) {
@@ -97,7 +97,7 @@ cli::Table SummaryTable() {
   }
   columns.insert(columns.end(),
                  {"search s>", "find s>", "search/find>", "first find s>"});
-  return cli::Table(std::move(columns));
+  return tuner::Table(std::move(columns));
 }
 
 }  // namespace
@@ -125,9 +125,10 @@ void PrintHeader(std::ostream& out, const RunInfo& info) {
 std::string ProgressLine(size_t index, size_t total,
                          const ProblemMeasurement& m) {
   const ConvProblem& p = m.problem.problem;
-  std::string line = absl::StrCat(
-      "[", index + 1, "/", total, "] ", m.problem.source, " (", PassName(m),
-      " ", DtypeLabel(p), " ", LayoutText(m), " ", cli::ShapeSummary(p), "): ");
+  std::string line =
+      absl::StrCat("[", index + 1, "/", total, "] ", m.problem.source, " (",
+                   PassName(m), " ", DtypeLabel(p), " ", LayoutText(m), " ",
+                   tuner::ShapeSummary(p), "): ");
   if (!m.error.empty()) return absl::StrCat(line, "error: ", m.error);
   for (PickKind kind : kPickKinds) {
     const Pick& pick = m.pick(kind);
@@ -158,8 +159,8 @@ std::string ProgressLine(size_t index, size_t total,
 
 void PrintSummaryTables(std::ostream& out,
                         const std::vector<GroupSummary>& summaries) {
-  cli::Table groups = SummaryTable();
-  cli::Table overall = SummaryTable();
+  tuner::Table groups = SummaryTable();
+  tuner::Table overall = SummaryTable();
   for (const GroupSummary& g : summaries) {
     (g.overall ? overall : groups).AddRow(SummaryRow(g));
   }
@@ -178,7 +179,7 @@ nlohmann::json MeasurementToJson(const ProblemMeasurement& m) {
                       {"pass", PassName(m)},
                       {"dtype", DtypeLabel(p)},
                       {"layout", LayoutText(m)},
-                      {"problem", cli::ProblemToJson(p)}};
+                      {"problem", tuner::ProblemToJson(p)}};
   if (!m.error.empty()) j["error"] = m.error;
   nlohmann::json picks;
   for (PickKind kind : kPickKinds) {
@@ -191,7 +192,7 @@ nlohmann::json MeasurementToJson(const ProblemMeasurement& m) {
                  {"median_ms", best->median_ms}};
   }
   nlohmann::json ranking = nlohmann::json::array();
-  for (const AlgoResult& r : m.ranking) ranking.push_back(cli::AlgoToJson(r));
+  for (const AlgoResult& r : m.ranking) ranking.push_back(tuner::AlgoToJson(r));
   j["tunedb_search"] = {{"wall_s", m.search_s},
                         {"workspace_cap_bytes", m.workspace_cap_bytes},
                         {"verified", m.verified},
@@ -315,7 +316,7 @@ void WriteCsv(std::ostream& out,
   }
   columns.insert(columns.end(), {"search_s", "find_s", "find_cold_s",
                                  "candidates", "workspace_cap_bytes", "error"});
-  cli::Table table(std::move(columns));
+  tuner::Table table(std::move(columns));
   for (const ProblemMeasurement& m : measurements) {
     const TimedCandidate* best = BestCandidate(m);
     std::vector<std::string> row = {

@@ -124,15 +124,15 @@ TEST(ProblemSetTest, BadInputNamesTheFlag) {
 }
 
 TEST(DtypeLabelTest, NamesEveryPresetAsThePresetIsNamed) {
-  for (cli::DtypePreset preset :
-       {cli::DtypePreset::kFp32, cli::DtypePreset::kFp32NoTf32,
-        cli::DtypePreset::kFp16, cli::DtypePreset::kBf16}) {
+  for (tuner::DtypePreset preset :
+       {tuner::DtypePreset::kFp32, tuner::DtypePreset::kFp32NoTf32,
+        tuner::DtypePreset::kFp16, tuner::DtypePreset::kBf16}) {
     ConvProblem p;
-    cli::ApplyDtypePreset(preset, p);
-    EXPECT_EQ(DtypeLabel(p), cli::DtypePresetName(preset));
+    tuner::ApplyDtypePreset(preset, p);
+    EXPECT_EQ(DtypeLabel(p), tuner::DtypePresetName(preset));
   }
   ConvProblem p;
-  cli::ApplyDtypePreset(cli::DtypePreset::kFp16, p);
+  tuner::ApplyDtypePreset(tuner::DtypePreset::kFp16, p);
   p.allow_tensor_cores = false;
   EXPECT_EQ(DtypeLabel(p), "fp16-no-tc");
 }

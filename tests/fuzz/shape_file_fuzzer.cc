@@ -14,9 +14,9 @@
 #include "tuner/shape_file.h"
 
 using tunedb::ConvProblem;
-using tunedb::cli::ParseShapeFile;
-using tunedb::cli::ShapeFileResult;
-using tunedb::cli::ShapeFormat;
+using tunedb::tuner::ParseShapeFile;
+using tunedb::tuner::ShapeFileResult;
+using tunedb::tuner::ShapeFormat;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -24,10 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                       ShapeFormat::kJsonLines,
                                       ShapeFormat::kCsv, ShapeFormat::kKeyText};
   const ShapeFormat format = kFormats[data[0] & 3];
-  tunedb::cli::ProblemOptions defaults;
+  tunedb::tuner::ProblemOptions defaults;
   defaults.channels_last = (data[0] & 4) != 0;
   if (data[0] & 8) defaults.ops = {tunedb::ConvOp::kForward};
-  if (data[0] & 16) defaults.dtype = tunedb::cli::DtypePreset::kFp16;
+  if (data[0] & 16) defaults.dtype = tunedb::tuner::DtypePreset::kFp16;
   constexpr size_t kMaxErrors = 5;
   std::istringstream in(
       std::string(reinterpret_cast<const char*>(data) + 1, size - 1));
@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   FUZZ_CHECK(result.errors.size() <= kMaxErrors + 1);
   std::string keys;  // the entries as a key-text file
-  for (const tunedb::cli::ShapeEntry& entry : result.entries) {
+  for (const tunedb::tuner::ShapeEntry& entry : result.entries) {
     FUZZ_CHECK(entry.problem.Validate().ok());
     absl::StatusOr<ConvProblem> again =
         ConvProblem::Parse(entry.problem.ToText());

@@ -323,12 +323,12 @@ struct CliRun {
 CliRun RunCli(const std::vector<std::string>& args) {
   std::istringstream in;
   std::ostringstream out, err;
-  cli::CliIo io;
+  tuner::CliIo io;
   io.in = &in;
   io.out = &out;
   io.err = &err;
   CliRun r;
-  r.code = cli::RunCli(args, io);
+  r.code = tuner::RunCli(args, io);
   r.out = out.str();
   r.err = err.str();
   return r;

@@ -19,7 +19,7 @@
 #include "tests/tuner/cli_test_fixture.h"
 #include "tuner/exit_codes.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 using ::testing::HasSubstr;
@@ -193,4 +193,4 @@ TEST_F(BadRowsTest, LookupOfABadRowIsAMissAndTuneSearchesAgainAndReplacesIt) {
 }
 
 }  // namespace
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

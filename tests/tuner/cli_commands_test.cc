@@ -12,7 +12,7 @@
 #include "tuner/exit_codes.h"
 #include "tuner/interrupt.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 using ::testing::HasSubstr;
@@ -369,5 +369,25 @@ TEST_F(CommandsTest, HelpAndUsage) {
   EXPECT_EQ(RunRaw({"show"}).code, kExitUsage);
 }
 
+TEST_F(CommandsTest, UnknownSubcommandIsAUsageError) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{
+           {"nosuchcmd"},
+           {"nosuchcmd", "--help"},
+           {"nosuchcmd", "--version"},
+           {"--json", "nosuchcmd", "--json"},
+           {"--timeout", "5", "nosuchcmd", "-h"},
+           {"--address=unix:/nowhere", "nosuchcmd", "--help-all"}}) {
+    CliResult r = RunRaw(args);
+    EXPECT_EQ(r.code, kExitUsage) << args.size() << " " << r.out;
+    EXPECT_THAT(r.err, HasSubstr("unknown subcommand 'nosuchcmd'"));
+    EXPECT_EQ(r.out, "");
+  }
+  // An option's value is not taken for the subcommand.
+  CliResult timeout = RunRaw({"--timeout", "5", "models", "--help"});
+  EXPECT_EQ(timeout.code, kExitOk) << timeout.err;
+  EXPECT_THAT(timeout.out, HasSubstr("Usage"));
+}
+
 }  // namespace
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -24,7 +24,7 @@
 #include "tuner/exit_codes.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 using ::testing::HasSubstr;
@@ -211,4 +211,4 @@ TEST_F(ImportTest, StatusSaysWhetherTheImportOfAGivenNameCommitted) {
 }
 
 }  // namespace
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -9,7 +9,7 @@
 #include "tuner/exit_codes.h"
 #include "tuner/interrupt.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 using ::testing::HasSubstr;
@@ -296,4 +296,4 @@ TEST_F(PrewarmTest, ModelsCommand) {
 }
 
 }  // namespace
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -6,7 +6,7 @@
 #include "tuner/cli.h"
 #include "tuner/interrupt.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 nlohmann::json CliResult::Json() const {
   nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
@@ -85,4 +85,4 @@ int64_t CliTest::StoredRecords() {
 
 int64_t CliTest::SearchesRun() { return server_->core().Stats().searches; }
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -16,7 +16,7 @@
 #include "server/service/server.h"
 #include "tests/testing/temp_dir.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 
 struct CliResult {
   int code = -1;
@@ -56,6 +56,6 @@ class CliTest : public ::testing::Test {
   std::unique_ptr<Server> server_;
 };
 
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TESTS_TUNER_CLI_TEST_FIXTURE_H_

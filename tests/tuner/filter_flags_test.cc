@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 using ::testing::HasSubstr;
@@ -91,4 +91,4 @@ TEST(FilterFlagsTest, TimeBounds) {
 }
 
 }  // namespace
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

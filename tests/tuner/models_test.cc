@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 BuiltModel Build(const std::string& name, std::vector<int64_t> input = {}) {
@@ -222,4 +222,4 @@ TEST(ModelsTest, TooSmallInputIsAnError) {
 }
 
 }  // namespace
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

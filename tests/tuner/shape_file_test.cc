@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/test_values.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 using ::testing::HasSubstr;
@@ -131,4 +131,4 @@ TEST(ShapeFileTest, FormatNames) {
 }
 
 }  // namespace
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

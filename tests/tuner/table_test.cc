@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 #include "tuner/progress_bar.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 TEST(TableTest, AlignsColumns) {
@@ -81,4 +81,4 @@ TEST(ProgressBarTest, FormatSeconds) {
 }
 
 }  // namespace
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tuner/models.h"
 
-namespace tunedb::cli {
+namespace tunedb::tuner {
 namespace {
 
 std::vector<PlannedProblem> Expand(const std::string& model,
@@ -121,4 +121,4 @@ TEST(TrainingProblemsTest, OpsParsing) {
 }
 
 }  // namespace
-}  // namespace tunedb::cli
+}  // namespace tunedb::tuner
