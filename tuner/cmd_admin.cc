@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "proto/grpc_status.h"
 #include "tuner/commands.h"
@@ -210,78 +211,97 @@ void NoteUnreadable(CliContext& ctx, int64_t unreadable) {
                "doctor` lists them, `tunedb repair` quarantines them)\n";
 }
 
-int RunInvalidate(CliContext& ctx, const InvalidateFlags& f) {
-  auto filter = BuildFilter(f.filter, f.terms, absl::Now());
-  if (!filter.ok()) return ctx.Fail(filter.status());
-  const bool empty = filter->fields().empty() && filter->since_us() == 0 &&
-                     filter->until_us() == 0;
+// A usage error (said on stderr) unless exactly one of a filter and --all
+// is given.
+bool OneOfFilterAndAll(CliContext& ctx, const InvalidateFlags& f,
+                       const v1::Filter& filter) {
+  const bool empty = filter.fields().empty() && filter.since_us() == 0 &&
+                     filter.until_us() == 0;
   if (empty && !f.all) {
     ctx.err() << "tunedb: error: no filter given; to delete every record "
                  "pass --all\n";
-    return kExitUsage;
+    return false;
   }
   if (!empty && f.all) {
     ctx.err() << "tunedb: error: --all deletes everything; it cannot be "
                  "combined with a filter\n";
-    return kExitUsage;
+    return false;
   }
-  // A stored row that cannot be read cannot be matched: the daemon leaves
-  // it alone, so the count goes on past it, and says so at the end.
+  return true;
+}
+
+// The stored records a filter matches, and those it cannot be matched
+// against (unreadable: the daemon leaves them alone).
+struct MatchCount {
   int64_t matching = 0;
   int64_t unreadable = 0;
-  absl::Status status = ForEachRecord(
-      ctx, *filter, 0, 0,
+};
+
+absl::StatusOr<MatchCount> CountMatching(CliContext& ctx,
+                                         const v1::Filter& filter) {
+  MatchCount count;
+  RETURN_IF_ERROR(ForEachRecord(
+      ctx, filter, 0, 0,
       [&](const v1::Record&) {
-        ++matching;
+        ++count.matching;
         return true;
       },
       [&](const v1::BadRow&) {
-        ++unreadable;
+        ++count.unreadable;
         return true;
-      });
-  if (!status.ok()) return ctx.Fail(status);
-  NoteUnreadable(ctx, unreadable);
+      }));
+  return count;
+}
+
+// --yes, or a "y" typed at the terminal; otherwise a usage error (said).
+bool ConfirmDelete(CliContext& ctx, const InvalidateFlags& f,
+                   int64_t matching, const std::string& what) {
+  if (f.yes) return true;
+  if (!ctx.io().stdin_is_tty) {
+    ctx.err() << "tunedb: error: " << matching << " record(s) match " << what
+              << "; stdin is not a terminal, so pass --yes to confirm\n";
+    return false;
+  }
+  ctx.err() << "Delete " << matching << " record(s) matching " << what
+            << "? [y/N] " << std::flush;
+  std::string answer;
+  std::getline(ctx.in(), answer);
+  answer = absl::AsciiStrToLower(absl::StripAsciiWhitespace(answer));
+  if (answer == "y" || answer == "yes") return true;
+  ctx.err() << "not confirmed; nothing deleted\n";
+  return false;
+}
+
+// `text`, or {"deleted": N} with --json.
+void PrintDeleted(CliContext& ctx, int64_t deleted, const std::string& text) {
+  if (ctx.json()) {
+    ctx.out() << nlohmann::json({{"deleted", deleted}}).dump() << "\n";
+  } else {
+    ctx.out() << text << "\n";
+  }
+}
+
+int RunInvalidate(CliContext& ctx, const InvalidateFlags& f) {
+  auto filter = BuildFilter(f.filter, f.terms, absl::Now());
+  if (!filter.ok()) return ctx.Fail(filter.status());
+  if (!OneOfFilterAndAll(ctx, f, *filter)) return kExitUsage;
+  absl::StatusOr<MatchCount> count = CountMatching(ctx, *filter);
+  if (!count.ok()) return ctx.Fail(count.status());
+  NoteUnreadable(ctx, count->unreadable);
   const std::string what = DescribeFilter(*filter);
-  if (matching == 0) {
-    if (ctx.json()) {
-      ctx.out() << nlohmann::json({{"deleted", 0}}).dump() << "\n";
-    } else {
-      ctx.out() << "no records match " << what << "\n";
-    }
+  if (count->matching == 0) {
+    PrintDeleted(ctx, 0, absl::StrCat("no records match ", what));
     return kExitOk;
   }
-  if (!f.yes) {
-    if (!ctx.io().stdin_is_tty) {
-      ctx.err() << "tunedb: error: " << matching << " record(s) match " << what
-                << "; stdin is not a terminal, so pass --yes to confirm\n";
-      return kExitUsage;
-    }
-    ctx.err() << "Delete " << matching << " record(s) matching " << what
-              << "? [y/N] " << std::flush;
-    std::string answer;
-    std::getline(ctx.in(), answer);
-    answer = absl::AsciiStrToLower(absl::StripAsciiWhitespace(answer));
-    if (answer != "y" && answer != "yes") {
-      ctx.err() << "not confirmed; nothing deleted\n";
-      return kExitUsage;
-    }
-  }
-  auto stub = ctx.Stub();
-  if (!stub.ok()) return ctx.Fail(stub.status());
+  if (!ConfirmDelete(ctx, f, count->matching, what)) return kExitUsage;
   v1::InvalidateRequest request;
   *request.mutable_filter() = *filter;
   request.set_all(f.all);
-  v1::InvalidateResponse response;
-  auto context = ctx.NewContext();
-  status =
-      FromGrpcStatus((*stub)->Invalidate(context.get(), request, &response));
-  if (!status.ok()) return ctx.Fail(status);
-  if (ctx.json()) {
-    ctx.out() << nlohmann::json({{"deleted", response.deleted()}}).dump()
-              << "\n";
-  } else {
-    ctx.out() << "deleted " << response.deleted() << " record(s)\n";
-  }
+  absl::StatusOr<v1::InvalidateResponse> response =
+      ctx.Call(&v1::TuneDb::Stub::Invalidate, request);
+  if (!response.ok()) return ctx.Fail(response.status());
+  PrintDeleted(ctx, response->deleted(),
+               absl::StrCat("deleted ", response->deleted(), " record(s)"));
   return kExitOk;
 }
 

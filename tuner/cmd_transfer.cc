@@ -38,71 +38,87 @@ struct ExportFlags {
   bool skip_bad = false;
 };
 
-int RunExport(CliContext& ctx, const ExportFlags& f) {
-  auto filter = BuildFilter(f.filter, {}, absl::Now());
-  if (!filter.ok()) return ctx.Fail(filter.status());
-  auto stub = ctx.Stub();
-  if (!stub.ok()) return ctx.Fail(stub.status());
-  const bool to_stdout = f.output.empty() || f.output == "-";
-  // A file is written under a temporary name and renamed when complete, so
-  // an interrupted export never leaves a truncated file behind.
-  const std::string tmp = f.output + ".part";
-  std::ofstream file;
-  if (!to_stdout) {
-    file.open(tmp, std::ios::trunc);
-    if (!file) {
-      return ctx.Fail(absl::InvalidArgumentError(
-          absl::StrCat("--output: cannot write '", tmp, "'")));
-    }
-  }
-  std::ostream& out = to_stdout ? ctx.out() : file;
-  v1::ExportRequest request;
-  *request.mutable_filter() = *filter;
-  // Without --skip-bad the daemon refuses, before the first line, an export
-  // that selects a record it cannot read.
-  request.set_skip_bad_rows(f.skip_bad);
-  auto context = ctx.NewStreamContext();
-  auto reader = (*stub)->Export(context.get(), request);
-  v1::ExportLine line;
+// What an export wrote: the lines, and the rows it skipped (--skip-bad).
+struct ExportResult {
   int64_t count = 0;
   std::vector<v1::BadRow> skipped;
+};
+
+// Streams the export of `filter` as JSON lines to `out`. Without
+// --skip-bad the daemon refuses, before the first line, an export that
+// selects a record it cannot read.
+absl::StatusOr<ExportResult> StreamExport(CliContext& ctx,
+                                          const v1::Filter& filter,
+                                          bool skip_bad, std::ostream& out) {
+  ASSIGN_OR_RETURN(v1::TuneDb::Stub * stub, ctx.Stub());
+  v1::ExportRequest request;
+  *request.mutable_filter() = filter;
+  request.set_skip_bad_rows(skip_bad);
+  auto context = ctx.NewStreamContext();
+  auto reader = stub->Export(context.get(), request);
+  ExportResult result;
+  v1::ExportLine line;
   while (reader->Read(&line)) {
     if (line.has_skipped()) {
-      skipped.push_back(line.skipped());
+      result.skipped.push_back(line.skipped());
       continue;
     }
     out << line.json() << "\n";
-    ++count;
+    ++result.count;
   }
-  absl::Status status = FromGrpcStatus(reader->Finish());
-  if (!to_stdout) {
-    file.close();
-    if (!status.ok() || !file) {
-      std::remove(tmp.c_str());
-      if (status.ok())
-        status = absl::InternalError("writing the export failed");
-    } else if (std::rename(tmp.c_str(), f.output.c_str()) != 0) {
-      std::remove(tmp.c_str());
-      status = absl::InternalError(
-          absl::StrCat("cannot rename '", tmp, "' to '", f.output, "'"));
-    }
+  RETURN_IF_ERROR(FromGrpcStatus(reader->Finish()));
+  return result;
+}
+
+// The export into `path`, written under a temporary name and renamed when
+// complete, so an interrupted or failed export never leaves a truncated
+// file behind.
+absl::StatusOr<ExportResult> ExportToFile(CliContext& ctx,
+                                          const v1::Filter& filter,
+                                          bool skip_bad,
+                                          const std::string& path) {
+  const std::string tmp = path + ".part";
+  std::ofstream file(tmp, std::ios::trunc);
+  if (!file) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--output: cannot write '", tmp, "'"));
   }
-  if (!status.ok()) return ctx.Fail(status);
-  ReportSkipped(ctx, skipped);
-  if (!to_stdout) {
-    if (ctx.json()) {
-      ctx.out() << nlohmann::json({{"exported", count},
-                                   {"skipped", skipped.size()},
-                                   {"file", f.output}})
-                       .dump()
-                << "\n";
-    } else {
-      ctx.out() << "exported " << count << " record(s) to " << f.output << "\n";
-    }
+  absl::StatusOr<ExportResult> result =
+      StreamExport(ctx, filter, skip_bad, file);
+  file.close();
+  if (result.ok() && !file) {
+    result = absl::InternalError("writing the export failed");
+  }
+  if (result.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    result = absl::InternalError(
+        absl::StrCat("cannot rename '", tmp, "' to '", path, "'"));
+  }
+  if (!result.ok()) std::remove(tmp.c_str());
+  return result;
+}
+
+int RunExport(CliContext& ctx, const ExportFlags& f) {
+  auto filter = BuildFilter(f.filter, {}, absl::Now());
+  if (!filter.ok()) return ctx.Fail(filter.status());
+  const bool to_stdout = f.output.empty() || f.output == "-";
+  absl::StatusOr<ExportResult> result =
+      to_stdout ? StreamExport(ctx, *filter, f.skip_bad, ctx.out())
+                : ExportToFile(ctx, *filter, f.skip_bad, f.output);
+  if (!result.ok()) return ctx.Fail(result.status());
+  ReportSkipped(ctx, result->skipped);
+  if (to_stdout) {
+    ctx.err() << "exported " << result->count << " record(s)\n";
+  } else if (ctx.json()) {
+    ctx.out() << nlohmann::json({{"exported", result->count},
+                                 {"skipped", result->skipped.size()},
+                                 {"file", f.output}})
+                     .dump()
+              << "\n";
   } else {
-    ctx.err() << "exported " << count << " record(s)\n";
+    ctx.out() << "exported " << result->count << " record(s) to " << f.output
+              << "\n";
   }
-  return skipped.empty() ? kExitOk : kExitPartial;
+  return result->skipped.empty() ? kExitOk : kExitPartial;
 }
 
 // The file's shape, checked against the wire limits before a line is sent:
@@ -347,15 +363,12 @@ int RunImport(CliContext& ctx, const std::string& path) {
 
 // `tunedb import --status ID`: whether the import of that name committed.
 int RunImportStatus(CliContext& ctx, const std::string& import_id) {
-  auto stub = ctx.Stub();
-  if (!stub.ok()) return ctx.Fail(stub.status());
   v1::ImportStatusRequest request;
   request.set_import_id(import_id);
-  v1::ImportStatusResponse response;
-  auto context = ctx.NewContext();
-  absl::Status status = FromGrpcStatus(
-      (*stub)->ImportStatus(context.get(), request, &response));
-  if (!status.ok()) return ctx.Fail(status);
+  absl::StatusOr<v1::ImportStatusResponse> asked =
+      ctx.Call(&v1::TuneDb::Stub::ImportStatus, request);
+  if (!asked.ok()) return ctx.Fail(asked.status());
+  const v1::ImportStatusResponse& response = *asked;
   if (ctx.json()) {
     ctx.out() << nlohmann::json({{"import_id", import_id},
                                  {"committed", response.committed()},

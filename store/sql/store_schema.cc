@@ -10,9 +10,9 @@
 namespace tunedb {
 namespace {
 
-// The current schema, created in one go for a new database.
-constexpr const char* kCreateSchema = R"sql(
-CREATE TABLE records(
+// The records table as of version 7 (ids AUTOINCREMENT) and its indexes:
+// what kCreateSchema makes, and what the 6 -> 7 rebuild makes.
+#define TUNEDB_RECORDS_COLUMNS R"sql((
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   key_version INTEGER NOT NULL,
   key_hash INTEGER NOT NULL,
@@ -34,6 +34,8 @@ CREATE TABLE records(
   served_count INTEGER NOT NULL DEFAULT 0,
   last_served_us INTEGER NOT NULL DEFAULT 0,
   timing_version INTEGER NOT NULL DEFAULT 1);
+)sql"
+#define TUNEDB_RECORDS_INDEXES R"sql(
 CREATE INDEX records_by_key_hash ON records(key_hash);
 CREATE INDEX records_by_measured_at ON records(measured_at_us);
 CREATE INDEX records_by_gpu_model ON records(gpu_model);
@@ -41,6 +43,11 @@ CREATE INDEX records_by_cudnn_version ON records(cudnn_version);
 CREATE INDEX records_by_op ON records(op);
 CREATE INDEX records_by_in_type ON records(in_type);
 CREATE INDEX records_by_layout ON records(layout);
+)sql"
+
+// The current schema, created in one go for a new database.
+constexpr const char* kCreateSchema = "CREATE TABLE records"
+    TUNEDB_RECORDS_COLUMNS TUNEDB_RECORDS_INDEXES R"sql(
 CREATE TABLE results(
   record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
   rank INTEGER NOT NULL,
@@ -151,29 +158,7 @@ ALTER TABLE results ADD COLUMN plan TEXT NOT NULL DEFAULT '';
     // and are made again. Run with foreign keys off (see
     // CreateOrMigrateStoreSchema), so dropping the old table leaves results
     // alone.
-    R"sql(
-CREATE TABLE records_v7(
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  key_version INTEGER NOT NULL,
-  key_hash INTEGER NOT NULL,
-  key_text TEXT NOT NULL UNIQUE,
-  gpu_model TEXT NOT NULL,
-  cudnn_version INTEGER NOT NULL,
-  op TEXT NOT NULL,
-  in_type TEXT NOT NULL DEFAULT '',
-  layout TEXT NOT NULL DEFAULT '',
-  measured_at_us INTEGER NOT NULL,
-  host TEXT NOT NULL,
-  gpu_uuid TEXT NOT NULL,
-  driver_version TEXT NOT NULL,
-  finder TEXT NOT NULL,
-  repeats INTEGER NOT NULL,
-  workspace_cap_bytes INTEGER NOT NULL,
-  search_ms REAL NOT NULL,
-  verified INTEGER NOT NULL,
-  served_count INTEGER NOT NULL DEFAULT 0,
-  last_served_us INTEGER NOT NULL DEFAULT 0,
-  timing_version INTEGER NOT NULL DEFAULT 1);
+    "CREATE TABLE records_v7" TUNEDB_RECORDS_COLUMNS R"sql(
 INSERT INTO records_v7(
   id, key_version, key_hash, key_text, gpu_model, cudnn_version, op, in_type,
   layout, measured_at_us, host, gpu_uuid, driver_version, finder, repeats,
@@ -187,14 +172,7 @@ SELECT
 FROM records;
 DROP TABLE records;
 ALTER TABLE records_v7 RENAME TO records;
-CREATE INDEX records_by_key_hash ON records(key_hash);
-CREATE INDEX records_by_measured_at ON records(measured_at_us);
-CREATE INDEX records_by_gpu_model ON records(gpu_model);
-CREATE INDEX records_by_cudnn_version ON records(cudnn_version);
-CREATE INDEX records_by_op ON records(op);
-CREATE INDEX records_by_in_type ON records(in_type);
-CREATE INDEX records_by_layout ON records(layout);
-)sql" TUNEDB_IMPORT_RECEIPTS_SCHEMA,
+)sql" TUNEDB_RECORDS_INDEXES TUNEDB_IMPORT_RECEIPTS_SCHEMA,
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,
