@@ -94,19 +94,19 @@ void DaemonLink::UpdateBackoff(const absl::Status& status, bool deadline_means_d
 }
 
 bool DaemonLink::Begin(grpc::ClientContext* context) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (shut_down_) return false;
   active_.insert(context);
   return true;
 }
 
 void DaemonLink::End(grpc::ClientContext* context) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   active_.erase(context);
 }
 
 void DaemonLink::Shutdown() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   shut_down_ = true;
   for (grpc::ClientContext* context : active_) context->TryCancel();
 }

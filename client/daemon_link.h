@@ -18,11 +18,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "tunedb/client_options.h"
@@ -86,9 +87,9 @@ class DaemonLink {
   std::atomic<int> failures_{0};
   std::atomic<int64_t> retry_at_ms_{0};
 
-  std::mutex mu_;
-  bool shut_down_ = false;
-  std::set<grpc::ClientContext*> active_;
+  absl::Mutex mu_;
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<grpc::ClientContext*> active_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tunedb

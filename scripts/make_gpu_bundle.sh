@@ -43,7 +43,7 @@ scripts/make_bundle.sh --out "$BUNDLE" \
   --lib "$BUILD/lib/libtunedb_cudnn_call_timer.so" \
   --tests "$BUILD/tests/cudnn/cudnn_status_test" \
   --tests "$BUILD/tests/cudnn/cpu_reference_test" \
-  --tests "$BUILD/tests/server/worker_supervisor_test" \
+  --tests "$BUILD/tests/server/worker/worker_supervisor_test" \
   --tests "$BUILD/tests/gpu/cudnn_finder_gpu_test" \
   --tests "$BUILD/tests/gpu/cudnn_worker_gpu_test" \
   --tests "$BUILD/tests/gpu/graph_gpu_test" \

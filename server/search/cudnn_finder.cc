@@ -65,7 +65,7 @@ absl::StatusOr<SearchResult> CudnnFinder::Search(int device_index,
         "device index ", device_index, " out of range (1 device)"));
   }
   RETURN_IF_ERROR(problem.Validate());
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(
       CudaStatusToAbsl(cudaSetDevice(options_.ordinal), "cudaSetDevice"));
   int64_t cap = options.workspace_cap_bytes;

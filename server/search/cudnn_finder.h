@@ -30,11 +30,12 @@
 #define TUNEDB_SERVER_SEARCH_CUDNN_FINDER_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "cudnn/cudnn_handles.h"
 #include "cudnn/device_values.h"
@@ -71,24 +72,32 @@ class CudnnFinder final : public Finder {
   absl::StatusOr<SearchResult> SearchWithCap(const ConvProblem& problem,
                                              int64_t cap,
                                              absl::Duration timeout,
-                                             int64_t* offered_out);
+                                             int64_t* offered_out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The kept workspace, grown to `cap` bytes if smaller.
-  absl::StatusOr<void*> Workspace(int64_t cap);
+  absl::StatusOr<void*> Workspace(int64_t cap)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps the GPU busy while it is clocked down (options_.warmup at most;
   // see CudnnFinderOptions).
-  absl::Status WarmUpIfClockedDown(void* workspace, size_t bytes);
-  bool ClockedDown() const;
+  absl::Status WarmUpIfClockedDown(void* workspace, size_t bytes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ClockedDown() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   const DeviceInfo info_;
-  std::mutex mu_;
-  CudnnHandle handle_;
-  CudaStream stream_;
-  std::unique_ptr<GpuClocks> clocks_;  // never null
-  DeviceValues values_;                // input data, kept between searches
-  DeviceBuffer workspace_;             // kept between searches, grown on demand
-  OperandArena operands_;              // the conv's buffers, likewise
-  absl::Time last_busy_ = absl::InfinitePast();  // end of the last search
+  // One search at a time: the device's handle, stream and buffers below.
+  absl::Mutex mu_;
+  CudnnHandle handle_ ABSL_GUARDED_BY(mu_);
+  CudaStream stream_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<GpuClocks> clocks_ ABSL_GUARDED_BY(mu_);  // never null
+  // Input data, kept between searches.
+  DeviceValues values_ ABSL_GUARDED_BY(mu_);
+  // Kept between searches, grown on demand.
+  DeviceBuffer workspace_ ABSL_GUARDED_BY(mu_);
+  // The conv's buffers, likewise.
+  OperandArena operands_ ABSL_GUARDED_BY(mu_);
+  // End of the last search.
+  absl::Time last_busy_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 }  // namespace tunedb

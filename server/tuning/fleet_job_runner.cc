@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/time/clock.h"
 #include "spdlog/spdlog.h"
 
 namespace tunedb {
@@ -31,10 +32,10 @@ FleetJobRunner::~FleetJobRunner() { Stop(); }
 
 void FleetJobRunner::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
@@ -42,8 +43,10 @@ void FleetJobRunner::Stop() {
 }
 
 bool FleetJobRunner::Sleep(absl::Duration d) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, absl::ToChronoMilliseconds(d), [&] { return stop_; });
+  absl::MutexLock lock(&mu_);
+  const absl::Time deadline = absl::Now() + d;
+  while (!stop_ && !cv_.WaitWithDeadline(&mu_, deadline)) {
+  }
   return !stop_;
 }
 
@@ -51,7 +54,7 @@ void FleetJobRunner::RunLoop() {
   const std::string& holder = fleet_->holder();
   const absl::Duration lease = fleet_->options().lease;
   auto stopping = [this] {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return stop_;
   };
   while (!stopping()) {
@@ -70,14 +73,14 @@ void FleetJobRunner::RunLoop() {
     }
     const FleetJob job = **claimed;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       running_.insert(job.id);
     }
     absl::StatusOr<TuneAnswer> answer =
         core_->Tune(job.key.problem, job.key.device, Constraints{}, false,
                     absl::InfiniteFuture(), stopping);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       running_.erase(job.id);
     }
     if (absl::IsCancelled(answer.status()) && stopping()) return;
@@ -101,7 +104,7 @@ void FleetJobRunner::RenewLoop() {
   while (Sleep(lease / 3)) {
     std::vector<int64_t> ids;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       ids.assign(running_.begin(), running_.end());
     }
     if (ids.empty()) continue;

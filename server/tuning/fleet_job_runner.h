@@ -9,14 +9,14 @@
 #ifndef TUNEDB_SERVER_TUNING_FLEET_JOB_RUNNER_H_
 #define TUNEDB_SERVER_TUNING_FLEET_JOB_RUNNER_H_
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/tuning/fleet_sync.h"
 #include "server/tuning/tuning_core.h"
@@ -57,10 +57,10 @@ class FleetJobRunner {
   TuningCore* const core_;
   std::vector<std::string> devices_;  // device key texts served
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;          // guarded by mu_
-  std::set<int64_t> running_;  // job ids held; guarded by mu_
+  absl::Mutex mu_;
+  absl::CondVar cv_;  // with mu_: Stop was called
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<int64_t> running_ ABSL_GUARDED_BY(mu_);  // job ids held
   std::vector<std::thread> threads_;
 };
 

@@ -3,7 +3,7 @@
 namespace tunedb {
 
 std::shared_ptr<const Record> RecordCache::Get(const std::string& key_text) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = index_.find(key_text);
   if (it == index_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
@@ -13,7 +13,7 @@ std::shared_ptr<const Record> RecordCache::Get(const std::string& key_text) {
 void RecordCache::Put(const std::string& key_text,
                       std::shared_ptr<const Record> record) {
   if (capacity_ == 0) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = index_.find(key_text);
   if (it != index_.end()) {
     it->second->second = std::move(record);
@@ -29,13 +29,13 @@ void RecordCache::Put(const std::string& key_text,
 }
 
 void RecordCache::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   index_.clear();
   lru_.clear();
 }
 
 size_t RecordCache::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return lru_.size();
 }
 

@@ -11,11 +11,12 @@
 #include <cstddef>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
@@ -39,9 +40,10 @@ class RecordCache {
  private:
   using Entry = std::pair<std::string, std::shared_ptr<const Record>>;
   const size_t capacity_;
-  mutable std::mutex mu_;
-  std::list<Entry> lru_;  // most recently used first
-  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
+  mutable absl::Mutex mu_;
+  std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);  // most recently used first
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tunedb

@@ -6,7 +6,7 @@ namespace tunedb {
 
 void ReportedCounters::Add(const std::map<std::string, int64_t>& counts) {
   if (counts.empty()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const auto& [name, value] : counts) {
     std::string key = name;
     if (sums_.count(key) == 0 && sums_.size() >= kMaxNames) {
@@ -22,7 +22,7 @@ void ReportedCounters::Add(const std::map<std::string, int64_t>& counts) {
 }
 
 ReportedCounters::Snapshot ReportedCounters::Get() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return Snapshot{reports_, sums_};
 }
 

@@ -14,8 +14,10 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace tunedb {
 
@@ -34,9 +36,9 @@ class ReportedCounters {
   Snapshot Get() const;
 
  private:
-  mutable std::mutex mu_;
-  int64_t reports_ = 0;                  // guarded by mu_
-  std::map<std::string, int64_t> sums_;  // guarded by mu_
+  mutable absl::Mutex mu_;
+  int64_t reports_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, int64_t> sums_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tunedb

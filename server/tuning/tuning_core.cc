@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -100,11 +102,11 @@ TuningCore::~TuningCore() { Shutdown(absl::ZeroDuration()); }
 
 void TuningCore::Shutdown(absl::Duration drain) {
   {
-    std::lock_guard<std::mutex> lock(served_mu_);
+    absl::MutexLock lock(&served_mu_);
     if (stopping_ && !flusher_.joinable()) return;
     stopping_ = true;
   }
-  flush_cv_.notify_all();
+  flush_cv_.SignalAll();
   // Queued searches fail now; a running one gets until `drain`, and is then
   // bounded by the finder's own per-search timeout.
   for (auto& w : workers_) {
@@ -117,7 +119,7 @@ void TuningCore::Shutdown(absl::Duration drain) {
     w->cv.notify_all();
     for (auto& p : dropped) {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         inflight_.erase(p->key.text());
       }
       std::lock_guard<std::mutex> lock(p->mu);
@@ -140,7 +142,7 @@ void TuningCore::Shutdown(absl::Duration drain) {
   if (fleet_waiter_.joinable()) fleet_waiter_.join();
   std::vector<std::shared_ptr<Pending>> waiting;
   {
-    std::lock_guard<std::mutex> lock(served_mu_);
+    absl::MutexLock lock(&served_mu_);
     waiting.swap(fleet_waiting_);
   }
   for (auto& p : waiting) {
@@ -250,7 +252,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   std::shared_ptr<Pending> pending;
   bool joined = false;  // this call waits for a search another call started
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = inflight_.find(key.text());
     if (it != inflight_.end()) {
       pending = it->second;
@@ -348,7 +350,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     if (fleet.outcome == FleetSync::Outcome::kHeld) {
       // Another host searches it: the fleet thread waits for its result, and
       // this device takes the next search meanwhile.
-      std::lock_guard<std::mutex> lock(served_mu_);
+      absl::MutexLock lock(&served_mu_);
       pending->waited_on_fleet = true;
       fleet_waiting_.push_back(pending);
       return;
@@ -425,7 +427,7 @@ void TuningCore::Complete(const std::shared_ptr<Pending>& pending,
                           absl::StatusOr<std::shared_ptr<const Record>> result,
                           bool searched) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     inflight_.erase(pending->key.text());
   }
   std::lock_guard<std::mutex> lock(pending->mu);
@@ -464,14 +466,13 @@ bool TuningCore::Requeue(const std::shared_ptr<Pending>& pending) {
 }
 
 void TuningCore::FleetWaitLoop() {
-  std::unique_lock<std::mutex> lock(served_mu_);
+  served_mu_.Lock();
   while (!stopping_) {
-    flush_cv_.wait_for(lock,
-                       absl::ToChronoMilliseconds(fleet_->options().poll));
+    flush_cv_.WaitWithTimeout(&served_mu_, fleet_->options().poll);
     if (stopping_) break;
     std::vector<std::shared_ptr<Pending>> waiting;
     waiting.swap(fleet_waiting_);
-    lock.unlock();
+    served_mu_.Unlock();
     std::vector<std::shared_ptr<Pending>> still;
     for (auto& pending : waiting) {
       FleetSync::Resolution fleet = fleet_->Poll(pending->key);
@@ -495,32 +496,33 @@ void TuningCore::FleetWaitLoop() {
           break;
       }
     }
-    lock.lock();
+    served_mu_.Lock();
     fleet_waiting_.insert(fleet_waiting_.end(), still.begin(), still.end());
   }
+  served_mu_.Unlock();
 }
 
 void TuningCore::CountServed(int64_t id) {
-  std::lock_guard<std::mutex> lock(served_mu_);
+  absl::MutexLock lock(&served_mu_);
   ++served_[id];
 }
 
 void TuningCore::FlushLoop() {
-  std::unique_lock<std::mutex> lock(served_mu_);
+  served_mu_.Lock();
   while (!stopping_) {
-    flush_cv_.wait_for(lock,
-                       absl::ToChronoMilliseconds(options_.flush_interval));
+    flush_cv_.WaitWithTimeout(&served_mu_, options_.flush_interval);
     if (stopping_) break;
-    lock.unlock();
+    served_mu_.Unlock();
     FlushServed();
-    lock.lock();
+    served_mu_.Lock();
   }
+  served_mu_.Unlock();
 }
 
 void TuningCore::FlushServed() {
   std::map<int64_t, int64_t> batch;
   {
-    std::lock_guard<std::mutex> lock(served_mu_);
+    absl::MutexLock lock(&served_mu_);
     batch.swap(served_);
   }
   if (batch.empty()) return;

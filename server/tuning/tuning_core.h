@@ -25,19 +25,19 @@
 #define TUNEDB_SERVER_TUNING_TUNING_CORE_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/valid_key.h"
 #include "server/finder/finder.h"
@@ -202,18 +202,22 @@ class TuningCore {
   std::vector<std::unique_ptr<DeviceWorker>> workers_;
   RecordCache cache_;
 
-  std::mutex mu_;  // guards inflight_
-  std::map<std::string, std::shared_ptr<Pending>> inflight_;  // key text ->
+  absl::Mutex mu_;
+  // key text -> the search running or queued for it
+  std::map<std::string, std::shared_ptr<Pending>> inflight_
+      ABSL_GUARDED_BY(mu_);
 
-  std::mutex served_mu_;
-  std::map<int64_t, int64_t> served_;  // record id -> count not yet flushed
-  std::condition_variable flush_cv_;
-  bool stopping_ = false;
+  absl::Mutex served_mu_;
+  // record id -> count not yet flushed
+  std::map<int64_t, int64_t> served_ ABSL_GUARDED_BY(served_mu_);
+  absl::CondVar flush_cv_;  // with served_mu_
+  bool stopping_ ABSL_GUARDED_BY(served_mu_) = false;
   std::thread flusher_;
 
-  // Searches left to another host's fleet lease; guarded by served_mu_ and
-  // polled by fleet_waiter_ (woken through flush_cv_ at shutdown).
-  std::vector<std::shared_ptr<Pending>> fleet_waiting_;
+  // Searches left to another host's fleet lease, polled by fleet_waiter_
+  // (woken through flush_cv_ at shutdown).
+  std::vector<std::shared_ptr<Pending>> fleet_waiting_
+      ABSL_GUARDED_BY(served_mu_);
   std::thread fleet_waiter_;
 
   std::atomic<int64_t> hits_{0}, misses_{0}, searches_{0}, failures_{0},

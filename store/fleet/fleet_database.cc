@@ -204,7 +204,7 @@ absl::Status FleetDatabase::RunChecked(
     const std::function<void(pqxx::work&)>& fn) {
   std::unique_ptr<pqxx::connection> connection;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!idle_.empty()) {
       connection = std::move(idle_.back());
       idle_.pop_back();
@@ -225,7 +225,7 @@ absl::Status FleetDatabase::RunChecked(
                     (status.ok() || absl::IsInternal(status) ||
                      absl::IsDeadlineExceeded(status));
   if (keep) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (static_cast<int>(idle_.size()) < options_.pool_size) {
       idle_.push_back(std::move(connection));
     }

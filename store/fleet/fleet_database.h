@@ -22,12 +22,13 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "pqxx/pqxx"
 #include "store/fleet/fleet_options.h"
 
@@ -76,8 +77,8 @@ class FleetDatabase {
   const std::string conninfo_;
   const std::string display_;
   std::atomic<bool> schema_checked_{false};
-  std::mutex mu_;
-  std::vector<std::unique_ptr<pqxx::connection>> idle_;  // guarded by mu_
+  absl::Mutex mu_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tunedb

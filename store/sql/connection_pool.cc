@@ -19,8 +19,8 @@ ConnectionPool::ConnectionPool(
 }
 
 ConnectionPool::Lease ConnectionPool::Acquire() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [this] { return !idle_.empty(); });
+  absl::MutexLock lock(&mu_);
+  while (idle_.empty()) idle_cv_.Wait(&mu_);
   Database* db = idle_.back();
   idle_.pop_back();
   return Lease(this, db);
@@ -28,10 +28,10 @@ ConnectionPool::Lease ConnectionPool::Acquire() {
 
 void ConnectionPool::Return(Database* db) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     idle_.push_back(db);
   }
-  idle_cv_.notify_one();
+  idle_cv_.Signal();
 }
 
 }  // namespace tunedb::sql

@@ -9,11 +9,11 @@
 #ifndef TUNEDB_STORE_SQL_CONNECTION_POOL_H_
 #define TUNEDB_STORE_SQL_CONNECTION_POOL_H_
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "store/sql/database.h"
 
 namespace tunedb::sql {
@@ -53,9 +53,9 @@ class ConnectionPool {
   void Return(Database* db);
 
   const std::vector<std::unique_ptr<Database>> connections_;
-  std::mutex mu_;
-  std::condition_variable idle_cv_;
-  std::vector<Database*> idle_;  // guarded by mu_
+  absl::Mutex mu_;
+  absl::CondVar idle_cv_;  // with mu_: idle_ is not empty
+  std::vector<Database*> idle_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tunedb::sql

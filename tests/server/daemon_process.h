@@ -21,7 +21,7 @@
 
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "tests/server/test_util.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
 extern char** environ;

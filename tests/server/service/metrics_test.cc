@@ -20,10 +20,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "daemon_process.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test_util.h"
+#include "tests/server/daemon_process.h"
+#include "tests/server/test_util.h"
 #include "tests/testing/free_port.h"
 
 namespace tunedb {

@@ -21,9 +21,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "daemon_process.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "tests/server/daemon_process.h"
+#include "tests/server/test_util.h"
 
 namespace tunedb {
 namespace {

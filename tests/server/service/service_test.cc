@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "server/service/server.h"
 #include "store/record_json.h"
-#include "test_util.h"
+#include "tests/server/test_util.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
 namespace tunedb {

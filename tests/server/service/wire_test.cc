@@ -16,7 +16,7 @@
 #include "proto/wire_limits.h"
 #include "raw_call.h"
 #include "server/service/server.h"
-#include "test_util.h"
+#include "tests/server/test_util.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
 namespace tunedb {

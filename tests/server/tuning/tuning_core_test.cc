@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "server/finder/simulated_finder.h"
-#include "test_util.h"
+#include "tests/server/test_util.h"
 
 namespace tunedb {
 namespace {

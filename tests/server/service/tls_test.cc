@@ -17,11 +17,11 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "daemon_process.h"
 #include "gtest/gtest.h"
 #include "proto/tls_credentials.h"
 #include "server/service/server.h"
-#include "test_util.h"
+#include "tests/server/daemon_process.h"
+#include "tests/server/test_util.h"
 #include "tests/testing/free_port.h"
 #include "tests/testing/test_values.h"
 #include "tunedb/client.h"

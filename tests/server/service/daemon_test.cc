@@ -22,14 +22,14 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "daemon_process.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "store/record_json.h"
 #include "store/sql/database.h"
 #include "store/sql/statement.h"
 #include "store/store.h"
-#include "test_util.h"
+#include "tests/server/daemon_process.h"
+#include "tests/server/test_util.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
 namespace tunedb {
