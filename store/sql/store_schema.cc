@@ -12,38 +12,38 @@ namespace {
 
 // The records table as of version 7 (ids AUTOINCREMENT) and its indexes:
 // what kCreateSchema makes, and what the 6 -> 7 rebuild makes.
-#define TUNEDB_RECORDS_COLUMNS R"sql((
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  key_version INTEGER NOT NULL,
-  key_hash INTEGER NOT NULL,
-  key_text TEXT NOT NULL UNIQUE,
-  gpu_model TEXT NOT NULL,
-  cudnn_version INTEGER NOT NULL,
-  op TEXT NOT NULL,
-  in_type TEXT NOT NULL DEFAULT '',
-  layout TEXT NOT NULL DEFAULT '',
-  measured_at_us INTEGER NOT NULL,
-  host TEXT NOT NULL,
-  gpu_uuid TEXT NOT NULL,
-  driver_version TEXT NOT NULL,
-  finder TEXT NOT NULL,
-  repeats INTEGER NOT NULL,
-  workspace_cap_bytes INTEGER NOT NULL,
-  search_ms REAL NOT NULL,
-  verified INTEGER NOT NULL,
-  served_count INTEGER NOT NULL DEFAULT 0,
-  last_served_us INTEGER NOT NULL DEFAULT 0,
-  timing_version INTEGER NOT NULL DEFAULT 1);
-)sql"
-#define TUNEDB_RECORDS_INDEXES R"sql(
-CREATE INDEX records_by_key_hash ON records(key_hash);
-CREATE INDEX records_by_measured_at ON records(measured_at_us);
-CREATE INDEX records_by_gpu_model ON records(gpu_model);
-CREATE INDEX records_by_cudnn_version ON records(cudnn_version);
-CREATE INDEX records_by_op ON records(op);
-CREATE INDEX records_by_in_type ON records(in_type);
-CREATE INDEX records_by_layout ON records(layout);
-)sql"
+#define TUNEDB_RECORDS_COLUMNS \
+  "(\n" \
+  "  id INTEGER PRIMARY KEY AUTOINCREMENT,\n" \
+  "  key_version INTEGER NOT NULL,\n" \
+  "  key_hash INTEGER NOT NULL,\n" \
+  "  key_text TEXT NOT NULL UNIQUE,\n" \
+  "  gpu_model TEXT NOT NULL,\n" \
+  "  cudnn_version INTEGER NOT NULL,\n" \
+  "  op TEXT NOT NULL,\n" \
+  "  in_type TEXT NOT NULL DEFAULT '',\n" \
+  "  layout TEXT NOT NULL DEFAULT '',\n" \
+  "  measured_at_us INTEGER NOT NULL,\n" \
+  "  host TEXT NOT NULL,\n" \
+  "  gpu_uuid TEXT NOT NULL,\n" \
+  "  driver_version TEXT NOT NULL,\n" \
+  "  finder TEXT NOT NULL,\n" \
+  "  repeats INTEGER NOT NULL,\n" \
+  "  workspace_cap_bytes INTEGER NOT NULL,\n" \
+  "  search_ms REAL NOT NULL,\n" \
+  "  verified INTEGER NOT NULL,\n" \
+  "  served_count INTEGER NOT NULL DEFAULT 0,\n" \
+  "  last_served_us INTEGER NOT NULL DEFAULT 0,\n" \
+  "  timing_version INTEGER NOT NULL DEFAULT 1);\n"
+#define TUNEDB_RECORDS_INDEXES \
+  "\n" \
+  "CREATE INDEX records_by_key_hash ON records(key_hash);\n" \
+  "CREATE INDEX records_by_measured_at ON records(measured_at_us);\n" \
+  "CREATE INDEX records_by_gpu_model ON records(gpu_model);\n" \
+  "CREATE INDEX records_by_cudnn_version ON records(cudnn_version);\n" \
+  "CREATE INDEX records_by_op ON records(op);\n" \
+  "CREATE INDEX records_by_in_type ON records(in_type);\n" \
+  "CREATE INDEX records_by_layout ON records(layout);\n"
 
 // The current schema, created in one go for a new database.
 constexpr const char* kCreateSchema = "CREATE TABLE records"
