@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=20 runs="" report="" build=1 dir=build-fuzz
-targets="key_text shape_file import_line request worker_frame"
+targets="key_text shape_file import_line request request_stream worker_frame"
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; runs=""; shift 2 ;;

@@ -17,34 +17,37 @@ TuneBatchRun::TuneBatchRun(int parallelism, TuneFn tune, WriteFn write)
 TuneBatchRun::~TuneBatchRun() { Finish(); }
 
 void TuneBatchRun::Add(absl::StatusOr<v1::TuneRequest> request) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return queue_.size() < kMaxQueued; });
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](std::deque<Item>* queue) { return queue->size() < kMaxQueued; },
+      &queue_));
   queue_.push_back(Item{received_++, std::move(request)});
-  cv_.notify_all();
 }
 
 void TuneBatchRun::Finish() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     reading_done_ = true;
   }
-  cv_.notify_all();
   for (std::thread& t : workers_) {
     if (t.joinable()) t.join();
   }
+}
+
+bool TuneBatchRun::HasWorkOrDone() const {
+  return !queue_.empty() || reading_done_;
 }
 
 void TuneBatchRun::Work() {
   for (;;) {
     Item item;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return !queue_.empty() || reading_done_; });
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(this, &TuneBatchRun::HasWorkOrDone));
       if (queue_.empty()) return;
       item = std::move(queue_.front());
       queue_.pop_front();
     }
-    cv_.notify_all();
     Answer(item);
   }
 }
@@ -56,9 +59,9 @@ void TuneBatchRun::Answer(const Item& item) {
   if (s.ok()) s = tune_(*item.request, out.mutable_response());
   SetStatusFields(s, &out);
   if (!s.ok()) out.clear_response();
-  std::lock_guard<std::mutex> write_lock(write_mu_);
+  absl::MutexLock write_lock(&write_mu_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     out.set_done(++done_);
     out.set_received(received_);
   }

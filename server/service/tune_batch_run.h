@@ -9,15 +9,14 @@
 #ifndef TUNEDB_SERVER_SERVICE_TUNE_BATCH_RUN_H_
 #define TUNEDB_SERVER_SERVICE_TUNE_BATCH_RUN_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "tunedb/v1/tunedb.pb.h"
@@ -49,16 +48,16 @@ class TuneBatchRun {
 
   void Work();
   void Answer(const Item& item);
+  bool HasWorkOrDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const TuneFn tune_;
   const WriteFn write_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  absl::Mutex mu_;
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
   bool reading_done_ ABSL_GUARDED_BY(mu_) = false;
   int64_t received_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t done_ ABSL_GUARDED_BY(mu_) = 0;
-  std::mutex write_mu_;  // one write at a time
+  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // one write at a time
   bool write_failed_ ABSL_GUARDED_BY(write_mu_) = false;
   std::vector<std::thread> workers_;
 };
