@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "store/file_checks.h"
@@ -102,7 +101,7 @@ absl::StatusOr<std::unique_ptr<sql::Database>> OpenWriter(
   // A new file gets options.file_mode, not the umask's; SQLite then gives
   // its WAL and shared-memory files the same. An existing file keeps its
   // own, and any other failure SQLite's open reports with its cause.
-  if (options.path != ":memory:" && !absl::StartsWith(options.path, "file:")) {
+  if (IsFilePath(options.path)) {
     env.CreateFileWithMode(options.path, options.file_mode);
   }
   absl::StatusOr<std::unique_ptr<sql::Database>> opened =

@@ -88,10 +88,12 @@ absl::StatusOr<std::vector<Probe>> ListProbes(sql::Database& db, int* tables) {
 
 }  // namespace
 
+bool IsFilePath(const std::string& path) {
+  return path != ":memory:" && !absl::StartsWith(path, "file:");
+}
+
 absl::Status CheckWritable(Env& env, const std::string& path) {
-  if (path == ":memory:" || absl::StartsWith(path, "file:")) {
-    return absl::OkStatus();
-  }
+  if (!IsFilePath(path)) return absl::OkStatus();
   if (env.FileExists(path)) {
     RETURN_IF_ERROR(
         CheckWritableTarget(env, path, path, absl::StrCat("the file ", path)));
@@ -102,8 +104,7 @@ absl::Status CheckWritable(Env& env, const std::string& path) {
 }
 
 absl::StatusOr<std::string> ReaderName(Env& env, const std::string& path) {
-  if (path == ":memory:" || absl::StartsWith(path, "file:") ||
-      !env.IsReadOnlyFileSystem(FolderOf(path))) {
+  if (!IsFilePath(path) || !env.IsReadOnlyFileSystem(FolderOf(path))) {
     return path;
   }
   if (env.FileSize(path + "-wal") > 0) {

@@ -17,6 +17,11 @@
 
 namespace tunedb {
 
+// Whether `path` names a file on disk, as opposed to ":memory:" or a
+// "file:" URI, which the checks below and the file's creation leave to
+// SQLite.
+bool IsFilePath(const std::string& path);
+
 // Why `path` cannot be opened for writing, where the file system says so
 // before SQLite does (SQLite reports only "unable to open database file" or
 // "attempt to write a readonly database", with the statement that met it):

@@ -116,7 +116,9 @@ TuneDbService::TuneDbService(TuningCore* core, Options options)
 }
 
 absl::Status TuneDbService::Accepting() const {
-  if (stopping_.load()) return absl::UnavailableError("tunedbd is shutting down");
+  if (stopping_.load()) {
+    return absl::UnavailableError("tunedbd is shutting down");
+  }
   return absl::OkStatus();
 }
 
@@ -210,7 +212,9 @@ grpc::Status TuneDbService::StreamedExport(
 grpc::Status TuneDbService::RawTuneBatch(
     grpc::ServerContext* context,
     RawStream<v1::TuneBatchRequest, v1::TuneBatchResponse>* stream) {
-  if (stopping_.load()) return ToGrpcStatus(Accepting());
+  if (absl::Status accepting = Accepting(); !accepting.ok()) {
+    return ToGrpcStatus(accepting);
+  }
   TuneBatchRun run(
       options_.batch_parallelism,
       [this, context](const v1::TuneRequest& in, v1::TuneResponse* out) {
