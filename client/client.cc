@@ -20,6 +20,7 @@
 #include "client/packed_key.h"
 #include "client/striped_counters.h"
 #include "common/enum_names.h"
+#include "common/sealed_plan.h"
 #include "common/status_macros.h"
 #include "proto/tls_credentials.h"
 #include "store/store.h"
@@ -51,6 +52,7 @@ enum Counter {
   kBackgroundTunes,
   kRefreshes,
   kDatabaseAnswers,
+  kPlansRefused,
   kNumCounters
 };
 
@@ -193,6 +195,7 @@ class ClientImpl final : public Client {
     s.background_dropped = counters_.Sum(kBackgroundDropped);
     s.background_tunes = counters_.Sum(kBackgroundTunes);
     s.refreshes = counters_.Sum(kRefreshes);
+    s.plans_refused = counters_.Sum(kPlansRefused);
     s.database_answers = counters_.Sum(kDatabaseAnswers);
     s.database_open = database_.load(std::memory_order_acquire) != nullptr;
     if (cache_ != nullptr) {
@@ -263,6 +266,9 @@ class ClientImpl final : public Client {
           counters_.Add(kDaemonAnswers);
           a.source = Source::kDaemon;
           a.config = *reply.choice;
+          // A stored plan reaches the caller only whole and for this
+          // key and config (sealed_plan.h); else it builds the config.
+          if (!UnsealPlan(key, a.config).ok()) counters_.Add(kPlansRefused);
         } else {
           counters_.Add(kNoneAnswers);
         }

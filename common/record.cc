@@ -159,9 +159,16 @@ void SortResults(std::vector<AlgoResult>& results) {
 
 std::optional<AlgoResult> Choose(const Record& record,
                                  const Constraints& constraints) {
+  const AlgoResult* best = ChooseFrom(record.results, constraints);
+  if (best == nullptr) return std::nullopt;
+  return *best;
+}
+
+const AlgoResult* ChooseFrom(const std::vector<AlgoResult>& results,
+                             const Constraints& constraints) {
   const LaunchMode mode = constraints.launch_mode;
   const AlgoResult* best = nullptr;
-  for (const AlgoResult& r : record.results) {
+  for (const AlgoResult& r : results) {
     if (r.status != AlgoStatus::kOk) continue;
     if (constraints.max_workspace_bytes &&
         r.workspace_bytes > *constraints.max_workspace_bytes) {
@@ -178,8 +185,7 @@ std::optional<AlgoResult> Choose(const Record& record,
       best = &r;
     }
   }
-  if (best == nullptr) return std::nullopt;
-  return *best;
+  return best;
 }
 
 }  // namespace tunedb

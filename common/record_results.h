@@ -17,6 +17,12 @@ namespace tunedb {
 // OK result has its launch time measured (or none ran), else 1.
 int TimingVersionOf(const std::vector<AlgoResult>& results);
 
+// The OK result of `results` with the lowest cost for the constraints'
+// launch mode that meets the other constraints (ties: less workspace), or
+// null. Choose's rule, for a search's results before they are a record.
+const AlgoResult* ChooseFrom(const std::vector<AlgoResult>& results,
+                             const Constraints& constraints);
+
 // Puts OK results first by ascending cost for direct launches (ties: less
 // workspace, then lower algo id), then not-supported, then failed ones.
 void SortResults(std::vector<AlgoResult>& results);

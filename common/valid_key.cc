@@ -8,15 +8,18 @@
 
 namespace tunedb {
 
-uint64_t KeyTextHash(absl::string_view key_text) {
-  // The historical offset basis (FNV-1a's is 14695981039346656037): stored
-  // key hashes depend on it.
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char ch : key_text) {
+uint64_t Fnv1aExtend(uint64_t h, absl::string_view data) {
+  for (unsigned char ch : data) {
     h ^= ch;
     h *= 1099511628211ULL;
   }
   return h;
+}
+
+uint64_t KeyTextHash(absl::string_view key_text) {
+  // The historical offset basis (FNV-1a's is 14695981039346656037): stored
+  // key hashes depend on it.
+  return Fnv1aExtend(1469598103934665603ULL, key_text);
 }
 
 std::string KeyHashText(uint64_t hash) {

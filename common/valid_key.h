@@ -6,7 +6,7 @@
 // RPC input, worker frames, rows read from disk, imports.
 //
 // Also the one implementation of the key hash (FNV-1a of the text), which
-// ProblemKey::Hash() and HashText() use.
+// ProblemKey::Hash() and HashText() use, and of its FNV loop.
 //
 // Thread safety: an immutable value.
 #ifndef TUNEDB_COMMON_VALID_KEY_H_
@@ -21,6 +21,9 @@
 
 namespace tunedb {
 
+// 64-bit FNV-1a of `data` continued from `h` (the one FNV loop; a stored
+// plan's digest, sealed_plan.h, uses it too).
+uint64_t Fnv1aExtend(uint64_t h, absl::string_view data);
 // 64-bit FNV-1a of a key's canonical text (ProblemKey::Hash()).
 uint64_t KeyTextHash(absl::string_view key_text);
 // `hash` as 16 lowercase hex digits (ProblemKey::HashText()).

@@ -21,7 +21,7 @@
 
 namespace tunedb::preload {
 
-inline constexpr int kCoreApiVersion = 4;
+inline constexpr int kCoreApiVersion = 5;
 inline constexpr const char* kCoreFileName = "libtunedb_preload_core.so";
 inline constexpr const char* kCoreInitSymbol = "tunedb_preload_core_init";
 
@@ -35,8 +35,9 @@ struct CoreApi {
   // Interposer::AnswerGraph: answers a heuristics descriptor's results from
   // tunedb, or says to pass the call through; never throws.
   GraphAnswer (*answer_graph)(const GraphCall& call) = nullptr;
-  // Interposer::RecordPlanNotBuilt; never throws.
-  void (*plan_not_built)() = nullptr;
+  // Interposer::RecordPlan: what became of a plan the shim had a part in;
+  // never throws.
+  void (*plan_event)(PlanEvent event) = nullptr;
 };
 
 // The core's one exported function: takes the shim's FindRealCudnnSymbol

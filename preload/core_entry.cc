@@ -41,15 +41,15 @@ GraphAnswer AnswerGraph(const GraphCall& call) {
   }
 }
 
-void PlanNotBuilt() {
+void PlanEventHappened(PlanEvent event) {
   try {
-    Interposer::Instance().RecordPlanNotBuilt();
+    Interposer::Instance().RecordPlan(event);
   } catch (...) {
   }
 }
 
 constexpr CoreApi kApi{kCoreApiVersion, &Decide, &Record, &AnswerGraph,
-                       &PlanNotBuilt};
+                       &PlanEventHappened};
 
 }  // namespace
 

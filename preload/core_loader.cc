@@ -35,7 +35,7 @@ const CoreApi* Load(std::string* why) {
   const CoreApi* api = init != nullptr ? init(&FindRealCudnnSymbol) : nullptr;
   if (api == nullptr || api->version != kCoreApiVersion ||
       api->decide == nullptr || api->record == nullptr ||
-      api->answer_graph == nullptr || api->plan_not_built == nullptr) {
+      api->answer_graph == nullptr || api->plan_event == nullptr) {
     *why = path + " is from another build";
     return nullptr;  // stays loaded: its code may already run
   }

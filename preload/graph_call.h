@@ -12,6 +12,8 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace tunedb::preload {
@@ -24,6 +26,7 @@ struct ShadowTensor {
   int64_t alignment = 0;  // CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT
   bool is_virtual = false;
   int64_t vector_count = 1;
+  int64_t uid = -1;  // CUDNN_ATTR_TENSOR_UNIQUE_ID
 };
 
 // A CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR's attributes.
@@ -80,11 +83,17 @@ struct GraphCall {
 // the others need not be, while the GPU has room for it: the shim
 // marks them as one offer (GraphShadow::MarkOffer, plan_exports.cc). Only
 // when every filled config is tunedb's (PreloadOptions::lead_plan_only).
+//
+// `plans`, when not empty, holds one entry per filled config, in order:
+// the stored serialized plan of that config, whole, for this key and
+// renumbered for the caller's tensor ids (null where none is stored). A
+// plan of that config then loads it instead of compiling (plan_exports.cc).
 struct GraphAnswer {
   bool answered = false;
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
   bool universal = false;
   bool lead_only = false;
+  std::vector<std::shared_ptr<const std::string>> plans;
 };
 
 }  // namespace tunedb::preload

@@ -13,14 +13,19 @@
 //     held a config every filter keeps: GraphAnswer::universal, which this
 //     file marks in the shadow, with the filled configs as one offer when
 //     the answer is lead-only) or passes; everything else is cuDNN's own;
+//     and the filled configs' stored plans (GraphAnswer::plans);
 //   - and cudnnBackendSetAttribute of an execution plan's engine config
-//     tells the thread's LeadPlanWindow which offer the plan is of.
+//     tells the thread's LeadPlanWindow which offer the plan is of; a
+//     config with a stored plan is held in the shadow instead of set on
+//     cuDNN's descriptor, for the finalize to load that plan (cuDNN refuses
+//     a serialized plan on a plan descriptor with an engine config).
 //
 // Thread safety: as thread-safe as cuDNN's own functions.
 #include <cudnn.h>
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "preload/core_loader.h"
 #include "preload/graph_call.h"
@@ -68,8 +73,47 @@ extern "C" cudnnStatus_t cudnnBackendSetAttribute(
     const void* arrayOfElements) {
   auto real = real_set_attribute.get();
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  GraphShadow& shadow = GraphShadow::Instance();
+  // An execution plan's engine config, once any lead-only answer or stored
+  // plan was given: which offer the plan is of, and a config with a stored
+  // plan is held back for the finalize, which loads the plan
+  // (plan_exports.cc).
+  if (attributeName == CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG &&
+      (shadow.HasOffers() || shadow.HasPlans()) &&
+      attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR && elementCount == 1 &&
+      arrayOfElements != nullptr) {
+    const cudnnBackendDescriptor_t config =
+        *static_cast<const cudnnBackendDescriptor_t*>(arrayOfElements);
+    GraphShadow::ConfigMarks marks = shadow.MarksOf(config);
+    if (marks.plan != nullptr) {
+      try {
+        shadow.HoldConfig(descriptor, config, std::move(marks.plan));
+        LeadPlanWindow::ThisThread().PlanConfigSet(descriptor, marks.offer);
+        return CUDNN_STATUS_SUCCESS;
+      } catch (...) {
+        // Out of memory: the config is set on cuDNN's descriptor below.
+      }
+    }
+    const cudnnStatus_t s = real(descriptor, attributeName, attributeType,
+                                 elementCount, arrayOfElements);
+    if (s == CUDNN_STATUS_SUCCESS) {
+      LeadPlanWindow::ThisThread().PlanConfigSet(descriptor, marks.offer);
+    }
+    return s;
+  }
   const cudnnStatus_t s = real(descriptor, attributeName, attributeType,
                                elementCount, arrayOfElements);
+  if (s == CUDNN_STATUS_SUCCESS &&
+      attributeName == CUDNN_ATTR_EXECUTION_PLAN_HANDLE && shadow.HasPlans() &&
+      attributeType == CUDNN_TYPE_HANDLE && elementCount == 1 &&
+      arrayOfElements != nullptr) {
+    try {
+      shadow.PlanHandleSet(descriptor,
+                           *static_cast<const cudnnHandle_t*>(arrayOfElements));
+    } catch (...) {
+      // Out of memory: the plan's stored plan is not loaded (no handle).
+    }
+  }
   if (s == CUDNN_STATUS_SUCCESS && GraphShadow::Records(attributeName)) {
     try {
       GraphShadow::Instance().RecordAttribute(descriptor, attributeName,
@@ -78,19 +122,6 @@ extern "C" cudnnStatus_t cudnnBackendSetAttribute(
     } catch (...) {
       // Out of memory recording: the descriptor is just not known later.
     }
-  }
-  // An execution plan's engine config, once any lead-only answer was made:
-  // which offer the plan is of (plan_exports.cc).
-  if (s == CUDNN_STATUS_SUCCESS &&
-      attributeName == CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG &&
-      GraphShadow::Instance().HasOffers()) {
-    uint64_t offer = 0;
-    if (attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR && elementCount == 1 &&
-        arrayOfElements != nullptr) {
-      offer = GraphShadow::Instance().OfferOf(
-          *static_cast<const cudnnBackendDescriptor_t*>(arrayOfElements));
-    }
-    LeadPlanWindow::ThisThread().PlanConfigSet(descriptor, offer);
   }
   return s;
 }
@@ -131,6 +162,11 @@ extern "C" cudnnStatus_t cudnnBackendGetAttribute(
     const cudnnBackendDescriptor_t graph = call.shadow.graph;
     const GraphAnswer answer = core->answer_graph(call);
     if (!answer.answered) return pass();
+    if (!answer.plans.empty() && requestedElementCount > 0) {
+      GraphShadow::Instance().MarkPlans(
+          static_cast<cudnnBackendDescriptor_t*>(arrayOfElements),
+          answer.plans, std::min(*elementCount, requestedElementCount));
+    }
     if (answer.universal && requestedElementCount > 0) {
       GraphShadow::Instance().MarkAnswered(graph);
       if (answer.lead_only && *elementCount > 0) {

@@ -1,9 +1,13 @@
 #include "preload/graph_offer.h"
 
 #include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "cudnn/backend_graph.h"
+#include "cudnn/plan_blob.h"
 
 namespace tunedb::preload {
 namespace {
@@ -97,6 +101,32 @@ bool ConfigFill::Gave(int engine, const std::vector<Knob>& knobs) const {
   return std::any_of(given_.begin(), given_.end(), [&](const auto& g) {
     return g.first == engine && g.second == knobs;
   });
+}
+
+std::vector<std::shared_ptr<const std::string>> PlansForCaller(
+    const std::vector<const AlgoResult*>& given, const ShadowNode& node,
+    int* unusable) {
+  std::vector<std::shared_ptr<const std::string>> out(given.size());
+  const TensorIds caller{node.x.uid, node.w.uid, node.y.uid};
+  bool any = false;
+  for (size_t i = 0; i < given.size(); ++i) {
+    if (given[i]->plan.empty()) continue;
+    const auto same = std::find(given.begin(), given.begin() + i, given[i]);
+    if (same != given.begin() + i) {
+      out[i] = out[same - given.begin()];
+      continue;
+    }
+    absl::StatusOr<std::string> renumbered =
+        WithTensorIds(given[i]->plan, TensorIds{kUidX, kUidW, kUidY}, caller);
+    if (!renumbered.ok()) {
+      ++*unusable;
+      continue;
+    }
+    out[i] = std::make_shared<const std::string>(*std::move(renumbered));
+    any = true;
+  }
+  if (!any) out.clear();
+  return out;
 }
 
 GraphQueryMemory& GraphQueryMemory::ThisThread() {

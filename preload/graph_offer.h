@@ -5,7 +5,8 @@
 //     -> CheckOnGraph: those that finalize on a copy of the caller's graph
 //        (CheckedConfigs)
 //     -> OfferOrder: the order the caller gets them in
-//     -> ConfigFill: the caller's own engine-config descriptors filled.
+//     -> ConfigFill: the caller's own engine-config descriptors filled
+//     -> PlansForCaller: their stored plans, for the caller's tensor ids.
 //
 // A source of configs (the stored record is one) only has to give
 // TunedEngines; the steps after it do not depend on where they came from.
@@ -21,7 +22,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -105,6 +108,15 @@ class ConfigFill {
   bool failed_ = false;
   std::vector<std::pair<int, std::vector<Knob>>> given_;
 };
+
+// The stored plans of `given` (the configs filled, in order), renumbered
+// from tunedb's tensor ids to those of the caller's convolution `node`
+// (GraphAnswer::plans): null where a config has none, or where its plan
+// does not fit the caller's graph (counted in *unusable). Empty when none
+// has a plan. One plan renumbered once, however often it is given.
+std::vector<std::shared_ptr<const std::string>> PlansForCaller(
+    const std::vector<const AlgoResult*>& given, const ShadowNode& node,
+    int* unusable);
 
 // What the calling thread's heuristics queries carry to the next one.
 // cudnn_frontend reads a list with a count query and then a fill query

@@ -1,5 +1,6 @@
 #include "preload/graph_shadow.h"
 
+#include <utility>
 #include <vector>
 
 namespace tunedb::preload {
@@ -81,6 +82,7 @@ bool GraphShadow::Records(cudnnBackendAttributeName_t name) {
     case CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT:
     case CUDNN_ATTR_TENSOR_IS_VIRTUAL:
     case CUDNN_ATTR_TENSOR_VECTOR_COUNT:
+    case CUDNN_ATTR_TENSOR_UNIQUE_ID:
     case CUDNN_ATTR_CONVOLUTION_COMP_TYPE:
     case CUDNN_ATTR_CONVOLUTION_CONV_MODE:
     case CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS:
@@ -159,6 +161,9 @@ bool GraphShadow::RecordTensor(cudnnBackendDescriptor_t d, const Attribute& a) {
       return true;
     case CUDNN_ATTR_TENSOR_VECTOR_COUNT:
       One(a, CUDNN_TYPE_INT64, &EntryOf(d, Entry::kTensor).tensor.vector_count);
+      return true;
+    case CUDNN_ATTR_TENSOR_UNIQUE_ID:
+      One(a, CUDNN_TYPE_INT64, &EntryOf(d, Entry::kTensor).tensor.uid);
       return true;
     default:
       return false;
@@ -303,12 +308,55 @@ uint64_t GraphShadow::MarkOffer(const cudnnBackendDescriptor_t* configs,
   return offer;
 }
 
-uint64_t GraphShadow::OfferOf(cudnnBackendDescriptor_t config) const {
+void GraphShadow::MarkPlans(
+    const cudnnBackendDescriptor_t* configs,
+    const std::vector<std::shared_ptr<const std::string>>& plans, int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  bool any = false;
+  for (int64_t i = 0; configs != nullptr && i < n &&
+                      i < static_cast<int64_t>(plans.size());
+       ++i) {
+    if (configs[i] == nullptr || plans[i] == nullptr) continue;
+    EntryOf(configs[i], Entry::kConfig).plan = plans[i];
+    any = true;
+  }
+  if (any) plans_marked_.store(true, std::memory_order_release);
+}
+
+GraphShadow::ConfigMarks GraphShadow::MarksOf(
+    cudnnBackendDescriptor_t config) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(config);
-  return it != entries_.end() && it->second.kind == Entry::kConfig
-             ? it->second.offer
-             : 0;
+  if (it == entries_.end() || it->second.kind != Entry::kConfig) return {};
+  return {it->second.offer, it->second.plan};
+}
+
+void GraphShadow::PlanHandleSet(cudnnBackendDescriptor_t plan,
+                                cudnnHandle_t handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  EntryOf(plan, Entry::kPlan).held.handle = handle;
+}
+
+void GraphShadow::HoldConfig(cudnnBackendDescriptor_t plan,
+                             cudnnBackendDescriptor_t config,
+                             std::shared_ptr<const std::string> stored) {
+  std::lock_guard<std::mutex> lock(mu_);
+  HeldPlan& held = EntryOf(plan, Entry::kPlan).held;
+  held.config = config;
+  held.stored = std::move(stored);
+}
+
+std::optional<GraphShadow::HeldPlan> GraphShadow::TakeHeld(
+    cudnnBackendDescriptor_t plan) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(plan);
+  if (it == entries_.end() || it->second.kind != Entry::kPlan ||
+      it->second.held.config == nullptr) {
+    return std::nullopt;
+  }
+  HeldPlan held = std::move(it->second.held);
+  entries_.erase(it);
+  return held;
 }
 
 void GraphShadow::MarkAnswered(cudnnBackendDescriptor_t graph) {

@@ -13,7 +13,12 @@
 //
 // It also knows the engine configs of each lead-only answer (MarkOffer:
 // one offer id per answer), so that the shim can tell which offer a plan's
-// engine config belongs to (OfferOf; lead_plan_window.h).
+// engine config belongs to (lead_plan_window.h), and the stored plan of each
+// answered config that has one (MarkPlans), so that a plan of that config
+// loads it instead of compiling (plan_exports.cc). MarksOf tells both. An
+// execution plan set to such a config holds it back from cuDNN (cuDNN
+// refuses a serialized plan on a plan descriptor that has an engine config)
+// until its finalize (HoldConfig, TakeHeld).
 //
 // Every other attribute costs one switch. The records are bounded
 // (kMaxEntries): past that they start over, and a heuristics descriptor
@@ -21,7 +26,7 @@
 //
 // Thread safety: thread-safe (one mutex, taken for recorded attributes,
 // once anything was recorded for each descriptor created, and, once an
-// offer was marked, for each execution plan's engine config set).
+// offer or a plan was marked, for each execution plan's engine config set).
 #ifndef TUNEDB_PRELOAD_GRAPH_SHADOW_H_
 #define TUNEDB_PRELOAD_GRAPH_SHADOW_H_
 
@@ -29,9 +34,12 @@
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "preload/graph_call.h"
 
@@ -81,8 +89,40 @@ class GraphShadow {
   bool HasOffers() const {
     return offers_marked_.load(std::memory_order_acquire);
   }
-  // The offer engine config `config` belongs to, 0 if none.
-  uint64_t OfferOf(cudnnBackendDescriptor_t config) const;
+  // The `n` engine configs at `configs` were filled with the configs whose
+  // stored plans are `plans` (GraphAnswer::plans; null: none). Until their
+  // addresses are created again.
+  void MarkPlans(const cudnnBackendDescriptor_t* configs,
+                 const std::vector<std::shared_ptr<const std::string>>& plans,
+                 int64_t n);
+  // Whether any plan was ever marked (cheap: no lock).
+  bool HasPlans() const {
+    return plans_marked_.load(std::memory_order_acquire);
+  }
+
+  // What an engine config was marked with: the offer it belongs to (0 if
+  // none) and its stored plan (null if none).
+  struct ConfigMarks {
+    uint64_t offer = 0;
+    std::shared_ptr<const std::string> plan;
+  };
+  ConfigMarks MarksOf(cudnnBackendDescriptor_t config) const;
+
+  // Execution plan `plan` was set to handle `handle` (recorded once any
+  // plan was marked).
+  void PlanHandleSet(cudnnBackendDescriptor_t plan, cudnnHandle_t handle);
+  // Execution plan `plan` is set to engine config `config`, whose stored
+  // plan is `stored`: held here, not set on cuDNN's descriptor.
+  void HoldConfig(cudnnBackendDescriptor_t plan,
+                  cudnnBackendDescriptor_t config,
+                  std::shared_ptr<const std::string> stored);
+  // What plan `plan` held, once (nullopt if nothing), for its finalize.
+  struct HeldPlan {
+    cudnnBackendDescriptor_t config = nullptr;
+    cudnnHandle_t handle = nullptr;  // null if not seen
+    std::shared_ptr<const std::string> stored;
+  };
+  std::optional<HeldPlan> TakeHeld(cudnnBackendDescriptor_t plan);
 
  private:
   struct Entry {
@@ -92,10 +132,13 @@ class GraphShadow {
       kNode,
       kGraph,
       kHeuristics,
-      kConfig  // an engine config of an offer
+      kConfig,  // an engine config of an offer or with a stored plan
+      kPlan     // an execution plan (once any plan was marked)
     };
     Kind kind = kTensor;
-    uint64_t offer = 0;  // kConfig
+    uint64_t offer = 0;                       // kConfig
+    std::shared_ptr<const std::string> plan;  // kConfig
+    HeldPlan held;                            // kPlan
     ShadowTensor tensor;
     ShadowConvolution conv;
     ShadowNode node;
@@ -121,6 +164,7 @@ class GraphShadow {
   // Whether anything was ever recorded: until then Forget takes no lock.
   std::atomic<bool> recorded_{false};
   std::atomic<bool> offers_marked_{false};
+  std::atomic<bool> plans_marked_{false};
   uint64_t last_offer_ = 0;  // guarded by mu_
 };
 

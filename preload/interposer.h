@@ -81,9 +81,10 @@ class Interposer {
   // or passed through; counts fill queries (not count queries).
   GraphAnswer AnswerGraph(const GraphCall& call);
 
-  // The shim left a plan of a lead-only answer unbuilt (plan_exports.cc):
+  // What the shim did with a plan (plan_exports.cc: left an alternative of
+  // a lead-only answer unbuilt, loaded a stored plan, or found one refused):
   // counts it and logs it at LogLevel::kCalls.
-  void RecordPlanNotBuilt();
+  void RecordPlan(PlanEvent event);
 
   const PreloadCounters& counters() const { return counters_; }
 

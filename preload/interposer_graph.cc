@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/math_policy.h"
+#include "common/caller_filters.h"
 #include "cudnn/backend_graph.h"
 #include "preload/graph_problem.h"
 #include "preload/interposer.h"
@@ -48,45 +48,21 @@ std::vector<TunedEngine> Interposer::CandidatesFor(const ProblemKey& key) {
 
 std::vector<TunedEngine> Interposer::StoredConfigs(const ProblemKey& key) {
   std::vector<TunedEngine> out;
-  const EngineAnswer fastest = client_->GetEngine(key, {});
-  if (!fastest.ok()) return out;
-  out.push_back({fastest.config, false});
-  // Each filter PyTorch may apply (interposer.h), as constraints: it always
-  // drops DOWN_CONVERT_INPUTS; deterministic mode drops nondeterministic
-  // configs; with TF32 off, fp32 drops tensor-core ones.
-  const bool fp32 = IsTf32Type(key.problem.input_type);
-  Constraints no_down_convert;
-  no_down_convert.excluded_numerical_notes =
-      NoteBit(kNumericalNoteDownConvertInputs);
-  Constraints deterministic = no_down_convert;
-  deterministic.deterministic_only = true;
-  deterministic.excluded_numerical_notes |=
-      NoteBit(kNumericalNoteNondeterministic);
-  Constraints no_tf32 = no_down_convert;
-  no_tf32.excluded_numerical_notes |= NoteBit(kNumericalNoteTensorCore);
-  Constraints safe = deterministic;  // every filter at once
-  if (fp32) safe.excluded_numerical_notes |= NoteBit(kNumericalNoteTensorCore);
-  Constraints safe_no_workspace = safe;
-  safe_no_workspace.max_workspace_bytes = 0;
-  struct Ask {
-    Constraints constraints;
-    bool alternative, universal;
-  };
-  std::vector<Ask> asks = {{no_down_convert, false, false},
-                           {deterministic, true, false}};
-  if (fp32) asks.push_back({no_tf32, true, false});
-  asks.push_back({safe, true, false});
-  asks.push_back({safe_no_workspace, true, true});
-  for (const Ask& ask : asks) {
-    const EngineAnswer a = client_->GetEngine(key, ask.constraints);
-    if (!a.ok()) continue;
+  // The fastest config under each filter PyTorch may apply
+  // (caller_filters.h); without one for the first (no filter), a miss.
+  for (const CallerFilter& filter : FrameworkFilters(key.problem.input_type)) {
+    const EngineAnswer a = client_->GetEngine(key, filter.constraints);
+    if (!a.ok()) {
+      if (out.empty()) return out;
+      continue;
+    }
     auto seen = std::find_if(out.begin(), out.end(), [&](const TunedEngine& t) {
       return SameConfig(t.config, a.config.algo, a.config.knobs);
     });
     if (seen == out.end()) {
-      out.push_back({a.config, ask.alternative, ask.universal});
+      out.push_back({a.config, filter.alternative, filter.universal});
     } else {
-      seen->universal = seen->universal || ask.universal;
+      seen->universal = seen->universal || filter.universal;
     }
   }
   // The alternatives fastest first: whatever a caller's filter drops, the
@@ -136,7 +112,7 @@ GraphAnswer Interposer::AnswerFallback(const GraphCall& call,
       std::fprintf(stderr, "tunedb preload: graph fallback_empty\n");
     }
   }
-  return GraphAnswer{true, CUDNN_STATUS_SUCCESS};
+  return GraphAnswer{true, CUDNN_STATUS_SUCCESS, false, false, {}};
 }
 
 Interposer::GraphResult Interposer::AnswerHeuristics(const GraphCall& call,
@@ -193,7 +169,7 @@ Interposer::GraphResult Interposer::CountAnswer(const GraphCall& call,
   *call.count = static_cast<int64_t>(offer.size());
   r.outcome = Outcome::kHit;
   r.engine = offer[0]->algo;
-  r.answer = GraphAnswer{true, CUDNN_STATUS_SUCCESS};
+  r.answer = GraphAnswer{true, CUDNN_STATUS_SUCCESS, false, false, {}};
   memory.counted = std::move(checked);
   return r;
 }
@@ -211,10 +187,12 @@ Interposer::GraphResult Interposer::FillAnswer(const GraphCall& call,
   // Every config was finalized on a scratch descriptor (CheckOnGraph)
   // before one of the caller's is touched.
   ConfigFill fill(call, graph.get());
+  std::vector<const AlgoResult*> given;
   for (const AlgoResult* c :
        OfferOrder(checked, call.requested, options_.graph_configs)) {
     if (fill.done()) break;
     fill.Add(c->algo, c->knobs);
+    if (fill.filled() > static_cast<int64_t>(given.size())) given.push_back(c);
   }
   const int64_t tunedb_given = fill.filled();
   if (tunedb_given == 0) return r.Pass(Outcome::kConfigFailed);
@@ -239,14 +217,28 @@ Interposer::GraphResult Interposer::FillAnswer(const GraphCall& call,
   // them, are the caller's to build.
   r.answer = GraphAnswer{true, CUDNN_STATUS_SUCCESS, gave_universal,
                          gave_universal && options_.lead_plan_only &&
-                             fill.filled() == tunedb_given};
+                             fill.filled() == tunedb_given,
+                         {}};
+  if (options_.stored_plans && !call.shadow.nodes.empty()) {
+    // The call is answered already: a plan that cannot be given is built.
+    int unusable = 0;
+    try {
+      r.answer.plans = PlansForCaller(given, call.shadow.nodes[0], &unusable);
+    } catch (...) {
+      r.answer.plans.clear();
+    }
+    for (int i = 0; i < unusable; ++i) RecordPlan(PlanEvent::kStoredRefused);
+  }
   return r;
 }
 
-void Interposer::RecordPlanNotBuilt() {
-  counters_.CountPlanNotBuilt();
+void Interposer::RecordPlan(PlanEvent event) {
+  counters_.CountPlan(event);
   if (options_.log == LogLevel::kCalls) {
-    std::fprintf(stderr, "tunedb preload: graph plan_not_built\n");
+    const char* what = event == PlanEvent::kNotBuilt        ? "plan_not_built"
+                       : event == PlanEvent::kStoredLoaded ? "stored_plan_loaded"
+                                                           : "stored_plan_refused";
+    std::fprintf(stderr, "tunedb preload: graph %s\n", what);
   }
 }
 

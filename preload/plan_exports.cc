@@ -21,15 +21,28 @@
 // that runs a plan (finalizing a variant pack) or finalizes anything else
 // before it builds the next builds that one too.
 //
-// Every other descriptor costs one atomic load (before any offer was
-// marked) or a few thread-local reads.
+// A plan whose engine config has a stored plan (GraphAnswer::plans) was set
+// to that config in the shadow only (GraphShadow::HoldConfig; cuDNN refuses
+// a serialized plan on a descriptor with an engine config). Its finalize
+// first loads the stored plan on a scratch descriptor with the caller's
+// handle: one that cuDNN refuses (another cuDNN, driver or GPU) never
+// reaches the caller's descriptor; it is counted, and the caller's config
+// is set and built as without tunedb. One that loads is set on the
+// caller's descriptor (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION), and
+// cuDNN's finalize loads it instead of compiling the engine: two loads
+// instead of a compile (docs/preload.md has the times).
+//
+// Every other descriptor costs two atomic loads (before any offer or plan
+// was marked) or a few thread-local reads.
 //
 // Thread safety: as thread-safe as cuDNN's own function (the window is
 // per thread).
 #include <cudnn.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "preload/core_loader.h"
 #include "preload/device_memory.h"
@@ -46,6 +59,12 @@ RealFunction<decltype(&cudnnBackendFinalize)> real_finalize(
     "cudnnBackendFinalize");
 RealFunction<decltype(&cudnnBackendGetAttribute)> real_get_attribute(
     "cudnnBackendGetAttribute");
+RealFunction<decltype(&cudnnBackendSetAttribute)> real_set_attribute(
+    "cudnnBackendSetAttribute");
+RealFunction<decltype(&cudnnBackendCreateDescriptor)> real_create_descriptor(
+    "cudnnBackendCreateDescriptor");
+RealFunction<decltype(&cudnnBackendDestroyDescriptor)>
+    real_destroy_descriptor("cudnnBackendDestroyDescriptor");
 
 // Whether the GPU could give a plan of `workspace` bytes twice over.
 bool RoomFor(int64_t workspace) {
@@ -67,6 +86,65 @@ int64_t WorkspaceOf(cudnnBackendDescriptor_t plan) {
   return size;
 }
 
+void Note(PlanEvent event) {
+  if (const CoreApi* core = LoadedCore()) core->plan_event(event);
+}
+
+// Sets serialized plan `stored` on plan descriptor `d` (its handle set) and
+// finalizes it.
+cudnnStatus_t LoadInto(cudnnBackendDescriptor_t d, const std::string& stored,
+                       decltype(&cudnnBackendFinalize) real) {
+  const auto set = real_set_attribute.get();
+  if (set == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  const cudnnStatus_t s =
+      set(d, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+          static_cast<int64_t>(stored.size()), stored.data());
+  return s == CUDNN_STATUS_SUCCESS ? real(d) : s;
+}
+
+// Whether cuDNN loads `stored` with `handle`, on a plan descriptor of its
+// own.
+bool LoadsOnScratch(cudnnHandle_t handle, const std::string& stored,
+                    decltype(&cudnnBackendFinalize) real) {
+  const auto create = real_create_descriptor.get();
+  const auto destroy = real_destroy_descriptor.get();
+  const auto set = real_set_attribute.get();
+  cudnnBackendDescriptor_t scratch = nullptr;
+  if (create == nullptr || destroy == nullptr || set == nullptr ||
+      create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &scratch) !=
+          CUDNN_STATUS_SUCCESS) {
+    return false;
+  }
+  const bool loads =
+      set(scratch, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
+          &handle) == CUDNN_STATUS_SUCCESS &&
+      LoadInto(scratch, stored, real) == CUDNN_STATUS_SUCCESS;
+  destroy(scratch);
+  return loads;
+}
+
+// cuDNN's finalize of plan `d`; from its stored plan when it held one.
+cudnnStatus_t Build(cudnnBackendDescriptor_t d,
+                    decltype(&cudnnBackendFinalize) real,
+                    const std::optional<GraphShadow::HeldPlan>& held) {
+  if (!held.has_value()) return real(d);
+  if (held->handle != nullptr && held->stored != nullptr &&
+      LoadsOnScratch(held->handle, *held->stored, real) &&
+      LoadInto(d, *held->stored, real) == CUDNN_STATUS_SUCCESS) {
+    Note(PlanEvent::kStoredLoaded);
+    return CUDNN_STATUS_SUCCESS;
+  }
+  Note(PlanEvent::kStoredRefused);
+  // As without tunedb: the caller's engine config, then cuDNN's build.
+  const auto set = real_set_attribute.get();
+  const cudnnBackendDescriptor_t config = held->config;
+  const cudnnStatus_t s =
+      set == nullptr ? CUDNN_STATUS_NOT_INITIALIZED
+                     : set(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config);
+  return s == CUDNN_STATUS_SUCCESS ? real(d) : s;
+}
+
 }  // namespace
 }  // namespace tunedb::preload
 
@@ -76,21 +154,30 @@ extern "C" cudnnStatus_t cudnnBackendFinalize(
     cudnnBackendDescriptor_t descriptor) {
   const auto real = real_finalize.get();
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
-  if (!GraphShadow::Instance().HasOffers()) return real(descriptor);
+  GraphShadow& shadow = GraphShadow::Instance();
+  if (!shadow.HasOffers() && !shadow.HasPlans()) return real(descriptor);
+  std::optional<GraphShadow::HeldPlan> held;
+  if (shadow.HasPlans()) {
+    try {
+      held = shadow.TakeHeld(descriptor);
+    } catch (...) {
+      // cannot happen without a lock failure; the plan builds as cuDNN's
+    }
+  }
   LeadPlanWindow& window = LeadPlanWindow::ThisThread();
   switch (window.Before(descriptor)) {
     case LeadPlanWindow::Action::kBuild:
-      return real(descriptor);
+      return Build(descriptor, real, held);
     case LeadPlanWindow::Action::kFollower:
       if (RoomFor(window.lead_workspace())) {
-        if (const CoreApi* core = LoadedCore()) core->plan_not_built();
+        Note(PlanEvent::kNotBuilt);
         return CUDNN_STATUS_NOT_SUPPORTED;
       }
-      return real(descriptor);
+      return Build(descriptor, real, held);
     case LeadPlanWindow::Action::kLead:
       break;
   }
-  const cudnnStatus_t s = real(descriptor);
+  const cudnnStatus_t s = Build(descriptor, real, held);
   if (s == CUDNN_STATUS_SUCCESS) {
     // A workspace cuDNN does not report never leaves others unbuilt.
     const int64_t workspace = WorkspaceOf(descriptor);

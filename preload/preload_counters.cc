@@ -22,9 +22,18 @@ constexpr EnumNames<Outcome, 13> kOutcomeNames(
                  {Outcome::kConfigFailed, "config_failed"},
                  {Outcome::kInternalError, "internal_error"}}});
 
+constexpr EnumNames<PlanEvent, 3> kPlanEventNames(
+    "plan event", {{{PlanEvent::kNotBuilt, "plans_not_built"},
+                    {PlanEvent::kStoredLoaded, "stored_plans_loaded"},
+                    {PlanEvent::kStoredRefused, "stored_plans_refused"}}});
+
 }  // namespace
 
 absl::string_view OutcomeName(Outcome o) { return kOutcomeNames.Name(o); }
+
+absl::string_view PlanEventName(PlanEvent e) {
+  return kPlanEventNames.Name(e);
+}
 
 int64_t PreloadCounters::Total() const {
   int64_t total = 0;
@@ -39,7 +48,10 @@ std::map<std::string, int64_t> PreloadCounters::Counts() const {
     const int64_t n = counts_[i].load(std::memory_order_relaxed);
     if (n > 0) out[std::string(OutcomeName(static_cast<Outcome>(i)))] = n;
   }
-  if (PlansNotBuilt() > 0) out["plans_not_built"] = PlansNotBuilt();
+  for (int i = 0; i < static_cast<int>(PlanEvent::kNumPlanEvents); ++i) {
+    const PlanEvent e = static_cast<PlanEvent>(i);
+    if (Plans(e) > 0) out[std::string(PlanEventName(e))] = Plans(e);
+  }
   return out;
 }
 
@@ -66,9 +78,15 @@ std::string PreloadCounters::Summary(absl::string_view address,
                       n);
     }
   }
-  if (PlansNotBuilt() > 0) {
-    absl::StrAppend(&line, "; ", PlansNotBuilt(),
+  if (Plans(PlanEvent::kNotBuilt) > 0) {
+    absl::StrAppend(&line, "; ", Plans(PlanEvent::kNotBuilt),
                     " alternative plans not built");
+  }
+  const int64_t loaded = Plans(PlanEvent::kStoredLoaded);
+  const int64_t refused = Plans(PlanEvent::kStoredRefused);
+  if (loaded + refused > 0) {
+    absl::StrAppend(&line, "; ", loaded, " stored plans loaded");
+    if (refused > 0) absl::StrAppend(&line, ", ", refused, " refused");
   }
   return line;
 }

@@ -9,7 +9,9 @@
 // the misses when any were),
 // followed, when any call was passed through, by the reasons and counts,
 // and by "; N alternative plans not built" when the shim left plans of
-// lead-only answers unbuilt (not calls: builds the program asked for).
+// lead-only answers unbuilt, and "; N stored plans loaded" (", M refused")
+// when plans were loaded instead of compiled (not calls: builds the program
+// asked for; PlanEvent).
 //
 // Thread safety: Count is lock-free and thread-safe; Summary reads a
 // snapshot.
@@ -49,6 +51,17 @@ enum class Outcome {
 
 absl::string_view OutcomeName(Outcome o);  // "hit", "miss", "daemon_down", ...
 
+// What became of a plan the program finalized, where tunedb had a part.
+enum class PlanEvent {
+  kNotBuilt = 0,  // an alternative of a lead-only answer left unbuilt
+  kStoredLoaded,  // its config's stored plan loaded instead of compiling
+  kStoredRefused,  // a stored plan not used (cuDNN refused it, or it did
+                   // not fit the caller's graph): built as without tunedb
+  kNumPlanEvents
+};
+
+absl::string_view PlanEventName(PlanEvent e);  // "plans_not_built", ...
+
 class PreloadCounters {
  public:
   void Count(Outcome o) {
@@ -57,11 +70,11 @@ class PreloadCounters {
   int64_t Get(Outcome o) const {
     return counts_[static_cast<int>(o)].load(std::memory_order_relaxed);
   }
-  void CountPlanNotBuilt() {
-    plans_not_built_.fetch_add(1, std::memory_order_relaxed);
+  void CountPlan(PlanEvent e) {
+    plans_[static_cast<int>(e)].fetch_add(1, std::memory_order_relaxed);
   }
-  int64_t PlansNotBuilt() const {
-    return plans_not_built_.load(std::memory_order_relaxed);
+  int64_t Plans(PlanEvent e) const {
+    return plans_[static_cast<int>(e)].load(std::memory_order_relaxed);
   }
   int64_t Total() const;
   // The exit line (no trailing newline). `misses_tuned_after`: misses were
@@ -69,12 +82,13 @@ class PreloadCounters {
   std::string Summary(absl::string_view address,
                       bool misses_tuned_after = false) const;
   // What ReportCounters sends: "calls", every outcome that happened, by
-  // OutcomeName, and "plans_not_built" when any were.
+  // OutcomeName, and every plan event that happened, by PlanEventName.
   std::map<std::string, int64_t> Counts() const;
 
  private:
   std::atomic<int64_t> counts_[static_cast<int>(Outcome::kNumOutcomes)] = {};
-  std::atomic<int64_t> plans_not_built_{0};
+  std::atomic<int64_t> plans_[static_cast<int>(PlanEvent::kNumPlanEvents)] =
+      {};
 };
 
 }  // namespace tunedb::preload

@@ -13,7 +13,7 @@
 # all need; tests/ (flat) the programs the GPU scripts run: cudnn_status_test,
 # cpu_reference_test, worker_supervisor_test, cudnn_finder_gpu_test,
 # cudnn_worker_gpu_test, graph_gpu_test, tunedb_gpu_bench, tunedb_regret,
-# tunedb_graph_regret, tunedb_plan_load_bench, conv_example,
+# tunedb_graph_regret, tunedb_plan_load_bench, tunedb_plan_adopt_probe, conv_example,
 # graph_plan_example, client_hit_bench and client_miss_bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +31,7 @@ cmake --build "$BUILD" -j"${JOBS:-2}" --target tunedbd tunedb-worker \
   cudnn_status_test cpu_reference_test worker_supervisor_test \
   cudnn_finder_gpu_test cudnn_worker_gpu_test \
   graph_gpu_test tunedb_gpu_bench tunedb_regret tunedb_graph_regret \
-  tunedb_plan_load_bench \
+  tunedb_plan_load_bench tunedb_plan_adopt_probe \
   conv_example graph_plan_example client_hit_bench client_miss_bench \
   tunedb_cudnn_call_timer
 scripts/make_bundle.sh --out "$BUNDLE" \
@@ -51,6 +51,7 @@ scripts/make_bundle.sh --out "$BUNDLE" \
   --tests "$BUILD/examples/graph_plan_example" \
   --tests "$BUILD/bench/gpu/tunedb_gpu_bench" \
   --tests "$BUILD/bench/gpu/tunedb_plan_load_bench" \
+  --tests "$BUILD/bench/gpu/tunedb_plan_adopt_probe" \
   --tests "$BUILD/bench/regret/tunedb_regret" \
   --tests "$BUILD/examples/conv_example" \
   --tests "$BUILD/bench/client/client_hit_bench" \

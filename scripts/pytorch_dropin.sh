@@ -11,7 +11,8 @@
 #
 #   scripts/pytorch_dropin.sh [BUNDLE_DIR]     # default .bundle/tunedb
 #
-# Environment: PY (default /opt/torch/.venv/bin/python), DTYPES (default
+# Environment: PY (default /opt/torch/.venv/bin/python), MODEL (a torchvision
+# model name, default resnet50), DTYPES (default
 # "fp16 fp32"; one per call fits the device's time limit more easily), PATHS
 # (default "legacy default"), REPEAT (default 1: rounds of the rows with and
 # without tunedb, benchmark on and off, interleaved; the summary takes the
@@ -19,7 +20,8 @@
 # WARM_ONLY=1 (with KEEP_DB=1: only the rows without tunedb and the warm
 # ones, no cold row and no re-search), TUNE_AFTER=1 (the cold row runs
 # with `tunedb run --tune-after`: its misses are searched after it, not
-# while it trains), TIMER=1 (every row also loads the
+# while it trains), RESEARCH=0 (the keys the cold row taught are not
+# searched again on the idle GPU before the warm rows), TIMER=1 (every row also loads the
 # bundle's libtunedb_cudnn_call_timer.so: its plan builds, other finalizes
 # and executes, timed, go into the row's "timer"), KEEP_CACHE=1 (the default
 # path also runs benchmark-on rows without tunedb and warm with PyTorch's
@@ -45,6 +47,7 @@ DTYPES=${DTYPES:-fp16 fp32}
 PATHS=${PATHS:-legacy default}
 REPEAT=${REPEAT:-1}
 ITERS=${ITERS:-100}
+MODEL=${MODEL:-resnet50}
 WORK=${WORK:-/tmp/tunedb-dropin}
 OUT=${OUT:-$PWD/out}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -107,12 +110,13 @@ one() {
   [[ "$label" == *", deterministic" ]] && keep=(--deterministic)
   [[ "$label" == *", no tf32" ]] && keep=(--no-tf32)
   local path=${label%%,*}
-  local pre=() ref=(--ref "$WORK/ref-$path-$dtype.pt")
+  local refpt="$WORK/ref-$MODEL-$path-$dtype.pt"
+  local pre=() ref=(--ref "$refpt")
   if [[ $# -gt 0 ]]; then pre=("$B/bin/tunedb" --address "$ADDR" run "$@"); fi
   # The first run of a path without tunedb, benchmark on, is the reference;
   # a repeated one measures how far PyTorch differs from itself.
-  [[ "$label" == "$path, no tunedb" && $bench == 1 && ! -e "$WORK/ref-$path-$dtype.pt" ]] &&
-    ref=(--save "$WORK/ref-$path-$dtype.pt")
+  [[ "$label" == "$path, no tunedb" && $bench == 1 && ! -e "$refpt" ]] &&
+    ref=(--save "$refpt")
   local graphed=()
   [[ "${GRAPHED:-0}" == 1 ]] && graphed=(--graphed)
   local timer=()
@@ -121,7 +125,7 @@ one() {
   local err="$OUT/runs/$n-$dtype-bench$bench.err"
   echo "--- $n: $dtype, $label, benchmark=$bench"
   ${timer[@]+"${timer[@]}"} ${pre[@]+"${pre[@]}"} ${pin[@]+"${pin[@]}"} "$PY" "$BENCH" run --dtype "$dtype" --benchmark "$bench" \
-    --iters "$ITERS" ${graphed[@]+"${graphed[@]}"} --label "$label" "${ref[@]}" ${keep[@]+"${keep[@]}"} \
+    --iters "$ITERS" --model "$MODEL" ${graphed[@]+"${graphed[@]}"} --label "$label" "${ref[@]}" ${keep[@]+"${keep[@]}"} \
     > "${err%.err}.out" 2> "$err"
   local rc=$?
   local json line timed
@@ -179,7 +183,7 @@ for dtype in $DTYPES; do
         one "$path, tunedb cold" "$dtype" 1 --log calls --exit-wait 900 --
       fi
       "$B/bin/tunedb" --address "$ADDR" stats | grep -Ei "records|searches" | head -5
-      research "$dtype" "$filter"
+      [[ "${RESEARCH:-1}" == 1 ]] && research "$dtype" "$filter"
     fi
     # Rows with and without tunedb interleaved, REPEAT rounds: a machine
     # whose speed drifts over the call drifts under both alike.

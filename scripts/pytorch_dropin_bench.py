@@ -3,7 +3,7 @@
 
   pytorch_dropin_bench.py run --dtype fp16|fp32 --benchmark 0|1
       [--iters 100] [--blocks 10] [--warmup-s 3] [--graphed]
-      [--batch 64] [--save REF.pt | --ref REF.pt] [--keep-conv-cache]
+      [--batch 64] [--model resnet50] [--save REF.pt | --ref REF.pt] [--keep-conv-cache]
       [--deterministic] [--no-tf32] --label TEXT
       -> one JSON line on stdout: first-iteration seconds, steady-state
          ms/iter (median and fastest of the blocks; with --graphed also
@@ -14,7 +14,7 @@
       -> OUT_DIR/dropin.json and OUT_DIR/dropin.md.
 
 ResNet-50 (torchvision's when installed, else the same architecture defined
-here), batch 64, forward and backward (no optimizer step, so every iteration
+here) or another torchvision model (--model, e.g. mobilenet_v3_large), batch 64, forward and backward (no optimizer step, so every iteration
 computes the same thing), weights and input from seed 0 on the CPU. fp16 runs
 channels-last. Whether cuDNN's legacy API is used is the caller's
 TORCH_CUDNN_V8_API_DISABLED. --keep-conv-cache turns off PyTorch's emptying
@@ -31,6 +31,14 @@ import statistics
 import subprocess
 import sys
 import time
+
+
+def build_model(name):
+    """torchvision's `name` without weights; ResNet-50 also without torchvision."""
+    if name == "resnet50":
+        return resnet50()
+    import torchvision
+    return getattr(torchvision.models, name)(weights=None), "torchvision " + name
 
 
 def resnet50():
@@ -140,7 +148,7 @@ def run(args):
     if args.no_tf32:
         torch.backends.cudnn.allow_tf32 = False
     torch.manual_seed(0)
-    model, source = resnet50()
+    model, source = build_model(args.model)
     x = torch.randn(args.batch, 3, 224, 224)
     dtype = torch.float16 if args.dtype == "fp16" else torch.float32
     fmt = torch.channels_last if args.dtype == "fp16" else torch.contiguous_format
@@ -429,6 +437,8 @@ def main():
     r.add_argument("--warmup-s", type=float, default=3.0)
     r.add_argument("--graphed", action="store_true")
     r.add_argument("--batch", type=int, default=64)
+    r.add_argument("--model", default="resnet50",
+                   help="a torchvision model name (built without weights)")
     r.add_argument("--save")
     r.add_argument("--ref")
     r.add_argument("--keep-conv-cache", action="store_true")

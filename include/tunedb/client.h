@@ -62,7 +62,8 @@ struct Answer {
 
 // The engine config to build, for a graph-API key (api=graph): the tuned
 // one (engine global index, knobs, notes, workspace and, where the search
-// kept it, the serialized plan), or none: the caller then builds from
+// kept it, cuDNN's serialized plan: only one that is whole and was stored
+// for this key and config), or none: the caller then builds from
 // cuDNN's heuristic as it would without tunedb.
 struct EngineAnswer {
   Source source = Source::kNone;  // kCache, kDaemon, kDatabase or kNone
@@ -87,6 +88,7 @@ struct ClientStats {
   int64_t database_answers = 0;     // Gets answered kDatabase
   bool database_open = false;       // ClientOptions::db_path is open
   int64_t refreshes = 0;            // cached entries replaced by a newer record
+  int64_t plans_refused = 0;  // stored plans cut short, edited or another's
   int64_t evictions = 0;            // entries evicted to stay within capacity
   int64_t cache_entries = 0;        // entries in the cache now
 };

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/caller_filters.h"
 #include "common/math_policy.h"
 #include "common/record_results.h"
 #include "common/status_macros.h"
@@ -140,22 +141,38 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
   return results;
 }
 
-absl::Status KeepPlans(const GraphLauncher& launcher,
+absl::Status KeepPlans(const GraphLauncher& launcher, DataType input_type,
                        const CudnnFinderOptions& options,
                        std::vector<AlgoResult>& results) {
   if (results.empty() || results[0].status != AlgoStatus::kOk) {
     return absl::OkStatus();
   }
+  auto keep = [&](AlgoResult& r) -> absl::Status {
+    cudnnBackendDescriptor_t plan = launcher.PlanOf(r);
+    if (plan == nullptr || !r.plan.empty()) return absl::OkStatus();
+    ASSIGN_OR_RETURN(r.plan, SerializePlan(plan));
+    return absl::OkStatus();
+  };
   const double lead = results[0].cost(LaunchMode::kDirect).median_ms;
   int kept = 0;
   for (AlgoResult& r : results) {
     if (kept >= options.graph_plans_kept || r.status != AlgoStatus::kOk) break;
     const double cost = r.cost(LaunchMode::kDirect).median_ms;
     if (kept > 0 && cost > lead * (1 + options.graph_plan_margin)) break;
-    cudnnBackendDescriptor_t plan = launcher.PlanOf(r);
-    if (plan == nullptr) continue;
-    ASSIGN_OR_RETURN(r.plan, SerializePlan(plan));
+    if (launcher.PlanOf(r) == nullptr) continue;
+    RETURN_IF_ERROR(keep(r));
     ++kept;
+  }
+  // The config a framework's filter leads to, where it compiles at run time
+  // (caller_filters.h): a program building it loads the plan instead.
+  for (const CallerFilter& filter : FrameworkFilters(input_type)) {
+    const AlgoResult* chosen = ChooseFrom(results, filter.constraints);
+    if (chosen == nullptr ||
+        (chosen->behavior_notes &
+         NoteBit(kBehaviorNoteRuntimeCompilation)) == 0) {
+      continue;
+    }
+    RETURN_IF_ERROR(keep(results[chosen - results.data()]));
   }
   return absl::OkStatus();
 }

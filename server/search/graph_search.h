@@ -11,9 +11,10 @@
 //      PyTorch's benchmark mode does: its first launch-time sample.
 //   2-4. screen.h, retime.h, verify.h as for the legacy API (verification
 //      against legacy algorithms on the same buffers).
-//   5. KeepPlans: the leader's and the close runners-up's plans serialized
+//   5. KeepPlans: the plans of the leader, the close runners-up and the
+//      runtime-compiled configs a framework's filter leads to, serialized
 //      into their results, so a fresh process loads them instead of
-//      building them.
+//      building (compiling) them.
 //
 // Thread safety: none; one search at a time.
 #ifndef TUNEDB_SERVER_SEARCH_GRAPH_SEARCH_H_
@@ -79,9 +80,11 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     DeviceSpan workspace, const CudnnFinderOptions& options,
     double* heuristics_ms = nullptr);
 
-// Phase 5: serializes the plans of the leader and the runners-up within
-// options.graph_plan_margin (graph_plans_kept in all) into results[i].plan.
-absl::Status KeepPlans(const GraphLauncher& launcher,
+// Phase 5: serializes into results[i].plan the plans of the leader and the
+// runners-up within options.graph_plan_margin (graph_plans_kept in all),
+// and of every runtime-compiled config that a framework's filter chooses
+// (caller_filters.h) for `input_type`.
+absl::Status KeepPlans(const GraphLauncher& launcher, DataType input_type,
                        const CudnnFinderOptions& options,
                        std::vector<AlgoResult>& results);
 

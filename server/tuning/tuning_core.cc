@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/record_results.h"
+#include "common/sealed_plan.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -377,6 +378,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     record.key = pending->key.key();
     record.results = std::move(found->results);
     SortResults(record.results);
+    SealPlans(record.key, record.results);
     record.measured_at_us = NowMicros();
     record.host = options_.host;
     record.gpu_uuid = device.uuid;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "client_test_util.h"
+#include "common/sealed_plan.h"
 #include "store/store.h"
 
 namespace tunedb {
@@ -87,6 +88,40 @@ TEST_F(ClientTest, CacheOnlyMissIsNoneAtOnceAndPrefetchFillsIt) {
   EXPECT_EQ(a.algo, 5);
   EXPECT_EQ(a.math_type, MathType::kTensorOp);
   EXPECT_EQ(a.workspace_bytes, 1024);
+}
+
+TEST_F(ClientTest, AStoredPlanReachesTheCallerOnlyWholeAndForItsOwnKey) {
+  ProblemKey key = TestKey(8);
+  key.problem.api = ConvApi::kGraph;
+  key.problem.alignment = 16;
+  const std::string raw = "{\"serialized\":\"plan\"}";
+  const std::string sealed = SealPlan(key, 57, {}, raw);
+  ProblemKey other = key;
+  other.problem.n += 1;
+  const std::string cases[] = {
+      sealed.substr(0, sealed.size() - 1),      // cut short
+      sealed.substr(0, sealed.size() - 2) + "]}",  // edited
+      SealPlan(other, 57, {}, raw),             // another key's
+      raw};                                     // never sealed
+  auto client = Make(Options(MissPolicy::kBackground));
+  int64_t refused = 0;
+  for (const std::string& plan : cases) {
+    AlgoResult r = OkResult(57, 4096, MathType::kTensorOp);
+    r.plan = plan;
+    daemon_.service().Put(key, {r});
+    client->ClearCache();
+    const EngineAnswer a = client->GetEngine(key);
+    ASSERT_EQ(a.source, Source::kDaemon);
+    EXPECT_EQ(a.config.algo, 57);  // the config is still given, to build
+    EXPECT_TRUE(a.config.plan.empty()) << plan;
+    EXPECT_EQ(client->Stats().plans_refused, ++refused);
+  }
+  AlgoResult whole = OkResult(57, 4096, MathType::kTensorOp);
+  whole.plan = sealed;
+  daemon_.service().Put(key, {whole});
+  client->ClearCache();
+  EXPECT_EQ(client->GetEngine(key).config.plan, raw);
+  EXPECT_EQ(client->Stats().plans_refused, refused);
 }
 
 TEST_F(ClientTest, BackgroundStoredRecordComesFromDaemonThenCache) {

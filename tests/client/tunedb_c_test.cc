@@ -7,6 +7,7 @@
 #include <string>
 
 #include "client_test_util.h"
+#include "common/sealed_plan.h"
 
 namespace tunedb {
 namespace {
@@ -124,7 +125,8 @@ TEST(TunedbCTest, GetEngineGivesKnobsNotesAndThePlanBytes) {
   AlgoResult engine = OkResult(57, 4096, MathType::kTensorOp);
   engine.knobs = {Knob{3, 2}, Knob{11, 7}};
   engine.numerical_notes = 1;
-  engine.plan = "{\"a serialized\":\"plan\"}";
+  const std::string raw_plan = "{\"a serialized\":\"plan\"}";
+  engine.plan = SealPlan(key, engine.algo, engine.knobs, raw_plan);
   daemon.service().Put(key, {engine});
 
   tunedb_options_t o;
@@ -151,13 +153,14 @@ TEST(TunedbCTest, GetEngineGivesKnobsNotesAndThePlanBytes) {
   EXPECT_EQ(e.knob_values[1], 7);
   EXPECT_EQ(e.numerical_notes, 1u);
   EXPECT_EQ(e.workspace_bytes, 4096);
-  ASSERT_EQ(e.plan_size, engine.plan.size());
+  // The plan as cuDNN serialized it, out of its seal (sealed_plan.h).
+  ASSERT_EQ(e.plan_size, raw_plan.size());
   std::string plan(e.plan_size, '\0');
   ASSERT_EQ(
       tunedb_get_engine(client, &p, nullptr, &e, plan.data(), plan.size()),
       TUNEDB_OK);
   EXPECT_EQ(e.source, TUNEDB_SOURCE_CACHE);
-  EXPECT_EQ(plan, engine.plan);
+  EXPECT_EQ(plan, raw_plan);
   // A problem struct from before the api field is a legacy problem.
   p.struct_size = offsetof(tunedb_problem_t, api);
   EXPECT_EQ(tunedb_get_engine(client, &p, nullptr, &e, nullptr, 0),

@@ -9,6 +9,14 @@
 //   (CUDNN_STATUS_INTERNAL_ERROR)
 //   FAKE_CUDNN_PLAN_WORKSPACE=N an execution plan that builds needs N bytes
 //   (default 0); plan builds count as "backend_plan_finalize"
+// An execution plan with a serialized form set (CUDNN_ATTR_EXECUTION_PLAN_
+// JSON_REPRESENTATION) loads it instead of building, as cuDNN does: never
+// together with an engine config (BAD_PARAM), and only a form that holds an
+// "operationGraph" and this cuDNN's version as "cudnnVersion" (else
+// BAD_PARAM: "backend_plan_load_refused"). A load counts as
+// "backend_plan_load", and as "backend_plan_load_caller_ids" too when its
+// graph names its tensors x, w and y by the ids the graph probe gives them
+// ('x', 'w', 'y').
 //
 // Thread safety: the counters are atomic; descriptors as in cuDNN.
 #include <cudnn.h>
@@ -24,6 +32,7 @@
 #include <vector>
 
 #include "fake_cudnn_lists.h"
+#include "nlohmann/json.hpp"
 
 namespace {
 
@@ -531,6 +540,7 @@ constexpr AttrRule kRules[] = {
     {CUDNN_ATTR_EXECUTION_PLAN_HANDLE, kPlan, CUDNN_TYPE_HANDLE},
     {CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, kPlan, kDescT},
     {CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, kPlan, kI64},
+    {CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, kPlan, CUDNN_TYPE_CHAR},
 };
 
 const AttrRule* RuleOf(cudnnBackendAttributeName_t name) {
@@ -579,6 +589,30 @@ int64_t FirstValue(const Desc& d, cudnnBackendAttributeName_t name,
 
 bool Has(const Desc& d, cudnnBackendAttributeName_t name) {
   return d.attrs.count(name) > 0;
+}
+
+// Whether plan `d` loads its serialized form (see the top), counted.
+bool LoadsSerializedPlan(Desc& d) {
+  const Attr& a = d.attrs[CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION];
+  const nlohmann::json plan =
+      nlohmann::json::parse(a.bytes.begin(), a.bytes.end(), nullptr, false);
+  if (plan.is_discarded() || !plan.is_object() ||
+      !plan.contains("operationGraph") ||
+      plan.value("cudnnVersion", int64_t{-1}) !=
+          static_cast<int64_t>(cudnnGetVersion())) {
+    Count("backend_plan_load_refused");
+    return false;
+  }
+  Count("backend_plan_load");
+  std::vector<std::string> names;
+  for (const auto& t : plan["operationGraph"].value("tensors", nlohmann::json::array())) {
+    names.push_back(t.value("name", ""));
+  }
+  const std::vector<std::string> probe_ids = {std::to_string('x'),
+                                              std::to_string('w'),
+                                              std::to_string('y')};
+  if (names == probe_ids) Count("backend_plan_load_caller_ids");
+  return true;
 }
 
 // FAKE_CUDNN_REJECT_ENGINES=a,b: the engines whose finalize fails.
@@ -852,12 +886,18 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
       }
       break;
     case kPlan:
-      // A plan of any config builds, needing FAKE_CUDNN_PLAN_WORKSPACE
-      // bytes (default 0).
-      if (!Has(*d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG)) {
+      if (Has(*d, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION)) {
+        if (Has(*d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG) ||
+            !LoadsSerializedPlan(*d)) {
+          return CUDNN_STATUS_BAD_PARAM;
+        }
+      } else if (!Has(*d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG)) {
+        // A plan of any config builds, needing FAKE_CUDNN_PLAN_WORKSPACE
+        // bytes (default 0).
         return CUDNN_STATUS_BAD_PARAM;
+      } else {
+        Count("backend_plan_finalize");
       }
-      Count("backend_plan_finalize");
       {
         const char* v = std::getenv("FAKE_CUDNN_PLAN_WORKSPACE");
         SetInt64(*d, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, kI64,

@@ -587,7 +587,8 @@ int main(int argc, char** argv) {
   nlohmann::json calls = nlohmann::json::object();
   for (const char* name :
        {"backend_heur_results", "backend_heur_count", "backend_engine_finalize",
-        "backend_plan_finalize"}) {
+        "backend_plan_finalize", "backend_plan_load",
+        "backend_plan_load_refused", "backend_plan_load_caller_ids"}) {
     if (fakeCudnnCallCount != nullptr) calls[name] = fakeCudnnCallCount(name);
   }
   for (cudnnBackendDescriptor_t d : made) cudnnBackendDestroyDescriptor(d);

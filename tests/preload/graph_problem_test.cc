@@ -7,6 +7,8 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -274,16 +276,51 @@ TEST_F(GraphShadowTest, AnOffersConfigsKnowTheirOfferUntilTheAddressIsNew) {
   EXPECT_TRUE(shadow_.HasOffers());
   EXPECT_NE(a, 0u);
   EXPECT_NE(a, b);
-  EXPECT_EQ(shadow_.OfferOf(Desc(40)), a);
-  EXPECT_EQ(shadow_.OfferOf(Desc(41)), a);
-  EXPECT_EQ(shadow_.OfferOf(Desc(42)), b);
-  EXPECT_EQ(shadow_.OfferOf(Desc(43)), 0u);
+  EXPECT_EQ(shadow_.MarksOf(Desc(40)).offer, a);
+  EXPECT_EQ(shadow_.MarksOf(Desc(41)).offer, a);
+  EXPECT_EQ(shadow_.MarksOf(Desc(42)).offer, b);
+  EXPECT_EQ(shadow_.MarksOf(Desc(43)).offer, 0u);
   // A new descriptor at a config's address is of no offer.
   shadow_.Forget(Desc(41));
-  EXPECT_EQ(shadow_.OfferOf(Desc(41)), 0u);
+  EXPECT_EQ(shadow_.MarksOf(Desc(41)).offer, 0u);
   // Nor is a tensor.
   ForwardGraph(true);
-  EXPECT_EQ(shadow_.OfferOf(Desc(1)), 0u);
+  EXPECT_EQ(shadow_.MarksOf(Desc(1)).offer, 0u);
+}
+
+TEST_F(GraphShadowTest, AConfigKnowsItsStoredPlanUntilTheAddressIsNew) {
+  EXPECT_FALSE(shadow_.HasPlans());
+  const cudnnBackendDescriptor_t configs[] = {Desc(40), Desc(41), Desc(42)};
+  auto plan = std::make_shared<const std::string>("{\"plan\":1}");
+  // Marking only configs without a plan marks nothing.
+  shadow_.MarkPlans(configs, {nullptr, nullptr}, 2);
+  EXPECT_FALSE(shadow_.HasPlans());
+  shadow_.MarkPlans(configs, {nullptr, plan}, 3);  // fewer plans than n
+  EXPECT_TRUE(shadow_.HasPlans());
+  EXPECT_EQ(shadow_.MarksOf(Desc(40)).plan, nullptr);
+  EXPECT_EQ(shadow_.MarksOf(Desc(41)).plan, plan);
+  EXPECT_EQ(shadow_.MarksOf(Desc(42)).plan, nullptr);
+  // An offer marked on the same config keeps its plan, and the other way.
+  const uint64_t offer = shadow_.MarkOffer(configs, 2);
+  EXPECT_EQ(shadow_.MarksOf(Desc(41)).offer, offer);
+  EXPECT_EQ(shadow_.MarksOf(Desc(41)).plan, plan);
+  shadow_.Forget(Desc(41));
+  EXPECT_EQ(shadow_.MarksOf(Desc(41)).plan, nullptr);
+}
+
+TEST_F(GraphShadowTest, ANodeKeepsItsTensorsUniqueIds) {
+  // x, y, w (Desc 1, 2, 3) numbered before they are linked, as PyTorch does.
+  const int64_t ids[] = {120, 121, 119};
+  for (int i = 0; i < 3; ++i) {
+    shadow_.RecordAttribute(Desc(i + 1), CUDNN_ATTR_TENSOR_UNIQUE_ID,
+                            CUDNN_TYPE_INT64, 1, &ids[i]);
+  }
+  std::optional<ShadowHeuristics> h = shadow_.Heuristics(ForwardGraph(true));
+  ASSERT_TRUE(h.has_value());
+  ASSERT_EQ(h->nodes.size(), 1u);
+  EXPECT_EQ(h->nodes[0].x.uid, 120);
+  EXPECT_EQ(h->nodes[0].y.uid, 121);
+  EXPECT_EQ(h->nodes[0].w.uid, 119);
 }
 
 // LeadPlanWindow, the calling thread's sequence of plan builds.

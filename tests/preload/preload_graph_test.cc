@@ -23,7 +23,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "common/record_results.h"
+#include "common/sealed_plan.h"
 #include "fake_cudnn_lists.h"
 #include "nlohmann/json.hpp"
 #include "preload_harness.h"
@@ -471,6 +474,118 @@ TEST_F(PreloadGraphTest, EveryPlanBuildsWhenTheAnswerIsNotLeadOnly) {
   for (const auto& [engine, status] : PlansOf(miss)) {
     EXPECT_EQ(status, kBuilt) << engine;
   }
+}
+
+// A serialized plan as cuDNN 9.19 writes one (schema 4), for tunedb's
+// tensor ids 1, 2, 3 (x, w, y), trimmed to what the fake reads and what
+// renumbering touches.
+std::string SerializedPlan(int cudnn_version = 91900) {
+  return absl::StrCat(
+      R"({"cudnnVersion":)", cudnn_version,
+      R"(,"schemaVersion":4,"operationGraph":{"finalizeMode":"CONV_FORWARD",)"
+      R"("tensors":[{"name":"1"},{"name":"2"},{"name":"3"}],)"
+      R"("nodes":[{"X":"1","W":"2","Y":"3"}]},"engine":{"engineId":110,)"
+      R"("payload":{"kernels":[{"kernelParams":{"offsets":[{"value":0},)"
+      R"({"value":320,"uid":3},{"value":384,"uid":1}]}}]}}})");
+}
+
+// RankingWithUniversal with the choice's plan stored, sealed for `key`.
+std::vector<AlgoResult> RankingWithStoredPlan(const ProblemKey& key,
+                                              const std::string& plan) {
+  std::vector<AlgoResult> ranking = RankingWithUniversal();
+  ranking[0].plan = SealPlan(key, ranking[0].algo, ranking[0].knobs, plan);
+  return ranking;
+}
+
+TEST_F(PreloadGraphTest, AStoredPlanLoadsWithTheCallersTensorIdsInsteadOfBuilding) {
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
+                              {110, kBuilt}, {112, kNotBuilt}}));
+  // Loaded twice (checked on a scratch descriptor, then the caller's),
+  // compiled never, and renumbered for the probe's tensors.
+  EXPECT_EQ(run.real("backend_plan_load"), 2);
+  EXPECT_EQ(run.real("backend_plan_load_caller_ids"), 2);
+  EXPECT_EQ(run.real("backend_plan_finalize"), 0);
+  EXPECT_THAT(run.err, HasSubstr("tunedb preload: graph stored_plan_loaded"));
+  EXPECT_THAT(run.err, HasSubstr("; 1 stored plans loaded"));
+}
+
+TEST_F(PreloadGraphTest, APlanCudnnRefusesNeverReachesTheCallerWhoBuildsIt) {
+  // A plan of another cuDNN: the scratch load fails, the caller's own
+  // descriptor gets its engine config and builds it as without tunedb.
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan(91400)));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
+                              {110, kBuilt}, {112, kNotBuilt}}));
+  EXPECT_EQ(run.real("backend_plan_load_refused"), 1);
+  EXPECT_EQ(run.real("backend_plan_load"), 0);
+  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_THAT(run.err, HasSubstr("; 0 stored plans loaded, 1 refused"));
+}
+
+TEST_F(PreloadGraphTest, ADamagedOrForeignStoredPlanNeverReachesCudnn) {
+  // Each case on a key of its own (batch 33, 34, ...), stored once.
+  enum Case { kCutShort, kEdited, kAnotherKeys, kNotSealed };
+  for (Case c : {kCutShort, kEdited, kAnotherKeys, kNotSealed}) {
+    SCOPED_TRACE(static_cast<int>(c));
+    ProblemKey key = Key();
+    key.problem.n = 33 + static_cast<int>(c);
+    ProblemKey other = key;
+    other.problem.k += 1;
+    const std::string sealed =
+        SealPlan(key, 110, {Knob{3, 0}}, SerializedPlan());
+    std::vector<AlgoResult> ranking = RankingWithUniversal();
+    switch (c) {
+      case kCutShort:
+        ranking[0].plan = sealed.substr(0, sealed.size() - 10);
+        break;
+      case kEdited:
+        ranking[0].plan =
+            absl::StrReplaceAll(sealed, {{"\"uid\":3", "\"uid\":4"}});
+        break;
+      case kAnotherKeys:
+        ranking[0].plan = SealPlan(other, 110, {Knob{3, 0}}, SerializedPlan());
+        break;
+      case kNotSealed:
+        ranking[0].plan = SerializedPlan();
+        break;
+    }
+    Put(key, ranking);
+    ProbeRun run = Probe({"--then-fallback", "--build-plans", "--n",
+                          std::to_string(key.problem.n)});
+    ASSERT_EQ(run.out["status"], 0) << run.err;
+    EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
+                                {110, kBuilt}, {112, kNotBuilt}}));
+    EXPECT_EQ(run.real("backend_plan_load") +
+                  run.real("backend_plan_load_refused"),
+              0);
+    EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  }
+}
+
+TEST_F(PreloadGraphTest, APlanOfOtherTensorIdsIsNotUsedAndIsCounted) {
+  // A plan naming a tensor its graph does not hold cannot be renumbered.
+  std::string plan = SerializedPlan();
+  plan = absl::StrReplaceAll(plan, {{"\"uid\":3", "\"uid\":9"}});
+  Put(Key(), RankingWithStoredPlan(Key(), plan));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.real("backend_plan_load"), 0);
+  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_THAT(run.err, HasSubstr("; 0 stored plans loaded, 1 refused"));
+}
+
+TEST_F(PreloadGraphTest, WithStoredPlansOffEveryPlanIsBuilt) {
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"},
+                       {"TUNEDB_PRELOAD_STORED_PLANS=off"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.real("backend_plan_load"), 0);
+  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
 }
 
 TEST_F(PreloadGraphTest, TheFillAfterACountQueryDoesNotCheckTheConfigsAgain) {

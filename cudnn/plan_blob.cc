@@ -1,0 +1,116 @@
+#include "cudnn/plan_blob.h"
+
+#include <optional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace tunedb {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Where cuDNN 9's serialized plan (schema 4) names a tensor by its id:
+//   operationGraph.tensors[].name          "1" (text)
+//   operationGraph.nodes[].X, W, Y, dX, dW, dY   "1" (text)
+//   engine.payload ... kernelParams.offsets[].uid   1 (a number)
+class Renumbering {
+ public:
+  Renumbering(const TensorIds& from, const TensorIds& to)
+      : from_(from), to_(to) {}
+
+  absl::Status Run(Json& plan) {
+    Json* graph = Find(plan, "operationGraph");
+    if (graph == nullptr) return Bad("has no operationGraph");
+    if (Json* tensors = Find(*graph, "tensors"); tensors && tensors->is_array()) {
+      for (Json& t : *tensors) {
+        if (Json* name = Find(t, "name")) RETURN_IF_ERROR(Text(*name));
+      }
+    }
+    if (Json* nodes = Find(*graph, "nodes"); nodes && nodes->is_array()) {
+      for (Json& n : *nodes) {
+        for (const char* operand : {"X", "W", "Y", "dX", "dW", "dY"}) {
+          if (Json* v = Find(n, operand)) RETURN_IF_ERROR(Text(*v));
+        }
+      }
+    }
+    if (Json* engine = Find(plan, "engine")) RETURN_IF_ERROR(Uids(*engine));
+    if (replaced_ == 0) return Bad("names none of its graph's tensor ids");
+    return absl::OkStatus();
+  }
+
+ private:
+  static Json* Find(Json& j, const char* key) {
+    if (!j.is_object()) return nullptr;
+    auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
+  }
+  static absl::Status Bad(absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("the plan ", why));
+  }
+
+  std::optional<int64_t> Map(int64_t id) const {
+    if (id == from_.x) return to_.x;
+    if (id == from_.w) return to_.w;
+    if (id == from_.y) return to_.y;
+    return std::nullopt;
+  }
+
+  // A tensor id written as text.
+  absl::Status Text(Json& v) {
+    int64_t id = 0;
+    if (!v.is_string() || !absl::SimpleAtoi(v.get<std::string>(), &id)) {
+      return Bad("names a tensor by something other than its id");
+    }
+    const std::optional<int64_t> to = Map(id);
+    if (!to) {
+      return Bad(absl::StrCat("names tensor id ", id, ", not one of its graph's"));
+    }
+    v = absl::StrCat(*to);
+    ++replaced_;
+    return absl::OkStatus();
+  }
+
+  // Every number under a "uid" key, anywhere below `j`.
+  absl::Status Uids(Json& j) {
+    if (j.is_object()) {
+      for (auto& [k, v] : j.items()) {
+        if (k == "uid" && v.is_number_integer()) {
+          const std::optional<int64_t> to = Map(v.get<int64_t>());
+          if (!to) {
+            return Bad(absl::StrCat("binds tensor id ", v.get<int64_t>(),
+                                    ", not one of its graph's"));
+          }
+          v = *to;
+          ++replaced_;
+        } else {
+          RETURN_IF_ERROR(Uids(v));
+        }
+      }
+    } else if (j.is_array()) {
+      for (Json& v : j) RETURN_IF_ERROR(Uids(v));
+    }
+    return absl::OkStatus();
+  }
+
+  const TensorIds& from_;
+  const TensorIds& to_;
+  int replaced_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> WithTensorIds(absl::string_view plan,
+                                          const TensorIds& from,
+                                          const TensorIds& to) {
+  Json j = Json::parse(plan.begin(), plan.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::InvalidArgumentError("the plan is not a JSON object");
+  }
+  if (absl::Status s = Renumbering(from, to).Run(j); !s.ok()) return s;
+  return j.dump();
+}
+
+}  // namespace tunedb

@@ -1,0 +1,37 @@
+// cuDNN's serialized execution plan (CUDNN_ATTR_EXECUTION_PLAN_JSON_
+// REPRESENTATION) as text, without calling cuDNN. A plan serialized on one
+// operation graph names the graph's tensors by their unique ids; a program's
+// graph of the same convolution uses its own (tunedb's graphs use kUidX,
+// kUidW, kUidY; PyTorch's others). WithTensorIds renumbers a plan for the
+// program's graph, so the program's variant pack binds its buffers to it.
+//
+// Thread safety: stateless functions.
+#ifndef TUNEDB_CUDNN_PLAN_BLOB_H_
+#define TUNEDB_CUDNN_PLAN_BLOB_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tunedb {
+
+// The unique ids of one convolution's tensors, in forward terms.
+struct TensorIds {
+  int64_t x = 0, w = 0, y = 0;
+};
+
+// `plan` with every tensor id of `from` replaced by the same tensor's id of
+// `to`: in its operation graph (the tensors' names, the nodes' operands) and
+// in its kernels' parameter bindings (each "uid"). INVALID_ARGUMENT when
+// `plan` is not a JSON object with an operation graph, names none of
+// `from`'s ids, or names a tensor id that is not one of them (a plan of
+// another graph).
+absl::StatusOr<std::string> WithTensorIds(absl::string_view plan,
+                                          const TensorIds& from,
+                                          const TensorIds& to);
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_CUDNN_PLAN_BLOB_H_
