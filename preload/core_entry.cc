@@ -41,9 +41,9 @@ GraphAnswer AnswerGraph(const GraphCall& call) {
   }
 }
 
-void PlanEventHappened(PlanEvent event) {
+void PlanEventHappened(PlanEvent event, const char* why) {
   try {
-    Interposer::Instance().RecordPlan(event);
+    Interposer::Instance().RecordPlan(event, why != nullptr ? why : "");
   } catch (...) {
   }
 }

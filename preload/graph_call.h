@@ -61,6 +61,9 @@ struct ShadowHeuristics {
   // (GraphAnswer::universal).
   cudnnBackendDescriptor_t graph = nullptr;
   bool graph_answered = false;
+  // The handle set on that graph (CUDNN_ATTR_OPERATIONGRAPH_HANDLE), if
+  // seen: stored plans are checked with it.
+  cudnnHandle_t graph_handle = nullptr;
 };
 
 struct GraphCall {

@@ -73,6 +73,11 @@ extern "C" cudnnStatus_t cudnnBackendSetAttribute(
     const void* arrayOfElements) {
   auto real = real_set_attribute.get();
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  // cuDNN's own calls while the shim loads a stored plan (plan_exports.cc).
+  if (inside_preload) {
+    return real(descriptor, attributeName, attributeType, elementCount,
+                arrayOfElements);
+  }
   GraphShadow& shadow = GraphShadow::Instance();
   // An execution plan's engine config, once any lead-only answer or stored
   // plan was given: which offer the plan is of, and a config with a stored
@@ -87,8 +92,9 @@ extern "C" cudnnStatus_t cudnnBackendSetAttribute(
     GraphShadow::ConfigMarks marks = shadow.MarksOf(config);
     if (marks.plan != nullptr) {
       try {
-        shadow.HoldConfig(descriptor, config, std::move(marks.plan));
-        LeadPlanWindow::ThisThread().PlanConfigSet(descriptor, marks.offer);
+        const uint64_t offer = marks.offer;
+        shadow.HoldConfig(descriptor, config, std::move(marks));
+        LeadPlanWindow::ThisThread().PlanConfigSet(descriptor, offer);
         return CUDNN_STATUS_SUCCESS;
       } catch (...) {
         // Out of memory: the config is set on cuDNN's descriptor below.
@@ -165,7 +171,8 @@ extern "C" cudnnStatus_t cudnnBackendGetAttribute(
     if (!answer.plans.empty() && requestedElementCount > 0) {
       GraphShadow::Instance().MarkPlans(
           static_cast<cudnnBackendDescriptor_t*>(arrayOfElements),
-          answer.plans, std::min(*elementCount, requestedElementCount));
+          answer.plans, std::min(*elementCount, requestedElementCount),
+          call.shadow.graph_handle);
     }
     if (answer.universal && requestedElementCount > 0) {
       GraphShadow::Instance().MarkAnswered(graph);

@@ -105,9 +105,18 @@ bool ConfigFill::Gave(int engine, const std::vector<Knob>& knobs) const {
 
 std::vector<std::shared_ptr<const std::string>> PlansForCaller(
     const std::vector<const AlgoResult*>& given, const ShadowNode& node,
-    int* unusable) {
+    std::vector<std::string>* unusable) {
   std::vector<std::shared_ptr<const std::string>> out(given.size());
   const TensorIds caller{node.x.uid, node.w.uid, node.y.uid};
+  if (caller.x < 0 || caller.w < 0 || caller.y < 0) {
+    const bool any_plan = std::any_of(given.begin(), given.end(),
+                                      [](const AlgoResult* r) {
+                                        return !r->plan.empty();
+                                      });
+    if (any_plan) unusable->push_back("the caller's tensor ids are unknown");
+    out.clear();
+    return out;
+  }
   bool any = false;
   for (size_t i = 0; i < given.size(); ++i) {
     if (given[i]->plan.empty()) continue;
@@ -119,7 +128,7 @@ std::vector<std::shared_ptr<const std::string>> PlansForCaller(
     absl::StatusOr<std::string> renumbered =
         WithTensorIds(given[i]->plan, TensorIds{kUidX, kUidW, kUidY}, caller);
     if (!renumbered.ok()) {
-      ++*unusable;
+      unusable->push_back(std::string(renumbered.status().message()));
       continue;
     }
     out[i] = std::make_shared<const std::string>(*std::move(renumbered));

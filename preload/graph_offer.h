@@ -112,11 +112,12 @@ class ConfigFill {
 // The stored plans of `given` (the configs filled, in order), renumbered
 // from tunedb's tensor ids to those of the caller's convolution `node`
 // (GraphAnswer::plans): null where a config has none, or where its plan
-// does not fit the caller's graph (counted in *unusable). Empty when none
-// has a plan. One plan renumbered once, however often it is given.
+// does not fit the caller's graph (each reason appended to *unusable).
+// Empty when none has a plan. One plan renumbered once, however often it
+// is given.
 std::vector<std::shared_ptr<const std::string>> PlansForCaller(
     const std::vector<const AlgoResult*>& given, const ShadowNode& node,
-    int* unusable);
+    std::vector<std::string>* unusable);
 
 // What the calling thread's heuristics queries carry to the next one.
 // cudnn_frontend reads a list with a count query and then a fill query

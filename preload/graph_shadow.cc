@@ -91,6 +91,7 @@ bool GraphShadow::Records(cudnnBackendAttributeName_t name) {
     case CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
     case CUDNN_ATTR_CONVOLUTION_DILATIONS:
     case CUDNN_ATTR_OPERATIONGRAPH_OPS:
+    case CUDNN_ATTR_OPERATIONGRAPH_HANDLE:
     case CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
     case CUDNN_ATTR_ENGINEHEUR_MODE:
       return true;
@@ -124,6 +125,13 @@ void GraphShadow::RecordAttribute(cudnnBackendDescriptor_t d,
   switch (name) {
     case CUDNN_ATTR_OPERATIONGRAPH_OPS:
       return RecordGraphNodes(d, a);
+    case CUDNN_ATTR_OPERATIONGRAPH_HANDLE: {
+      cudnnHandle_t h = nullptr;
+      if (One(a, CUDNN_TYPE_HANDLE, &h)) {
+        EntryOf(d, Entry::kGraph).heur.graph_handle = h;
+      }
+      return;
+    }
     case CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
       return RecordHeuristicsGraph(d, a);
     case CUDNN_ATTR_ENGINEHEUR_MODE: {
@@ -291,8 +299,9 @@ std::optional<ShadowHeuristics> GraphShadow::Heuristics(
   }
   ShadowHeuristics h = it->second.heur;
   auto g = entries_.find(h.graph);
-  h.graph_answered = g != entries_.end() && g->second.kind == Entry::kGraph &&
-                     g->second.heur.graph_answered;
+  const bool graph = g != entries_.end() && g->second.kind == Entry::kGraph;
+  h.graph_answered = graph && g->second.heur.graph_answered;
+  h.graph_handle = graph ? g->second.heur.graph_handle : nullptr;
   return h;
 }
 
@@ -310,14 +319,17 @@ uint64_t GraphShadow::MarkOffer(const cudnnBackendDescriptor_t* configs,
 
 void GraphShadow::MarkPlans(
     const cudnnBackendDescriptor_t* configs,
-    const std::vector<std::shared_ptr<const std::string>>& plans, int64_t n) {
+    const std::vector<std::shared_ptr<const std::string>>& plans, int64_t n,
+    cudnnHandle_t handle) {
   std::lock_guard<std::mutex> lock(mu_);
   bool any = false;
   for (int64_t i = 0; configs != nullptr && i < n &&
                       i < static_cast<int64_t>(plans.size());
        ++i) {
     if (configs[i] == nullptr || plans[i] == nullptr) continue;
-    EntryOf(configs[i], Entry::kConfig).plan = plans[i];
+    Entry& e = EntryOf(configs[i], Entry::kConfig);
+    e.plan = plans[i];
+    e.handle = handle;
     any = true;
   }
   if (any) plans_marked_.store(true, std::memory_order_release);
@@ -328,7 +340,7 @@ GraphShadow::ConfigMarks GraphShadow::MarksOf(
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(config);
   if (it == entries_.end() || it->second.kind != Entry::kConfig) return {};
-  return {it->second.offer, it->second.plan};
+  return {it->second.offer, it->second.plan, it->second.handle};
 }
 
 void GraphShadow::PlanHandleSet(cudnnBackendDescriptor_t plan,
@@ -339,11 +351,12 @@ void GraphShadow::PlanHandleSet(cudnnBackendDescriptor_t plan,
 
 void GraphShadow::HoldConfig(cudnnBackendDescriptor_t plan,
                              cudnnBackendDescriptor_t config,
-                             std::shared_ptr<const std::string> stored) {
+                             ConfigMarks marks) {
   std::lock_guard<std::mutex> lock(mu_);
   HeldPlan& held = EntryOf(plan, Entry::kPlan).held;
   held.config = config;
-  held.stored = std::move(stored);
+  held.stored = std::move(marks.plan);
+  held.graph_handle = marks.graph_handle;
 }
 
 std::optional<GraphShadow::HeldPlan> GraphShadow::TakeHeld(

@@ -92,9 +92,10 @@ class GraphShadow {
   // The `n` engine configs at `configs` were filled with the configs whose
   // stored plans are `plans` (GraphAnswer::plans; null: none). Until their
   // addresses are created again.
+  // `handle`: the one set on their operation graph (null if not seen).
   void MarkPlans(const cudnnBackendDescriptor_t* configs,
                  const std::vector<std::shared_ptr<const std::string>>& plans,
-                 int64_t n);
+                 int64_t n, cudnnHandle_t handle);
   // Whether any plan was ever marked (cheap: no lock).
   bool HasPlans() const {
     return plans_marked_.load(std::memory_order_acquire);
@@ -105,21 +106,22 @@ class GraphShadow {
   struct ConfigMarks {
     uint64_t offer = 0;
     std::shared_ptr<const std::string> plan;
+    cudnnHandle_t graph_handle = nullptr;  // its graph's, with a plan
   };
   ConfigMarks MarksOf(cudnnBackendDescriptor_t config) const;
 
   // Execution plan `plan` was set to handle `handle` (recorded once any
   // plan was marked).
   void PlanHandleSet(cudnnBackendDescriptor_t plan, cudnnHandle_t handle);
-  // Execution plan `plan` is set to engine config `config`, whose stored
-  // plan is `stored`: held here, not set on cuDNN's descriptor.
+  // Execution plan `plan` is set to engine config `config`, marked `marks`
+  // with a stored plan: held here, not set on cuDNN's descriptor.
   void HoldConfig(cudnnBackendDescriptor_t plan,
-                  cudnnBackendDescriptor_t config,
-                  std::shared_ptr<const std::string> stored);
+                  cudnnBackendDescriptor_t config, ConfigMarks marks);
   // What plan `plan` held, once (nullopt if nothing), for its finalize.
   struct HeldPlan {
     cudnnBackendDescriptor_t config = nullptr;
-    cudnnHandle_t handle = nullptr;  // null if not seen
+    cudnnHandle_t handle = nullptr;  // the plan's own; null if not seen
+    cudnnHandle_t graph_handle = nullptr;  // its config's graph's
     std::shared_ptr<const std::string> stored;
   };
   std::optional<HeldPlan> TakeHeld(cudnnBackendDescriptor_t plan);
@@ -138,6 +140,7 @@ class GraphShadow {
     Kind kind = kTensor;
     uint64_t offer = 0;                       // kConfig
     std::shared_ptr<const std::string> plan;  // kConfig
+    cudnnHandle_t handle = nullptr;           // kConfig, with a plan
     HeldPlan held;                            // kPlan
     ShadowTensor tensor;
     ShadowConvolution conv;

@@ -55,6 +55,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "cudnn/backend_graph.h"
 #include "preload/conv_call.h"
 #include "preload/current_device.h"
@@ -84,7 +85,8 @@ class Interposer {
   // What the shim did with a plan (plan_exports.cc: left an alternative of
   // a lead-only answer unbuilt, loaded a stored plan, or found one refused):
   // counts it and logs it at LogLevel::kCalls.
-  void RecordPlan(PlanEvent event);
+  // `why` (refusals): the reason, logged after the event.
+  void RecordPlan(PlanEvent event, absl::string_view why = "");
 
   const PreloadCounters& counters() const { return counters_; }
 

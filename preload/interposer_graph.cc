@@ -221,24 +221,28 @@ Interposer::GraphResult Interposer::FillAnswer(const GraphCall& call,
                          {}};
   if (options_.stored_plans && !call.shadow.nodes.empty()) {
     // The call is answered already: a plan that cannot be given is built.
-    int unusable = 0;
+    std::vector<std::string> unusable;
     try {
       r.answer.plans = PlansForCaller(given, call.shadow.nodes[0], &unusable);
     } catch (...) {
       r.answer.plans.clear();
     }
-    for (int i = 0; i < unusable; ++i) RecordPlan(PlanEvent::kStoredRefused);
+    for (const std::string& why : unusable) {
+      RecordPlan(PlanEvent::kStoredRefused, why);
+    }
   }
   return r;
 }
 
-void Interposer::RecordPlan(PlanEvent event) {
+void Interposer::RecordPlan(PlanEvent event, absl::string_view why) {
   counters_.CountPlan(event);
   if (options_.log == LogLevel::kCalls) {
     const char* what = event == PlanEvent::kNotBuilt        ? "plan_not_built"
                        : event == PlanEvent::kStoredLoaded ? "stored_plan_loaded"
                                                            : "stored_plan_refused";
-    std::fprintf(stderr, "tunedb preload: graph %s\n", what);
+    std::fprintf(stderr, "tunedb preload: graph %s%s%.*s\n", what,
+                 why.empty() ? "" : ": ", static_cast<int>(why.size()),
+                 why.data());
   }
 }
 

@@ -40,6 +40,9 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +50,7 @@
 #include "preload/core_loader.h"
 #include "preload/device_memory.h"
 #include "preload/graph_shadow.h"
+#include "preload/inside_preload.h"
 #include "preload/lead_plan_window.h"
 #include "preload/real_cudnn.h"
 
@@ -61,6 +65,8 @@ RealFunction<decltype(&cudnnBackendGetAttribute)> real_get_attribute(
     "cudnnBackendGetAttribute");
 RealFunction<decltype(&cudnnBackendSetAttribute)> real_set_attribute(
     "cudnnBackendSetAttribute");
+RealFunction<decltype(&cudnnGetLastErrorString)> real_last_error(
+    "cudnnGetLastErrorString");
 RealFunction<decltype(&cudnnBackendCreateDescriptor)> real_create_descriptor(
     "cudnnBackendCreateDescriptor");
 RealFunction<decltype(&cudnnBackendDestroyDescriptor)>
@@ -86,8 +92,31 @@ int64_t WorkspaceOf(cudnnBackendDescriptor_t plan) {
   return size;
 }
 
-void Note(PlanEvent event) {
-  if (const CoreApi* core = LoadedCore()) core->plan_event(event);
+void Note(PlanEvent event, const char* why = nullptr) {
+  if (const CoreApi* core = LoadedCore()) core->plan_event(event, why);
+}
+
+// The handle set on plan `d`, or null.
+cudnnHandle_t HandleOf(cudnnBackendDescriptor_t d) {
+  const auto get = real_get_attribute.get();
+  cudnnHandle_t handle = nullptr;
+  int64_t n = 0;
+  if (get == nullptr ||
+      get(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &n,
+          &handle) != CUDNN_STATUS_SUCCESS ||
+      n != 1) {
+    return nullptr;
+  }
+  return handle;
+}
+
+// TUNEDB_PRELOAD_TRACE_PLANS=1: each step of a stored plan's load on stderr.
+void Trace(const char* step, const void* d) {
+  static const bool on = [] {
+    const char* v = std::getenv("TUNEDB_PRELOAD_TRACE_PLANS");
+    return v != nullptr && v[0] == '1';
+  }();
+  if (on) std::fprintf(stderr, "tunedb preload: trace %s %p\n", step, d);
 }
 
 // Sets serialized plan `stored` on plan descriptor `d` (its handle set) and
@@ -96,10 +125,14 @@ cudnnStatus_t LoadInto(cudnnBackendDescriptor_t d, const std::string& stored,
                        decltype(&cudnnBackendFinalize) real) {
   const auto set = real_set_attribute.get();
   if (set == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  Trace("set plan", d);
   const cudnnStatus_t s =
       set(d, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
           static_cast<int64_t>(stored.size()), stored.data());
-  return s == CUDNN_STATUS_SUCCESS ? real(d) : s;
+  Trace("finalize", d);
+  const cudnnStatus_t f = s == CUDNN_STATUS_SUCCESS ? real(d) : s;
+  Trace(f == CUDNN_STATUS_SUCCESS ? "loaded" : "not loaded", d);
+  return f;
 }
 
 // Whether cuDNN loads `stored` with `handle`, on a plan descriptor of its
@@ -115,6 +148,7 @@ bool LoadsOnScratch(cudnnHandle_t handle, const std::string& stored,
           CUDNN_STATUS_SUCCESS) {
     return false;
   }
+  Trace("scratch with handle", handle);
   const bool loads =
       set(scratch, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
           &handle) == CUDNN_STATUS_SUCCESS &&
@@ -128,13 +162,34 @@ cudnnStatus_t Build(cudnnBackendDescriptor_t d,
                     decltype(&cudnnBackendFinalize) real,
                     const std::optional<GraphShadow::HeldPlan>& held) {
   if (!held.has_value()) return real(d);
-  if (held->handle != nullptr && held->stored != nullptr &&
-      LoadsOnScratch(held->handle, *held->stored, real) &&
-      LoadInto(d, *held->stored, real) == CUDNN_STATUS_SUCCESS) {
+  // cuDNN loads a serialized plan through its own exported functions
+  // (setting the plan's engine config, finalizing): those go straight to
+  // cuDNN, not through this shim again.
+  const InsidePreload guard;
+  Trace("plan's handle", held->handle);
+  Trace("graph's handle", held->graph_handle);
+  cudnnHandle_t handle = held->handle;
+  if (handle == nullptr) handle = held->graph_handle;
+  if (handle == nullptr) handle = HandleOf(d);
+  const char* why = nullptr;
+  if (handle == nullptr || held->stored == nullptr) {
+    why = "no handle seen on the plan or its graph";
+  } else if (!LoadsOnScratch(handle, *held->stored, real)) {
+    // cuDNN says why (another version, GPU, driver; a malformed plan).
+    thread_local char text[400];
+    std::snprintf(text, sizeof(text), "cuDNN does not load it: ");
+    if (const auto last = real_last_error.get()) {
+      const size_t used = std::strlen(text);
+      last(text + used, sizeof(text) - used);
+    }
+    why = text;
+  } else if (LoadInto(d, *held->stored, real) != CUDNN_STATUS_SUCCESS) {
+    why = "cuDNN loaded it on a scratch plan but not on the caller's";
+  } else {
     Note(PlanEvent::kStoredLoaded);
     return CUDNN_STATUS_SUCCESS;
   }
-  Note(PlanEvent::kStoredRefused);
+  Note(PlanEvent::kStoredRefused, why);
   // As without tunedb: the caller's engine config, then cuDNN's build.
   const auto set = real_set_attribute.get();
   const cudnnBackendDescriptor_t config = held->config;
@@ -154,6 +209,7 @@ extern "C" cudnnStatus_t cudnnBackendFinalize(
     cudnnBackendDescriptor_t descriptor) {
   const auto real = real_finalize.get();
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  if (inside_preload) return real(descriptor);
   GraphShadow& shadow = GraphShadow::Instance();
   if (!shadow.HasOffers() && !shadow.HasPlans()) return real(descriptor);
   std::optional<GraphShadow::HeldPlan> held;

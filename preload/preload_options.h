@@ -38,9 +38,11 @@
 //                              without a universal config (for a program
 //                              whose own filters drop configs PyTorch's
 //                              keep; default on)
-//   TUNEDB_PRELOAD_STORED_PLANS "off": a plan is always built (compiled),
-//                              never loaded from the search's stored plan
-//                              of its config (default on)
+//   TUNEDB_PRELOAD_STORED_PLANS "on": a plan of an answered config whose
+//                              search kept its serialized plan loads that
+//                              plan instead of compiling (default off: not
+//                              yet shown safe with PyTorch on a GPU;
+//                              docs/preload.md)
 //   TUNEDB_PRELOAD_LEAD_PLAN_ONLY "off": every plan a caller builds from an
 //                              answer with a universal config is built.
 //                              Default on: once one plan of such an answer
@@ -94,8 +96,8 @@ struct PreloadOptions {
   // CUDNN_ERRATA_JSON_FILE set.
   bool lead_plan_only = true;
   // Whether answered configs carry their stored plans (GraphAnswer::plans).
-  // Default: true.
-  bool stored_plans = true;
+  // Default: false (opt in with TUNEDB_PRELOAD_STORED_PLANS=on).
+  bool stored_plans = false;
   // Settings that could not be read, for the exit line ("" if none).
   std::string problems;
 };

@@ -17,8 +17,8 @@
 # (default "legacy default"), REPEAT (default 1: rounds of the rows with and
 # without tunedb, benchmark on and off, interleaved; the summary takes the
 # medians over the rounds),
-# WARM_ONLY=1 (with KEEP_DB=1: only the rows without tunedb and the warm
-# ones, no cold row and no re-search), TUNE_AFTER=1 (the cold row runs
+# WARM_ONLY=1 (with KEEP_DB=1 or IMPORT: only the rows without tunedb and
+# the warm ones, no cold row and no re-search), IMPORT (below), TUNE_AFTER=1 (the cold row runs
 # with `tunedb run --tune-after`: its misses are searched after it, not
 # while it trains), RESEARCH=0 (the keys the cold row taught are not
 # searched again on the idle GPU before the warm rows), TIMER=1 (every row also loads the
@@ -98,6 +98,12 @@ trap 'kill -TERM $DAEMON 2>/dev/null; wait $DAEMON 2>/dev/null' EXIT
 for _ in $(seq 1 300); do [[ -S "$SOCK" ]] && break; sleep 0.1; done
 "$B/bin/tunedb" --address "$ADDR" devices || { echo "daemon did not come up"; exit 1; }
 "$B/bin/tunedb" --address "$ADDR" stats | head -20
+# IMPORT=FILE: records an earlier call exported (its records.jsonl), imported
+# before the rows (with WARM_ONLY=1: the warm rows of that earlier call's
+# database, without searching again).
+if [[ -n "${IMPORT:-}" ]]; then
+  "$B/bin/tunedb" --address "$ADDR" import "$IMPORT" || exit 1
+fi
 
 # one LABEL DTYPE BENCHMARK [tunedb run flags... --] : one fresh process.
 # A label ending in ", cache kept" runs with --keep-conv-cache, one ending

@@ -293,9 +293,9 @@ TEST_F(GraphShadowTest, AConfigKnowsItsStoredPlanUntilTheAddressIsNew) {
   const cudnnBackendDescriptor_t configs[] = {Desc(40), Desc(41), Desc(42)};
   auto plan = std::make_shared<const std::string>("{\"plan\":1}");
   // Marking only configs without a plan marks nothing.
-  shadow_.MarkPlans(configs, {nullptr, nullptr}, 2);
+  shadow_.MarkPlans(configs, {nullptr, nullptr}, 2, nullptr);
   EXPECT_FALSE(shadow_.HasPlans());
-  shadow_.MarkPlans(configs, {nullptr, plan}, 3);  // fewer plans than n
+  shadow_.MarkPlans(configs, {nullptr, plan}, 3, nullptr);  // fewer plans than n
   EXPECT_TRUE(shadow_.HasPlans());
   EXPECT_EQ(shadow_.MarksOf(Desc(40)).plan, nullptr);
   EXPECT_EQ(shadow_.MarksOf(Desc(41)).plan, plan);

@@ -489,6 +489,9 @@ std::string SerializedPlan(int cudnn_version = 91900) {
       R"({"value":320,"uid":3},{"value":384,"uid":1}]}}]}}})");
 }
 
+// Loading stored plans is opt-in (PreloadOptions::stored_plans).
+constexpr char kStoredPlansOn[] = "TUNEDB_PRELOAD_STORED_PLANS=on";
+
 // RankingWithUniversal with the choice's plan stored, sealed for `key`.
 std::vector<AlgoResult> RankingWithStoredPlan(const ProblemKey& key,
                                               const std::string& plan) {
@@ -499,7 +502,7 @@ std::vector<AlgoResult> RankingWithStoredPlan(const ProblemKey& key,
 
 TEST_F(PreloadGraphTest, AStoredPlanLoadsWithTheCallersTensorIdsInsteadOfBuilding) {
   Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
-  ProbeRun run = Probe({"--then-fallback", "--build-plans"});
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {kStoredPlansOn});
   ASSERT_EQ(run.out["status"], 0) << run.err;
   EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
                               {110, kBuilt}, {112, kNotBuilt}}));
@@ -516,7 +519,7 @@ TEST_F(PreloadGraphTest, APlanCudnnRefusesNeverReachesTheCallerWhoBuildsIt) {
   // A plan of another cuDNN: the scratch load fails, the caller's own
   // descriptor gets its engine config and builds it as without tunedb.
   Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan(91400)));
-  ProbeRun run = Probe({"--then-fallback", "--build-plans"});
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {kStoredPlansOn});
   ASSERT_EQ(run.out["status"], 0) << run.err;
   EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
                               {110, kBuilt}, {112, kNotBuilt}}));
@@ -555,7 +558,8 @@ TEST_F(PreloadGraphTest, ADamagedOrForeignStoredPlanNeverReachesCudnn) {
     }
     Put(key, ranking);
     ProbeRun run = Probe({"--then-fallback", "--build-plans", "--n",
-                          std::to_string(key.problem.n)});
+                          std::to_string(key.problem.n)},
+                         {kStoredPlansOn});
     ASSERT_EQ(run.out["status"], 0) << run.err;
     EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
                                 {110, kBuilt}, {112, kNotBuilt}}));
@@ -571,21 +575,24 @@ TEST_F(PreloadGraphTest, APlanOfOtherTensorIdsIsNotUsedAndIsCounted) {
   std::string plan = SerializedPlan();
   plan = absl::StrReplaceAll(plan, {{"\"uid\":3", "\"uid\":9"}});
   Put(Key(), RankingWithStoredPlan(Key(), plan));
-  ProbeRun run = Probe({"--then-fallback", "--build-plans"});
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {kStoredPlansOn});
   ASSERT_EQ(run.out["status"], 0) << run.err;
   EXPECT_EQ(run.real("backend_plan_load"), 0);
   EXPECT_EQ(run.real("backend_plan_finalize"), 1);
   EXPECT_THAT(run.err, HasSubstr("; 0 stored plans loaded, 1 refused"));
 }
 
-TEST_F(PreloadGraphTest, WithStoredPlansOffEveryPlanIsBuilt) {
+TEST_F(PreloadGraphTest, StoredPlansAreOffUnlessAskedForAndThenEveryPlanIsBuilt) {
   Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
-  ProbeRun run = Probe({"--then-fallback", "--build-plans"},
-                       {"TUNEDB_PRELOAD_STORED_PLANS=off"});
-  ASSERT_EQ(run.out["status"], 0) << run.err;
-  EXPECT_EQ(run.real("backend_plan_load"), 0);
-  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
-  EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
+  for (const char* env : {"TUNEDB_PRELOAD_STORED_PLANS=off",
+                          "TUNEDB_PRELOAD_STORED_PLANS="}) {
+    SCOPED_TRACE(env);
+    ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {env});
+    ASSERT_EQ(run.out["status"], 0) << run.err;
+    EXPECT_EQ(run.real("backend_plan_load"), 0);
+    EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+    EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
+  }
 }
 
 TEST_F(PreloadGraphTest, TheFillAfterACountQueryDoesNotCheckTheConfigsAgain) {
