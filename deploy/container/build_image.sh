@@ -101,7 +101,10 @@ path-exclude /usr/share/locale/*
 path-exclude /usr/share/lintian/*
 path-exclude /usr/share/linda/*
 EOF
+  # Keep the links /usr/share/doc/PKG -> OTHER (libstdc++6 -> gcc-12-base):
+  # they lead to those packages' copyright files.
   find "$slim/usr/share/doc" -mindepth 1 -not -type d -not -name copyright \
+    -not \( -type l -path "$slim/usr/share/doc/*" -not -path "$slim/usr/share/doc/*/*" \) \
     -delete
   find "$slim/usr/share/doc" -mindepth 1 -type d -empty -delete
   rm -rf "$slim"/usr/share/{man,groff,info,locale,lintian,linda}/*

@@ -105,7 +105,7 @@ mapfile -t entry < <(buildah inspect --format \
 tunedb() { "$cli" --address "unix:$host_sock" "$@"; }
 echo "image $tag (USER $image_user, ENTRYPOINT ${entry[*]}), host folder $dir"
 echo "daemon: ${entry[*]} ${pod_args[*]} --finder $finder (uid $run_uid," \
-  "groups $groups, read-only root: $ro_root)"
+  "groups $run_gid,$groups, read-only root: $ro_root)"
 [[ "$image_user" == "$run_uid:$run_gid" ]] \
   && ok "image USER $image_user is the pod's runAsUser:runAsGroup" \
   || bad "image USER $image_user, pod $run_uid:$run_gid"
