@@ -14,6 +14,8 @@
 #   --cuda DIR     a CUDA toolkit folder holding cuDNN too, for the cuDNN
 #                  finder (the Dockerfile's `cuda` build context)
 #   --rebase       make the base images again (else reused when present)
+#                  from the kept root, upgraded; remove DIR/rootfs to
+#                  debootstrap afresh
 #   --check-only   only check an image already built
 #
 # Steps: debootstrap a minimal Debian 12 root (bookworm, minbase, with
@@ -61,11 +63,11 @@ if [[ ${#need[@]} -gt 0 ]]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
 fi
 
-# The minbase root (kept in --work and reused unless --rebase), upgraded
-# from bookworm-updates and bookworm-security.
+# The minbase root (kept in --work and reused), upgraded from
+# bookworm-updates and bookworm-security.
 make_root() {
   local root=$1
-  if [[ $rebase -eq 1 || ! -x "$root/usr/bin/apt-get" ]]; then
+  if [[ ! -x "$root/usr/bin/apt-get" ]]; then
     rm -rf "$root"
     debootstrap --variant=minbase bookworm "$root" "$mirror"
   fi
@@ -133,12 +135,18 @@ if [[ $check_only -eq 0 ]]; then
   fi
   cuda_args=()
   [[ -z "$cuda" ]] || cuda_args=(--build-context "cuda=$cuda")
+  # buildah 1.28 leaves behind the working container of a stage that a
+  # RUN --mount=from= used (the empty `cuda` stage): remove those this
+  # build made.
+  before=$(buildah containers -aq | sort)
   buildah bud --isolation chroot --layers --pull=never \
     -f "$repo/deploy/container/Dockerfile" \
     --ignorefile "$repo/deploy/container/Dockerfile.dockerignore" \
     --build-arg "BUILD_BASE=$build_base" \
     --build-arg "RUNTIME_BASE=$runtime_base" \
     "${cuda_args[@]}" -t "$tag" "$repo"
+  left=$(comm -13 <(echo "$before") <(buildah containers -aq | sort))
+  [[ -z "$left" ]] || buildah rm $left >/dev/null
 fi
 
 # --- The check of the runtime image ------------------------------------------
