@@ -29,7 +29,8 @@
 # uid/gids/capabilities, its database and socket in the host folder,
 # `tunedb devices`, `tune`, `query`, grpc.health.v1 on the health port, the
 # metrics page, a clean SIGTERM drain with exit status 0, and the record
-# still there after a restart.
+# still there after a restart, where SIGTERM comes during a (slowed) search
+# and the search must finish before the daemon exits 0.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -124,7 +125,8 @@ else
   bad "init container failed"
 fi
 
-start_daemon() {  # the pod's container, in a private mount namespace
+start_daemon() {  # the pod's container, in a private mount namespace;
+                  # arguments are added to the daemon's
   mkdir -p "$mnt/run/tunedb" "$mnt/var/lib/tunedb" "$mnt/etc/tunedb"
   local ro=""
   [[ "$ro_root" == true ]] && ro='mount -o remount,bind,ro "$m" &&'
@@ -142,7 +144,7 @@ start_daemon() {  # the pod's container, in a private mount namespace
     setpriv --no-new-privs \
     chroot --userspec="$run_uid:$run_gid" --groups="$run_gid,$groups" "$mnt" \
     /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    "${pod_env[@]}" "${entry[@]}" "${pod_args[@]}" --finder "$finder" \
+    "${pod_env[@]}" "${entry[@]}" "${pod_args[@]}" --finder "$finder" "$@" \
     >> "$dir/daemon.log" 2>&1 &
   daemon=$!
   for _ in $(seq 1 600); do
@@ -233,15 +235,28 @@ stop_daemon
 echo "  daemon log (run 1):"
 sed 's/^/        /' "$dir/daemon.log"
 
-echo "run 2 (the same host folder):"
+slow=()
+[[ "$finder" != simulated ]] || slow=(--simulated slow_ms=3000)
+echo "run 2 (the same host folder${slow:+, searches slowed to 3 s}):"
 : > "$dir/daemon.log"
-if start_daemon; then
+if start_daemon "${slow[@]}"; then
   out=$(tunedb lookup "$key" 2>&1) \
     && ok "the record survived the restart: $(echo "$out" | head -1)" \
     || bad "lookup after restart: $out"
+  # SIGTERM while a search runs: the daemon drains it before it exits.
+  tunedb tune --force "$key" > "$dir/tune.out" 2>&1 &
+  tune=$!
+  sleep 1
   stop_daemon
-  [[ $stop_rc -eq 0 ]] && ok "SIGTERM: exited 0 after $stop_ms ms" \
+  tune_rc=0
+  wait "$tune" || tune_rc=$?
+  [[ $tune_rc -eq 0 ]] \
+    && ok "a search in flight at SIGTERM finished: $(grep source "$dir/tune.out")" \
+    || bad "the search in flight at SIGTERM: exit $tune_rc, $(cat "$dir/tune.out")"
+  [[ $stop_rc -eq 0 ]] && ok "SIGTERM: drained and exited 0 after $stop_ms ms" \
     || bad "SIGTERM: exit status $stop_rc"
+  echo "  daemon log (run 2):"
+  sed 's/^/        /' "$dir/daemon.log"
 else
   bad "daemon did not start again"; sed 's/^/        /' "$dir/daemon.log"
 fi
