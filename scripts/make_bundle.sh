@@ -14,6 +14,8 @@
 # the NVIDIA driver (libcuda, libnvidia-*) and cuDNN (libcudnn*: chosen per
 # worker with --cudnn-lib-dir / LD_LIBRARY_PATH). The CUDA runtime
 # (libcudart) IS carried: the worker and tests need it and it is small.
+# The licences of the carried libraries go to share/licenses/
+# (bundle_licenses.sh: their Debian packages' copyright files).
 set -euo pipefail
 
 out=""
@@ -90,6 +92,9 @@ if [[ -n "$missing" ]]; then
   echo "$missing" >&2
   exit 1
 fi
+
+# The Debian copyright file of every library carried (share/licenses/).
+"$(dirname "$0")/bundle_licenses.sh" "$out"
 
 if [[ -n "$tarball" ]]; then
   tar -C "$(dirname "$out")" -czf "$tarball" "$(basename "$out")"

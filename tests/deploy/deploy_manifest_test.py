@@ -6,7 +6,9 @@ the operations issue asks of the DaemonSet is checked; its ConfigMap is then
 served by a real tunedbd (simulated finder, paths moved into a temporary
 folder) and its probe port answered over gRPC. deploy/container/Dockerfile is
 read instruction by instruction (no hadolint in Debian 12): its stages, what
-they run and copy, and that nothing is fetched from outside Debian's archive.
+they run and copy, that nothing is fetched from outside Debian's archive,
+that the build stage installs only the bundle's packages and that
+build_image.sh gives the Dockerfile its base images.
 
 Usage: deploy_manifest_test.py --source REPO_ROOT --tunedbd PATH
 """
@@ -337,6 +339,28 @@ class DockerfileTest(unittest.TestCase):
                            if ins == "EXPOSE").split()
         self.assertIn(conf["health-listen"].rsplit(":", 1)[1], exposed)
         self.assertIn(conf["metrics-address"].rsplit(":", 1)[1], exposed)
+
+    def test_build_stage_installs_only_what_the_bundle_needs(self):
+        self.assertIn("scripts/install-deps.sh --bundle",
+                      " ; ".join(self.runs("build")))
+        with open(os.path.join(ARGS.source, "scripts/install-deps.sh"),
+                  encoding="utf-8") as f:
+            deps = f.read()
+        build_deps = re.search(r"build_deps=\(([^)]*)\)", deps).group(1)
+        for package in ("libgtest-dev", "libbenchmark-dev", "postgresql",
+                        "prometheus", "clang"):
+            self.assertNotIn(package, build_deps.split())
+        self.assertIn("patchelf", build_deps.split())
+
+    def test_registry_less_build_sets_the_dockerfiles_base_args(self):
+        with open(os.path.join(ARGS.source,
+                               "deploy/container/build_image.sh"),
+                  encoding="utf-8") as f:
+            script = f.read()
+        for arg in self.args:
+            self.assertIn(f'--build-arg "{arg}=', script)
+        self.assertIn("--isolation chroot", script)
+        self.assertIn("Dockerfile.dockerignore", script)
 
     def test_build_context_leaves_out_build_trees(self):
         with open(self.path + ".dockerignore", encoding="utf-8") as f:
