@@ -109,17 +109,25 @@ std::vector<std::shared_ptr<const std::string>> PlansForCaller(
   std::vector<std::shared_ptr<const std::string>> out(given.size());
   const TensorIds caller{node.x.uid, node.w.uid, node.y.uid};
   if (caller.x < 0 || caller.w < 0 || caller.y < 0) {
-    const bool any_plan = std::any_of(given.begin(), given.end(),
-                                      [](const AlgoResult* r) {
-                                        return !r->plan.empty();
-                                      });
+    const bool any_plan = std::any_of(
+        given.begin(), given.end(), [](const AlgoResult* r) {
+          return !r->plan.empty() &&
+                 (r->behavior_notes &
+                  NoteBit(kBehaviorNoteRuntimeCompilation)) != 0;
+        });
     if (any_plan) unusable->push_back("the caller's tensor ids are unknown");
     out.clear();
     return out;
   }
   bool any = false;
   for (size_t i = 0; i < given.size(); ++i) {
-    if (given[i]->plan.empty()) continue;
+    // A precompiled engine's plan builds in well under a millisecond:
+    // loading it (twice) would only cost.
+    if (given[i]->plan.empty() ||
+        (given[i]->behavior_notes &
+         NoteBit(kBehaviorNoteRuntimeCompilation)) == 0) {
+      continue;
+    }
     const auto same = std::find(given.begin(), given.begin() + i, given[i]);
     if (same != given.begin() + i) {
       out[i] = out[same - given.begin()];

@@ -109,10 +109,11 @@ class ConfigFill {
   std::vector<std::pair<int, std::vector<Knob>>> given_;
 };
 
-// The stored plans of `given` (the configs filled, in order), renumbered
-// from tunedb's tensor ids to those of the caller's convolution `node`
-// (GraphAnswer::plans): null where a config has none, or where its plan
-// does not fit the caller's graph (each reason appended to *unusable).
+// The stored plans of `given` (the configs filled, in order) whose engines
+// compile at run time, renumbered from tunedb's tensor ids to those of the
+// caller's convolution `node` (GraphAnswer::plans): null where a config has
+// none, is precompiled, or its plan does not fit the caller's graph (each
+// reason appended to *unusable).
 // Empty when none has a plan. One plan renumbered once, however often it
 // is given.
 std::vector<std::shared_ptr<const std::string>> PlansForCaller(

@@ -492,10 +492,15 @@ std::string SerializedPlan(int cudnn_version = 91900) {
 // Loading stored plans is opt-in (PreloadOptions::stored_plans).
 constexpr char kStoredPlansOn[] = "TUNEDB_PRELOAD_STORED_PLANS=on";
 
-// RankingWithUniversal with the choice's plan stored, sealed for `key`.
+constexpr uint32_t kRuntimeCompiled =
+    NoteBit(CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION);
+
+// RankingWithUniversal whose choice compiles at run time, with its plan
+// stored, sealed for `key`.
 std::vector<AlgoResult> RankingWithStoredPlan(const ProblemKey& key,
                                               const std::string& plan) {
   std::vector<AlgoResult> ranking = RankingWithUniversal();
+  ranking[0].behavior_notes = kRuntimeCompiled;
   ranking[0].plan = SealPlan(key, ranking[0].algo, ranking[0].knobs, plan);
   return ranking;
 }
@@ -541,6 +546,7 @@ TEST_F(PreloadGraphTest, ADamagedOrForeignStoredPlanNeverReachesCudnn) {
     const std::string sealed =
         SealPlan(key, 110, {Knob{3, 0}}, SerializedPlan());
     std::vector<AlgoResult> ranking = RankingWithUniversal();
+    ranking[0].behavior_notes = kRuntimeCompiled;
     switch (c) {
       case kCutShort:
         ranking[0].plan = sealed.substr(0, sealed.size() - 10);
@@ -580,6 +586,18 @@ TEST_F(PreloadGraphTest, APlanOfOtherTensorIdsIsNotUsedAndIsCounted) {
   EXPECT_EQ(run.real("backend_plan_load"), 0);
   EXPECT_EQ(run.real("backend_plan_finalize"), 1);
   EXPECT_THAT(run.err, HasSubstr("; 0 stored plans loaded, 1 refused"));
+}
+
+TEST_F(PreloadGraphTest, APrecompiledEnginesStoredPlanIsBuiltNotLoaded) {
+  std::vector<AlgoResult> ranking =
+      RankingWithStoredPlan(Key(), SerializedPlan());
+  ranking[0].behavior_notes = 0;
+  Put(Key(), ranking);
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {kStoredPlansOn});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.real("backend_plan_load"), 0);
+  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
 }
 
 TEST_F(PreloadGraphTest, StoredPlansAreOffUnlessAskedForAndThenEveryPlanIsBuilt) {
