@@ -16,10 +16,12 @@
 // BAD_PARAM: "backend_plan_load_refused"). A load counts as
 // "backend_plan_load", and as "backend_plan_load_caller_ids" too when its
 // graph names its tensors x, w and y by the ids the graph probe gives them
-// ('x', 'w', 'y').
+// ('x', 'w', 'y'). A load makes and finalizes a descriptor of its own
+// through the exported functions, as cuDNN does ("backend_plan_load_inner").
 //
 // Thread safety: the counters are atomic; descriptors as in cuDNN.
 #include <cudnn.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -591,6 +593,27 @@ bool Has(const Desc& d, cudnnBackendAttributeName_t name) {
   return d.attrs.count(name) > 0;
 }
 
+// What cuDNN does while it loads a serialized plan: descriptors of its own,
+// made, finalized and destroyed through the exported functions, which a
+// preloaded library may define (cuDNN's own calls then reach it).
+void ReenterAsCudnnDoes() {
+  const auto create = reinterpret_cast<decltype(&cudnnBackendCreateDescriptor)>(
+      dlsym(RTLD_DEFAULT, "cudnnBackendCreateDescriptor"));
+  const auto finalize = reinterpret_cast<decltype(&cudnnBackendFinalize)>(
+      dlsym(RTLD_DEFAULT, "cudnnBackendFinalize"));
+  const auto destroy =
+      reinterpret_cast<decltype(&cudnnBackendDestroyDescriptor)>(
+          dlsym(RTLD_DEFAULT, "cudnnBackendDestroyDescriptor"));
+  cudnnBackendDescriptor_t own = nullptr;
+  if (create == nullptr || finalize == nullptr || destroy == nullptr ||
+      create(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &own) !=
+          CUDNN_STATUS_SUCCESS) {
+    return;
+  }
+  if (finalize(own) == CUDNN_STATUS_SUCCESS) Count("backend_plan_load_inner");
+  destroy(own);
+}
+
 // Whether plan `d` loads its serialized form (see the top), counted.
 bool LoadsSerializedPlan(Desc& d) {
   const Attr& a = d.attrs[CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION];
@@ -604,6 +627,7 @@ bool LoadsSerializedPlan(Desc& d) {
     return false;
   }
   Count("backend_plan_load");
+  ReenterAsCudnnDoes();
   std::vector<std::string> names;
   for (const auto& t : plan["operationGraph"].value("tensors", nlohmann::json::array())) {
     names.push_back(t.value("name", ""));

@@ -589,7 +589,8 @@ int main(int argc, char** argv) {
   for (const char* name :
        {"backend_heur_results", "backend_heur_count", "backend_engine_finalize",
         "backend_plan_finalize", "backend_plan_load",
-        "backend_plan_load_refused", "backend_plan_load_caller_ids"}) {
+        "backend_plan_load_refused", "backend_plan_load_caller_ids",
+        "backend_plan_load_inner"}) {
     if (fakeCudnnCallCount != nullptr) calls[name] = fakeCudnnCallCount(name);
   }
   for (cudnnBackendDescriptor_t d : made) cudnnBackendDestroyDescriptor(d);
