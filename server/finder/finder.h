@@ -30,6 +30,11 @@ struct SearchOptions {
   // The search must return by then (DEADLINE_EXCEEDED otherwise); a finder
   // that cannot stop a search in flight must abandon it (kill the worker).
   absl::Duration timeout = absl::Minutes(5);
+  // Graph API: engine configs (algo, knobs) whose serialized plans an
+  // earlier search of the same key kept (`plan`, opened: sealed_plan.h). A
+  // finder that builds plans loads these instead of compiling them; one
+  // cuDNN refuses is built. Default: none.
+  std::vector<AlgoResult> stored_plans;
 };
 
 // Where a search's wall time went, in milliseconds. CudnnFinder fills it;
@@ -42,6 +47,7 @@ struct SearchPhases {
   double screen_ms = 0;  // screening
   double retime_ms = 0;  // re-timing
   double verify_ms = 0;  // verification
+  int plans_loaded = 0;  // graph API: SearchOptions::stored_plans loaded
 };
 
 // What a search produced.

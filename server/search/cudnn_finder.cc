@@ -78,8 +78,9 @@ absl::StatusOr<SearchResult> CudnnFinder::Search(int device_index,
   const absl::Time start = absl::Now();
   while (true) {
     int64_t offered = 0;
-    absl::StatusOr<SearchResult> result = SearchWithCap(
-        problem, cap, options.timeout - (absl::Now() - start), &offered);
+    absl::StatusOr<SearchResult> result =
+        SearchWithCap(problem, cap, options.timeout - (absl::Now() - start),
+                      options.stored_plans, &offered);
     last_busy_ = absl::Now();
     if (static_cast<int64_t>(workspace_.bytes()) > kMaxKeptWorkspace) {
       workspace_ = DeviceBuffer();
@@ -137,7 +138,7 @@ absl::Status CudnnFinder::WarmUpIfClockedDown(void* workspace, size_t bytes) {
 
 absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     const ConvProblem& problem, int64_t cap, absl::Duration timeout,
-    int64_t* offered_out) {
+    const std::vector<AlgoResult>& stored_plans, int64_t* offered_out) {
   *offered_out = 0;
   SearchResult out;
   absl::Time mark = absl::Now();
@@ -190,7 +191,7 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     ASSIGN_OR_RETURN(
         out.results,
         GraphCandidates(*graph, *graph_launcher, stream_.get(), workspace,
-                        options_, &out.phases.heuristics_ms));
+                        options_, stored_plans, &out.phases));
   } else {
     launcher = std::make_unique<LegacyLauncher>(*conv);
     ASSIGN_OR_RETURN(out.results, FindCandidates(*conv, workspace));

@@ -69,10 +69,9 @@ class CudnnFinder final : public Finder {
               CudaStream stream, std::unique_ptr<GpuClocks> clocks);
   // One search offering at most `cap` bytes of workspace; sets
   // `*offered_out` to what it offered (or 0) even when it fails.
-  absl::StatusOr<SearchResult> SearchWithCap(const ConvProblem& problem,
-                                             int64_t cap,
-                                             absl::Duration timeout,
-                                             int64_t* offered_out)
+  absl::StatusOr<SearchResult> SearchWithCap(
+      const ConvProblem& problem, int64_t cap, absl::Duration timeout,
+      const std::vector<AlgoResult>& stored_plans, int64_t* offered_out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The kept workspace, grown to `cap` bytes if smaller.
   absl::StatusOr<void*> Workspace(int64_t cap)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -28,6 +29,22 @@ AlgoResult ResultOf(const EngineConfig& config) {
   r.deterministic =
       (config.numerical_notes & NoteBit(kNumericalNoteNondeterministic)) == 0;
   return r;
+}
+
+// The plan of `config` loaded from its stored plan in `stored`, if it has
+// one and cuDNN loads it on the graph's handle.
+std::optional<BackendDescriptor> LoadStored(
+    const ConvOpGraph& graph, const EngineConfig& config,
+    const std::vector<AlgoResult>& stored) {
+  for (const AlgoResult& s : stored) {
+    if (s.algo != config.engine || s.knobs != config.knobs || s.plan.empty()) {
+      continue;
+    }
+    absl::StatusOr<BackendDescriptor> plan = LoadPlan(graph.handle(), s.plan);
+    if (plan.ok()) return *std::move(plan);
+    return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -66,15 +83,15 @@ absl::Status GraphLauncher::Launch(const AlgoResult& r, void* workspace,
 absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     const ConvOpGraph& graph, GraphLauncher& launcher, cudaStream_t stream,
     DeviceSpan workspace, const CudnnFinderOptions& options,
-    double* heuristics_ms) {
+    const std::vector<AlgoResult>& stored, SearchPhases* phases) {
   const auto h0 = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(std::vector<EngineConfig> configs,
                    graph.Configs(options.graph_heuristic_modes));
-  if (heuristics_ms != nullptr) {
-    *heuristics_ms = std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - h0)
-                         .count();
-  }
+  SearchPhases unused;
+  if (phases == nullptr) phases = &unused;
+  phases->heuristics_ms = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - h0)
+                              .count();
   ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::Create());
   ASSIGN_OR_RETURN(CudaEvent stop, CudaEvent::Create());
   std::vector<AlgoResult> results;
@@ -82,7 +99,10 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
   for (EngineConfig& config : configs) {
     AlgoResult r = ResultOf(config);
     if (!GraphPolicyAllows(graph.problem(), config.numerical_notes)) continue;
+    std::optional<BackendDescriptor> loaded = LoadStored(graph, config, stored);
+    if (loaded.has_value()) ++phases->plans_loaded;
     const bool compiles =
+        !loaded.has_value() &&
         (config.behavior_notes & NoteBit(kBehaviorNoteRuntimeCompilation)) != 0;
     if (compiles &&
         compiled >= absl::ToChronoMilliseconds(options.graph_compile_budget)) {
@@ -93,7 +113,8 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     }
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<BackendDescriptor> plan =
-        graph.BuildPlan(config.descriptor.get());
+        loaded.has_value() ? *std::move(loaded)
+                           : graph.BuildPlan(config.descriptor.get());
     if (compiles) compiled += std::chrono::steady_clock::now() - t0;
     if (!plan.ok()) {
       RETURN_IF_ERROR(CheckStickyError());

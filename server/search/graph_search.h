@@ -34,6 +34,7 @@
 #include "cudnn/backend_graph.h"
 #include "cudnn/cudnn_conv.h"
 #include "server/search/conv_launcher.h"
+#include "server/finder/finder.h"  // SearchPhases
 #include "server/search/cudnn_finder_options.h"
 #include "tunedb/record.h"
 
@@ -70,15 +71,19 @@ class GraphLauncher final : public ConvLauncher {
   std::map<CandidateKey, Entry> plans_;
 };
 
-// Phase 1 (see above) with `workspace` offered. Results sorted by
-// SortResults; each OK one has its plan in `launcher`. Errors: the fatal
-// one of a broken CUDA context, or an operation graph cuDNN refuses for a
-// reason other than not supporting it (then every result is kNotSupported).
-// `heuristics_ms` (optional) receives the time spent asking the heuristics.
+// Phase 1 (see above) with `workspace` offered. A config with a plan in
+// `stored` (SearchOptions::stored_plans) loads it instead of building it
+// (compiling), and so spends none of the compile budget; one cuDNN refuses
+// is built. Results sorted by SortResults; each OK one has its plan in
+// `launcher`. Errors: the fatal one of a broken CUDA context, or an
+// operation graph cuDNN refuses for a reason other than not supporting it
+// (then every result is kNotSupported). `phases` (optional) receives the
+// time spent asking the heuristics and the number of plans loaded.
 absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     const ConvOpGraph& graph, GraphLauncher& launcher, cudaStream_t stream,
     DeviceSpan workspace, const CudnnFinderOptions& options,
-    double* heuristics_ms = nullptr);
+    const std::vector<AlgoResult>& stored = {},
+    SearchPhases* phases = nullptr);
 
 // Phase 5: serializes into results[i].plan the plans of the leader and the
 // runners-up within options.graph_plan_margin (graph_plans_kept in all),

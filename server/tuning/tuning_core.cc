@@ -206,6 +206,22 @@ absl::StatusOr<std::shared_ptr<const Record>> TuningCore::Stored(
   return shared;
 }
 
+std::vector<AlgoResult> TuningCore::StoredPlans(const ValidKey& key) {
+  std::vector<AlgoResult> plans;
+  if (key.problem().api != ConvApi::kGraph) return plans;
+  absl::StatusOr<std::shared_ptr<const Record>> record = Stored(key);
+  if (!record.ok() || *record == nullptr) return plans;
+  for (const AlgoResult& r : (*record)->results) {
+    if (r.plan.empty()) continue;
+    AlgoResult p;
+    p.algo = r.algo;
+    p.knobs = r.knobs;
+    p.plan = r.plan;
+    if (UnsealPlan(key.key(), p).ok()) plans.push_back(std::move(p));
+  }
+  return plans;
+}
+
 TuneAnswer TuningCore::Serve(std::shared_ptr<const Record> record,
                              const Constraints& constraints) {
   hits_.fetch_add(1, std::memory_order_relaxed);
@@ -359,8 +375,10 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
   }
   const DeviceInfo& device = devices_[index];
   absl::Time start = absl::Now();
+  SearchOptions search = options_.search;
+  search.stored_plans = StoredPlans(pending->key);
   absl::StatusOr<SearchResult> found =
-      finder_->Search(index, pending->key.problem(), options_.search);
+      finder_->Search(index, pending->key.problem(), search);
   double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   absl::StatusOr<std::shared_ptr<const Record>> result;
   if (!found.ok()) {

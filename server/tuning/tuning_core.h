@@ -187,6 +187,12 @@ class TuningCore {
   // The stored record for `key` (memory first, then the store), or nullptr;
   // also nullptr (logged) when its row cannot be read.
   absl::StatusOr<std::shared_ptr<const Record>> Stored(const ValidKey& key);
+  // The plans an earlier search of graph-API `key` kept, opened
+  // (SearchOptions::stored_plans): a search again (forced, stale, after a
+  // restart, or on another host of the fleet) loads them instead of
+  // compiling. None for legacy keys, nothing stored, or plans that do not
+  // open.
+  std::vector<AlgoResult> StoredPlans(const ValidKey& key);
   // An answer from a stored record, counted as a hit.
   TuneAnswer Serve(std::shared_ptr<const Record> record,
                    const Constraints& constraints);

@@ -22,6 +22,7 @@
 #include "server/finder/finder.h"
 #include "server/finder/simulated_finder.h"
 #include "server/worker/worker_command.h"
+#include "proto/convert.h"
 #include "server/worker/worker_protocol.h"
 #ifdef TUNEDB_HAVE_CUDNN
 #include "cudnn/cudnn_device.h"
@@ -145,6 +146,11 @@ int Main(int argc, char** argv) {
       SearchOptions options;
       options.workspace_cap_bytes = request.workspace_cap_bytes();
       options.timeout = absl::Milliseconds(request.timeout_ms());
+      for (const v1::AlgoResult& wire : request.stored_plans()) {
+        // One that does not decode is only not loaded.
+        absl::StatusOr<AlgoResult> r = FromProto(wire);
+        if (r.ok()) options.stored_plans.push_back(*std::move(r));
+      }
       absl::StatusOr<SearchResult> result =
           setup->finder->Search(setup->index, *problem, options);
       if (result.ok()) {

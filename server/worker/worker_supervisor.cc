@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "server/worker/worker_command.h"
+#include "proto/convert.h"
 #include "server/worker/worker_protocol.h"
 
 extern char** environ;
@@ -360,6 +361,9 @@ absl::StatusOr<SearchResult> WorkerSupervisor::Search(
   request.set_problem(problem.ToText());
   request.set_workspace_cap_bytes(options.workspace_cap_bytes);
   request.set_timeout_ms(absl::ToInt64Milliseconds(options.timeout));
+  for (const AlgoResult& r : options.stored_plans) {
+    ToProto(r, request.add_stored_plans());
+  }
   absl::Status s = WriteFrame(w.proc.fd, request);
   if (!s.ok()) {
     const std::string how = Reap(w.proc, true, absl::Seconds(2));

@@ -87,6 +87,29 @@ TEST_P(GraphSearchGpuTest, BuildsTimesVerifiesAndKeepsTheLeadersPlans) {
   RecordProperty("find_ms", std::to_string(r->phases.find_ms));
 }
 
+TEST_P(GraphSearchGpuTest, ASearchGivenTheKeptPlansLoadsThemInsteadOfBuilding) {
+  TUNEDB_SKIP_WITHOUT_GPU();
+  const PassCase c = GetParam();
+  auto finder = Finder();
+  ASSERT_NE(finder, nullptr);
+  const ConvProblem p = GraphProblem(c.op, c.layout, c.type);
+  absl::StatusOr<SearchResult> first = finder->Search(0, p, SearchOptions());
+  ASSERT_TRUE(first.ok()) << first.status();
+  SearchOptions again;
+  for (const AlgoResult& r : first->results) {
+    if (!r.plan.empty()) again.stored_plans.push_back(r);
+  }
+  ASSERT_FALSE(again.stored_plans.empty());
+  absl::StatusOr<SearchResult> second = finder->Search(0, p, again);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->phases.plans_loaded,
+            static_cast<int>(again.stored_plans.size()));
+  ASSERT_EQ(second->results.at(0).status, AlgoStatus::kOk);
+  EXPECT_TRUE(second->verified);
+  RecordProperty("first_find_ms", std::to_string(first->phases.find_ms));
+  RecordProperty("second_find_ms", std::to_string(second->phases.find_ms));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Passes, GraphSearchGpuTest,
     ::testing::Values(

@@ -5,6 +5,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
+#include "common/sealed_plan.h"
 #include "gtest/gtest.h"
 #include "server/finder/simulated_finder.h"
 #include "tests/server/test_util.h"
@@ -13,6 +15,35 @@ namespace tunedb {
 namespace {
 
 using testing_util::TestProblem;
+
+// The simulated finder, with the stored plans each search was given kept.
+class RecordingFinder final : public Finder {
+ public:
+  explicit RecordingFinder(Finder* inner) : inner_(inner) {}
+  std::string Name() const override { return inner_->Name(); }
+  absl::StatusOr<std::vector<DeviceInfo>> Devices() override {
+    return inner_->Devices();
+  }
+  absl::StatusOr<SearchResult> Search(int device_index,
+                                      const ConvProblem& problem,
+                                      const SearchOptions& options) override {
+    {
+      absl::MutexLock lock(&mu_);
+      stored_plans_.push_back(options.stored_plans);
+    }
+    return inner_->Search(device_index, problem, options);
+  }
+  // The stored plans of each search so far, in order.
+  std::vector<std::vector<AlgoResult>> stored_plans() const {
+    absl::MutexLock lock(&mu_);
+    return stored_plans_;
+  }
+
+ private:
+  Finder* const inner_;
+  mutable absl::Mutex mu_;
+  std::vector<std::vector<AlgoResult>> stored_plans_ ABSL_GUARDED_BY(mu_);
+};
 
 class TuningCoreTest : public testing::Test {
  protected:
@@ -25,8 +56,9 @@ class TuningCoreTest : public testing::Test {
     auto o = SimulatedFinder::Options::Parse(sim);
     ASSERT_TRUE(o.ok()) << o.status();
     finder_ = std::make_unique<SimulatedFinder>(*o);
+    recording_ = std::make_unique<RecordingFinder>(finder_.get());
     options.flush_interval = absl::Milliseconds(20);
-    auto core = TuningCore::Create(options, store_.get(), finder_.get());
+    auto core = TuningCore::Create(options, store_.get(), recording_.get());
     ASSERT_TRUE(core.ok()) << core.status();
     core_ = std::move(*core);
   }
@@ -50,6 +82,7 @@ class TuningCoreTest : public testing::Test {
 
   std::unique_ptr<Store> store_;
   std::unique_ptr<SimulatedFinder> finder_;
+  std::unique_ptr<RecordingFinder> recording_;
   std::unique_ptr<TuningCore> core_;
 };
 
@@ -198,6 +231,41 @@ TEST_F(TuningCoreTest, ForceSearchesAgain) {
   EXPECT_TRUE(again->searched);
   EXPECT_EQ(finder_->searches(), 2);
   EXPECT_EQ(core_->Stats().records, 1);
+}
+
+TEST_F(TuningCoreTest, ASearchAgainIsGivenThePlansTheLastOneKeptOpened) {
+  Start("");
+  ConvProblem graph = TestProblem(8);
+  graph.api = ConvApi::kGraph;
+  graph.alignment = 16;
+  auto first = Tune(graph);
+  ASSERT_TRUE(first.ok()) << first.status();
+  // Stored sealed (sealed_plan.h).
+  std::vector<AlgoResult> kept;
+  for (const AlgoResult& r : first->record->results) {
+    if (r.plan.empty()) continue;
+    EXPECT_EQ(r.plan.rfind("tunedb-plan/1 ", 0), 0u) << r.plan;
+    kept.push_back(r);
+    ASSERT_TRUE(UnsealPlan(first->record->key, kept.back()).ok());
+  }
+  ASSERT_FALSE(kept.empty());
+  ASSERT_TRUE(Tune(graph, absl::Seconds(30), /*force=*/true).ok());
+  // The legacy key of the same convolution, searched twice, never is.
+  ASSERT_TRUE(Tune(TestProblem(8)).ok());
+  ASSERT_TRUE(Tune(TestProblem(8), absl::Seconds(30), /*force=*/true).ok());
+
+  const std::vector<std::vector<AlgoResult>> given = recording_->stored_plans();
+  ASSERT_EQ(given.size(), 4u);
+  EXPECT_TRUE(given[0].empty());  // nothing stored yet
+  ASSERT_EQ(given[1].size(), kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(given[1][i].algo, kept[i].algo);
+    EXPECT_EQ(given[1][i].knobs, kept[i].knobs);
+    EXPECT_EQ(given[1][i].plan, kept[i].plan);  // opened: cuDNN's own text
+    EXPECT_NE(given[1][i].plan.find("\"simulated\":true"), std::string::npos);
+  }
+  EXPECT_TRUE(given[2].empty());
+  EXPECT_TRUE(given[3].empty());
 }
 
 TEST_F(TuningCoreTest, StaleRecordIsServedByLookupAndSearchedAgainByTune) {
