@@ -40,20 +40,21 @@ struct Answer {
   Record record;
   std::optional<AlgoResult> chosen;  // none meets the constraints
   std::optional<bool> searched;      // tune: whether it searched now
+  bool waited = false;               // tune: it waited for another's search
   LaunchMode launch_mode = LaunchMode::kDirect;
   bool details = false;  // text: the whole ranking
 };
 
 absl::StatusOr<Answer> ToAnswer(const KeyFlags& f, const v1::Record& wire,
                                 const v1::Choice* choice,
-                                std::optional<bool> searched) {
+                                std::optional<bool> searched, bool waited) {
   auto record = FromProto(wire);
   if (!record.ok()) {
     return absl::InternalError(absl::StrCat(
         "the daemon's record is malformed: ", record.status().message()));
   }
-  Answer answer{*std::move(record), std::nullopt, searched, f.launch_mode,
-                f.details};
+  Answer answer{*std::move(record), std::nullopt, searched, waited,
+                f.launch_mode, f.details};
   if (choice != nullptr) {
     auto a = FromProto(choice->algo());
     if (a.ok()) answer.chosen = *a;
@@ -65,7 +66,10 @@ nlohmann::json AnswerToJson(const Answer& a) {
   nlohmann::json j = {
       {"choice", a.chosen ? AlgoToJson(*a.chosen) : nlohmann::json(nullptr)},
       {"record", RecordToJson(a.record)}};
-  if (a.searched) j["searched"] = *a.searched;
+  if (a.searched) {
+    j["searched"] = *a.searched;
+    j["waited_for_search"] = a.waited;
+  }
   return j;
 }
 
@@ -87,11 +91,16 @@ void PrintChoice(const Answer& a, std::ostream& out) {
 void PrintAnswer(const Answer& a, std::ostream& out) {
   PrintChoice(a, out);
   if (a.searched) {
-    out << "source    "
-        << (*a.searched ? absl::StrCat("searched now (",
-                                       FormatMs(a.record.search_ms), " ms)")
-                        : std::string("database"))
-        << "\n";
+    out << "source    ";
+    if (*a.searched) {
+      out << "searched now (" << FormatMs(a.record.search_ms) << " ms)";
+    } else if (a.waited) {
+      out << "another call's search, waited for ("
+          << FormatMs(a.record.search_ms) << " ms)";
+    } else {
+      out << "database";
+    }
+    out << "\n";
   }
   if (a.details) {
     out << "\n";
@@ -106,10 +115,10 @@ void PrintAnswer(const Answer& a, std::ostream& out) {
 // Prints the answer the daemon gave; the exit code.
 template <typename Response>
 int ShowAnswer(CliContext& ctx, const KeyFlags& f, const Response& response,
-               std::optional<bool> searched) {
-  auto answer =
-      ToAnswer(f, response.record(),
-               response.has_choice() ? &response.choice() : nullptr, searched);
+               std::optional<bool> searched, bool waited = false) {
+  auto answer = ToAnswer(f, response.record(),
+                         response.has_choice() ? &response.choice() : nullptr,
+                         searched, waited);
   if (!answer.ok()) return ctx.Fail(answer.status());
   Render(ctx, FormOf(ctx), *answer,
          Renderer<Answer>{AnswerToJson, PrintAnswer});
@@ -150,7 +159,8 @@ int RunTune(CliContext& ctx, const KeyFlags& f) {
   auto response =
       ctx.Call(&v1::TuneDb::Stub::Tune, request, CliContext::Deadline::kNone);
   if (!response.ok()) return ctx.Fail(response.status());
-  return ShowAnswer(ctx, f, *response, response->searched());
+  return ShowAnswer(ctx, f, *response, response->searched(),
+                    response->waited_for_search());
 }
 
 void AddKeyOptions(CLI::App* cmd, KeyFlags* f) {

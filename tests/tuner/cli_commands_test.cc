@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -103,6 +104,26 @@ TEST_F(CommandsTest, TuneThenLookup) {
   CliResult details = Run({"lookup", kProblem, "--details"});
   EXPECT_THAT(details.out, HasSubstr("ranking"));
   EXPECT_EQ(SearchesRun(), 1);
+}
+
+TEST_F(CommandsTest, TwoTunesAtOnceSayWhichSearchedAndWhichWaited) {
+  // A search long enough for the second process to join it.
+  StartServer("slow_ms=1500");
+  CliResult a, b;
+  std::thread other([&] { b = Run({"tune", kProblem}); });
+  a = Run({"tune", kProblem});
+  other.join();
+  ASSERT_EQ(a.code, kExitOk) << a.err;
+  ASSERT_EQ(b.code, kExitOk) << b.err;
+  const std::string both = a.out + b.out;
+  EXPECT_THAT(both, HasSubstr("source    searched now ("));
+  EXPECT_THAT(both, HasSubstr("source    another call's search, waited for ("));
+  EXPECT_THAT(both, Not(HasSubstr("source    database")));
+  EXPECT_EQ(SearchesRun(), 1);
+  CliResult later = Run({"--json", "tune", kProblem});
+  ASSERT_EQ(later.code, kExitOk) << later.err;
+  EXPECT_FALSE(later.Json()["searched"].get<bool>());
+  EXPECT_FALSE(later.Json()["waited_for_search"].get<bool>());
 }
 
 TEST_F(CommandsTest, LaunchModeGraphChoosesByGpuTime) {
