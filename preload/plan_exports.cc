@@ -24,10 +24,11 @@
 // A plan whose engine config has a stored plan (GraphAnswer::plans) was set
 // to that config in the shadow only (GraphShadow::HoldConfig; cuDNN refuses
 // a serialized plan on a descriptor with an engine config). Its finalize
-// first loads the stored plan on a scratch descriptor with the caller's
-// handle: one that cuDNN refuses (another cuDNN, driver or GPU) never
-// reaches the caller's descriptor; it is counted, and the caller's config
-// is set and built as without tunedb. One that loads is set on the
+// first loads the stored plan on a scratch descriptor with the plan's
+// handle (or, where that set was not seen, its graph's): one that cuDNN
+// refuses (another cuDNN, driver or GPU) never reaches the caller's
+// descriptor; it is counted, and the caller's config is set and built as
+// without tunedb. One that loads is set on the
 // caller's descriptor (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION), and
 // cuDNN's finalize loads it instead of compiling the engine: two loads
 // instead of a compile (docs/preload.md has the times).
