@@ -23,6 +23,11 @@ int TimingVersionOf(const std::vector<AlgoResult>& results);
 const AlgoResult* ChooseFrom(const std::vector<AlgoResult>& results,
                              const Constraints& constraints);
 
+// Whether cuDNN notes `r`'s engine as compiled at run time (graph API).
+inline bool RuntimeCompiled(const AlgoResult& r) {
+  return (r.behavior_notes & NoteBit(kBehaviorNoteRuntimeCompilation)) != 0;
+}
+
 // Puts OK results first by ascending cost for direct launches (ties: less
 // workspace, then lower algo id), then not-supported, then failed ones.
 void SortResults(std::vector<AlgoResult>& results);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "common/record_results.h"
 #include "cudnn/backend_graph.h"
 #include "cudnn/plan_blob.h"
 
@@ -107,27 +108,22 @@ std::vector<std::shared_ptr<const std::string>> PlansForCaller(
     const std::vector<const AlgoResult*>& given, const ShadowNode& node,
     std::vector<std::string>* unusable) {
   std::vector<std::shared_ptr<const std::string>> out(given.size());
+  // A precompiled engine's plan builds in well under a millisecond:
+  // loading it (twice) would only cost.
+  auto loadable = [](const AlgoResult* r) {
+    return !r->plan.empty() && RuntimeCompiled(*r);
+  };
   const TensorIds caller{node.x.uid, node.w.uid, node.y.uid};
   if (caller.x < 0 || caller.w < 0 || caller.y < 0) {
-    const bool any_plan = std::any_of(
-        given.begin(), given.end(), [](const AlgoResult* r) {
-          return !r->plan.empty() &&
-                 (r->behavior_notes &
-                  NoteBit(kBehaviorNoteRuntimeCompilation)) != 0;
-        });
-    if (any_plan) unusable->push_back("the caller's tensor ids are unknown");
+    if (std::any_of(given.begin(), given.end(), loadable)) {
+      unusable->push_back("the caller's tensor ids are unknown");
+    }
     out.clear();
     return out;
   }
   bool any = false;
   for (size_t i = 0; i < given.size(); ++i) {
-    // A precompiled engine's plan builds in well under a millisecond:
-    // loading it (twice) would only cost.
-    if (given[i]->plan.empty() ||
-        (given[i]->behavior_notes &
-         NoteBit(kBehaviorNoteRuntimeCompilation)) == 0) {
-      continue;
-    }
+    if (!loadable(given[i])) continue;
     const auto same = std::find(given.begin(), given.begin() + i, given[i]);
     if (same != given.begin() + i) {
       out[i] = out[same - given.begin()];

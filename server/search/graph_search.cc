@@ -188,11 +188,7 @@ absl::Status KeepPlans(const GraphLauncher& launcher, DataType input_type,
   // (caller_filters.h): a program building it loads the plan instead.
   for (const CallerFilter& filter : FrameworkFilters(input_type)) {
     const AlgoResult* chosen = ChooseFrom(results, filter.constraints);
-    if (chosen == nullptr ||
-        (chosen->behavior_notes &
-         NoteBit(kBehaviorNoteRuntimeCompilation)) == 0) {
-      continue;
-    }
+    if (chosen == nullptr || !RuntimeCompiled(*chosen)) continue;
     RETURN_IF_ERROR(keep(results[chosen - results.data()]));
   }
   return absl::OkStatus();

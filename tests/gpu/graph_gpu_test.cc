@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/caller_filters.h"
+#include "common/record_results.h"
 #include "cudnn/backend_graph.h"
 #include "cudnn/cudnn_conv.h"
 #include "gtest/gtest.h"
@@ -69,9 +70,7 @@ TEST_P(GraphSearchGpuTest, BuildsTimesVerifiesAndKeepsTheLeadersPlans) {
     if (!a.plan.empty()) ++with_plan;
     // Besides the leaders', only runtime-compiled configs a framework's
     // filter chooses keep a plan (KeepPlans).
-    const bool rtc =
-        (a.behavior_notes & NoteBit(kBehaviorNoteRuntimeCompilation)) != 0;
-    if (!a.plan.empty() && !rtc) ++leaders_kept;
+    if (!a.plan.empty() && !RuntimeCompiled(a)) ++leaders_kept;
     if (!p.allow_tensor_cores) {
       EXPECT_EQ(a.numerical_notes & NoteBit(kNumericalNoteTensorCore), 0u);
     }
