@@ -29,7 +29,8 @@
 // refuses (another cuDNN, driver or GPU) never reaches the caller's
 // descriptor; it is counted, and the caller's config is set and built as
 // without tunedb. One that loads is set on the
-// caller's descriptor (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION), and
+// caller's descriptor (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION), with
+// that handle where the caller set none (cudnn_frontend sets none), and
 // cuDNN's finalize loads it instead of compiling the engine: two loads
 // instead of a compile (docs/preload.md has the times).
 //
@@ -136,6 +137,18 @@ cudnnStatus_t LoadInto(cudnnBackendDescriptor_t d, const std::string& stored,
   return f;
 }
 
+// Sets `handle` on plan `d` where none is set: cudnn_frontend builds a plan
+// without one (only a serialized plan's load needs it), and cuDNN 9.19
+// crashes loading a serialized plan on a descriptor without a handle.
+cudnnStatus_t EnsureHandle(cudnnBackendDescriptor_t d, cudnnHandle_t handle) {
+  if (HandleOf(d) != nullptr) return CUDNN_STATUS_SUCCESS;
+  const auto set = real_set_attribute.get();
+  if (set == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  Trace("set handle on", d);
+  return set(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
+             &handle);
+}
+
 // Whether cuDNN loads `stored` with `handle`, on a plan descriptor of its
 // own.
 bool LoadsOnScratch(cudnnHandle_t handle, const std::string& stored,
@@ -184,6 +197,8 @@ cudnnStatus_t Build(cudnnBackendDescriptor_t d,
       last(text + used, sizeof(text) - used);
     }
     why = text;
+  } else if (EnsureHandle(d, handle) != CUDNN_STATUS_SUCCESS) {
+    why = "the caller's plan took no handle";
   } else if (LoadInto(d, *held->stored, real) != CUDNN_STATUS_SUCCESS) {
     why = "cuDNN loaded it on a scratch plan but not on the caller's";
   } else {

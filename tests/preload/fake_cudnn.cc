@@ -18,6 +18,8 @@
 // graph names its tensors x, w and y by the ids the graph probe gives them
 // ('x', 'w', 'y'). A load makes and finalizes a descriptor of its own
 // through the exported functions, as cuDNN does ("backend_plan_load_inner").
+// A plan without a handle does not load ("backend_plan_load_no_handle",
+// BAD_PARAM; cuDNN 9.19 crashes there).
 //
 // Thread safety: the counters are atomic; descriptors as in cuDNN.
 #include <cudnn.h>
@@ -911,6 +913,10 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
       break;
     case kPlan:
       if (Has(*d, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION)) {
+        if (!Has(*d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE)) {
+          Count("backend_plan_load_no_handle");
+          return CUDNN_STATUS_BAD_PARAM;
+        }
         if (Has(*d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG) ||
             !LoadsSerializedPlan(*d)) {
           return CUDNN_STATUS_BAD_PARAM;

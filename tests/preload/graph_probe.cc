@@ -574,9 +574,9 @@ int main(int argc, char** argv) {
       if (engine == a.drop_engine) continue;
       cudnnBackendDescriptor_t plan =
           Make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      // In cudnn_frontend's order (ExecutionPlanBuilder_v8::build).
+      // As cudnn_frontend's ExecutionPlanBuilder_v8::build: the engine
+      // config alone, no handle (only its loadFromJson sets one).
       Set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, D, config);
-      Set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, handle);
       // Not Finalize(): a plan that does not build is an answer, not a
       // failure of the probe.
       plans.push_back(
