@@ -38,11 +38,10 @@
 //                              without a universal config (for a program
 //                              whose own filters drop configs PyTorch's
 //                              keep; default on)
-//   TUNEDB_PRELOAD_STORED_PLANS "on": a plan of an answered config whose
+//   TUNEDB_PRELOAD_STORED_PLANS "off": every plan is built; "on" (the
+//                              default): a plan of an answered config whose
 //                              search kept its serialized plan loads that
-//                              plan instead of compiling (default off: not
-//                              yet shown safe with PyTorch on a GPU;
-//                              docs/preload.md)
+//                              plan instead of compiling (docs/preload.md)
 //   TUNEDB_PRELOAD_LEAD_PLAN_ONLY "off": every plan a caller builds from an
 //                              answer with a universal config is built.
 //                              Default on: once one plan of such an answer
@@ -96,8 +95,8 @@ struct PreloadOptions {
   // CUDNN_ERRATA_JSON_FILE set.
   bool lead_plan_only = true;
   // Whether answered configs carry their stored plans (GraphAnswer::plans).
-  // Default: false (opt in with TUNEDB_PRELOAD_STORED_PLANS=on).
-  bool stored_plans = false;
+  // Default: true (TUNEDB_PRELOAD_STORED_PLANS=off turns it off).
+  bool stored_plans = true;
   // Settings that could not be read, for the exit line ("" if none).
   std::string problems;
 };

@@ -603,17 +603,20 @@ TEST_F(PreloadGraphTest, APrecompiledEnginesStoredPlanIsBuiltNotLoaded) {
   EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
 }
 
-TEST_F(PreloadGraphTest, StoredPlansAreOffUnlessAskedForAndThenEveryPlanIsBuilt) {
+TEST_F(PreloadGraphTest, StoredPlansLoadByDefaultAndWithThemOffEveryPlanIsBuilt) {
   Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
-  for (const char* env : {"TUNEDB_PRELOAD_STORED_PLANS=off",
-                          "TUNEDB_PRELOAD_STORED_PLANS="}) {
-    SCOPED_TRACE(env);
-    ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {env});
-    ASSERT_EQ(run.out["status"], 0) << run.err;
-    EXPECT_EQ(run.real("backend_plan_load"), 0);
-    EXPECT_EQ(run.real("backend_plan_finalize"), 1);
-    EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
-  }
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.real("backend_plan_load"), 2);  // scratch, then the caller's
+  EXPECT_EQ(run.real("backend_plan_finalize"), 0);
+  EXPECT_THAT(run.err, HasSubstr("1 stored plans loaded"));
+
+  run = Probe({"--then-fallback", "--build-plans"},
+              {"TUNEDB_PRELOAD_STORED_PLANS=off"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.real("backend_plan_load"), 0);
+  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
 }
 
 TEST_F(PreloadGraphTest, TheFillAfterACountQueryDoesNotCheckTheConfigsAgain) {
