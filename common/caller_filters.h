@@ -4,8 +4,8 @@
 // nondeterministic ones; fp32 with TF32 off drops tensor-core ones; and it
 // drops a plan whose workspace it cannot allocate. The preload answers a
 // graph with the fastest config under each filter (the choices, then the
-// alternatives a stricter filter needs), and the search keeps the plans of
-// those that compile at run time, so the answer a program builds can load.
+// alternatives a stricter filter needs); the search keeps the plan of every
+// config that compiles at run time, so the answer a program builds loads.
 //
 // Thread safety: pure functions.
 #ifndef TUNEDB_COMMON_CALLER_FILTERS_H_

@@ -59,10 +59,12 @@ const Timing& AlgoResult::cost(LaunchMode mode) const {
 bool operator==(const AlgoResult& a, const AlgoResult& b) {
   return std::tie(a.algo, a.math_type, a.status, a.launch, a.gpu, a.host,
                   a.workspace_bytes, a.deterministic, a.retimed, a.error,
-                  a.knobs, a.numerical_notes, a.behavior_notes, a.plan) ==
+                  a.knobs, a.numerical_notes, a.behavior_notes, a.plan,
+                  a.build_ms, a.heuristic_rank) ==
          std::tie(b.algo, b.math_type, b.status, b.launch, b.gpu, b.host,
                   b.workspace_bytes, b.deterministic, b.retimed, b.error,
-                  b.knobs, b.numerical_notes, b.behavior_notes, b.plan);
+                  b.knobs, b.numerical_notes, b.behavior_notes, b.plan,
+                  b.build_ms, b.heuristic_rank);
 }
 
 std::string KnobsText(const std::vector<Knob>& knobs) {
@@ -164,28 +166,50 @@ std::optional<AlgoResult> Choose(const Record& record,
   return *best;
 }
 
+namespace {
+
+bool Meets(const AlgoResult& r, const Constraints& constraints) {
+  if (r.status != AlgoStatus::kOk) return false;
+  if (constraints.max_workspace_bytes &&
+      r.workspace_bytes > *constraints.max_workspace_bytes) {
+    return false;
+  }
+  if (constraints.deterministic_only && !r.deterministic) return false;
+  return (r.numerical_notes & constraints.excluded_numerical_notes) == 0;
+}
+
+}  // namespace
+
+double EffectiveCost(const AlgoResult& r, const Constraints& constraints) {
+  const double run = r.cost(constraints.launch_mode).median_ms;
+  const bool builds = RuntimeCompiled(r) &&
+                      !(constraints.loads_stored_plans && !r.plan.empty());
+  if (!builds || constraints.compile_horizon_calls <= 0) return run;
+  return run + r.build_ms / static_cast<double>(constraints.compile_horizon_calls);
+}
+
 const AlgoResult* ChooseFrom(const std::vector<AlgoResult>& results,
                              const Constraints& constraints) {
-  const LaunchMode mode = constraints.launch_mode;
   const AlgoResult* best = nullptr;
+  const AlgoResult* heuristic = nullptr;
+  double best_cost = 0;
   for (const AlgoResult& r : results) {
-    if (r.status != AlgoStatus::kOk) continue;
-    if (constraints.max_workspace_bytes &&
-        r.workspace_bytes > *constraints.max_workspace_bytes) {
-      continue;
-    }
-    if (constraints.deterministic_only && !r.deterministic) continue;
-    if ((r.numerical_notes & constraints.excluded_numerical_notes) != 0) {
-      continue;
-    }
-    const double cost = r.cost(mode).median_ms;
-    const double best_cost = best ? best->cost(mode).median_ms : 0;
+    if (!Meets(r, constraints)) continue;
+    const double cost = EffectiveCost(r, constraints);
     if (best == nullptr || cost < best_cost ||
         (cost == best_cost && r.workspace_bytes < best->workspace_bytes)) {
       best = &r;
+      best_cost = cost;
+    }
+    if (r.heuristic_rank > 0 &&
+        (heuristic == nullptr || r.heuristic_rank < heuristic->heuristic_rank)) {
+      heuristic = &r;
     }
   }
-  return best;
+  if (heuristic == nullptr || heuristic == best) return best;
+  const double heuristic_cost = EffectiveCost(*heuristic, constraints);
+  return best_cost <= heuristic_cost * (1 - kMinGainOverHeuristic) ? best
+                                                                    : heuristic;
 }
 
 }  // namespace tunedb

@@ -17,9 +17,8 @@ namespace tunedb {
 // OK result has its launch time measured (or none ran), else 1.
 int TimingVersionOf(const std::vector<AlgoResult>& results);
 
-// The OK result of `results` with the lowest cost for the constraints'
-// launch mode that meets the other constraints (ties: less workspace), or
-// null. Choose's rule, for a search's results before they are a record.
+// Choose's rule (record.h), for a search's results before they are a
+// record: the result Choose would give, or null.
 const AlgoResult* ChooseFrom(const std::vector<AlgoResult>& results,
                              const Constraints& constraints);
 
@@ -27,6 +26,11 @@ const AlgoResult* ChooseFrom(const std::vector<AlgoResult>& results,
 inline bool RuntimeCompiled(const AlgoResult& r) {
   return (r.behavior_notes & NoteBit(kBehaviorNoteRuntimeCompilation)) != 0;
 }
+
+// What `r` costs a caller with `constraints` per call: its cost for their
+// launch mode, plus, for a runtime-compiled engine the caller builds
+// (no stored plan it loads), build_ms spread over the compile horizon.
+double EffectiveCost(const AlgoResult& r, const Constraints& constraints);
 
 // Puts OK results first by ascending cost for direct launches (ties: less
 // workspace, then lower algo id), then not-supported, then failed ones.

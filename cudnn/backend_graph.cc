@@ -309,7 +309,10 @@ absl::StatusOr<std::vector<EngineConfig>> ConvOpGraph::Configs(
     absl::StatusOr<std::vector<EngineConfig>> configs =
         HeuristicResults(heur->get());
     if (!configs.ok()) continue;  // a mode that fails offers nothing
+    int rank = 0;
     for (EngineConfig& config : *configs) {
+      config.mode = mode;
+      config.rank = ++rank;
       const bool seen =
           std::any_of(out.begin(), out.end(), [&](const EngineConfig& c) {
             return c.engine == config.engine && c.knobs == config.knobs;

@@ -52,6 +52,10 @@ struct EngineConfig {
   uint32_t numerical_notes = 0;  // bit i: cudnnBackendNumericalNote_t i
   uint32_t behavior_notes = 0;   // bit i: cudnnBackendBehaviorNote_t i
   BackendDescriptor descriptor;
+  // ConvOpGraph::Configs: the first mode that offered it, and its place in
+  // that mode's list (1 = first). 0: not from Configs.
+  HeuristicMode mode = HeuristicMode::kA;
+  int rank = 0;
 };
 
 // The operation graph of one problem (which must be a graph-API problem:

@@ -51,7 +51,10 @@ std::vector<TunedEngine> Interposer::StoredConfigs(const ProblemKey& key) {
   // The fastest config under each filter PyTorch may apply
   // (caller_filters.h); without one for the first (no filter), a miss.
   for (const CallerFilter& filter : FrameworkFilters(key.problem.input_type)) {
-    const EngineAnswer a = client_->GetEngine(key, filter.constraints);
+    Constraints constraints = filter.constraints;
+    constraints.compile_horizon_calls = options_.compile_horizon_calls;
+    constraints.loads_stored_plans = options_.stored_plans;
+    const EngineAnswer a = client_->GetEngine(key, constraints);
     if (!a.ok()) {
       if (out.empty()) return out;
       continue;

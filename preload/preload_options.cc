@@ -87,6 +87,14 @@ PreloadOptions PreloadOptionsFromEnv() {
       problem("TUNEDB_PRELOAD_GRAPH_CONFIGS", v);
     }
   }
+  if (const char* v = Env("TUNEDB_PRELOAD_COMPILE_HORIZON")) {
+    int64_t n = 0;
+    if (absl::SimpleAtoi(v, &n) && n >= 0) {
+      o.compile_horizon_calls = n;
+    } else {
+      problem("TUNEDB_PRELOAD_COMPILE_HORIZON", v);
+    }
+  }
   return o;
 }
 

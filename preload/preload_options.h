@@ -42,6 +42,9 @@
 //                              default): a plan of an answered config whose
 //                              search kept its serialized plan loads that
 //                              plan instead of compiling (docs/preload.md)
+//   TUNEDB_PRELOAD_COMPILE_HORIZON  calls over which a runtime-compiled
+//                              engine's build time is weighed (default
+//                              10000; 0: not weighed)
 //   TUNEDB_PRELOAD_LEAD_PLAN_ONLY "off": every plan a caller builds from an
 //                              answer with a universal config is built.
 //                              Default on: once one plan of such an answer
@@ -62,9 +65,11 @@
 #ifndef TUNEDB_PRELOAD_PRELOAD_OPTIONS_H_
 #define TUNEDB_PRELOAD_PRELOAD_OPTIONS_H_
 
+#include <cstdint>
 #include <string>
 
 #include "tunedb/client_options.h"
+#include "tunedb/record.h"
 
 namespace tunedb::preload {
 
@@ -97,6 +102,10 @@ struct PreloadOptions {
   // Whether answered configs carry their stored plans (GraphAnswer::plans).
   // Default: true (TUNEDB_PRELOAD_STORED_PLANS=off turns it off).
   bool stored_plans = true;
+  // The calls over which a runtime-compiled engine's build time is repaid
+  // (Constraints::compile_horizon_calls; 0: not weighed). Default: 10,000
+  // (kDefaultCompileHorizonCalls); TUNEDB_PRELOAD_COMPILE_HORIZON.
+  int64_t compile_horizon_calls = kDefaultCompileHorizonCalls;
   // Settings that could not be read, for the exit line ("" if none).
   std::string problems;
 };

@@ -118,6 +118,8 @@ void ToProto(const AlgoResult& in, v1::AlgoResult* out) {
   out->set_numerical_notes(in.numerical_notes);
   out->set_behavior_notes(in.behavior_notes);
   out->set_plan(in.plan);
+  out->set_build_ms(in.build_ms);
+  out->set_heuristic_rank(in.heuristic_rank);
 }
 
 void ToProto(const Record& in, v1::Record* out) {
@@ -150,6 +152,8 @@ void ToProto(const Constraints& in, v1::Constraints* out) {
   out->set_deterministic_only(in.deterministic_only);
   out->set_launch_mode(static_cast<v1::LaunchMode>(in.launch_mode));
   out->set_excluded_numerical_notes(in.excluded_numerical_notes);
+  out->set_compile_horizon_calls(in.compile_horizon_calls);
+  out->set_loads_stored_plans(in.loads_stored_plans);
 }
 
 absl::StatusOr<DeviceKey> FromProto(const v1::DeviceKey& in) {
@@ -248,9 +252,15 @@ absl::StatusOr<AlgoResult> FromProto(const v1::AlgoResult& in) {
   r.numerical_notes = in.numerical_notes();
   r.behavior_notes = in.behavior_notes();
   r.plan = in.plan();
+  r.build_ms = in.build_ms();
+  r.heuristic_rank = in.heuristic_rank();
   if (r.algo < 0 || r.workspace_bytes < 0) {
     return absl::InvalidArgumentError(
         "result: algo and workspace must be non-negative");
+  }
+  if (!std::isfinite(r.build_ms) || r.build_ms < 0 || r.heuristic_rank < 0) {
+    return absl::InvalidArgumentError(
+        "result: build_ms and heuristic_rank must be non-negative");
   }
   return r;
 }
@@ -294,6 +304,14 @@ absl::StatusOr<Constraints> FromProto(const v1::Constraints& in) {
   }
   c.deterministic_only = in.deterministic_only();
   c.excluded_numerical_notes = in.excluded_numerical_notes();
+  if (in.has_compile_horizon_calls()) {
+    if (in.compile_horizon_calls() < 0) {
+      return absl::InvalidArgumentError(
+          "constraints.compile_horizon_calls: must be >= 0");
+    }
+    c.compile_horizon_calls = in.compile_horizon_calls();
+  }
+  c.loads_stored_plans = in.loads_stored_plans();
   if (in.launch_mode() != v1::LAUNCH_MODE_UNSPECIFIED) {
     ASSIGN_OR_RETURN(c.launch_mode,
                      EnumFromProto<LaunchMode>(in.launch_mode(), 2,

@@ -44,7 +44,7 @@
   " error, launch_median_ms, launch_spread_ms, launch_samples,"             \
   " gpu_median_ms, gpu_spread_ms, gpu_samples,"                             \
   " host_median_ms, host_spread_ms, host_samples,"                          \
-  " knobs, numerical_notes, behavior_notes, plan"
+  " knobs, numerical_notes, behavior_notes, plan, build_ms, heuristic_rank"
 
 namespace tunedb {
 

@@ -194,6 +194,11 @@ absl::StatusOr<AlgoResult> ResultFromJson(const Json& object,
   ASSIGN_OR_RETURN(result.deterministic, reader.Bool("deterministic"));
   ASSIGN_OR_RETURN(result.retimed, reader.Bool("retimed"));
   ASSIGN_OR_RETURN(result.error, reader.String("error"));
+  if (reader.Has("heuristic_rank")) {
+    ASSIGN_OR_RETURN(const int64_t rank,
+                     reader.Count("heuristic_rank", INT32_MAX));
+    result.heuristic_rank = static_cast<int>(rank);
+  }
   if (reader.Has("engine")) {
     // Graph-API results only.
     ASSIGN_OR_RETURN(const Json* engine, reader.Member("engine"));
@@ -212,6 +217,9 @@ absl::StatusOr<AlgoResult> ResultFromJson(const Json& object,
     result.numerical_notes = static_cast<uint32_t>(numerical);
     result.behavior_notes = static_cast<uint32_t>(behavior);
     ASSIGN_OR_RETURN(result.plan, e.String("plan", kMaxPlanBytes));
+    if (e.Has("build_ms")) {
+      ASSIGN_OR_RETURN(result.build_ms, e.Duration("build_ms"));
+    }
     RETURN_IF_ERROR(e.NoOthers());
   }
   RETURN_IF_ERROR(reader.NoOthers());
@@ -234,12 +242,14 @@ std::string RecordToJson(const Record& record) {
     result["deterministic"] = r.deterministic;
     result["retimed"] = r.retimed;
     result["error"] = r.error;
+    if (r.heuristic_rank > 0) result["heuristic_rank"] = r.heuristic_rank;
     if (record.key.problem.api == ConvApi::kGraph) {
       Json engine = Json::object();
       engine["knobs"] = KnobsText(r.knobs);
       engine["numerical_notes"] = r.numerical_notes;
       engine["behavior_notes"] = r.behavior_notes;
       engine["plan"] = r.plan;
+      if (r.build_ms > 0) engine["build_ms"] = r.build_ms;
       result["engine"] = std::move(engine);
     }
     results.push_back(std::move(result));

@@ -23,7 +23,7 @@ constexpr const char kGetResults[] =
     " error, launch_median_ms, launch_spread_ms, launch_samples,"
     " gpu_median_ms, gpu_spread_ms, gpu_samples,"
     " host_median_ms, host_spread_ms, host_samples,"
-    " knobs, numerical_notes, behavior_notes, plan"
+    " knobs, numerical_notes, behavior_notes, plan, build_ms, heuristic_rank"
     " FROM results WHERE record_id = ?1 ORDER BY rank";
 
 constexpr const char kUpsertRecord[] =
@@ -37,7 +37,7 @@ constexpr const char kDeleteResults[] =
 constexpr const char kInsertResult[] =
     "INSERT INTO results(record_id, " TUNEDB_RESULT_WRITE_COLUMNS
     ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)";
 
 // True if `text` is well-formed UTF-8 (no overlong forms or surrogates).
 bool IsUtf8(absl::string_view text) {
@@ -190,6 +190,9 @@ AlgoResult ReadResult(RowReader& reader) {
   result.behavior_notes =
       static_cast<uint32_t>(reader.Count(column++, "behavior_notes"));
   result.plan = reader.Text(column++, "plan");
+  result.build_ms = reader.Time(column++, "build_ms");
+  result.heuristic_rank =
+      static_cast<int>(reader.Count(column++, "heuristic_rank"));
   return result;
 }
 
@@ -227,6 +230,8 @@ void BindResult(sql::Statement& statement, size_t rank,
   statement.BindInt64(param++, result.numerical_notes);
   statement.BindInt64(param++, result.behavior_notes);
   statement.BindText(param++, result.plan);
+  statement.BindDouble(param++, result.build_ms);
+  statement.BindInt(param++, result.heuristic_rank);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ constexpr const char kCreateQuarantine[] =
     " status, gpu_median_ms, gpu_spread_ms, gpu_samples, workspace_bytes,"
     " deterministic, retimed, error, launch_median_ms, launch_spread_ms,"
     " launch_samples, host_median_ms, host_spread_ms, host_samples, knobs,"
-    " numerical_notes, behavior_notes, plan)";
+    " numerical_notes, behavior_notes, plan, build_ms, heuristic_rank)";
 
 constexpr const char kQuarantineRecord[] =
     "INSERT INTO quarantined_records(quarantined_at_us, reason, id,"
@@ -51,16 +51,18 @@ constexpr const char kQuarantineResults[] =
     " math_type, status, gpu_median_ms, gpu_spread_ms, gpu_samples,"
     " workspace_bytes, deterministic, retimed, error, launch_median_ms,"
     " launch_spread_ms, launch_samples, host_median_ms, host_spread_ms,"
-    " host_samples, knobs, numerical_notes, behavior_notes, plan)"
+    " host_samples, knobs, numerical_notes, behavior_notes, plan, build_ms,"
+    " heuristic_rank)"
     " SELECT ?2, record_id, rank, algo, math_type, status, gpu_median_ms,"
     " gpu_spread_ms, gpu_samples, workspace_bytes, deterministic, retimed,"
     " error, launch_median_ms, launch_spread_ms, launch_samples,"
     " host_median_ms, host_spread_ms, host_samples, knobs, numerical_notes,"
-    " behavior_notes, plan"
+    " behavior_notes, plan, build_ms, heuristic_rank"
     " FROM results WHERE record_id = ?1";
 
 // Columns that the quarantine tables gained after they were first made
-// (schema 4's in_type and layout, schema 5's engine config): a file
+// (schema 4's in_type and layout, schema 5's engine config, schema 8's
+// build time and heuristic rank): a file
 // quarantined under an older schema has the tables without them.
 constexpr std::pair<const char*, const char*> kQuarantineLaterColumns[] = {
     {"quarantined_records", "in_type"},
@@ -68,7 +70,9 @@ constexpr std::pair<const char*, const char*> kQuarantineLaterColumns[] = {
     {"quarantined_results", "knobs"},
     {"quarantined_results", "numerical_notes"},
     {"quarantined_results", "behavior_notes"},
-    {"quarantined_results", "plan"}};
+    {"quarantined_results", "plan"},
+    {"quarantined_results", "build_ms"},
+    {"quarantined_results", "heuristic_rank"}};
 
 absl::Status CreateQuarantine(sql::Database& db) {
   RETURN_IF_ERROR(db.Execute(kCreateQuarantine));

@@ -57,7 +57,7 @@ std::string StageResultSql(const std::string& name) {
                       TUNEDB_RESULT_WRITE_COLUMNS,
                       ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
                       " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
-                      " ?22)");
+                      " ?22, ?23, ?24)");
 }
 
 // The three statements that move the staged records with stage_id in

@@ -99,12 +99,14 @@ nlohmann::json AlgoToJson(const AlgoResult& r) {
       {"retimed", r.retimed},
   };
   if (!r.error.empty()) j["error"] = r.error;
+  if (r.heuristic_rank > 0) j["heuristic_rank"] = r.heuristic_rank;
   if (!r.knobs.empty() || r.numerical_notes != 0 || r.behavior_notes != 0 ||
-      !r.plan.empty()) {
+      !r.plan.empty() || r.build_ms > 0) {
     j["engine"] = {{"knobs", KnobsText(r.knobs)},
                    {"numerical_notes", NumericalNotesText(r.numerical_notes)},
                    {"behavior_notes", BehaviorNotesText(r.behavior_notes)},
-                   {"plan_bytes", r.plan.size()}};
+                   {"plan_bytes", r.plan.size()},
+                   {"build_ms", r.build_ms}};
   }
   return j;
 }
@@ -245,6 +247,9 @@ std::vector<std::string> RankingRow(const AlgoResult& a, bool graph,
                                   ok ? absl::StrCat(cost.samples) : "-",
                                   FormatBytes(a.workspace_bytes),
                                   a.deterministic ? "yes" : "no",
+                                  a.heuristic_rank > 0
+                                      ? absl::StrCat(a.heuristic_rank)
+                                      : "-",
                                   a.error};
   if (graph) {
     std::string notes = NumericalNotesText(a.numerical_notes);
@@ -254,7 +259,8 @@ std::vector<std::string> RankingRow(const AlgoResult& a, bool graph,
     }
     row.insert(row.begin() + 2,
                {KnobsText(a.knobs), notes,
-                a.plan.empty() ? "-" : FormatBytes(a.plan.size())});
+                a.plan.empty() ? "-" : FormatBytes(a.plan.size()),
+                a.build_ms > 0 ? FormatMs(a.build_ms) : "-"});
   }
   return row;
 }
@@ -263,9 +269,9 @@ Table RankingTable(const Record& r, bool graph) {
   std::vector<std::string> columns = {
       "#>",       "algo>",     "math",          "status",
       "launch ms>", "gpu ms>", "host ms>",      "spread ms>",
-      "samples>", "workspace>", "deterministic", "error"};
+      "samples>", "workspace>", "deterministic", "heuristic>", "error"};
   if (graph) {
-    columns.insert(columns.begin() + 2, {"knobs", "notes", "plan>"});
+    columns.insert(columns.begin() + 2, {"knobs", "notes", "plan>", "build ms>"});
   }
   Table ranking(columns);
   int rank = 0;
@@ -299,7 +305,8 @@ void PrintRecordDetails(std::ostream& out, const Record& r) {
   const bool graph = r.key.problem.api == ConvApi::kGraph;
   if (graph) {
     out << "\ngraph API: algo is the engine's global index; plan = a "
-           "serialized execution plan is stored\n";
+           "serialized execution plan is stored; build ms = what building "
+           "the plan cost the search\n";
   }
   out << "\nranking\n";
   RankingTable(r, graph).Print(out);

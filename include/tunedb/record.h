@@ -115,6 +115,15 @@ struct AlgoResult {
   // REPRESENTATION), kept for the leaders of a search: a process loads it
   // instead of building the plan. Empty when not kept.
   std::string plan;
+  // Graph API: milliseconds the search spent building (for a runtime-
+  // compiled engine: compiling) this config's plan; what a process that
+  // cannot load a stored plan pays once. 0: not measured.
+  double build_ms = 0;
+  // Where cuDNN's own heuristic ranks it: 1 for the heuristic's first
+  // choice (graph API: heuristic mode A, the list a framework with
+  // benchmarking off builds from; legacy: cudnnGet*Algorithm_v7), 0 when
+  // the heuristic does not offer it or was not asked.
+  int heuristic_rank = 0;
 
   // The cost that ranks this result for callers launching in `mode`: the
   // launch time for kDirect, the GPU time for kGraph; where that one was not
@@ -156,6 +165,15 @@ struct Record {
   bool stale() const { return timing_version < kCurrentTimingVersion; }
 };
 
+// Default of Constraints::compile_horizon_calls: 10,000 calls, about 3,300
+// training iterations of a forward and two backward passes, where a 1 s
+// compilation must save 0.1 ms per call to pay for itself.
+inline constexpr int64_t kDefaultCompileHorizonCalls = 10000;
+
+// The least gain, as a share of the heuristic's cost, that makes a tuned
+// choice "measurably faster" than cuDNN's heuristic choice (Choose).
+inline constexpr double kMinGainOverHeuristic = 0.02;
+
 // A caller's limits on the algorithm it will run.
 struct Constraints {
   // Largest workspace the caller can give; nullopt means unlimited.
@@ -168,10 +186,23 @@ struct Constraints {
   // (bit i: cuDNN's numerical note i, e.g. 1 << kNumericalNoteTensorCore).
   // Legacy results carry no notes, so it never excludes them. Default: 0.
   uint32_t excluded_numerical_notes = 0;
+  // The calls over which a runtime-compiled engine's build time is repaid
+  // (graph API): such a result without a plan the caller can load costs
+  // build_ms / compile_horizon_calls more per call. 0: build time is not
+  // weighed. Default: kDefaultCompileHorizonCalls.
+  int64_t compile_horizon_calls = kDefaultCompileHorizonCalls;
+  // Whether the caller loads a result's stored plan (AlgoResult::plan)
+  // instead of building it; a result with one then costs nothing to build.
+  // Default: false.
+  bool loads_stored_plans = false;
 };
 
-// The OK result of `record` with the lowest cost for the constraints' launch
-// mode that meets the other constraints, or nullopt.
+// The OK result of `record` that meets the constraints with the lowest
+// cost for their launch mode, build time weighed over the compile horizon
+// (ties: less workspace); but cuDNN's heuristic choice among those that
+// meet them (the lowest heuristic_rank) where the lowest-cost one does not
+// beat it by kMinGainOverHeuristic: a caller never runs slower for being
+// answered instead of asking the heuristic. nullopt when none meets them.
 std::optional<AlgoResult> Choose(const Record& record,
                                  const Constraints& constraints);
 

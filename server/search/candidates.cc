@@ -53,6 +53,28 @@ bool BetterReport(const AlgoResult& a, const AlgoResult& b) {
   return a.status == AlgoStatus::kOk && a.launch.median_ms < b.launch.median_ms;
 }
 
+// Marks each result with its place in cuDNN's heuristic ranking
+// (cudnnGet*Algorithm_v7 under the problem's own math type, as a framework
+// that does not benchmark asks it): 1 for its first supported entry. A
+// heuristic that fails ranks nothing.
+void RankByHeuristic(CudnnConv& conv, std::vector<AlgoResult>& results) {
+  const MathType math = PolicyMathType(conv.problem());
+  absl::StatusOr<std::vector<CudnnConv::Entry>> entries = conv.Heuristic(math);
+  if (!entries.ok()) return;
+  int rank = 0;
+  for (const CudnnConv::Entry& e : *entries) {
+    if (e.status != CUDNN_STATUS_SUCCESS) continue;
+    ++rank;
+    const MathType m =
+        MathTypeAllowed(conv.problem(), e.math) ? e.math : math;
+    for (AlgoResult& r : results) {
+      if (r.algo == e.algo && r.math_type == m && r.heuristic_rank == 0) {
+        r.heuristic_rank = rank;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<AlgoResult>> FindCandidates(CudnnConv& conv,
@@ -92,6 +114,8 @@ absl::StatusOr<std::vector<AlgoResult>> FindCandidates(CudnnConv& conv,
   std::vector<AlgoResult> results;
   results.reserve(by_key.size());
   for (auto& [key, r] : by_key) results.push_back(std::move(r));
+  RankByHeuristic(conv, results);
+  RETURN_IF_ERROR(CheckStickyError());
   SortResults(results);
   return results;
 }

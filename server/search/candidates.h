@@ -11,6 +11,9 @@
 //     error string;
 //   - a math type under which cuDNN supports nothing: every algorithm
 //     kNotSupported under it.
+// Each result then gets its place in cuDNN's heuristic ranking
+// (AlgoResult::heuristic_rank), from cudnnGet*Algorithm_v7 under the
+// problem's own math type.
 //
 // Thread safety: none; one search at a time on the conv.
 #ifndef TUNEDB_SERVER_SEARCH_CANDIDATES_H_

@@ -219,8 +219,7 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
       Verify(*conv, *launcher, workspace, options_.verify_max_elements,
              options_.cpu_reference_max_macs, out.results));
   if (graph_launcher != nullptr) {
-    RETURN_IF_ERROR(KeepPlans(*graph_launcher, problem.input_type, options_,
-                              out.results));
+    RETURN_IF_ERROR(KeepPlans(*graph_launcher, options_, out.results));
   }
   out.phases.verify_ms = lap();
   return out;

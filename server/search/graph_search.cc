@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/caller_filters.h"
 #include "common/math_policy.h"
 #include "common/record_results.h"
 #include "common/status_macros.h"
@@ -28,21 +27,28 @@ AlgoResult ResultOf(const EngineConfig& config) {
                     : MathType::kDefault;
   r.deterministic =
       (config.numerical_notes & NoteBit(kNumericalNoteNondeterministic)) == 0;
+  // Mode A is the list a framework that does not benchmark builds from.
+  if (config.mode == HeuristicMode::kA ||
+      config.mode == HeuristicMode::kInstant) {
+    r.heuristic_rank = config.rank;
+  }
   return r;
 }
 
 // The plan of `config` loaded from its stored plan in `stored`, if it has
-// one and cuDNN loads it on the graph's handle.
+// one and cuDNN loads it on the graph's handle; r.build_ms is then the
+// stored result's (what building it cost).
 std::optional<BackendDescriptor> LoadStored(
     const ConvOpGraph& graph, const EngineConfig& config,
-    const std::vector<AlgoResult>& stored) {
+    const std::vector<AlgoResult>& stored, AlgoResult& r) {
   for (const AlgoResult& s : stored) {
     if (s.algo != config.engine || s.knobs != config.knobs || s.plan.empty()) {
       continue;
     }
     absl::StatusOr<BackendDescriptor> plan = LoadPlan(graph.handle(), s.plan);
-    if (plan.ok()) return *std::move(plan);
-    return std::nullopt;
+    if (!plan.ok()) return std::nullopt;
+    r.build_ms = s.build_ms;
+    return *std::move(plan);
   }
   return std::nullopt;
 }
@@ -99,7 +105,8 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
   for (EngineConfig& config : configs) {
     AlgoResult r = ResultOf(config);
     if (!GraphPolicyAllows(graph.problem(), config.numerical_notes)) continue;
-    std::optional<BackendDescriptor> loaded = LoadStored(graph, config, stored);
+    std::optional<BackendDescriptor> loaded =
+        LoadStored(graph, config, stored, r);
     if (loaded.has_value()) ++phases->plans_loaded;
     const bool compiles =
         !loaded.has_value() &&
@@ -111,11 +118,16 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
       results.push_back(std::move(r));
       continue;
     }
+    const bool loaded_plan = loaded.has_value();
     const auto t0 = std::chrono::steady_clock::now();
     absl::StatusOr<BackendDescriptor> plan =
         loaded.has_value() ? *std::move(loaded)
                            : graph.BuildPlan(config.descriptor.get());
-    if (compiles) compiled += std::chrono::steady_clock::now() - t0;
+    const auto built = std::chrono::steady_clock::now() - t0;
+    if (compiles) compiled += built;
+    if (!loaded_plan) {
+      r.build_ms = std::chrono::duration<double, std::milli>(built).count();
+    }
     if (!plan.ok()) {
       RETURN_IF_ERROR(CheckStickyError());
       r.status = absl::IsUnimplemented(plan.status()) ||
@@ -162,7 +174,7 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
   return results;
 }
 
-absl::Status KeepPlans(const GraphLauncher& launcher, DataType input_type,
+absl::Status KeepPlans(const GraphLauncher& launcher,
                        const CudnnFinderOptions& options,
                        std::vector<AlgoResult>& results) {
   if (results.empty() || results[0].status != AlgoStatus::kOk) {
@@ -184,12 +196,13 @@ absl::Status KeepPlans(const GraphLauncher& launcher, DataType input_type,
     RETURN_IF_ERROR(keep(r));
     ++kept;
   }
-  // The config a framework's filter leads to, where it compiles at run time
-  // (caller_filters.h): a program building it loads the plan instead.
-  for (const CallerFilter& filter : FrameworkFilters(input_type)) {
-    const AlgoResult* chosen = ChooseFrom(results, filter.constraints);
-    if (chosen == nullptr || !RuntimeCompiled(*chosen)) continue;
-    RETURN_IF_ERROR(keep(results[chosen - results.data()]));
+  // Every runtime-compiled config that ran: whichever of them a program's
+  // filter (caller_filters.h) and compile horizon lead to, it loads the plan
+  // instead of compiling, and a later search of the key loads them all.
+  for (AlgoResult& r : results) {
+    if (r.status == AlgoStatus::kOk && RuntimeCompiled(r)) {
+      RETURN_IF_ERROR(keep(r));
+    }
   }
   return absl::OkStatus();
 }

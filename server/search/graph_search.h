@@ -11,8 +11,8 @@
 //      PyTorch's benchmark mode does: its first launch-time sample.
 //   2-4. screen.h, retime.h, verify.h as for the legacy API (verification
 //      against legacy algorithms on the same buffers).
-//   5. KeepPlans: the plans of the leader, the close runners-up and the
-//      runtime-compiled configs a framework's filter leads to, serialized
+//   5. KeepPlans: the plans of the leader, the close runners-up and every
+//      runtime-compiled config that ran, serialized
 //      into their results, so a fresh process loads them instead of
 //      building (compiling) them.
 //
@@ -87,9 +87,8 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
 
 // Phase 5: serializes into results[i].plan the plans of the leader and the
 // runners-up within options.graph_plan_margin (graph_plans_kept in all),
-// and of every runtime-compiled config that a framework's filter chooses
-// (caller_filters.h) for `input_type`.
-absl::Status KeepPlans(const GraphLauncher& launcher, DataType input_type,
+// and of every runtime-compiled config that ran.
+absl::Status KeepPlans(const GraphLauncher& launcher,
                        const CudnnFinderOptions& options,
                        std::vector<AlgoResult>& results);
 

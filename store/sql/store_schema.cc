@@ -71,6 +71,8 @@ CREATE TABLE results(
   numerical_notes INTEGER NOT NULL DEFAULT 0,
   behavior_notes INTEGER NOT NULL DEFAULT 0,
   plan TEXT NOT NULL DEFAULT '',
+  build_ms REAL NOT NULL DEFAULT 0,
+  heuristic_rank INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(record_id, rank)) WITHOUT ROWID;
 )sql";
 
@@ -173,6 +175,12 @@ FROM records;
 DROP TABLE records;
 ALTER TABLE records_v7 RENAME TO records;
 )sql" TUNEDB_RECORDS_INDEXES TUNEDB_IMPORT_RECEIPTS_SCHEMA,
+    // 7 -> 8: a result's plan build time and its heuristic rank (unknown,
+    // 0, for results stored before).
+    R"sql(
+ALTER TABLE results ADD COLUMN build_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN heuristic_rank INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,

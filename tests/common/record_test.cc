@@ -88,6 +88,96 @@ TEST(RecordTest, ExcludedNumericalNotesSkipTheResultsThatHaveThem) {
   EXPECT_EQ(Choose(r, c)->algo, 5);
 }
 
+// A runtime-compiled engine 0.01 ms faster per call than a precompiled one,
+// whose build took 500 ms.
+Record CompiledVersusPrecompiled() {
+  Record r;
+  AlgoResult compiled = Ok(5, 0.10, 0, true);
+  compiled.behavior_notes = NoteBit(kBehaviorNoteRuntimeCompilation);
+  compiled.build_ms = 500;
+  AlgoResult precompiled = Ok(9, 0.11, 0, true);
+  precompiled.build_ms = 0.2;
+  r.results = {compiled, precompiled};
+  SortResults(r.results);
+  return r;
+}
+
+TEST(RecordTest, ACompileThatTheHorizonCannotRepayLosesToAPrecompiledEngine) {
+  const Record r = CompiledVersusPrecompiled();
+  Constraints c;
+  // 10,000 calls: 500 ms / 10,000 = 0.05 ms per call, more than it saves.
+  EXPECT_EQ(c.compile_horizon_calls, kDefaultCompileHorizonCalls);
+  EXPECT_EQ(Choose(r, c)->algo, 9);
+  // Over a million calls it repays its build (0.0005 ms per call).
+  c.compile_horizon_calls = 1000000;
+  EXPECT_EQ(Choose(r, c)->algo, 5);
+  // Horizon 0: build time is not weighed (PyTorch's benchmark).
+  c.compile_horizon_calls = 0;
+  EXPECT_EQ(Choose(r, c)->algo, 5);
+}
+
+TEST(RecordTest, ACallerThatLoadsTheStoredPlanPaysNoCompile) {
+  Record r = CompiledVersusPrecompiled();
+  Constraints c;
+  c.loads_stored_plans = true;
+  // No plan kept: the caller would compile, so the build still counts.
+  EXPECT_EQ(Choose(r, c)->algo, 9);
+  for (AlgoResult& a : r.results) {
+    if (a.algo == 5) a.plan = "tunedb-plan/1 ...";
+  }
+  EXPECT_EQ(Choose(r, c)->algo, 5);
+  // One that does not load plans compiles whatever is stored.
+  c.loads_stored_plans = false;
+  EXPECT_EQ(Choose(r, c)->algo, 9);
+}
+
+TEST(RecordTest, ResultsWithoutABuildTimeAreNotCharged) {
+  // Records stored before build times were measured: build_ms 0.
+  Record r = CompiledVersusPrecompiled();
+  for (AlgoResult& a : r.results) a.build_ms = 0;
+  EXPECT_EQ(Choose(r, Constraints())->algo, 5);
+}
+
+// The heuristic's first choice (algo 2, 1.00 ms) and a tuned one.
+Record HeuristicVersusTuned(double tuned_ms) {
+  Record r;
+  AlgoResult heuristic = Ok(2, 1.00, 0, true);
+  heuristic.heuristic_rank = 1;
+  AlgoResult second = Ok(4, 1.20, 0, true);
+  second.heuristic_rank = 2;
+  r.results = {heuristic, second, Ok(7, tuned_ms, 0, true)};
+  SortResults(r.results);
+  return r;
+}
+
+TEST(RecordTest, ATunedChoiceNotMeasurablyFasterYieldsToTheHeuristic) {
+  // 1 % faster: within kMinGainOverHeuristic (2 %), so the heuristic's.
+  EXPECT_EQ(Choose(HeuristicVersusTuned(0.99), Constraints())->algo, 2);
+  // 5 % faster: the tuned choice.
+  EXPECT_EQ(Choose(HeuristicVersusTuned(0.95), Constraints())->algo, 7);
+  // Slower than the heuristic's: never chosen over it.
+  EXPECT_EQ(Choose(HeuristicVersusTuned(1.10), Constraints())->algo, 2);
+}
+
+TEST(RecordTest, TheHeuristicsChoiceIsItsFirstThatMeetsTheConstraints) {
+  Record r = HeuristicVersusTuned(0.99);
+  for (AlgoResult& a : r.results) {
+    if (a.algo == 2) a.workspace_bytes = 1 << 20;
+  }
+  Constraints c;
+  c.max_workspace_bytes = 0;
+  // Algo 2 needs workspace: the heuristic's choice is then algo 4 (1.20
+  // ms), which the tuned 0.99 ms beats clearly.
+  EXPECT_EQ(Choose(r, c)->algo, 7);
+}
+
+TEST(RecordTest, WithoutHeuristicRanksTheFastestIsChosen) {
+  // Records stored before heuristic ranks were kept.
+  Record r = HeuristicVersusTuned(0.99);
+  for (AlgoResult& a : r.results) a.heuristic_rank = 0;
+  EXPECT_EQ(Choose(r, Constraints())->algo, 7);
+}
+
 TEST(RecordTest, NegativeRecordChoosesNothing) {
   Record r;
   r.results = {NotSupported(0), NotSupported(1)};

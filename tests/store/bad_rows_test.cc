@@ -234,6 +234,8 @@ CREATE TABLE records(
   timing_version INTEGER NOT NULL DEFAULT 1);
 INSERT INTO records SELECT * FROM records_v6;
 DROP TABLE records_v6;
+ALTER TABLE results DROP COLUMN build_ms;
+ALTER TABLE results DROP COLUMN heuristic_rank;
 PRAGMA user_version = 6;
 )sql");
   Reopen();

@@ -173,6 +173,8 @@ TEST_F(FilterIndexTest, AVersion3FileIsMigratedWithItsKeyColumnsFilled) {
                               "ALTER TABLE results DROP COLUMN numerical_notes;"
                               "ALTER TABLE results DROP COLUMN behavior_notes;"
                               "ALTER TABLE results DROP COLUMN plan;"
+                              "ALTER TABLE results DROP COLUMN build_ms;"
+                              "ALTER TABLE results DROP COLUMN heuristic_rank;"
                               "DROP TABLE fleet_outbox;"
                               "PRAGMA user_version = 3;")
                     .ok());

@@ -105,6 +105,8 @@ TEST_F(FleetOutboxTest, AVersion5FileGainsTheOutboxAndKeepsItsRecords) {
     auto db = sql::Database::Open(path_, sql::Database::Mode::kReadWrite, 2000);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)->Execute("DROP TABLE fleet_outbox; "
+                               "ALTER TABLE results DROP COLUMN build_ms;"
+                               "ALTER TABLE results DROP COLUMN heuristic_rank;"
                                "PRAGMA user_version = 5;").ok());
   }
   Open();

@@ -280,6 +280,38 @@ TEST_F(StoreFileTest, MigratesAVersion1File) {
   EXPECT_EQ(seen, 1);
 }
 
+TEST_F(StoreFileTest, AVersion7FileKeepsItsResultsWithoutBuildTimesOrRanks) {
+  const Record graph = GraphTestRecord(1);
+  {
+    auto store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Put(graph).ok());
+  }
+  ASSERT_TRUE(Raw(path_)
+                  ->Execute("ALTER TABLE results DROP COLUMN build_ms;"
+                            "ALTER TABLE results DROP COLUMN heuristic_rank;"
+                            "PRAGMA user_version = 7;")
+                  .ok());
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawInt(path_, "PRAGMA user_version"), kStoreSchemaVersion);
+  absl::StatusOr<std::optional<Record>> got = store->Get(graph.key);
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  ASSERT_EQ((*got)->results.size(), graph.results.size());
+  for (size_t i = 0; i < graph.results.size(); ++i) {
+    // Unknown (0) after the migration; everything else as stored.
+    AlgoResult expected = graph.results[i];
+    expected.build_ms = 0;
+    expected.heuristic_rank = 0;
+    EXPECT_EQ((*got)->results[i], expected) << i;
+  }
+  // A new Put stores them.
+  ASSERT_TRUE(store->Put(graph).ok());
+  got = store->Get(graph.key);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->results, graph.results);
+}
+
 TEST_F(StoreFileTest, RefusesANewerSchemaWithoutTouchingIt) {
   MakeStore(1);
   ASSERT_TRUE(Raw(path_)

@@ -56,7 +56,8 @@ Record TestRecord(int64_t n, const std::string& gpu_model = kTestGpu,
                   int64_t measured_at_us = 1'700'000'000'000'000);
 
 // TestRecord(n) as a graph-API record (api=graph, align=16): its results
-// are engine configs with knobs and notes, the leader with a plan blob.
+// are engine configs with knobs, notes and a build time, the leader ranked
+// first by the heuristic and with a plan blob.
 Record GraphTestRecord(int64_t n);
 
 // A stored negative answer: TestRecord(n) whose two results did not run.
