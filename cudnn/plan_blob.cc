@@ -1,9 +1,12 @@
 #include "cudnn/plan_blob.h"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -18,15 +21,19 @@ using Json = nlohmann::ordered_json;
 //   engine.payload ... kernelParams.offsets[].uid   1 (a number)
 class Renumbering {
  public:
-  Renumbering(const TensorIds& from, const TensorIds& to)
-      : from_(from), to_(to) {}
+  Renumbering(const TensorIds& from, const TensorIds& to,
+              const TensorLayouts* layouts)
+      : from_(from), to_(to), layouts_(layouts) {}
 
   absl::Status Run(Json& plan) {
     Json* graph = Find(plan, "operationGraph");
     if (graph == nullptr) return Bad("has no operationGraph");
     if (Json* tensors = Find(*graph, "tensors"); tensors && tensors->is_array()) {
       for (Json& t : *tensors) {
-        if (Json* name = Find(t, "name")) RETURN_IF_ERROR(Text(*name));
+        if (Json* name = Find(t, "name")) {
+          RETURN_IF_ERROR(Text(*name));
+          RETURN_IF_ERROR(Fits(t));
+        }
       }
     }
     if (Json* nodes = Find(*graph, "nodes"); nodes && nodes->is_array()) {
@@ -73,6 +80,36 @@ class Renumbering {
     return absl::OkStatus();
   }
 
+  // Whether renumbered tensor `t` has the caller's layout for its id.
+  absl::Status Fits(const Json& t) const {
+    if (layouts_ == nullptr) return absl::OkStatus();
+    const int64_t id = std::stoll(t["name"].get<std::string>());
+    const TensorLayout& want = id == to_.x   ? layouts_->x
+                               : id == to_.w ? layouts_->w
+                                             : layouts_->y;
+    const auto list = [&](const char* key) {
+      std::vector<int64_t> out;
+      auto it = t.find(key);
+      if (it == t.end() || !it->is_array()) return out;
+      for (const Json& v : *it) {
+        if (v.is_number_integer()) out.push_back(v.get<int64_t>());
+      }
+      return out;
+    };
+    const std::vector<int64_t> dims = list("dim");
+    const std::vector<int64_t> strides = list("stride");
+    bool fits = dims == want.dims && strides.size() == want.strides.size();
+    for (size_t i = 0; fits && i < dims.size(); ++i) {
+      fits = dims[i] == 1 || strides[i] == want.strides[i];
+    }
+    if (fits) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the plan's tensor ", id, " has dims [", absl::StrJoin(dims, ","),
+        "] strides [", absl::StrJoin(strides, ","), "], the caller's [",
+        absl::StrJoin(want.dims, ","), "] strides [",
+        absl::StrJoin(want.strides, ","), "]"));
+  }
+
   // Every number under a "uid" key, anywhere below `j`.
   absl::Status Uids(Json& j) {
     if (j.is_object()) {
@@ -97,6 +134,7 @@ class Renumbering {
 
   const TensorIds& from_;
   const TensorIds& to_;
+  const TensorLayouts* layouts_;
   int replaced_ = 0;
 };
 
@@ -104,12 +142,15 @@ class Renumbering {
 
 absl::StatusOr<std::string> WithTensorIds(absl::string_view plan,
                                           const TensorIds& from,
-                                          const TensorIds& to) {
+                                          const TensorIds& to,
+                                          const TensorLayouts* layouts) {
   Json j = Json::parse(plan.begin(), plan.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return absl::InvalidArgumentError("the plan is not a JSON object");
   }
-  if (absl::Status s = Renumbering(from, to).Run(j); !s.ok()) return s;
+  if (absl::Status s = Renumbering(from, to, layouts).Run(j); !s.ok()) {
+    return s;
+  }
   return j.dump();
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -22,15 +23,28 @@ struct TensorIds {
   int64_t x = 0, w = 0, y = 0;
 };
 
+// One tensor's dims and strides as its descriptor gives them.
+struct TensorLayout {
+  std::vector<int64_t> dims, strides;
+};
+// A convolution's tensors' layouts, in forward terms.
+struct TensorLayouts {
+  TensorLayout x, w, y;
+};
+
 // `plan` with every tensor id of `from` replaced by the same tensor's id of
 // `to`: in its operation graph (the tensors' names, the nodes' operands) and
 // in its kernels' parameter bindings (each "uid"). INVALID_ARGUMENT when
 // `plan` is not a JSON object with an operation graph, names none of
 // `from`'s ids, or names a tensor id that is not one of them (a plan of
-// another graph).
-absl::StatusOr<std::string> WithTensorIds(absl::string_view plan,
-                                          const TensorIds& from,
-                                          const TensorIds& to);
+// another graph). With `layouts` (of `to`'s tensors), also
+// FAILED_PRECONDITION, naming the tensor, when the plan's operation graph
+// gives one of them other dims, or other strides along a dim longer than 1:
+// a plan made for packed tensors reads a strided view (a channel slice) as
+// if it were packed, and computes wrong results.
+absl::StatusOr<std::string> WithTensorIds(
+    absl::string_view plan, const TensorIds& from, const TensorIds& to,
+    const TensorLayouts* layouts = nullptr);
 
 }  // namespace tunedb
 

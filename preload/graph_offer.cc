@@ -114,6 +114,9 @@ std::vector<std::shared_ptr<const std::string>> PlansForCaller(
     return !r->plan.empty() && RuntimeCompiled(*r);
   };
   const TensorIds caller{node.x.uid, node.w.uid, node.y.uid};
+  const TensorLayouts layouts{{node.x.dims, node.x.strides},
+                              {node.w.dims, node.w.strides},
+                              {node.y.dims, node.y.strides}};
   if (caller.x < 0 || caller.w < 0 || caller.y < 0) {
     if (std::any_of(given.begin(), given.end(), loadable)) {
       unusable->push_back("the caller's tensor ids are unknown");
@@ -130,7 +133,8 @@ std::vector<std::shared_ptr<const std::string>> PlansForCaller(
       continue;
     }
     absl::StatusOr<std::string> renumbered =
-        WithTensorIds(given[i]->plan, TensorIds{kUidX, kUidW, kUidY}, caller);
+        WithTensorIds(given[i]->plan, TensorIds{kUidX, kUidW, kUidY}, caller,
+                      &layouts);
     if (!renumbered.ok()) {
       unusable->push_back(std::string(renumbered.status().message()));
       continue;

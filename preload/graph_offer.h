@@ -112,8 +112,9 @@ class ConfigFill {
 // The stored plans of `given` (the configs filled, in order) whose engines
 // compile at run time, renumbered from tunedb's tensor ids to those of the
 // caller's convolution `node` (GraphAnswer::plans): null where a config has
-// none, is precompiled, or its plan does not fit the caller's graph (each
-// reason appended to *unusable).
+// none, is precompiled, or its plan does not fit the caller's graph: other
+// tensor ids, or other dims or strides (a strided view such as a channel
+// slice). Each reason is appended to *unusable.
 // Empty when none has a plan. One plan renumbered once, however often it
 // is given.
 std::vector<std::shared_ptr<const std::string>> PlansForCaller(

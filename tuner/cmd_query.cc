@@ -27,6 +27,16 @@ struct QueryFlags {
   FilterFlags filter;
   int64_t limit = 0;
   bool csv = false;
+  // The caller whose choice the "best" columns show (Choose).
+  int64_t compile_horizon = kDefaultCompileHorizonCalls;
+  bool loads_plans = false;
+
+  Constraints constraints() const {
+    Constraints c;
+    c.compile_horizon_calls = compile_horizon;
+    c.loads_stored_plans = loads_plans;
+    return c;
+  }
 };
 
 // What `tunedb query` shows: the readable records that match, and those
@@ -35,6 +45,7 @@ struct QueryResult {
   std::vector<Record> records;
   std::vector<v1::BadRow> skipped;
   std::string matching;  // DescribeFilter of the filter
+  Constraints constraints;  // whose choice the "best" columns show
 };
 
 absl::StatusOr<QueryResult> FetchQuery(CliContext& ctx,
@@ -72,10 +83,10 @@ nlohmann::json QueryToJson(const QueryResult& q) {
 }
 
 // One CSV row: every key field on its own, then the best algorithm.
-std::vector<std::string> CsvRow(const Record& r) {
+std::vector<std::string> CsvRow(const Record& r, const Constraints& c) {
   const ConvProblem& p = r.key.problem;
   const int d = p.spatial_dims;
-  std::optional<AlgoResult> best = Choose(r, Constraints());
+  std::optional<AlgoResult> best = Choose(r, c);
   return {absl::StrCat(r.id),
           r.key.HashText(),
           r.key.device.gpu_model,
@@ -99,6 +110,8 @@ std::vector<std::string> CsvRow(const Record& r) {
           best ? std::string(MathTypeName(best->math_type)) : "",
           best ? FormatMs(best->cost(LaunchMode::kDirect).median_ms) : "",
           best ? absl::StrCat(best->workspace_bytes) : "",
+          best && best->build_ms > 0 ? FormatMs(best->build_ms) : "",
+          best ? absl::StrCat(best->heuristic_rank) : "",
           FormatMs(r.search_ms),
           FormatTime(r.measured_at_us),
           r.key.ToText()};
@@ -128,10 +141,12 @@ Table QueryCsv(const QueryResult& q) {
            "best_math",
            "best_ms",
            "best_workspace_bytes",
+           "best_build_ms",
+           "best_heuristic_rank",
            "search_ms",
            "measured_at",
            "key"});
-  for (const Record& r : q.records) t.AddRow(CsvRow(r));
+  for (const Record& r : q.records) t.AddRow(CsvRow(r, q.constraints));
   return t;
 }
 
@@ -140,7 +155,7 @@ void PrintQuery(const QueryResult& q, std::ostream& out) {
            "best ms>", "search ms>", "measured"});
   for (const Record& r : q.records) {
     const ConvProblem& p = r.key.problem;
-    std::optional<AlgoResult> best = Choose(r, Constraints());
+    std::optional<AlgoResult> best = Choose(r, q.constraints);
     t.AddRow({absl::StrCat(r.id), r.key.HashText(), r.key.device.gpu_model,
               std::string(ConvOpName(p.op)), ShapeSummary(p), TypeSummary(p),
               std::string(LayoutName(p.layout)),
@@ -159,6 +174,7 @@ int RunQuery(CliContext& ctx, const QueryFlags& f) {
   if (!result.ok()) return ctx.Fail(result.status());
   // The good records are printed; the unreadable ones are told on stderr.
   ReportSkipped(ctx, result->skipped);
+  result->constraints = f.constraints();
   Render(ctx, FormOf(ctx, f.csv), *result,
          Renderer<QueryResult>{QueryToJson, PrintQuery, QueryCsv});
   return result->skipped.empty() ? kExitOk : kExitPartial;
@@ -263,6 +279,16 @@ void AddQueryCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   query->add_option("--limit", qf->limit, "At most N records (0 = all)")
       ->check(CLI::NonNegativeNumber);
   query->add_flag("--csv", qf->csv, "CSV with a header row on stdout");
+  query
+      ->add_option("--compile-horizon", qf->compile_horizon,
+                   "The best columns weigh a runtime-compiled engine's build "
+                   "time over N calls, as for a program that compiles it "
+                   "(0: not weighed)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  query->add_flag("--loads-plans", qf->loads_plans,
+                  "The best columns are a program's that loads stored plans "
+                  "(no build time for a result with one)");
   query->callback([&ctx, qf, exit_code] { *exit_code = RunQuery(ctx, *qf); });
 
   auto sf = std::make_shared<ShowFlags>();

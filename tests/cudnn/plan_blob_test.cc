@@ -57,6 +57,50 @@ TEST(PlanBlobTest, RenumberingBackGivesTheSamePlan) {
   EXPECT_EQ(nlohmann::json::parse(*back), nlohmann::json::parse(kPlan));
 }
 
+// kPlan with packed NHWC strides on its tensors, and x of batch `n`.
+std::string PlanWithStrides(int64_t n) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(kPlan);
+  auto& tensors = j["operationGraph"]["tensors"];
+  tensors[0]["dim"] = {n, 64, 56, 56};
+  tensors[0]["stride"] = {200704, 1, 3584, 64};
+  tensors[1]["stride"] = {576, 1, 192, 64};
+  tensors[2]["stride"] = {200704, 1, 3584, 64};
+  return j.dump();
+}
+
+TensorLayouts PackedLayouts(int64_t n) {
+  return {{{n, 64, 56, 56}, {200704, 1, 3584, 64}},
+          {{64, 64, 3, 3}, {576, 1, 192, 64}},
+          {{64, 64, 56, 56}, {200704, 1, 3584, 64}}};
+}
+
+TEST(PlanBlobTest, APlanIsGivenOnlyForTheCallersOwnDimsAndStrides) {
+  TensorLayouts layouts = PackedLayouts(64);
+  EXPECT_TRUE(WithTensorIds(PlanWithStrides(64), kOurs, kPyTorchs, &layouts)
+                  .ok());
+  // x is the second half of a 128-channel tensor's channels (a chunk, as
+  // ShuffleNetV2's branches take): the plan would read it as packed.
+  layouts.x.strides = {401408, 1, 7168, 128};
+  absl::StatusOr<std::string> sliced =
+      WithTensorIds(PlanWithStrides(64), kOurs, kPyTorchs, &layouts);
+  EXPECT_EQ(sliced.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(sliced.status().message().find("tensor 120"), std::string::npos)
+      << sliced.status();
+  // Other dims are another problem.
+  layouts = PackedLayouts(32);
+  EXPECT_EQ(WithTensorIds(PlanWithStrides(64), kOurs, kPyTorchs, &layouts)
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(PlanBlobTest, AStrideAlongADimOfOneDoesNotMatter) {
+  TensorLayouts layouts = PackedLayouts(1);
+  layouts.x.strides[0] = 1;  // PyTorch's stride for a batch of one
+  EXPECT_TRUE(
+      WithTensorIds(PlanWithStrides(1), kOurs, kPyTorchs, &layouts).ok());
+}
+
 TEST(PlanBlobTest, APlanOfAnotherGraphOrNotAPlanIsRefused) {
   // A binding of a tensor the graph does not hold.
   std::string stranger = kPlan;

@@ -479,11 +479,17 @@ TEST_F(PreloadGraphTest, EveryPlanBuildsWhenTheAnswerIsNotLeadOnly) {
 // A serialized plan as cuDNN 9.19 writes one (schema 4), for tunedb's
 // tensor ids 1, 2, 3 (x, w, y), trimmed to what the fake reads and what
 // renumbering touches.
-std::string SerializedPlan(int cudnn_version = 91900) {
+// A plan of the probe's convolution (Key(): NCHW, x 32x64x56x56, w
+// 64x64x3x3, y 32x64x28x28, packed), `x_strides` those of its x.
+std::string SerializedPlan(
+    int cudnn_version = 91900,
+    const std::string& x_strides = "[200704,3136,56,1]") {
   return absl::StrCat(
       R"({"cudnnVersion":)", cudnn_version,
       R"(,"schemaVersion":4,"operationGraph":{"finalizeMode":"CONV_FORWARD",)"
-      R"("tensors":[{"name":"1"},{"name":"2"},{"name":"3"}],)"
+      R"("tensors":[{"name":"1","dim":[32,64,56,56],"stride":)", x_strides,
+      R"(},{"name":"2","dim":[64,64,3,3],"stride":[576,9,3,1]},)"
+      R"({"name":"3","dim":[32,64,28,28],"stride":[50176,784,28,1]}],)"
       R"("nodes":[{"X":"1","W":"2","Y":"3"}]},"engine":{"engineId":110,)"
       R"("payload":{"kernels":[{"kernelParams":{"offsets":[{"value":0},)"
       R"({"value":320,"uid":3},{"value":384,"uid":1}]}}]}}})");
@@ -588,6 +594,19 @@ TEST_F(PreloadGraphTest, APlanOfOtherTensorIdsIsNotUsedAndIsCounted) {
   ASSERT_EQ(run.out["status"], 0) << run.err;
   EXPECT_EQ(run.real("backend_plan_load"), 0);
   EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_THAT(run.err, HasSubstr("; 0 stored plans loaded, 1 refused"));
+}
+
+TEST_F(PreloadGraphTest, APlanForOtherStridesIsNotUsedAndIsCounted) {
+  // Made for x as a channel slice of a 128-channel tensor: on the probe's
+  // packed x it would read the wrong elements.
+  Put(Key(), RankingWithStoredPlan(
+                 Key(), SerializedPlan(91900, "[401408,3136,56,1]")));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {"TUNEDB_PRELOAD_LOG=calls"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(run.real("backend_plan_load"), 0);
+  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_THAT(run.err, HasSubstr("strides [401408,3136,56,1]"));
   EXPECT_THAT(run.err, HasSubstr("; 0 stored plans loaded, 1 refused"));
 }
 
