@@ -89,8 +89,11 @@ def main():
         heur_keys = [k for k in keys if facts[k]["heuristic_ms"] is not None]
         report[mode] = {
             "keys": len(keys),
+            # best_ms is printed to 3 decimals: slower than the fastest by
+            # more than that rounding.
             "not_the_fastest": sum(1 for k in keys
-                                   if int(rows[k]["best_algo"]) != facts[k]["fastest_algo"]),
+                                   if float(rows[k]["best_ms"]) >
+                                   round(facts[k]["fastest_ms"], 3) + 0.0005),
             "heuristics_choice": sum(1 for k in keys if rows[k]["best_heuristic_rank"] == "1"),
             "sum_chosen_ms": round(chosen, 3),
             "sum_fastest_ms": round(fastest, 3),

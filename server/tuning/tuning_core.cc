@@ -217,6 +217,7 @@ std::vector<AlgoResult> TuningCore::StoredPlans(const ValidKey& key) {
     p.algo = r.algo;
     p.knobs = r.knobs;
     p.plan = r.plan;
+    p.build_ms = r.build_ms;  // what the search that loads it would not pay
     if (UnsealPlan(key.key(), p).ok()) plans.push_back(std::move(p));
   }
   return plans;

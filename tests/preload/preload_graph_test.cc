@@ -602,7 +602,8 @@ TEST_F(PreloadGraphTest, APlanForOtherStridesIsNotUsedAndIsCounted) {
   // packed x it would read the wrong elements.
   Put(Key(), RankingWithStoredPlan(
                  Key(), SerializedPlan(91900, "[401408,3136,56,1]")));
-  ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {"TUNEDB_PRELOAD_LOG=calls"});
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"},
+                       {kStoredPlansOn, "TUNEDB_PRELOAD_LOG=calls"});
   ASSERT_EQ(run.out["status"], 0) << run.err;
   EXPECT_EQ(run.real("backend_plan_load"), 0);
   EXPECT_EQ(run.real("backend_plan_finalize"), 1);
@@ -622,20 +623,21 @@ TEST_F(PreloadGraphTest, APrecompiledEnginesStoredPlanIsBuiltNotLoaded) {
   EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
 }
 
-TEST_F(PreloadGraphTest, StoredPlansLoadByDefaultAndWithThemOffEveryPlanIsBuilt) {
+TEST_F(PreloadGraphTest, StoredPlansAreOffUnlessAskedForAndThenEveryPlanIsBuilt) {
   Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
-  ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {});
-  ASSERT_EQ(run.out["status"], 0) << run.err;
-  EXPECT_EQ(run.real("backend_plan_load"), 2);  // scratch, then the caller's
-  EXPECT_EQ(run.real("backend_plan_finalize"), 0);
-  EXPECT_THAT(run.err, HasSubstr("1 stored plans loaded"));
-
-  run = Probe({"--then-fallback", "--build-plans"},
-              {"TUNEDB_PRELOAD_STORED_PLANS=off"});
-  ASSERT_EQ(run.out["status"], 0) << run.err;
-  EXPECT_EQ(run.real("backend_plan_load"), 0);
-  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
-  EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
+  for (const char* env : {"TUNEDB_PRELOAD_STORED_PLANS=off",
+                          "TUNEDB_PRELOAD_LOG=summary"}) {
+    SCOPED_TRACE(env);
+    ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {env});
+    ASSERT_EQ(run.out["status"], 0) << run.err;
+    EXPECT_EQ(run.real("backend_plan_load"), 0);
+    EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+    EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
+  }
+  ProbeRun on = Probe({"--then-fallback", "--build-plans"}, {kStoredPlansOn});
+  ASSERT_EQ(on.out["status"], 0) << on.err;
+  EXPECT_EQ(on.real("backend_plan_load"), 2);  // scratch, then the caller's
+  EXPECT_EQ(on.real("backend_plan_finalize"), 0);
 }
 
 TEST_F(PreloadGraphTest, TheFillAfterACountQueryDoesNotCheckTheConfigsAgain) {
