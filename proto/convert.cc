@@ -293,6 +293,35 @@ absl::StatusOr<Record> FromProto(const v1::Record& in) {
   return r;
 }
 
+void ToProto(const Prediction& in, v1::Prediction* out) {
+  out->clear_candidates();
+  for (const AlgoResult& r : in.candidates) ToProto(r, out->add_candidates());
+  out->clear_source_keys();
+  for (const std::string& k : in.sources) out->add_source_keys(k);
+  out->set_confidence(in.confidence);
+  out->set_distance(in.distance);
+}
+
+absl::StatusOr<Prediction> FromProto(const v1::Prediction& in) {
+  Prediction p;
+  for (const v1::AlgoResult& wire : in.candidates()) {
+    ASSIGN_OR_RETURN(AlgoResult r, FromProto(wire));
+    p.candidates.push_back(std::move(r));
+  }
+  if (p.candidates.empty()) {
+    return absl::InvalidArgumentError("prediction: no candidate");
+  }
+  p.sources.assign(in.source_keys().begin(), in.source_keys().end());
+  p.confidence = in.confidence();
+  p.distance = in.distance();
+  if (!(p.confidence >= 0 && p.confidence <= 1) ||
+      !(p.distance >= 0 && std::isfinite(p.distance))) {
+    return absl::InvalidArgumentError(
+        "prediction: confidence must be in [0, 1] and distance >= 0");
+  }
+  return p;
+}
+
 absl::StatusOr<Constraints> FromProto(const v1::Constraints& in) {
   Constraints c;
   if (in.has_max_workspace_bytes()) {

@@ -265,7 +265,14 @@ absl::Status TuneDbService::Lookup(const v1::LookupRequest& request,
                                    v1::LookupResponse* response) {
   RETURN_IF_ERROR(Accepting());
   ASSIGN_OR_RETURN(LookupArgs args, ValidateLookup(request));
-  ASSIGN_OR_RETURN(TuneAnswer answer, core_->Lookup(args.key, args.constraints));
+  absl::StatusOr<TuneAnswer> found = core_->Lookup(args.key, args.constraints);
+  if (absl::IsNotFound(found.status()) && request.predict()) {
+    ASSIGN_OR_RETURN(Prediction p, core_->Predict(args.key, args.constraints));
+    ToProto(p, response->mutable_prediction());
+    ToProto(p.candidates.front(), response->mutable_choice()->mutable_algo());
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(TuneAnswer answer, std::move(found));
   if (answer.choice) {
     ToProto(*answer.choice, response->mutable_choice()->mutable_algo());
   }
@@ -342,6 +349,7 @@ absl::Status TuneDbService::Stats(v1::StatsResponse* response) {
   response->set_records(s.records);
   response->set_hits(s.hits);
   response->set_misses(s.misses);
+  response->set_predictions(s.predictions);
   response->set_searches(s.searches);
   response->set_search_failures(s.search_failures);
   response->set_coalesced(s.coalesced);

@@ -85,7 +85,8 @@ TuningCore::TuningCore(const Options& options, Store* store, Finder* finder,
       finder_(finder),
       fleet_(fleet),
       devices_(std::move(devices)),
-      cache_(options.record_cache_capacity) {
+      cache_(options.record_cache_capacity),
+      families_(store, options.family_ttl, /*max_records=*/65536) {
   for (size_t i = 0; i < devices_.size(); ++i) {
     workers_.push_back(std::make_unique<DeviceWorker>());
   }
@@ -248,6 +249,21 @@ absl::StatusOr<TuneAnswer> TuningCore::Lookup(const ValidKey& key,
   }
   lookup_hits_.fetch_add(1, std::memory_order_relaxed);
   return Serve(std::move(record), constraints);
+}
+
+absl::StatusOr<Prediction> TuningCore::Predict(const ValidKey& key,
+                                               const Constraints& constraints) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const FamilyCache::Records> family,
+                   families_.Family(key.key()));
+  std::optional<Prediction> p = PredictFrom(key.key(), *family, constraints,
+                                            options_.predict_neighbours);
+  if (!p) {
+    return absl::NotFoundError(absl::StrCat(
+        "no record for key ", key.HashText(),
+        ", and no tuned problem of its family to predict from"));
+  }
+  predictions_.fetch_add(1, std::memory_order_relaxed);
+  return *std::move(p);
 }
 
 absl::StatusOr<TuneAnswer> TuningCore::Tune(
@@ -427,6 +443,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
       record.id = *id;
       auto stored = std::make_shared<const Record>(std::move(record));
       cache_.Put(pending->key.text(), stored);
+      families_.Forget(pending->key.key());
       spdlog::info("searched {} on device {} in {:.1f} ms ({} algorithms)",
                    pending->key.HashText(), index, ms, stored->results.size());
       result = std::move(stored);
@@ -471,7 +488,10 @@ std::shared_ptr<const Record> TuningCore::KeepFleetRecord(const ValidKey& key,
                  id.status().ToString());
   }
   auto stored = std::make_shared<const Record>(std::move(record));
-  if (id.ok()) cache_.Put(key.text(), stored);
+  if (id.ok()) {
+    cache_.Put(key.text(), stored);
+    families_.Forget(key.key());
+  }
   return stored;
 }
 
@@ -557,6 +577,7 @@ absl::StatusOr<int64_t> TuningCore::Invalidate(const RecordFilter& filter) {
   if (deleted.ok())
     last_write_us_.store(NowMicros(), std::memory_order_relaxed);
   cache_.Clear();
+  families_.Clear();
   return deleted;
 }
 
@@ -569,6 +590,7 @@ absl::StatusOr<int64_t> TuningCore::CommitImport(Store::StagedImport& import,
   absl::StatusOr<int64_t> stored = import.Commit(tag);
   if (stored.ok()) last_write_us_.store(NowMicros(), std::memory_order_relaxed);
   cache_.Clear();
+  families_.Clear();
   return stored;
 }
 
@@ -579,6 +601,7 @@ CoreStats TuningCore::Stats() {
   s.hits = hits_.load();
   s.misses = misses_.load();
   s.lookup_hits = lookup_hits_.load();
+  s.predictions = predictions_.load();
   s.lookup_misses = lookup_misses_.load();
   s.last_write_us = last_write_us_.load();
   s.searches = searches_.load();

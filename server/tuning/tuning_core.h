@@ -42,7 +42,9 @@
 #include "common/valid_key.h"
 #include "server/finder/finder.h"
 #include "server/tuning/fleet_sync.h"
+#include "server/tuning/family_cache.h"
 #include "server/tuning/record_cache.h"
+#include "server/tuning/shape_predictor.h"
 #include "server/tuning/reported_counters.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
@@ -76,6 +78,7 @@ struct CoreStats {
   int64_t misses = 0;         // Lookups and Tunes that found nothing usable
   int64_t lookup_hits = 0;    // the Lookup part of `hits`
   int64_t lookup_misses = 0;  // the Lookup part of `misses`
+  int64_t predictions = 0;    // misses answered with a prediction
   int64_t searches = 0;
   int64_t search_failures = 0;
   int64_t coalesced = 0;
@@ -105,6 +108,12 @@ class TuningCore {
     absl::Duration flush_interval = absl::Seconds(2);
     // Records kept in memory for Lookup and Tune (0: none). Default 65536.
     size_t record_cache_capacity = 65536;
+    // Predict (shape_predictor.h): how many nearest tuned problems vote.
+    // Default 3.
+    int predict_neighbours = 3;
+    // How long a family read from the store for Predict is reused before it
+    // is read again (a search of the family drops it at once). Default 5 s.
+    absl::Duration family_ttl = absl::Seconds(5);
     // Called after every search on the device's worker thread (metrics);
     // must not block. Default: none.
     std::function<void(const SearchEvent&)> on_search;
@@ -121,6 +130,12 @@ class TuningCore {
   // before launch timing) is still served.
   absl::StatusOr<TuneAnswer> Lookup(const ValidKey& key,
                                     const Constraints& constraints);
+
+  // For a key with no record: a prediction from the nearest tuned problems
+  // of its family (shape_predictor.h) under `constraints`. NOT_FOUND when
+  // none of them can vote. Counted in Stats().predictions.
+  absl::StatusOr<Prediction> Predict(const ValidKey& key,
+                                     const Constraints& constraints);
 
   // Store, else search; a stale record is searched again, as with `force`.
   // `problem` and `device` have passed Validate(). `device` nullopt means the
@@ -207,6 +222,8 @@ class TuningCore {
   const std::vector<DeviceInfo> devices_;
   std::vector<std::unique_ptr<DeviceWorker>> workers_;
   RecordCache cache_;
+  FamilyCache families_;
+  std::atomic<int64_t> predictions_{0};
 
   absl::Mutex mu_;
   // key text -> the search running or queued for it

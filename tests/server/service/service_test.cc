@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <atomic>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <string>
@@ -132,6 +133,52 @@ TEST_F(ServiceTest, LookupMissIsNotFoundAndDoesNotSearch) {
   EXPECT_EQ(stats.searches(), 0);
   EXPECT_EQ(stats.misses(), 1);
   EXPECT_EQ(stats.finder(), "simulated");
+}
+
+TEST_F(ServiceTest, ALookupMissAsksForAPredictionFromTheNearestTunedShape) {
+  // Batch 8 and 64 are tuned; batch 16 never was.
+  v1::TuneResponse near, far;
+  ASSERT_TRUE(Tune(8, &near).ok());
+  ASSERT_TRUE(Tune(64, &far).ok());
+  grpc::ClientContext ctx;
+  v1::LookupRequest req;
+  *req.mutable_problem() = ProtoProblem(16);
+  *req.mutable_device() = Device();
+  req.set_predict(true);
+  v1::LookupResponse resp;
+  grpc::Status s = stub_->Lookup(&ctx, req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(resp.has_prediction());
+  const v1::Prediction& p = resp.prediction();
+  ASSERT_GE(p.candidates_size(), 1);
+  EXPECT_EQ(resp.choice().algo().algo(), p.candidates(0).algo());
+  EXPECT_TRUE(resp.choice().algo().plan().empty());
+  EXPECT_GT(p.confidence(), 0);
+  EXPECT_LE(p.confidence(), 1);
+  EXPECT_NEAR(p.distance(), std::log(2.0), 1e-9);  // batch 8 is 2x away
+  ASSERT_GE(p.source_keys_size(), 1);
+  // Batch 8 is nearest: where the two disagree it wins; it votes either way.
+  EXPECT_EQ(p.source_keys(0), near.record().key_text());
+  EXPECT_FALSE(resp.has_record());
+  EXPECT_EQ(resp.record_id(), 0);
+
+  // Without predict, the same miss is NOT_FOUND; a family with nothing
+  // tuned is NOT_FOUND even with it.
+  grpc::ClientContext plain;
+  req.set_predict(false);
+  EXPECT_EQ(stub_->Lookup(&plain, req, &resp).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  grpc::ClientContext other;
+  req.set_predict(true);
+  *req.mutable_problem() = ProtoProblem(16, 64, 64);
+  req.mutable_problem()->set_op(v1::CONV_OP_BACKWARD_DATA);
+  EXPECT_EQ(stub_->Lookup(&other, req, &resp).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  grpc::ClientContext sctx;
+  v1::StatsResponse stats;
+  ASSERT_TRUE(stub_->Stats(&sctx, v1::StatsRequest(), &stats).ok());
+  EXPECT_EQ(stats.predictions(), 1);
+  EXPECT_EQ(stats.searches(), 2);  // a prediction searches nothing
 }
 
 struct BadRequest {

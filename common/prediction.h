@@ -1,0 +1,33 @@
+// A predicted answer for a key never tuned (server/tuning/shape_predictor.h
+// makes it; the Lookup RPC carries it): candidates from the nearest tuned
+// problems of the key's family, and how they were chosen.
+//
+// Thread safety: a plain value.
+#ifndef TUNEDB_COMMON_PREDICTION_H_
+#define TUNEDB_COMMON_PREDICTION_H_
+
+#include <string>
+#include <vector>
+
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+struct Prediction {
+  // Distinct configs (algo, math type, knobs), the predicted one first;
+  // their timings and workspace are the neighbours' (other shapes), and
+  // they carry no plan (a plan is made for one shape).
+  std::vector<AlgoResult> candidates;
+  // The key texts of the stored problems that voted for candidates[0],
+  // nearest first.
+  std::vector<std::string> sources;
+  // The winner's share of the votes' weight times 1 / (1 + the distance of
+  // its nearest voter): 1 only for a unanimous vote of identical shapes.
+  double confidence = 0;
+  // The distance of the nearest stored shape (ShapeDistance).
+  double distance = 0;
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_COMMON_PREDICTION_H_

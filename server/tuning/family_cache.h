@@ -1,0 +1,60 @@
+// The stored records of key families (shape_predictor.h), read from the
+// store when a family is first asked for and kept for a while, so a
+// prediction on a Lookup miss does not scan the store each time. Plans are
+// left out of the copies.
+//
+// Thread safety: thread-safe (one mutex; the store is read outside it).
+#ifndef TUNEDB_SERVER_TUNING_FAMILY_CACHE_H_
+#define TUNEDB_SERVER_TUNING_FAMILY_CACHE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "store/store.h"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+class FamilyCache {
+ public:
+  using Records = std::vector<std::shared_ptr<const Record>>;
+
+  // A family read from `store` is kept for `ttl`, at most `max_records` of
+  // it (the first the store gives).
+  FamilyCache(Store* store, absl::Duration ttl, int max_records)
+      : store_(store), ttl_(ttl), max_records_(max_records) {}
+
+  // The stored records of `key`'s family (FamilyText), `key` included if
+  // stored. Errors: the store's.
+  absl::StatusOr<std::shared_ptr<const Records>> Family(const ProblemKey& key);
+
+  // A record of `key`'s family was stored: read it again next time.
+  void Forget(const ProblemKey& key);
+  // Records were imported or deleted: read every family again.
+  void Clear();
+
+ private:
+  struct Entry {
+    absl::Time loaded;
+    std::shared_ptr<const Records> records;
+  };
+  absl::StatusOr<std::shared_ptr<const Records>> Read(const ProblemKey& key,
+                                                      const std::string& family);
+
+  Store* const store_;
+  const absl::Duration ttl_;
+  const int max_records_;
+  absl::Mutex mu_;
+  std::map<std::string, Entry> families_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_TUNING_FAMILY_CACHE_H_

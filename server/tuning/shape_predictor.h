@@ -1,0 +1,52 @@
+// An answer for a key never tuned, predicted from the tuned problems nearest
+// to it: those of its family (every key field but the batch, the channels
+// and the input size; a depthwise convolution's groups count as
+// "depthwise", so depthwise layers of any width are one family), by the
+// distance between their shapes. The nearest `neighbours` vote, each for
+// its own choice under the caller's constraints, weighted 1 / (1 + its
+// distance); the config with the most weight leads the candidates, the
+// others follow by weight.
+//
+// What a prediction is not: a measurement. Its timings and workspace are
+// the neighbour's, for the neighbour's shape; a caller asks cuDNN for the
+// workspace and falls to the next candidate, then to cuDNN's heuristic,
+// where a candidate does not run.
+//
+// Thread safety: pure functions.
+#ifndef TUNEDB_SERVER_TUNING_SHAPE_PREDICTOR_H_
+#define TUNEDB_SERVER_TUNING_SHAPE_PREDICTOR_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/prediction.h"
+#include "store/store.h"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+// The family of `key`: its key fields but n, c, k and in, with groups
+// "depthwise" where groups == c == k. Keys of one family share it.
+std::string FamilyText(const ProblemKey& key);
+// A store filter that reads `key`'s family (and possibly more: the caller
+// checks FamilyText).
+RecordFilter FamilyFilter(const ProblemKey& key);
+
+// Sum over n, c, k and each input dim of |ln(a) - ln(b)|: 0 for the same
+// shape, ln 2 for one dim doubled.
+double ShapeDistance(const ConvProblem& a, const ConvProblem& b);
+
+// The prediction for `key` from `family` (records of its family; others,
+// `key` itself and records with nothing that meets `constraints` are
+// ignored), or nullopt when none can vote.
+std::optional<Prediction> PredictFrom(
+    const ProblemKey& key,
+    const std::vector<std::shared_ptr<const Record>>& family,
+    const Constraints& constraints, int neighbours);
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_TUNING_SHAPE_PREDICTOR_H_
