@@ -31,12 +31,13 @@ Client::~Client() = default;
 
 namespace {
 
-constexpr EnumNames<Source, 5> kSourceNames(
+constexpr EnumNames<Source, 6> kSourceNames(
     "source", {{{Source::kNone, "none"},
                 {Source::kCache, "cache"},
                 {Source::kDaemon, "daemon"},
                 {Source::kHeuristic, "heuristic"},
-                {Source::kDatabase, "database"}}});
+                {Source::kDatabase, "database"},
+                {Source::kPredicted, "predicted"}}});
 
 enum Counter {
   kHits,
@@ -53,6 +54,7 @@ enum Counter {
   kRefreshes,
   kDatabaseAnswers,
   kPlansRefused,
+  kPredictedAnswers,
   kNumCounters
 };
 
@@ -196,6 +198,7 @@ class ClientImpl final : public Client {
     s.background_tunes = counters_.Sum(kBackgroundTunes);
     s.refreshes = counters_.Sum(kRefreshes);
     s.plans_refused = counters_.Sum(kPlansRefused);
+    s.predicted_answers = counters_.Sum(kPredictedAnswers);
     s.database_answers = counters_.Sum(kDatabaseAnswers);
     s.database_open = database_.load(std::memory_order_acquire) != nullptr;
     if (cache_ != nullptr) {
@@ -258,9 +261,18 @@ class ClientImpl final : public Client {
       daemon_failed = true;
     } else if (deadline > absl::ZeroDuration()) {
       counters_.Add(kDaemonCalls);
-      DaemonLink::Reply reply = wait
-                                    ? link_.Tune(key, constraints, deadline)
-                                    : link_.Lookup(key, constraints, deadline);
+      DaemonLink::Reply reply =
+          wait ? link_.Tune(key, constraints, deadline)
+               : link_.Lookup(key, constraints, deadline,
+                              options_.predict_misses);
+      if (reply.status.ok() && reply.predicted && reply.choice.has_value()) {
+        // Not measured: the key itself is still tuned for the next process.
+        counters_.Add(kPredictedAnswers);
+        a.source = Source::kPredicted;
+        a.config = *reply.choice;
+        if (options_.tune_misses) Enqueue(Job::kTune, key, constraints);
+        return a;
+      }
       if (reply.status.ok()) {
         if (reply.choice.has_value()) {
           counters_.Add(kDaemonAnswers);

@@ -113,12 +113,13 @@ void DaemonLink::Shutdown() {
 
 DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
                                      const Constraints& constraints,
-                                     absl::Duration deadline) {
+                                     absl::Duration deadline, bool predict) {
   v1::LookupRequest request;
   ToProto(key.problem, request.mutable_problem());
   ToProto(key.device, request.mutable_device());
   ToProto(constraints, request.mutable_constraints());
   request.set_choice_only(true);
+  request.set_predict(predict);
   v1::LookupResponse response;
   grpc::ClientContext context;
   SetDeadline(&context, deadline);
@@ -129,6 +130,7 @@ DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
   End(&context);
   Reply reply = ReplyFrom(status, response);
   reply.measured_at_us = response.measured_at_us();
+  reply.predicted = reply.status.ok() && response.has_prediction();
   UpdateBackoff(reply.status, /*deadline_means_down=*/true);
   return reply;
 }

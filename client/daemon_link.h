@@ -40,6 +40,7 @@ class DaemonLink {
     absl::Status status;               // the RPC's status
     std::optional<AlgoResult> choice;  // OK: the choice, if one fits
     int64_t measured_at_us = 0;        // OK: the record's
+    bool predicted = false;  // OK: `choice` is a prediction (no record)
   };
 
   // `channel` is the daemon's (see CreateDaemonChannel); `options` give the
@@ -59,8 +60,9 @@ class DaemonLink {
     return retry_at_ms_.load(std::memory_order_relaxed);
   }
 
+  // `predict`: a miss may be answered with a prediction (Reply::predicted).
   Reply Lookup(const ProblemKey& key, const Constraints& constraints,
-               absl::Duration deadline);
+               absl::Duration deadline, bool predict = false);
   Reply Tune(const ProblemKey& key, const Constraints& constraints,
              absl::Duration deadline);
   // The ReportCounters rpc.

@@ -78,6 +78,7 @@ PreloadOptions PreloadOptionsFromEnv() {
   on_off("TUNEDB_PRELOAD_EMPTY_FALLBACK", &o.empty_fallback);
   on_off("TUNEDB_PRELOAD_LEAD_PLAN_ONLY", &o.lead_plan_only);
   on_off("TUNEDB_PRELOAD_STORED_PLANS", &o.stored_plans);
+  on_off("TUNEDB_PRELOAD_PREDICT", &o.client.predict_misses);
   if (Env("CUDNN_ERRATA_JSON_FILE") != nullptr) o.lead_plan_only = false;
   if (const char* v = Env("TUNEDB_PRELOAD_GRAPH_CONFIGS")) {
     int n = 0;

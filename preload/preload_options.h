@@ -44,6 +44,10 @@
 //                              default until a gradient mismatch is
 //                              explained, docs/preload.md): every plan is
 //                              built
+//   TUNEDB_PRELOAD_PREDICT     "on": a graph key never tuned is answered
+//                              from the nearest tuned problems of its
+//                              family, and tuned all the same
+//                              (ClientOptions::predict_misses; default off)
 //   TUNEDB_PRELOAD_COMPILE_HORIZON  calls over which a runtime-compiled
 //                              engine's build time is weighed (default
 //                              10000; 0: not weighed)

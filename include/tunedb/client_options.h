@@ -86,6 +86,15 @@ struct ClientOptions {
   // shares the GPU with it). Default: true.
   bool tune_misses = true;
 
+  // kBackground, GetEngine (graph API): whether a miss asks the daemon for a
+  // prediction from the nearest tuned problems of its family (Lookup's
+  // `predict`), answered Source::kPredicted and kept for this process like
+  // a tuned answer; the key itself is still tuned in the background (with
+  // tune_misses), so the next process gets a measured answer. The legacy
+  // API's Get does not predict. Default: false (predictions are not yet
+  // measured on a GPU).
+  bool predict_misses = false;
+
   // How this program launches its convolutions, for every Get and Prefetch:
   // when set, it replaces Constraints::launch_mode (a program that captures
   // CUDA graphs sets kGraph once here instead of in every call). nullopt:

@@ -110,6 +110,41 @@ TEST(ClientServerTest, GraphKeyGetsTheTunedEngineConfigWithItsPlan) {
   server->Shutdown(absl::Seconds(1));
 }
 
+TEST(ClientServerTest, AGraphKeyNeverTunedGetsAPredictionAndIsTunedAllTheSame) {
+  TempDir dir;
+  auto server = StartServer(dir.File("d.sock"));
+  ASSERT_NE(server, nullptr);
+  ClientOptions o;
+  o.address = server->address();
+  o.lookup_deadline = absl::Seconds(2);
+  o.predict_misses = true;
+  auto client = Client::Create(o).value();
+  ProblemKey tuned = Key(*server, 32);
+  tuned.problem.api = ConvApi::kGraph;
+  tuned.problem.alignment = 16;
+  // Nothing of the family is stored: no prediction, as without the option.
+  EXPECT_EQ(client->GetEngine(tuned).source, Source::kNone);
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+
+  // Batch 48 was never tuned: its nearest tuned shape (batch 32) answers.
+  ProblemKey unseen = tuned;
+  unseen.problem.n = 48;
+  EngineAnswer a = client->GetEngine(unseen);
+  ASSERT_EQ(a.source, Source::kPredicted);
+  std::vector<AlgoResult> model = SimulatedFinder::Model(tuned.problem);
+  SimulatedFinder::AsGraphResults(model);
+  EXPECT_EQ(a.config.algo, model.at(0).algo);
+  EXPECT_EQ(a.config.knobs, model.at(0).knobs);
+  EXPECT_TRUE(a.config.plan.empty()) << "a plan is made for one shape";
+  EXPECT_EQ(client->Stats().predicted_answers, 1);
+  // The key itself was queued for a search: the next process (a cleared
+  // cache) gets the measured answer.
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  client->ClearCache();
+  EXPECT_EQ(client->GetEngine(unseen).source, Source::kDaemon);
+  server->Shutdown(absl::Seconds(1));
+}
+
 TEST(ClientServerTest, RecoversWhenTheDaemonRestarts) {
   TempDir dir;
   const std::string socket = dir.File("r.sock");

@@ -557,6 +557,7 @@ TEST(SourceNameTest, Names) {
   EXPECT_EQ(SourceName(Source::kDaemon), "daemon");
   EXPECT_EQ(SourceName(Source::kHeuristic), "heuristic");
   EXPECT_EQ(SourceName(Source::kDatabase), "database");
+  EXPECT_EQ(SourceName(Source::kPredicted), "predicted");
 }
 
 }  // namespace
