@@ -18,6 +18,12 @@ struct tunedb_client {
 
 namespace {
 
+// tunedb_source_t mirrors tunedb::Source value for value.
+static_assert(TUNEDB_SOURCE_DATABASE ==
+              static_cast<int>(tunedb::Source::kDatabase));
+static_assert(TUNEDB_SOURCE_PREDICTED ==
+              static_cast<int>(tunedb::Source::kPredicted));
+
 thread_local std::string last_error;
 
 tunedb_error_t Fail(tunedb_error_t code, std::string message) {
