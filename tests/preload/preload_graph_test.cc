@@ -301,6 +301,30 @@ TEST_F(PreloadGraphTest,
   }
 }
 
+TEST_F(PreloadGraphTest, WithPredictOnAKeyNeverTunedIsAnsweredFromItsNearestShape) {
+  // Batch 64 of the probe's convolution is tuned; the probe's batch 32 is
+  // not, and stays so: the misses go to a file, not to a search.
+  ProblemKey neighbour = Key();
+  neighbour.problem.n = 64;
+  Tune(neighbour);
+  const std::vector<AlgoResult> expected = Expected(neighbour);
+  ASSERT_FALSE(expected.empty());
+  const std::string misses = "TUNEDB_PRELOAD_MISSES_FILE=" + dir_.File("m");
+  // Off (the default): a miss, passed through.
+  ProbeRun off = Probe({}, {misses});
+  ASSERT_EQ(off.out["status"], 0) << off.err;
+  EXPECT_THAT(off.err, HasSubstr("0 hits, 1 misses"));
+  // On: the neighbour's choice leads, finalized on the caller's graph.
+  ProbeRun on = Probe({}, {misses, "TUNEDB_PRELOAD_PREDICT=on"});
+  ASSERT_EQ(on.out["status"], 0) << on.err;
+  ASSERT_FALSE(on.configs().empty());
+  EXPECT_EQ(on.configs()[0], ConfigsOf(expected)[0]);
+  EXPECT_THAT(on.err, HasSubstr("1 calls: 1 hits"));
+  // It was a prediction: the key itself is still not stored.
+  EXPECT_EQ(DaemonClient(/*tune=*/false)->GetEngine(Key()).source,
+            Source::kNone);
+}
+
 // A record in which every config needs workspace: no universal config.
 std::vector<AlgoResult> RankingWithoutUniversal() {
   return {EngineConfig(110, 0, 0.1, kTensorCore, 100),
