@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Varying input sizes on a GPU machine (issue: shapes never seen):
+# unmodified PyTorch runs scripts/varying_shapes_bench.py (ResNet-50
+# inference by default) over 12 resolutions, one fresh process per row:
+#   no tunedb, benchmark on / off;
+#   tunedb, sizes stored      (sizes A, after a cold run taught them);
+#   tunedb, other sizes       (sizes B, never stored: PyTorch benchmarks);
+#   tunedb, other sizes, predicted (sizes C, never stored, answered from
+#                              the nearest stored sizes: TUNEDB_PRELOAD_PREDICT=on).
+# The tunedb rows run with `tunedb run --tune-after`: their misses are
+# searched after they exit, not on the GPU they measure on.
+#
+#   scripts/varying_shapes.sh [BUNDLE_DIR]     # default .bundle/tunedb
+#
+# Environment: PY (default /opt/torch/.venv/bin/python), MODEL (resnet50),
+# DTYPE (fp16), MODE (inference|training), BATCHES (default 16; e.g.
+# 1,2,4,8,16,32,64), PER_SHAPE (20), WORK (default /tmp/tunedb-shapes), OUT
+# (default ./out). Writes $OUT/runs.jsonl, $OUT/shapes.md, $OUT/tunedbd.log.
+set -uo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  exit 0
+fi
+B=$(cd "${1:-.bundle/tunedb}" && pwd)
+PY=${PY:-/opt/torch/.venv/bin/python}
+MODEL=${MODEL:-resnet50}
+DTYPE=${DTYPE:-fp16}
+MODE=${MODE:-inference}
+BATCHES=${BATCHES:-16}
+PER_SHAPE=${PER_SHAPE:-20}
+WORK=${WORK:-/tmp/tunedb-shapes}
+OUT=${OUT:-$PWD/out}
+HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH="$HERE/varying_shapes_bench.py"
+SIZES_A=192,224,256,288,320,352,384,416,448,480,512,544
+SIZES_B=208,240,272,304,336,368,400,432,464,496,528,560
+SIZES_C=200,232,264,296,328,360,392,424,456,488,520,552
+mkdir -p "$OUT" "$WORK"
+PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
+[[ -n "$PIP_CUDNN" ]] || { echo "no nvidia.cudnn package next to PyTorch"; exit 1; }
+SOCK="$WORK/d.sock"
+ADDR="unix:$SOCK"
+rm -f "$SOCK" "$WORK"/shapes.db* "$OUT/runs.jsonl"
+LD_LIBRARY_PATH="$B/lib${EXTRA:+:$EXTRA}" "$B/bin/tunedbd" --db "$WORK/shapes.db" \
+  --socket "$SOCK" --finder cudnn --cudnn-lib-dir "$PIP_CUDNN" \
+  --worker "$B/bin/tunedb-worker" --log-level info > "$OUT/tunedbd.log" 2>&1 &
+DAEMON=$!
+trap 'kill -TERM $DAEMON 2>/dev/null; wait $DAEMON 2>/dev/null' EXIT
+for _ in $(seq 1 300); do [[ -S "$SOCK" ]] && break; sleep 0.1; done
+
+# one LABEL BENCHMARK SIZES [tunedb run flags... --]
+one() {
+  local label=$1 bench=$2 sizes=$3; shift 3
+  local pre=()
+  if [[ $# -gt 0 ]]; then pre=("$B/bin/tunedb" --address "$ADDR" run "$@"); fi
+  echo "--- $label ($(date -u +%H:%M:%S))"
+  ${pre[@]+"${pre[@]}"} "$PY" "$BENCH" run --label "$label" --model "$MODEL" \
+    --dtype "$DTYPE" --mode "$MODE" --benchmark "$bench" --sizes "$sizes" \
+    --batches "$BATCHES" --per-shape "$PER_SHAPE" 2> "$OUT/$(echo "$label" | tr ' ,' '__').err" |
+    grep '^{' | tee -a "$OUT/runs.jsonl" | cut -c1-200
+}
+
+one "no tunedb, benchmark on" 1 "$SIZES_A"
+one "no tunedb, benchmark off" 0 "$SIZES_A"
+one "tunedb cold" 1 "$SIZES_A" --tune-after --
+one "tunedb, sizes stored" 1 "$SIZES_A" --
+one "tunedb, other sizes" 1 "$SIZES_B" --tune-after --
+TUNEDB_PRELOAD_PREDICT=on one "tunedb, other sizes, predicted" 1 "$SIZES_C" --tune-after --
+"$PY" "$BENCH" summarize "$OUT/runs.jsonl" | tee "$OUT/shapes.md"
+"$B/bin/tunedb" --address "$ADDR" stats | head -12
