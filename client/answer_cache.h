@@ -38,7 +38,15 @@ namespace tunedb {
 int64_t CoarseNowMs();
 
 struct CacheValue {
-  enum Kind : uint8_t { kEmpty = 0, kTuned = 1, kHeuristic = 2, kNone = 3 };
+  // kPredicted: a prediction for a key never tuned (provisional, as
+  // kHeuristic: it expires, and never replaces a tuned entry).
+  enum Kind : uint8_t {
+    kEmpty = 0,
+    kTuned = 1,
+    kHeuristic = 2,
+    kNone = 3,
+    kPredicted = 4
+  };
   Kind kind = kEmpty;
   int32_t algo = -1;
   MathType math_type = MathType::kDefault;

@@ -87,6 +87,9 @@ Answer FromValue(const CacheValue& v) {
     case CacheValue::kHeuristic:
       a.source = Source::kHeuristic;
       break;
+    case CacheValue::kPredicted:
+      a.source = Source::kPredicted;
+      break;
     default:
       return Answer{};
   }
@@ -235,6 +238,9 @@ class ClientImpl final : public Client {
           if (refresh) Enqueue(Job::kRefresh, key, constraints);
           Answer answer = FromValue(value);
           if (answer.source == Source::kHeuristic) counters_.Add(kFallbacks);
+          if (answer.source == Source::kPredicted) {
+            counters_.Add(kPredictedAnswers);
+          }
           if (answer.source == Source::kNone) counters_.Add(kNoneAnswers);
           return answer;
         }
@@ -358,8 +364,13 @@ class ClientImpl final : public Client {
       daemon_failed = true;
     } else if (options_.lookup_deadline > absl::ZeroDuration()) {
       counters_.Add(kDaemonCalls);
-      DaemonLink::Reply reply =
-          link_.Lookup(key, constraints, options_.lookup_deadline);
+      DaemonLink::Reply reply = link_.Lookup(
+          key, constraints, options_.lookup_deadline, options_.predict_misses);
+      if (reply.status.ok() && reply.predicted && reply.choice.has_value()) {
+        const Answer a = Predicted(*reply.choice, slot);
+        if (options_.tune_misses) Enqueue(Job::kTune, key, constraints);
+        return a;
+      }
       if (reply.status.ok()) {
         return FromDaemon(reply, key, constraints, slot);
       }
@@ -449,6 +460,24 @@ class ClientImpl final : public Client {
             ? DeadlineAfter(CoarseNowMs(), options_.refresh_interval)
             : kNever;
     cache_->Insert(slot.packed, slot.hash, v, measured_at_us);
+  }
+
+  // A prediction for a key never tuned (ClientOptions::predict_misses),
+  // cached for negative_ttl as a provisional answer: the key's own search,
+  // once stored, is what the next lookup after that finds.
+  Answer Predicted(const AlgoResult& choice, const Slot& slot) {
+    counters_.Add(kPredictedAnswers);
+    if (cache_ != nullptr && slot.packable) {
+      CacheValue v;
+      v.kind = CacheValue::kPredicted;
+      v.algo = choice.algo;
+      v.math_type = choice.math_type;
+      v.workspace_bytes = choice.workspace_bytes;
+      v.deadline_ms = DeadlineAfter(CoarseNowMs(), options_.negative_ttl);
+      cache_->Insert(slot.packed, slot.hash, v, 0, /*keep_tuned=*/true);
+    }
+    return Answer{Source::kPredicted, choice.algo, choice.math_type,
+                  choice.workspace_bytes};
   }
 
   // The heuristic's answer (or none), cached for negative_ttl.

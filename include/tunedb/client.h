@@ -41,8 +41,9 @@ enum class Source {
                    // or could not be reached in time)
   kDatabase = 4,   // a tuned answer read from the daemon's database file
                    // (ClientOptions::db_path) while the daemon was down
-  kPredicted = 5,  // graph API: predicted from the nearest tuned problems
-                   // (ClientOptions::predict_misses); not measured
+  kPredicted = 5,  // predicted from the nearest tuned problems of the
+                   // key's family (ClientOptions::predict_misses); not
+                   // measured for this shape
 };
 std::string_view SourceName(Source s);  // "none", "cache", ...
 
@@ -92,7 +93,7 @@ struct ClientStats {
   bool database_open = false;       // ClientOptions::db_path is open
   int64_t refreshes = 0;            // cached entries replaced by a newer record
   int64_t plans_refused = 0;  // stored plans cut short, edited or another's
-  int64_t predicted_answers = 0;  // GetEngine misses answered kPredicted
+  int64_t predicted_answers = 0;  // Gets and GetEngines answered kPredicted
   int64_t evictions = 0;            // entries evicted to stay within capacity
   int64_t cache_entries = 0;        // entries in the cache now
 };

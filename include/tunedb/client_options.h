@@ -86,13 +86,13 @@ struct ClientOptions {
   // shares the GPU with it). Default: true.
   bool tune_misses = true;
 
-  // kBackground, GetEngine (graph API): whether a miss asks the daemon for a
-  // prediction from the nearest tuned problems of its family (Lookup's
-  // `predict`), answered Source::kPredicted and kept for this process like
-  // a tuned answer; the key itself is still tuned in the background (with
-  // tune_misses), so the next process gets a measured answer. The legacy
-  // API's Get does not predict. Default: false (predictions are not yet
-  // measured on a GPU).
+  // kBackground: whether a miss asks the daemon for a prediction from the
+  // nearest tuned problems of its family (Lookup's `predict`), answered
+  // Source::kPredicted; the key itself is still tuned in the background
+  // (with tune_misses). Get caches it for negative_ttl, as a provisional
+  // answer a tuned one replaces; GetEngine keeps it for the process, like a
+  // tuned answer. Default: false (predictions are not yet measured on a
+  // GPU).
   bool predict_misses = false;
 
   // How this program launches its convolutions, for every Get and Prefetch:

@@ -145,6 +145,36 @@ TEST(ClientServerTest, AGraphKeyNeverTunedGetsAPredictionAndIsTunedAllTheSame) {
   server->Shutdown(absl::Seconds(1));
 }
 
+TEST(ClientServerTest, ALegacyKeyNeverTunedGetsAPredictionUntilItsOwnIsStored) {
+  TempDir dir;
+  auto server = StartServer(dir.File("d.sock"));
+  ASSERT_NE(server, nullptr);
+  ClientOptions o;
+  o.address = server->address();
+  o.lookup_deadline = absl::Seconds(2);
+  o.predict_misses = true;
+  auto client = Client::Create(o).value();
+  const ProblemKey tuned = Key(*server, 32);
+  EXPECT_EQ(client->Get(tuned).source, Source::kNone);  // nothing to predict
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+
+  ProblemKey unseen = tuned;
+  unseen.problem.n = 48;
+  const std::vector<AlgoResult> model = SimulatedFinder::Model(tuned.problem);
+  Answer a = client->Get(unseen);
+  ASSERT_EQ(a.source, Source::kPredicted);
+  EXPECT_EQ(a.algo, model.at(0).algo);
+  EXPECT_FALSE(a.tuned());
+  EXPECT_EQ(client->Get(unseen).source, Source::kPredicted);  // cached
+  EXPECT_EQ(client->Stats().predicted_answers, 2);
+  // Its own search was queued; its answer replaces the prediction.
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  a = client->Get(unseen);
+  EXPECT_TRUE(a.tuned()) << SourceName(a.source);
+  EXPECT_EQ(a.algo, SimulatedFinder::Model(unseen.problem).at(0).algo);
+  server->Shutdown(absl::Seconds(1));
+}
+
 TEST(ClientServerTest, RecoversWhenTheDaemonRestarts) {
   TempDir dir;
   const std::string socket = dir.File("r.sock");
