@@ -90,12 +90,8 @@ ADDR="unix:$SOCK"
 rm -f "$SOCK"
 [[ "${KEEP_DB:-0}" == 1 ]] || rm -f "$WORK"/dropin.db*
 rm -f "$WORK"/ref-*.pt
-LD_LIBRARY_PATH="$B/lib${EXTRA:+:$EXTRA}" "$B/bin/tunedbd" --db "$WORK/dropin.db" \
-  --socket "$SOCK" --finder cudnn --cudnn-lib-dir "$PIP_CUDNN" \
-  --worker "$B/bin/tunedb-worker" --log-level info > "$OUT/tunedbd.log" 2>&1 &
-DAEMON=$!
-trap 'kill -TERM $DAEMON 2>/dev/null; wait $DAEMON 2>/dev/null' EXIT
-for _ in $(seq 1 300); do [[ -S "$SOCK" ]] && break; sleep 0.1; done
+source "$HERE/gpu_daemon.sh"
+start_gpu_daemon "$WORK/dropin.db" "$SOCK" "$OUT/tunedbd.log"
 "$B/bin/tunedb" --address "$ADDR" devices || { echo "daemon did not come up"; exit 1; }
 "$B/bin/tunedb" --address "$ADDR" stats | head -20
 # IMPORT=FILE: records an earlier call exported (its records.jsonl), imported

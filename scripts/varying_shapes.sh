@@ -41,12 +41,8 @@ PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
 SOCK="$WORK/d.sock"
 ADDR="unix:$SOCK"
 rm -f "$SOCK" "$WORK"/shapes.db* "$OUT/runs.jsonl"
-LD_LIBRARY_PATH="$B/lib${EXTRA:+:$EXTRA}" "$B/bin/tunedbd" --db "$WORK/shapes.db" \
-  --socket "$SOCK" --finder cudnn --cudnn-lib-dir "$PIP_CUDNN" \
-  --worker "$B/bin/tunedb-worker" --log-level info > "$OUT/tunedbd.log" 2>&1 &
-DAEMON=$!
-trap 'kill -TERM $DAEMON 2>/dev/null; wait $DAEMON 2>/dev/null' EXIT
-for _ in $(seq 1 300); do [[ -S "$SOCK" ]] && break; sleep 0.1; done
+source "$HERE/gpu_daemon.sh"
+start_gpu_daemon "$WORK/shapes.db" "$SOCK" "$OUT/tunedbd.log"
 
 # one LABEL BENCHMARK SIZES [tunedb run flags... --]
 one() {

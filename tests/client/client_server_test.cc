@@ -36,6 +36,15 @@ ProblemKey Key(const Server& server, int64_t n) {
       n, 64, 64, const_cast<Server&>(server).core().devices().at(0).key);
 }
 
+// A client of `server` whose misses ask for predictions (2 s lookups).
+std::unique_ptr<Client> PredictingClient(const Server& server) {
+  ClientOptions o;
+  o.address = server.address();
+  o.lookup_deadline = absl::Seconds(2);
+  o.predict_misses = true;
+  return Client::Create(o).value();
+}
+
 HeuristicFn Heuristic() {
   return [](const ProblemKey&, const Constraints&) {
     return std::optional<AlgoResult>(testing_util::OkResult(0));
@@ -114,11 +123,7 @@ TEST(ClientServerTest, AGraphKeyNeverTunedGetsAPredictionAndIsTunedAllTheSame) {
   TempDir dir;
   auto server = StartServer(dir.File("d.sock"));
   ASSERT_NE(server, nullptr);
-  ClientOptions o;
-  o.address = server->address();
-  o.lookup_deadline = absl::Seconds(2);
-  o.predict_misses = true;
-  auto client = Client::Create(o).value();
+  auto client = PredictingClient(*server);
   ProblemKey tuned = Key(*server, 32);
   tuned.problem.api = ConvApi::kGraph;
   tuned.problem.alignment = 16;
@@ -149,11 +154,7 @@ TEST(ClientServerTest, ALegacyKeyNeverTunedGetsAPredictionUntilItsOwnIsStored) {
   TempDir dir;
   auto server = StartServer(dir.File("d.sock"));
   ASSERT_NE(server, nullptr);
-  ClientOptions o;
-  o.address = server->address();
-  o.lookup_deadline = absl::Seconds(2);
-  o.predict_misses = true;
-  auto client = Client::Create(o).value();
+  auto client = PredictingClient(*server);
   const ProblemKey tuned = Key(*server, 32);
   EXPECT_EQ(client->Get(tuned).source, Source::kNone);  // nothing to predict
   ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
