@@ -18,19 +18,19 @@ absl::StatusOr<std::shared_ptr<const FamilyCache::Records>> FamilyCache::Family(
       return it->second.records;
     }
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const Records> records, Read(key, family));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Records> records, Read(key));
   absl::MutexLock lock(&mu_);
   families_[family] = Entry{absl::Now(), records};
   return records;
 }
 
 absl::StatusOr<std::shared_ptr<const FamilyCache::Records>> FamilyCache::Read(
-    const ProblemKey& key, const std::string& family) {
+    const ProblemKey& key) {
   auto records = std::make_shared<Records>();
   RETURN_IF_ERROR(store_->Query(
       FamilyFilter(key), 0, 0,
       [&](const Record& r) {
-        if (FamilyText(r.key) != family) return true;
+        if (!SameFamily(key, r.key)) return true;
         auto copy = std::make_shared<Record>(r);
         for (AlgoResult& a : copy->results) a.plan.clear();
         records->push_back(std::move(copy));

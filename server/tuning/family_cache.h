@@ -45,8 +45,8 @@ class FamilyCache {
     absl::Time loaded;
     std::shared_ptr<const Records> records;
   };
-  absl::StatusOr<std::shared_ptr<const Records>> Read(const ProblemKey& key,
-                                                      const std::string& family);
+  // `key`'s family as the store holds it now.
+  absl::StatusOr<std::shared_ptr<const Records>> Read(const ProblemKey& key);
 
   Store* const store_;
   const absl::Duration ttl_;

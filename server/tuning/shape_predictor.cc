@@ -50,6 +50,18 @@ std::string FamilyText(const ProblemKey& key) {
   return out;
 }
 
+bool SameFamily(const ProblemKey& a, const ProblemKey& b) {
+  ProblemKey shaped = b;
+  shaped.problem.n = a.problem.n;
+  shaped.problem.c = a.problem.c;
+  shaped.problem.k = a.problem.k;
+  shaped.problem.input = a.problem.input;
+  if (Depthwise(a.problem) && Depthwise(b.problem)) {
+    shaped.problem.groups = a.problem.groups;
+  }
+  return shaped == a;
+}
+
 RecordFilter FamilyFilter(const ProblemKey& key) {
   RecordFilter filter;
   absl::StatusOr<std::map<std::string, std::string>> fields =
@@ -78,12 +90,10 @@ std::optional<Prediction> PredictFrom(
     const ProblemKey& key,
     const std::vector<std::shared_ptr<const Record>>& family,
     const Constraints& constraints, int neighbours) {
-  const std::string text = key.ToText();
-  const std::string family_text = FamilyText(key);
   std::vector<Neighbour> near;
   for (const std::shared_ptr<const Record>& r : family) {
-    if (r == nullptr || !r->supported() || r->key.ToText() == text ||
-        FamilyText(r->key) != family_text) {
+    if (r == nullptr || !r->supported() || r->key == key ||
+        !SameFamily(key, r->key)) {
       continue;
     }
     near.push_back({r.get(), ShapeDistance(key.problem, r->key.problem)});

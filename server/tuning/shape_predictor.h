@@ -31,6 +31,9 @@ namespace tunedb {
 // The family of `key`: its key fields but n, c, k and in, with groups
 // "depthwise" where groups == c == k. Keys of one family share it.
 std::string FamilyText(const ProblemKey& key);
+// Whether `a` and `b` are of one family (FamilyText), without formatting
+// either key.
+bool SameFamily(const ProblemKey& a, const ProblemKey& b);
 // A store filter that reads `key`'s family (and possibly more: the caller
 // checks FamilyText).
 RecordFilter FamilyFilter(const ProblemKey& key);

@@ -54,6 +54,11 @@ TEST(ShapePredictorTest, AFamilyIsTheKeyWithoutItsBatchChannelsAndSize) {
   dw96.problem.groups = 96;
   EXPECT_EQ(FamilyText(dw32), FamilyText(dw96));
   EXPECT_NE(FamilyText(dw32).find("groups=depthwise"), std::string::npos);
+  // SameFamily says the same without formatting the keys.
+  EXPECT_TRUE(SameFamily(a, b));
+  EXPECT_FALSE(SameFamily(a, strided));
+  EXPECT_TRUE(SameFamily(dw32, dw96));
+  EXPECT_FALSE(SameFamily(a, dw32));
 }
 
 TEST(ShapePredictorTest, DistanceIsTheSumOfLogRatios) {
