@@ -35,6 +35,7 @@ nlohmann::json StatsToJson(const v1::StatsResponse& s) {
                                      {"records", s.records()},
                                      {"hits", s.hits()},
                                      {"misses", s.misses()},
+                                     {"predictions", s.predictions()},
                                      {"searches", s.searches()},
                                      {"search_failures", s.search_failures()},
                                      {"coalesced", s.coalesced()},
@@ -78,7 +79,12 @@ void PrintDaemonStats(const v1::StatsResponse& s, std::ostream& out) {
                      answered > 0 ? absl::StrFormat(" (%.1f%%)",
                                                     100.0 * s.hits() / answered)
                                   : "")},
-       {"misses", absl::StrCat(s.misses())},
+       {"misses",
+        absl::StrCat(s.misses(),
+                     s.predictions() > 0
+                         ? absl::StrCat(" (", s.predictions(),
+                                        " answered by prediction)")
+                         : "")},
        {"searches", absl::StrCat(s.searches(), " (", s.search_failures(),
                                  " failed, ", s.coalesced(), " coalesced)")},
        {"rejected (queue full)", absl::StrCat(s.rejected())},

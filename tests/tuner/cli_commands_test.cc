@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
+#include "common/valid_key.h"
 #include "gtest/gtest.h"
 #include "store/record_json.h"
 #include "tests/testing/test_values.h"
@@ -74,6 +75,22 @@ TEST_F(CommandsTest, Stats) {
   EXPECT_THAT(r.out, HasSubstr("records"));
   EXPECT_THAT(r.out, HasSubstr(db_path_));
   EXPECT_THAT(r.out, Not(HasSubstr("drop-in")));  // nothing reported yet
+}
+
+TEST_F(CommandsTest, StatsCountTheMissesAnsweredByPrediction) {
+  Fill();
+  EXPECT_EQ(Run({"--json", "stats"}).Json()["predictions"], 0);
+  CliResult q = Run({"--json", "query", "--limit", "1"});
+  ASSERT_EQ(q.code, kExitOk) << q.err;
+  absl::StatusOr<ProblemKey> key =
+      ProblemKey::Parse(q.Json()[0]["key"].get<std::string>());
+  ASSERT_TRUE(key.ok()) << key.status();
+  key->problem.n = 3;  // batches 1 and 2 are stored
+  ASSERT_TRUE(server_->core()
+                  .Predict(ValidKey::FromValidated(*key), Constraints())
+                  .ok());
+  EXPECT_EQ(Run({"--json", "stats"}).Json()["predictions"], 1);
+  EXPECT_THAT(Run({"stats"}).out, HasSubstr("(1 answered by prediction)"));
 }
 
 TEST_F(CommandsTest, StatsShowWhatTheDropInReported) {
