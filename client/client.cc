@@ -12,12 +12,14 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "client/answer_cache.h"
 #include "client/daemon_link.h"
 #include "client/packed_key.h"
+#include "client/pinned_answers.h"
 #include "client/striped_counters.h"
 #include "common/enum_names.h"
 #include "common/sealed_plan.h"
@@ -31,13 +33,14 @@ Client::~Client() = default;
 
 namespace {
 
-constexpr EnumNames<Source, 6> kSourceNames(
+constexpr EnumNames<Source, 7> kSourceNames(
     "source", {{{Source::kNone, "none"},
                 {Source::kCache, "cache"},
                 {Source::kDaemon, "daemon"},
                 {Source::kHeuristic, "heuristic"},
                 {Source::kDatabase, "database"},
-                {Source::kPredicted, "predicted"}}});
+                {Source::kPredicted, "predicted"},
+                {Source::kPinned, "pinned"}}});
 
 enum Counter {
   kHits,
@@ -55,6 +58,9 @@ enum Counter {
   kDatabaseAnswers,
   kPlansRefused,
   kPredictedAnswers,
+  kPinnedAnswers,
+  kPinMisses,
+  kPinRefused,
   kNumCounters
 };
 
@@ -102,8 +108,11 @@ Answer FromValue(const CacheValue& v) {
 class ClientImpl final : public Client {
  public:
   ClientImpl(const ClientOptions& options,
-             std::shared_ptr<grpc::Channel> channel)
-      : options_(options), link_(options, std::move(channel)) {
+             std::shared_ptr<grpc::Channel> channel,
+             std::unique_ptr<PinnedAnswers> pin)
+      : options_(options),
+        link_(options, std::move(channel)),
+        pin_(std::move(pin)) {
     if (options.cache_capacity > 0) {
       cache_ = std::make_unique<AnswerCache>(options.cache_capacity);
     }
@@ -111,6 +120,9 @@ class ClientImpl final : public Client {
   }
 
   ~ClientImpl() override {
+    // Nothing can hear of a failure here: a caller that cares calls
+    // WritePin itself first.
+    (void)WritePin();
     {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
@@ -121,6 +133,7 @@ class ClientImpl final : public Client {
   }
 
   Answer Get(const ProblemKey& key, const Constraints& constraints) override {
+    if (pin_ != nullptr) return PinnedGet(key, WithClientLaunchMode(constraints));
     if (options_.launch_mode.has_value() &&
         constraints.launch_mode != *options_.launch_mode) {
       return GetWith(key, WithClientLaunchMode(constraints));
@@ -130,6 +143,7 @@ class ClientImpl final : public Client {
 
   bool Prefetch(const ProblemKey& key,
                 const Constraints& constraints) override {
+    if (pin_ != nullptr && pin_->following()) return false;
     return Enqueue(Job::kTune, key, WithClientLaunchMode(constraints));
   }
 
@@ -158,6 +172,72 @@ class ClientImpl final : public Client {
                          const Constraints& given) override {
     if (key.problem.api != ConvApi::kGraph) return EngineAnswer{};
     const Constraints constraints = WithClientLaunchMode(given);
+    if (pin_ != nullptr && pin_->following()) {
+      return FollowPin<EngineAnswer>(key, constraints);
+    }
+    if (pin_ != nullptr) {
+      if (std::optional<PinEntry> e = pin_->Find(key, constraints)) {
+        counters_.Add(kPinnedAnswers);
+        return EngineAnswerOf(*e);
+      }
+      const EngineAnswer a = UnpinnedGetEngine(key, constraints);
+      const PinEntry e =
+          pin_->Remember(key, constraints, PinnedSourceOf(a.source), a.config);
+      return SameAnswer(e, a) ? a : EngineAnswerOf(e);
+    }
+    return UnpinnedGetEngine(key, constraints);
+  }
+
+  absl::Status WritePin() override {
+    return pin_ != nullptr ? pin_->Write() : absl::OkStatus();
+  }
+
+  absl::Status CheckPin(const DeviceKey& device) const override {
+    if (pin_ == nullptr || !pin_->following()) return absl::OkStatus();
+    const std::string differences = pin_->Mismatch(device);
+    if (differences.empty()) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("the pin ", options_.pin.path,
+                     " was made for another device: ", differences));
+  }
+
+  ClientStats Stats() const override {
+    ClientStats s;
+    s.hits = counters_.Sum(kHits);
+    s.misses = counters_.Sum(kMisses);
+    s.gets = s.hits + s.misses;
+    s.daemon_calls = counters_.Sum(kDaemonCalls);
+    s.daemon_answers = counters_.Sum(kDaemonAnswers);
+    s.daemon_errors = counters_.Sum(kDaemonErrors);
+    s.daemon_skipped = counters_.Sum(kDaemonSkipped);
+    s.fallbacks = counters_.Sum(kFallbacks);
+    s.none_answers = counters_.Sum(kNoneAnswers);
+    s.background_enqueued = counters_.Sum(kBackgroundEnqueued);
+    s.background_dropped = counters_.Sum(kBackgroundDropped);
+    s.background_tunes = counters_.Sum(kBackgroundTunes);
+    s.refreshes = counters_.Sum(kRefreshes);
+    s.plans_refused = counters_.Sum(kPlansRefused);
+    s.predicted_answers = counters_.Sum(kPredictedAnswers);
+    s.pinned_answers = counters_.Sum(kPinnedAnswers);
+    s.pin_misses = counters_.Sum(kPinMisses);
+    s.pin_refused = counters_.Sum(kPinRefused);
+    s.database_answers = counters_.Sum(kDatabaseAnswers);
+    s.database_open = database_.load(std::memory_order_acquire) != nullptr;
+    if (cache_ != nullptr) {
+      s.evictions = cache_->evictions();
+      s.cache_entries = cache_->size();
+    }
+    return s;
+  }
+
+  bool DaemonReachable() const override {
+    return link_.failures() == 0 || link_.Ready();
+  }
+
+ private:
+  // GetEngine without a pin, once the constraints are final.
+  EngineAnswer UnpinnedGetEngine(const ProblemKey& key,
+                                 const Constraints& constraints) {
     const std::string name = JobName(false, key, constraints);
     const int64_t now = CoarseNowMs();
     {
@@ -185,37 +265,82 @@ class ClientImpl final : public Client {
     return a;
   }
 
-  ClientStats Stats() const override {
-    ClientStats s;
-    s.hits = counters_.Sum(kHits);
-    s.misses = counters_.Sum(kMisses);
-    s.gets = s.hits + s.misses;
-    s.daemon_calls = counters_.Sum(kDaemonCalls);
-    s.daemon_answers = counters_.Sum(kDaemonAnswers);
-    s.daemon_errors = counters_.Sum(kDaemonErrors);
-    s.daemon_skipped = counters_.Sum(kDaemonSkipped);
-    s.fallbacks = counters_.Sum(kFallbacks);
-    s.none_answers = counters_.Sum(kNoneAnswers);
-    s.background_enqueued = counters_.Sum(kBackgroundEnqueued);
-    s.background_dropped = counters_.Sum(kBackgroundDropped);
-    s.background_tunes = counters_.Sum(kBackgroundTunes);
-    s.refreshes = counters_.Sum(kRefreshes);
-    s.plans_refused = counters_.Sum(kPlansRefused);
-    s.predicted_answers = counters_.Sum(kPredictedAnswers);
-    s.database_answers = counters_.Sum(kDatabaseAnswers);
-    s.database_open = database_.load(std::memory_order_acquire) != nullptr;
-    if (cache_ != nullptr) {
-      s.evictions = cache_->evictions();
-      s.cache_entries = cache_->size();
+  static PinnedSource PinnedSourceOf(Source s) {
+    switch (s) {
+      case Source::kNone:
+        return PinnedSource::kNone;
+      case Source::kHeuristic:
+        return PinnedSource::kHeuristic;
+      case Source::kPredicted:
+        return PinnedSource::kPredicted;
+      default:
+        return PinnedSource::kTuned;
     }
-    return s;
+  }
+  static Answer AnswerOf(const PinEntry& e) {
+    if (e.source == PinnedSource::kNone) return Answer{};
+    return Answer{Source::kPinned, e.answer.algo, e.answer.math_type,
+                  e.answer.workspace_bytes};
+  }
+  static EngineAnswer EngineAnswerOf(const PinEntry& e) {
+    if (e.source == PinnedSource::kNone) return EngineAnswer{};
+    return EngineAnswer{Source::kPinned, e.answer};
+  }
+  static AlgoResult ResultOf(const Answer& a) {
+    AlgoResult r;
+    r.algo = a.algo;
+    r.math_type = a.math_type;
+    r.workspace_bytes = a.workspace_bytes;
+    return r;
+  }
+  // Whether the pinned entry `e` is the answer `a` (a recording client's
+  // slot may have been pinned by another thread first).
+  static bool SameAnswer(const PinEntry& e, const Answer& a) {
+    if (!a.ok()) return e.source == PinnedSource::kNone;
+    return e.source != PinnedSource::kNone && e.answer.algo == a.algo &&
+           e.answer.math_type == a.math_type;
+  }
+  static bool SameAnswer(const PinEntry& e, const EngineAnswer& a) {
+    if (!a.ok()) return e.source == PinnedSource::kNone;
+    return e.source != PinnedSource::kNone && e.answer.algo == a.config.algo &&
+           e.answer.knobs == a.config.knobs;
   }
 
-  bool DaemonReachable() const override {
-    return link_.failures() == 0 || link_.Ready();
+  // A followed pin's answer (Answer or EngineAnswer): the pinned one, else
+  // none, counted as a miss (or a refusal: the pin is another device's).
+  // The daemon is never asked.
+  template <typename A>
+  A FollowPin(const ProblemKey& key, const Constraints& constraints) {
+    if (std::optional<PinEntry> e = pin_->Find(key, constraints)) {
+      counters_.Add(kPinnedAnswers);
+      if constexpr (std::is_same_v<A, Answer>) {
+        return AnswerOf(*e);
+      } else {
+        return EngineAnswerOf(*e);
+      }
+    }
+    counters_.Add(options_.pin.accept_mismatch ||
+                          pin_->Mismatch(key.device).empty()
+                      ? kPinMisses
+                      : kPinRefused);
+    counters_.Add(kNoneAnswers);
+    return A{};
   }
 
- private:
+  // Get with a pin: a followed pin's answer, or a recording client's first
+  // answer for the slot (the usual path's, then pinned).
+  Answer PinnedGet(const ProblemKey& key, const Constraints& constraints) {
+    if (pin_->following()) return FollowPin<Answer>(key, constraints);
+    if (std::optional<PinEntry> e = pin_->Find(key, constraints)) {
+      counters_.Add(kPinnedAnswers);
+      return AnswerOf(*e);
+    }
+    const Answer a = GetWith(key, constraints);
+    const PinEntry e = pin_->Remember(key, constraints,
+                                      PinnedSourceOf(a.source), ResultOf(a));
+    return SameAnswer(e, a) ? a : AnswerOf(e);
+  }
+
   // `constraints` with ClientOptions::launch_mode applied.
   Constraints WithClientLaunchMode(Constraints constraints) const {
     if (options_.launch_mode.has_value()) {
@@ -648,6 +773,7 @@ class ClientImpl final : public Client {
 
   const ClientOptions options_;
   DaemonLink link_;
+  const std::unique_ptr<PinnedAnswers> pin_;  // null without a pin
   struct EngineEntry {
     EngineAnswer answer;
     int64_t expires_ms = 0;  // for answers that are not ok()
@@ -709,10 +835,15 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(
     return absl::InvalidArgumentError(
         "ClientOptions.background_queue_capacity must be >= 1");
   }
+  std::unique_ptr<PinnedAnswers> pin;
+  if (options.pin.mode != PinMode::kOff || !options.pin.path.empty()) {
+    ASSIGN_OR_RETURN(pin, PinnedAnswers::Open(options.pin));
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
                    CreateDaemonChannel(options.address, options.tls,
                                        DaemonLink::ChannelArgs(options)));
-  return std::unique_ptr<Client>(new ClientImpl(options, std::move(channel)));
+  return std::unique_ptr<Client>(
+      new ClientImpl(options, std::move(channel), std::move(pin)));
 }
 
 }  // namespace tunedb

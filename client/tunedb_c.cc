@@ -23,6 +23,8 @@ static_assert(TUNEDB_SOURCE_DATABASE ==
               static_cast<int>(tunedb::Source::kDatabase));
 static_assert(TUNEDB_SOURCE_PREDICTED ==
               static_cast<int>(tunedb::Source::kPredicted));
+static_assert(TUNEDB_SOURCE_PINNED ==
+              static_cast<int>(tunedb::Source::kPinned));
 
 thread_local std::string last_error;
 

@@ -38,7 +38,11 @@ struct Decision {
   std::vector<TunedChoice> tuned;
   // The key's text, at LogLevel::kCalls only (for the per-call line).
   std::string key_text;
-  bool hit() const { return outcome == Outcome::kHit; }
+  // Answered: kHit, or kPinMiss (no tuned choices: cuDNN's heuristic list
+  // is the answer, in its order).
+  bool hit() const {
+    return outcome == Outcome::kHit || outcome == Outcome::kPinMiss;
+  }
 };
 
 }  // namespace tunedb::preload

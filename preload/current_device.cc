@@ -17,6 +17,7 @@ struct Driver {
   CUresult (*device_get_name)(char*, int, CUdevice) = nullptr;
   CUresult (*device_get_attribute)(int*, CUdevice_attribute,
                                    CUdevice) = nullptr;
+  CUresult (*driver_get_version)(int*) = nullptr;
 
   bool ok() const {
     return ctx_get_device != nullptr && device_get_name != nullptr &&
@@ -35,6 +36,8 @@ const Driver& LoadedDriver() {
         dlsym(h, "cuDeviceGetName"));
     d.device_get_attribute = reinterpret_cast<decltype(d.device_get_attribute)>(
         dlsym(h, "cuDeviceGetAttribute"));
+    d.driver_get_version = reinterpret_cast<decltype(d.driver_get_version)>(
+        dlsym(h, "cuDriverGetVersion"));
     return d;  // the handle is kept: the driver stays loaded anyway
   }();
   return driver;
@@ -52,6 +55,20 @@ CurrentDevice::CurrentDevice(int cudnn_version)
     }
     from_env_ = std::move(key);
   }
+}
+
+int CurrentDevice::DriverVersion() const {
+  if (from_env_.has_value()) {
+    const char* text = std::getenv("TUNEDB_DRIVER_VERSION");
+    return text != nullptr ? std::atoi(text) : 0;
+  }
+  const Driver& driver = LoadedDriver();
+  int version = 0;
+  if (driver.driver_get_version == nullptr ||
+      driver.driver_get_version(&version) != CUDA_SUCCESS) {
+    return 0;
+  }
+  return version;
 }
 
 absl::StatusOr<DeviceKey> CurrentDevice::Get() {

@@ -32,6 +32,11 @@ class CurrentDevice {
   // loaded); INVALID_ARGUMENT for a bad TUNEDB_DEVICE_KEY.
   absl::StatusOr<DeviceKey> Get();
 
+  // The driver's CUDA version (cuDriverGetVersion, 13000 = 13.0), 0 when
+  // the driver is not loaded; with TUNEDB_DEVICE_KEY set,
+  // TUNEDB_DRIVER_VERSION's (0 without it).
+  int DriverVersion() const;
+
  private:
   static constexpr int kMaxDevices = 64;
 

@@ -97,6 +97,10 @@ struct GraphAnswer {
   bool universal = false;
   bool lead_only = false;
   std::vector<std::shared_ptr<const std::string>> plans;
+  // Not answered, in a pinned run: the shim passes the call to cuDNN and
+  // keeps only the first config it lists (of a count query: counts one),
+  // so every process builds the same one (PreloadOptions, TUNEDB_PIN).
+  bool first_only = false;
 };
 
 }  // namespace tunedb::preload

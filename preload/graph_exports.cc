@@ -12,7 +12,9 @@
 //     INSTANT, A and B), with none (mode FALLBACK on a graph whose answer
 //     held a config every filter keeps: GraphAnswer::universal, which this
 //     file marks in the shadow, with the filled configs as one offer when
-//     the answer is lead-only) or passes; everything else is cuDNN's own;
+//     the answer is lead-only) or passes (in a pinned run, for a problem
+//     without a pinned answer, keeping only cuDNN's first config:
+//     GraphAnswer::first_only); everything else is cuDNN's own;
 //     and the filled configs' stored plans (GraphAnswer::plans);
 //   - and cudnnBackendSetAttribute of an execution plan's engine config
 //     tells the thread's LeadPlanWindow which offer the plan is of; a
@@ -167,7 +169,13 @@ extern "C" cudnnStatus_t cudnnBackendGetAttribute(
     call.elements = arrayOfElements;
     const cudnnBackendDescriptor_t graph = call.shadow.graph;
     const GraphAnswer answer = core->answer_graph(call);
-    if (!answer.answered) return pass();
+    if (!answer.answered) {
+      const cudnnStatus_t s = pass();
+      if (answer.first_only && s == CUDNN_STATUS_SUCCESS) {
+        *elementCount = std::min<int64_t>(*elementCount, 1);
+      }
+      return s;
+    }
     if (!answer.plans.empty() && requestedElementCount > 0) {
       GraphShadow::Instance().MarkPlans(
           static_cast<cudnnBackendDescriptor_t*>(arrayOfElements),

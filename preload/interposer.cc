@@ -10,6 +10,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/pin_file.h"
+#include "cudnn/conv_pass_traits.h"
 #include "preload/real_cudnn.h"
 #include "tunedb/cudnn_helpers.h"
 
@@ -50,11 +52,77 @@ Interposer::Interposer() : options_(PreloadOptionsFromEnv()), pid_(getpid()) {
   if (auto f = get_version.get()) cudnn_version_ = static_cast<int>(f());
   device_ = std::make_unique<CurrentDevice>(cudnn_version_);
   if (options_.enabled) {
+    ClientOptions client_options = options_.client;
+    if (pinned()) {
+      if (!options_.pin_problem.empty()) RefusePin(options_.pin_problem);
+      client_options.pin.driver_version = device_->DriverVersion();
+    }
     absl::StatusOr<std::unique_ptr<Client>> client =
-        Client::Create(options_.client);
-    if (client.ok()) client_ = *std::move(client);
+        Client::Create(client_options);
+    if (client.ok()) {
+      client_ = *std::move(client);
+    } else if (pinned()) {
+      RefusePin(std::string(client.status().message()));
+    }
   }
   std::atexit(&Interposer::AtExit);
+}
+
+void Interposer::RefusePin(const std::string& why) {
+  std::fprintf(stderr,
+               "tunedb preload: %s; stopping the program (exit %d): a pinned "
+               "run gets its pin's answers or none (TUNEDB_PIN_MISMATCH=warn "
+               "follows a pin of another device anyway)\n",
+               why.c_str(), kPinRefusedExitCode);
+  std::fflush(stderr);
+  std::_Exit(kPinRefusedExitCode);
+}
+
+void Interposer::CheckPinOnce(const DeviceKey& device) {
+  if (options_.client.pin.mode != PinMode::kFollow || client_ == nullptr) {
+    return;
+  }
+  std::call_once(pin_checked_, [&] {
+    const absl::Status s = client_->CheckPin(device);
+    if (s.ok()) return;
+    if (!options_.client.pin.accept_mismatch) {
+      RefusePin(std::string(s.message()));
+    }
+    std::fprintf(stderr, "tunedb preload: warning: %s; following it anyway\n",
+                 std::string(s.message()).c_str());
+  });
+}
+
+std::string Interposer::PinAtExit() {
+  if (!pinned() || client_ == nullptr) return "";
+  const PinOptions& pin = options_.client.pin;
+  const ClientStats stats = client_->Stats();
+  if (pin.mode == PinMode::kRecord) {
+    const absl::Status s = client_->WritePin();
+    return s.ok() ? absl::StrCat("; pin ", pin.path, " recorded")
+                  : absl::StrCat("; pin ", pin.path,
+                                 " NOT recorded: ", s.message());
+  }
+  return absl::StrCat("; pin ", pin.path, " followed: ", stats.pinned_answers,
+                      " answers from it, ", stats.pin_misses,
+                      " problems not in it", stats.pin_refused > 0
+                          ? absl::StrCat(", ", stats.pin_refused,
+                                         " refused (another device)")
+                          : "");
+}
+
+bool Interposer::Usable(ConvOp op, const Answer& a) {
+  if (a.tuned()) return true;
+  if (a.source != Source::kPinned || a.algo < 0) return false;
+  switch (op) {
+    case ConvOp::kForward:
+      return a.algo < PassTraits<ConvOp::kForward>::kAlgoCount;
+    case ConvOp::kBackwardData:
+      return a.algo < PassTraits<ConvOp::kBackwardData>::kAlgoCount;
+    case ConvOp::kBackwardFilter:
+      return a.algo < PassTraits<ConvOp::kBackwardFilter>::kAlgoCount;
+  }
+  return false;
 }
 
 void Interposer::AppendMissKey(const ProblemKey& key) {
@@ -76,13 +144,14 @@ void Interposer::AtExit() {
   if (self.client_ != nullptr && self.options_.exit_wait_s > 0) {
     self.client_->WaitForBackground(absl::Seconds(self.options_.exit_wait_s));
   }
-  std::string reported;
+  std::string reported = self.PinAtExit();
   if (self.options_.report && self.client_ != nullptr &&
       self.counters_.Total() > 0) {
     const absl::Status s = self.client_->ReportCounters(
         "preload", self.counters_.Counts(), absl::Milliseconds(200));
-    reported = s.ok() ? "; reported to the daemon"
-                      : absl::StrCat("; not reported: ", s.message());
+    absl::StrAppend(&reported, s.ok() ? "; reported to the daemon"
+                                      : absl::StrCat("; not reported: ",
+                                                     s.message()));
   }
   if (self.options_.log == LogLevel::kOff) return;
   std::string line = self.counters_.Summary(self.options_.client.address,
@@ -114,6 +183,7 @@ std::optional<Outcome> Interposer::Unavailable() const {
 std::optional<ProblemKey> Interposer::KeyOnDevice(ConvProblem problem) {
   absl::StatusOr<DeviceKey> device = device_->Get();
   if (!device.ok()) return std::nullopt;
+  if (pinned()) CheckPinOnce(*device);
   ProblemKey key;
   key.problem = std::move(problem);
   key.device = *std::move(device);
@@ -121,6 +191,10 @@ std::optional<ProblemKey> Interposer::KeyOnDevice(ConvProblem problem) {
 }
 
 Outcome Interposer::MissOutcome(const ProblemKey& key) {
+  if (pinned()) {
+    if (options_.client.pin.mode == PinMode::kRecord) AppendMissKey(key);
+    return Outcome::kPinMiss;
+  }
   if (!client_->DaemonReachable()) return Outcome::kDaemonDown;
   AppendMissKey(key);
   return Outcome::kMiss;
@@ -132,7 +206,10 @@ Decision Interposer::LookUpDecision(const ConvCall& call) {
   }
   absl::StatusOr<ConvProblem> problem =
       ProblemFromDescriptors(call.op, call.x, call.w, call.conv, call.y);
-  if (!problem.ok()) return PassThrough(Outcome::kUnsupported);
+  if (!problem.ok()) {
+    // A pinned run answers it with cuDNN's heuristic list, as a miss.
+    return PassThrough(pinned() ? Outcome::kPinMiss : Outcome::kUnsupported);
+  }
   const std::optional<ProblemKey> key = KeyOnDevice(*std::move(problem));
   if (!key.has_value()) return PassThrough(Outcome::kNoDevice);
   const std::string key_text =
@@ -144,7 +221,7 @@ Decision Interposer::LookUpDecision(const ConvCall& call) {
         std::min<size_t>(*call.workspace_limit, INT64_MAX));
   }
   Answer fastest = client_->Get(*key, fastest_c);
-  if (!fastest.tuned()) {
+  if (!Usable(call.op, fastest)) {
     Decision d = PassThrough(MissOutcome(*key));
     d.key_text = key_text;
     return d;
@@ -153,13 +230,14 @@ Decision Interposer::LookUpDecision(const ConvCall& call) {
   deterministic_c.deterministic_only = true;
   Answer deterministic = client_->Get(*key, deterministic_c);
   fastest.workspace_bytes = WorkspaceOn(call, key->device, fastest_c, fastest);
-  if (deterministic.tuned()) {
+  const bool has_deterministic = Usable(call.op, deterministic);
+  if (has_deterministic) {
     deterministic.workspace_bytes =
         WorkspaceOn(call, key->device, deterministic_c, deterministic);
   }
   Decision d = PassThrough(Outcome::kHit);
   d.key_text = key_text;
-  if (!deterministic.tuned()) {
+  if (!has_deterministic) {
     // No deterministic choice fits (or none is known yet): the heuristic's
     // flag for the fastest stands.
     d.tuned.push_back(ChoiceOf(fastest, std::nullopt));

@@ -97,13 +97,32 @@ class Interposer {
 
   static void AtExit();
 
+  // Whether the program runs under a pin (TUNEDB_PIN or TUNEDB_PIN_MODE).
+  bool pinned() const {
+    return !options_.client.pin.path.empty() || !options_.pin_problem.empty();
+  }
+  // Stops the program: its pin cannot be followed because of `why`
+  // (kPinRefusedExitCode).
+  [[noreturn]] static void RefusePin(const std::string& why);
+  // On the first key of a followed pin: a pin of another device is refused
+  // (RefusePin), or with TUNEDB_PIN_MISMATCH=warn named once on stderr.
+  void CheckPinOnce(const DeviceKey& device);
+  // The pin's part of the exit line ("" without a pin); writes a recorded
+  // pin.
+  std::string PinAtExit();
+  // Whether the client's answer `a` for `op` can be given: a tuned one, or
+  // a pinned one naming one of the pass's algorithms.
+  static bool Usable(ConvOp op, const Answer& a);
+
   // Why every call passes through before its key is read (disabled,
   // another cuDNN major version, no client, a forked child), or nullopt.
   std::optional<Outcome> Unavailable() const;
   // `problem` on the current device; nullopt without one (kNoDevice).
   std::optional<ProblemKey> KeyOnDevice(ConvProblem problem);
-  // A key nothing is stored for: kMiss (AppendMissKey) while the daemon is
-  // reachable, else kDaemonDown.
+  // A key nothing is stored for: kPinMiss in a pinned run (answered with
+  // cuDNN's first heuristic choice; a recording run still has it tuned),
+  // else kMiss (AppendMissKey) while the daemon is reachable, else
+  // kDaemonDown.
   Outcome MissOutcome(const ProblemKey& key);
   // A miss of `key`: with PreloadOptions::misses_file, its key text is
   // appended there (once per process; one write of one line, so processes
@@ -166,6 +185,9 @@ class Interposer {
   GraphResult FillAnswer(const GraphCall& call, const CheckedConfigs& checked,
                          BackendDescriptor graph, GraphResult r);
   void RecordGraph(const GraphResult& r);
+  // `r`, passing, made first-only in a pinned run (GraphAnswer::first_only):
+  // a problem the pin does not answer gets cuDNN's first config.
+  GraphResult& PinnedPass(GraphResult& r) const;
 
   // The graph copies answered configs were finalized on, kept for the life
   // of the process: cuDNN may refer to them from the caller's configs and
@@ -178,6 +200,7 @@ class Interposer {
 
   const PreloadOptions options_;
   const pid_t pid_;
+  std::once_flag pin_checked_;
   // The loaded cuDNN's version, 0 if unknown.
   int cudnn_version_ = 0;
   std::unique_ptr<CurrentDevice> device_;

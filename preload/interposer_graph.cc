@@ -103,9 +103,12 @@ GraphAnswer Interposer::AnswerGraph(const GraphCall& call) {
 
 GraphAnswer Interposer::AnswerFallback(const GraphCall& call,
                                        GraphQueryMemory& memory) {
-  if (!options_.enabled || !options_.empty_fallback ||
-      !call.shadow.graph_answered || getpid() != pid_) {
-    return GraphAnswer{};
+  if (!options_.enabled || getpid() != pid_) return GraphAnswer{};
+  if (!options_.empty_fallback || !call.shadow.graph_answered) {
+    // A pinned run builds the same config in every process.
+    GraphAnswer pass;
+    pass.first_only = pinned();
+    return pass;
   }
   *call.count = 0;
   if (memory.fallback_counted != call.heuristics) {
@@ -118,12 +121,17 @@ GraphAnswer Interposer::AnswerFallback(const GraphCall& call,
   return GraphAnswer{true, CUDNN_STATUS_SUCCESS, false, false, {}};
 }
 
+Interposer::GraphResult& Interposer::PinnedPass(GraphResult& r) const {
+  r.answer.first_only = pinned();
+  return r;
+}
+
 Interposer::GraphResult Interposer::AnswerHeuristics(const GraphCall& call,
                                                      GraphQueryMemory& memory) {
   GraphResult r;
   if (const std::optional<Outcome> why = Unavailable()) return r.Pass(*why);
   absl::StatusOr<ConvProblem> problem = ProblemFromShadow(call.shadow);
-  if (!problem.ok()) return r.Pass(Outcome::kUnsupported);
+  if (!problem.ok()) return PinnedPass(r.Pass(Outcome::kUnsupported));
   r.op = problem->op;
   const std::optional<ProblemKey> key = KeyOnDevice(*std::move(problem));
   if (!key.has_value()) return r.Pass(Outcome::kNoDevice);
@@ -146,7 +154,7 @@ Interposer::GraphResult Interposer::AnswerKey(const GraphCall& call,
   std::vector<TunedEngine> candidates;
   if (!checked.has_value()) {
     candidates = CandidatesFor(key);
-    if (candidates.empty()) return r.Pass(MissOutcome(key));
+    if (candidates.empty()) return PinnedPass(r.Pass(MissOutcome(key)));
   }
   // The configs are finalized on a copy of the caller's graph, so they
   // carry its tensor ids.
@@ -156,7 +164,7 @@ Interposer::GraphResult Interposer::AnswerKey(const GraphCall& call,
     checked =
         CheckOnGraph(key, candidates, graph->get(), options_.empty_fallback);
   }
-  if (checked->empty()) return r.Pass(Outcome::kConfigFailed);
+  if (checked->empty()) return PinnedPass(r.Pass(Outcome::kConfigFailed));
   if (call.requested == 0) {
     return CountAnswer(call, *std::move(checked), memory, std::move(r));
   }

@@ -7,10 +7,11 @@ namespace tunedb::preload {
 
 namespace {
 
-constexpr EnumNames<Outcome, 13> kOutcomeNames(
+constexpr EnumNames<Outcome, 14> kOutcomeNames(
     "outcome", {{{Outcome::kHit, "hit"},
                  {Outcome::kMiss, "miss"},
                  {Outcome::kFallbackEmpty, "fallback_empty"},
+                 {Outcome::kPinMiss, "not_pinned"},
                  {Outcome::kDaemonDown, "daemon_down"},
                  {Outcome::kDisabled, "disabled"},
                  {Outcome::kCudnnVersion, "cudnn_version"},
@@ -60,6 +61,7 @@ std::string PreloadCounters::Summary(absl::string_view address,
   const int64_t hits = Get(Outcome::kHit);
   const int64_t misses = Get(Outcome::kMiss);
   const int64_t empty = Get(Outcome::kFallbackEmpty);
+  const int64_t not_pinned = Get(Outcome::kPinMiss);
   const int64_t total = Total();
   std::string line = absl::StrCat(
       "tunedb preload: ", total, " calls: ", hits, " hits, ", misses,
@@ -68,7 +70,11 @@ std::string PreloadCounters::Summary(absl::string_view address,
   if (empty > 0) {
     absl::StrAppend(&line, empty, " fallback lists answered empty, ");
   }
-  absl::StrAppend(&line, total - hits - misses - empty,
+  if (not_pinned > 0) {
+    absl::StrAppend(&line, not_pinned,
+                    " not pinned (cuDNN's first heuristic choice), ");
+  }
+  absl::StrAppend(&line, total - hits - misses - empty - not_pinned,
                   " passed through; daemon ", address);
   for (int i = static_cast<int>(Outcome::kDaemonDown);
        i < static_cast<int>(Outcome::kNumOutcomes); ++i) {

@@ -5,8 +5,9 @@
 //   0 passed through; daemon unix:/run/tunedb/tunedb.sock
 //
 // ("misses (noted, tuned after)" when they go to a misses file for `tunedb
-// run --tune-after` instead; with ", N fallback lists answered empty" after
-// the misses when any were),
+// run --tune-after` instead; with ", N fallback lists answered empty" and
+// ", N not pinned (cuDNN's first heuristic choice)" after the misses when
+// any were),
 // followed, when any call was passed through, by the reasons and counts,
 // and by "; N alternative plans not built" when the shim left plans of
 // lead-only answers unbuilt, and "; N stored plans loaded" (", M refused")
@@ -35,6 +36,8 @@ enum class Outcome {
                      // answer held a config every filter keeps: answered
                      // with no configs (a count query and its fill in a
                      // row count once)
+  kPinMiss,          // a pinned run's problem without a pinned answer:
+                     // answered with cuDNN's first heuristic choice
   kDaemonDown,       // daemon unreachable: passed through
   kDisabled,         // TUNEDB_PRELOAD=off
   kCudnnVersion,     // a cuDNN whose struct layout this build does not know

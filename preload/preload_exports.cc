@@ -91,7 +91,7 @@ cudnnStatus_t AnswerOrPass(const ConvCall& call, int requested, int* returned,
     return real();
   }
   *returned = n;
-  core->record(call, Outcome::kHit, static_cast<int>(results[0].algo),
+  core->record(call, d.outcome, static_cast<int>(results[0].algo),
                d.key_text);
   return CUDNN_STATUS_SUCCESS;
 }

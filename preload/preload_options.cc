@@ -21,6 +21,38 @@ const char* Env(const char* name) {
   return v != nullptr && *v != '\0' ? v : nullptr;
 }
 
+// TUNEDB_PIN and its settings into o.client.pin, or o.pin_problem.
+void ReadPinOptions(PreloadOptions& o) {
+  PinOptions& pin = o.client.pin;
+  if (const char* v = Env("TUNEDB_PIN")) pin.path = v;
+  if (const char* v = Env("TUNEDB_PIN_MODE")) {
+    const std::string_view mode(v);
+    if (mode == "record") {
+      pin.mode = PinMode::kRecord;
+    } else if (mode == "follow") {
+      pin.mode = PinMode::kFollow;
+    } else {
+      o.pin_problem = absl::StrCat("TUNEDB_PIN_MODE=", v,
+                                   " is neither record nor follow");
+    }
+  }
+  if (const char* v = Env("TUNEDB_PIN_MISMATCH")) {
+    const std::string_view m(v);
+    if (m == "warn") {
+      pin.accept_mismatch = true;
+    } else if (m != "refuse") {
+      o.pin_problem = absl::StrCat("TUNEDB_PIN_MISMATCH=", v,
+                                   " is neither refuse nor warn");
+    }
+  }
+  if (const char* v = Env("TUNEDB_PIN_DETERMINISTIC")) {
+    pin.deterministic = std::string_view(v) == "on" || std::string_view(v) == "1";
+  }
+  if (o.pin_problem.empty() && pin.path.empty() != (pin.mode == PinMode::kOff)) {
+    o.pin_problem = "TUNEDB_PIN and TUNEDB_PIN_MODE go together";
+  }
+}
+
 }  // namespace
 
 PreloadOptions PreloadOptionsFromEnv() {
@@ -80,6 +112,7 @@ PreloadOptions PreloadOptionsFromEnv() {
   on_off("TUNEDB_PRELOAD_STORED_PLANS", &o.stored_plans);
   on_off("TUNEDB_PRELOAD_PREDICT", &o.client.predict_misses);
   if (Env("CUDNN_ERRATA_JSON_FILE") != nullptr) o.lead_plan_only = false;
+  ReadPinOptions(o);
   if (const char* v = Env("TUNEDB_PRELOAD_GRAPH_CONFIGS")) {
     int n = 0;
     if (absl::SimpleAtoi(v, &n) && n >= 1 && n <= 64) {

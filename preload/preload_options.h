@@ -51,6 +51,23 @@
 //   TUNEDB_PRELOAD_COMPILE_HORIZON  calls over which a runtime-compiled
 //                              engine's build time is weighed (default
 //                              10000; 0: not weighed)
+//   TUNEDB_PIN                 a pin file (docs/pins.md; `tunedb run --pin`)
+//   TUNEDB_PIN_MODE            record | follow (with TUNEDB_PIN): record
+//                              every answer into the file at exit, or
+//                              answer from the file alone (no daemon). In
+//                              both, a problem without an answer gets
+//                              cuDNN's first heuristic choice (legacy: its
+//                              list in order; graph: its first config of
+//                              each list), the same in every process
+//   TUNEDB_PIN_MISMATCH        refuse (default) | warn: a followed pin made
+//                              for another GPU model, cuDNN, CUDA runtime or
+//                              driver, or one that cannot be read, stops
+//                              the program (exit 78: kPinRefusedExitCode,
+//                              common/pin_file.h)
+//                              with the reason; warn follows a mismatched
+//                              pin anyway and says how it differs
+//   TUNEDB_PIN_DETERMINISTIC   "on": the program asks for deterministic
+//                              algorithms only; a recorded pin says so
 //   TUNEDB_PRELOAD_LEAD_PLAN_ONLY "off": every plan a caller builds from an
 //                              answer with a universal config is built.
 //                              Default on: once one plan of such an answer
@@ -80,6 +97,7 @@
 namespace tunedb::preload {
 
 enum class LogLevel { kOff = 0, kSummary = 1, kCalls = 2 };
+
 
 struct PreloadOptions {
   // False with TUNEDB_PRELOAD=off. Default: true.
@@ -114,6 +132,10 @@ struct PreloadOptions {
   // (Constraints::compile_horizon_calls; 0: not weighed). Default: 10,000
   // (kDefaultCompileHorizonCalls); TUNEDB_PRELOAD_COMPILE_HORIZON.
   int64_t compile_horizon_calls = kDefaultCompileHorizonCalls;
+  // The pin is in client.pin (path, mode, accept_mismatch, deterministic).
+  // A TUNEDB_PIN_MODE or TUNEDB_PIN_MISMATCH that cannot be read, or a mode
+  // without TUNEDB_PIN: refuses the pin ("" if none).
+  std::string pin_problem;
   // Settings that could not be read, for the exit line ("" if none).
   std::string problems;
 };

@@ -8,13 +8,16 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/pin_file.h"
 #include "nlohmann/json.hpp"
+#include "proto/convert.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/fleet_prewarm.h"
 #include "tuner/format.h"
 #include "tuner/interrupt.h"
 #include "tuner/models.h"
+#include "tuner/pin_maker.h"
 #include "tuner/prewarm_runner.h"
 #include "tuner/progress_bar.h"
 #include "tuner/render.h"
@@ -450,7 +453,100 @@ void AddFleetFlags(CLI::App* cmd, PrewarmFlags* flags) {
                 "With --fleet: queue the jobs and return without waiting");
 }
 
+// `tunedb pin make`: the plan's answers from the daemon's records into the
+// pin `out` (merged with a pin already there, whose answers stay).
+int MakePin(CliContext& ctx, const PrewarmFlags& f, const std::string& out,
+            bool deterministic) {
+  if (f.models.empty() && f.files.empty()) {
+    ctx.err() << "tunedb: error: give --model NAME and/or --file PATH\n";
+    return kExitUsage;
+  }
+  std::optional<DeviceKey> device;
+  int gpus = 1;
+  if (int code = ResolveTarget(ctx, f, &device, &gpus); code != kExitOk) {
+    return code;
+  }
+  Plan plan;
+  if (int code = BuildPlan(ctx, f, device, &plan); code != kExitOk) return code;
+  PinMaker maker(*device, deterministic);
+  ProgressBar bar(ctx.err(), ctx.io().stderr_is_tty, "pinning",
+                  static_cast<int64_t>(plan.items.size()));
+  if (f.no_progress) bar.Silence();
+  int64_t done = 0;
+  for (const PrewarmItem& item : plan.items) {
+    v1::LookupRequest request;
+    ToProto(item.key.problem, request.mutable_problem());
+    ToProto(item.key.device, request.mutable_device());
+    auto response = ctx.Call(&v1::TuneDb::Stub::Lookup, request);
+    if (absl::IsNotFound(response.status())) {
+      maker.AddMissing();
+    } else if (!response.ok()) {
+      return ctx.Fail(response.status());
+    } else if (auto record = FromProto(response->record()); record.ok()) {
+      maker.Add(*record);
+    } else {
+      return ctx.Fail(absl::InternalError(absl::StrCat(
+          "the daemon's record is malformed: ", record.status().message())));
+    }
+    bar.Update(++done);
+  }
+  bar.Finish();
+  if (absl::Status s = MergePinFile(out, maker.pin()); !s.ok()) {
+    return ctx.Fail(s);
+  }
+  if (ctx.json()) {
+    nlohmann::json j;
+    j["pin"] = out;
+    j["problems"] = maker.problems() + maker.missing();
+    j["stored"] = maker.problems();
+    j["not_stored"] = maker.missing();
+    j["answers"] = maker.pin().entries.size();
+    ctx.out() << j.dump() << "\n";
+  } else {
+    ctx.out() << "pinned " << maker.pin().entries.size() << " answers for "
+              << maker.problems() << " stored problems into " << out << "\n";
+    if (maker.missing() > 0) {
+      ctx.out() << maker.missing()
+                << " problems are not stored, so not pinned: a pinned run "
+                   "gives them cuDNN's first heuristic choice (tune them "
+                   "first: tunedb prewarm with the same flags)\n";
+    }
+  }
+  return kExitOk;
+}
+
 }  // namespace
+
+void AddPinMakeCommand(CLI::App& pin, CliContext& ctx, int* exit_code) {
+  struct MakeFlags {
+    PrewarmFlags problems;
+    std::string out;
+    bool deterministic = false;
+  };
+  auto flags = std::make_shared<MakeFlags>();
+  CLI::App* cmd = pin.add_subcommand(
+      "make",
+      "Make a pin from the stored records of models and/or shape files, "
+      "without running the program: the answers a warm run would get");
+  AddProblemFlags(cmd, &flags->problems);
+  cmd->add_option("--gpu", flags->problems.gpu,
+                  "GPU whose records to pin: CUDA ordinal or model substring "
+                  "(default: the daemon's first)");
+  cmd->add_option("--device", flags->problems.device,
+                  "Device key to pin for instead of asking the daemon");
+  cmd->add_flag("--no-progress", flags->problems.no_progress,
+                "No progress output");
+  cmd->add_option("-o,--out", flags->out,
+                  "The pin file (merged into if it exists: its answers stay)")
+      ->required();
+  cmd->add_flag("--deterministic", flags->deterministic,
+                "Mark the pin as made for a program that asks for "
+                "deterministic algorithms only");
+  cmd->callback([&ctx, flags, exit_code] {
+    *exit_code = MakePin(ctx, flags->problems, flags->out,
+                         flags->deterministic);
+  });
+}
 
 void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   auto flags = std::make_shared<PrewarmFlags>();

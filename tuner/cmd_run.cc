@@ -7,7 +7,11 @@
 // it runs (the preload appends their keys to a file instead,
 // TUNEDB_PRELOAD_MISSES_FILE); once it has exited, they are tuned through
 // the daemon as `tunedb prewarm` tunes a key file, so no search shares the
-// GPU with the program.
+// GPU with the program. With --pin FILE (docs/pins.md), the program's
+// answers are recorded into FILE if there is none yet, and followed from it
+// (no daemon) if there is: a pin that cannot be read is refused before the
+// program starts (exit kPinRefusedExitCode), one made for another device
+// by the preload once the program's first convolution shows the device.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -25,6 +29,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/pin_file.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/prewarm_runner.h"
@@ -44,8 +49,45 @@ struct RunFlags {
   double exit_wait_s = -1;
   bool report = false;  // TUNEDB_PRELOAD_REPORT=1
   bool tune_after = false;
+  std::string pin;           // TUNEDB_PIN; "" = no pin
+  bool repin = false;        // record the pin again
+  std::string pin_mismatch;  // TUNEDB_PIN_MISMATCH; "" = refuse
+  bool deterministic = false;
   std::vector<std::string> command;
 };
+
+// TUNEDB_PIN_MODE for --pin: "follow" an existing pin (checked here first),
+// "record" a new one (--repin: the old one moved to FILE.old); "" after
+// printing why the pin is refused (*code set).
+std::string PinMode(CliContext& ctx, const RunFlags& f, int* code) {
+  if (f.repin) {
+    if (rename(f.pin.c_str(), (f.pin + ".old").c_str()) == 0) {
+      ctx.err() << "tunedb run: the old pin is " << f.pin << ".old\n";
+    } else if (errno != ENOENT) {
+      ctx.err() << "tunedb run: cannot move the old pin aside: "
+                << strerror(errno) << "\n";
+      *code = kExitError;
+      return "";
+    }
+  }
+  absl::StatusOr<PinFile> pin = ReadPinFile(f.pin);
+  if (absl::IsNotFound(pin.status())) {
+    ctx.err() << "tunedb run: recording the program's answers into the pin "
+              << f.pin << "\n";
+    return "record";
+  }
+  if (!pin.ok()) {
+    ctx.err() << "tunedb run: refusing the pin: " << pin.status().message()
+              << " (remake it with --repin)\n";
+    *code = kExitPinRefused;
+    return "";
+  }
+  ctx.err() << "tunedb run: following the pin " << f.pin << " ("
+            << pin->entries.size() << " answers, " << pin->device.gpu_model
+            << ", cuDNN " << CudnnVersionText(pin->device.cudnn_version)
+            << (pin->deterministic ? ", deterministic" : "") << ")\n";
+  return "follow";
+}
 
 // A new empty file for the program's misses (TUNEDB_PRELOAD_MISSES_FILE),
 // in $TMPDIR or /tmp; "" if none could be made.
@@ -148,7 +190,8 @@ std::string ResolvePreload(CliContext& ctx, const RunFlags& f) {
 // preload put first in LD_PRELOAD).
 std::vector<std::string> ProgramEnvironment(CliContext& ctx, const RunFlags& f,
                                             const std::string& preload,
-                                            const std::string& misses_file) {
+                                            const std::string& misses_file,
+                                            const std::string& pin_mode) {
   std::vector<std::string> env;
   const char* existing = std::getenv("LD_PRELOAD");
   env.push_back(absl::StrCat("LD_PRELOAD=", preload,
@@ -164,6 +207,18 @@ std::vector<std::string> ProgramEnvironment(CliContext& ctx, const RunFlags& f,
   if (f.report) env.push_back("TUNEDB_PRELOAD_REPORT=1");
   if (!misses_file.empty()) {
     env.push_back("TUNEDB_PRELOAD_MISSES_FILE=" + misses_file);
+  }
+  if (!pin_mode.empty()) {
+    char resolved[PATH_MAX];
+    // Absolute: the program may change its working folder.
+    const std::string pin =
+        realpath(f.pin.c_str(), resolved) != nullptr ? resolved : f.pin;
+    env.push_back("TUNEDB_PIN=" + pin);
+    env.push_back("TUNEDB_PIN_MODE=" + pin_mode);
+    if (!f.pin_mismatch.empty()) {
+      env.push_back("TUNEDB_PIN_MISMATCH=" + f.pin_mismatch);
+    }
+    if (f.deterministic) env.push_back("TUNEDB_PIN_DETERMINISTIC=on");
   }
   auto replaced = [&](const char* entry) {
     const std::string e(entry);
@@ -243,6 +298,12 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
   }
   const std::string preload = ResolvePreload(ctx, f);
   if (preload.empty()) return kExitUsage;
+  std::string pin_mode;
+  if (!f.pin.empty()) {
+    int code = kExitOk;
+    pin_mode = PinMode(ctx, f, &code);
+    if (pin_mode.empty()) return code;
+  }
   std::string misses_file;
   if (f.tune_after) {
     misses_file = MakeMissesFile();
@@ -254,7 +315,7 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
   }
   const int code =
       SpawnAndWait(ctx, std::move(command),
-                   ProgramEnvironment(ctx, f, preload, misses_file));
+                   ProgramEnvironment(ctx, f, preload, misses_file, pin_mode));
   if (!misses_file.empty()) TuneMisses(ctx, misses_file);
   return code;
 }
@@ -266,7 +327,8 @@ std::vector<std::string> WithRunSeparator(std::vector<std::string> args) {
     if (a.find('=') != std::string::npos) return false;
     if (a == "--address" || a == "--timeout") return true;
     return in_run && (a == "--preload" || a == "--log" || a == "--db" ||
-                      a == "--exit-wait");
+                      a == "--exit-wait" || a == "--pin" ||
+                      a == "--pin-mismatch");
   };
   bool in_run = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -316,6 +378,24 @@ void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   run->add_flag("--report", flags->report,
                 "At exit, add the program's counters to the daemon's "
                 "(tunedb stats, \"drop-in\")");
+  run->add_option("--pin", flags->pin,
+                  "A pin file (docs/pins.md): without one at FILE, record "
+                  "every answer the program gets into it; with one, answer "
+                  "from it alone, so every run, process and rank gets the "
+                  "same algorithms (no daemon needed)");
+  run->add_flag("--repin", flags->repin,
+                "With --pin: record the pin again (the old one is kept as "
+                "FILE.old)");
+  run->add_option("--pin-mismatch", flags->pin_mismatch,
+                  "With --pin: refuse (the default: the program stops with "
+                  "exit 78) or warn (follow it anyway, naming the "
+                  "differences) a pin made for another GPU model, cuDNN, "
+                  "CUDA runtime or driver")
+      ->check(CLI::IsMember({"refuse", "warn"}));
+  run->add_flag("--deterministic", flags->deterministic,
+                "With --pin: the program asks for deterministic algorithms "
+                "only (torch.backends.cudnn.deterministic = True); a "
+                "recorded pin says so");
   run->add_option("command", flags->command, "The program and its arguments")
       ->required();
   run->callback(

@@ -26,6 +26,10 @@ void AddAdminCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 void AddDoctorCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 // tune and lookup.
 void AddKeyCommands(CLI::App& app, CliContext& ctx, int* exit_code);
+// pin make and pin show.
+void AddPinCommands(CLI::App& app, CliContext& ctx, int* exit_code);
+// pin make (defined with prewarm, whose problem flags it takes).
+void AddPinMakeCommand(CLI::App& pin, CliContext& ctx, int* exit_code);
 // run (a program under libtunedb_preload.so).
 void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code);
 // `args` with "--" put before the program of a `tunedb run` that has none,

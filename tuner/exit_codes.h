@@ -4,6 +4,8 @@
 #ifndef TUNEDB_TUNER_EXIT_CODES_H_
 #define TUNEDB_TUNER_EXIT_CODES_H_
 
+#include "common/pin_file.h"
+
 namespace tunedb::tuner {
 
 enum ExitCode : int {
@@ -21,6 +23,9 @@ enum ExitCode : int {
   kExitUnreadable = 7,     // a record the command needs cannot be read (a
                            // damaged database: see doctor and repair);
                            // export: nothing was written
+  kExitPinRefused = kPinRefusedExitCode,  // 78: run --pin, pin show: the
+                           // pin cannot be read, or (the program stopped by
+                           // the preload) was made for another device
   kExitInterrupted = 130,  // interrupted (SIGINT); rerun to resume
 };
 
@@ -38,6 +43,8 @@ inline constexpr const char* kExitCodeHelp =
     "  6    not found (lookup, show)\n"
     "  7    a needed record cannot be read (damaged database; export wrote\n"
     "       nothing): see `tunedb doctor` and `tunedb repair`\n"
+    "  78   a pin was refused (run --pin, pin show: it cannot be read, or was\n"
+    "       made for another GPU, cuDNN, CUDA runtime or driver)\n"
     "  130  interrupted (prewarm: rerun to resume)\n";
 
 }  // namespace tunedb::tuner

@@ -44,6 +44,8 @@ enum class Source {
   kPredicted = 5,  // predicted from the nearest tuned problems of the
                    // key's family (ClientOptions::predict_misses); not
                    // measured for this shape
+  kPinned = 6,     // from the pin (ClientOptions::pin): the answer a run
+                   // that recorded it got
 };
 std::string_view SourceName(Source s);  // "none", "cache", ...
 
@@ -94,6 +96,9 @@ struct ClientStats {
   int64_t refreshes = 0;            // cached entries replaced by a newer record
   int64_t plans_refused = 0;  // stored plans cut short, edited or another's
   int64_t predicted_answers = 0;  // Gets and GetEngines answered kPredicted
+  int64_t pinned_answers = 0;  // answered kPinned (or a pinned "none")
+  int64_t pin_misses = 0;      // kFollow: problems the pin lacks
+  int64_t pin_refused = 0;     // kFollow: refused for another device
   int64_t evictions = 0;            // entries evicted to stay within capacity
   int64_t cache_entries = 0;        // entries in the cache now
 };
@@ -139,8 +144,19 @@ class Client {
       const std::string& source, const std::map<std::string, int64_t>& counts,
       absl::Duration deadline) = 0;
 
-  // Drops every cached entry.
+  // Drops every cached entry (a pin's answers stay).
   virtual void ClearCache() = 0;
+
+  // PinMode::kRecord: merges the answers given so far into the pin file
+  // (common/pin_file.h: the file's answers win); also done at destruction.
+  // OK with nothing to write or without a recorded pin.
+  virtual absl::Status WritePin() = 0;
+
+  // PinMode::kFollow: FAILED_PRECONDITION naming how the pin's GPU model,
+  // cuDNN, CUDA runtime or driver differ from `device` (and
+  // PinOptions::driver_version); OK when they agree or without a followed
+  // pin.
+  virtual absl::Status CheckPin(const DeviceKey& device) const = 0;
 
   virtual ClientStats Stats() const = 0;
 

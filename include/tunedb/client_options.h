@@ -57,6 +57,41 @@ struct TlsClientOptions {
   std::string server_name;
 };
 
+// A pin (docs/pins.md): one file holding every answer a program got, so
+// that later runs get exactly the same ones.
+enum class PinMode {
+  kOff = 0,
+  // Answer as without a pin, but fix each first answer per problem and
+  // constraints for the life of the client (a background tune or an import
+  // never changes an answer already given), and merge them into the file
+  // on Client::WritePin and at destruction.
+  kRecord = 1,
+  // Answer from the file alone: no daemon, no database, no background
+  // tune. A problem and constraints the pin lacks get Source::kNone, the
+  // same in every process (the caller's own deterministic rule: the
+  // preload's is cuDNN's first heuristic choice).
+  kFollow = 2,
+};
+
+struct PinOptions {
+  // The pin file. Default: "" (no pin; mode must then be kOff).
+  std::string path;
+  // Default: kOff.
+  PinMode mode = PinMode::kOff;
+  // kFollow: a pin made on another GPU model, cuDNN, CUDA runtime or driver
+  // is followed anyway (Client::CheckPin still names the differences).
+  // False: its answers are refused (Source::kNone, ClientStats::
+  // pin_refused). Default: false.
+  bool accept_mismatch = false;
+  // The driver's CUDA version in this process (cudaDriverGetVersion),
+  // written into a recorded pin and compared with a followed one; 0: not
+  // known, not compared. Default: 0.
+  int driver_version = 0;
+  // Whether the program asks for deterministic algorithms only; a recorded
+  // pin says so (PinFile::deterministic). Default: false.
+  bool deterministic = false;
+};
+
 struct ClientOptions {
   // gRPC target of the daemon. Default: "unix:/run/tunedb/tunedb.sock".
   std::string address = "unix:/run/tunedb/tunedb.sock";
@@ -138,6 +173,9 @@ struct ClientOptions {
   // opened by the background worker, never on the launching thread; ""
   // disables it. Default: "".
   std::string db_path;
+
+  // A pin to record or follow. Default: none (PinOptions{}).
+  PinOptions pin;
 };
 
 }  // namespace tunedb

@@ -53,7 +53,8 @@ typedef enum tunedb_source {
   TUNEDB_SOURCE_DAEMON = 2,
   TUNEDB_SOURCE_HEURISTIC = 3,
   TUNEDB_SOURCE_DATABASE = 4,
-  TUNEDB_SOURCE_PREDICTED = 5
+  TUNEDB_SOURCE_PREDICTED = 5,
+  TUNEDB_SOURCE_PINNED = 6
 } tunedb_source_t;
 
 /* Values of tunedb::ConvOp, DataType, Layout, ConvMode and MathType. */

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "fake_cudnn_lists.h"
+#include "common/pin_file.h"
 #include "nlohmann/json.hpp"
 #include "preload_harness.h"
 #include "server/service/server.h"
@@ -456,6 +457,124 @@ TEST_F(PreloadTest, TunedbRunHasHelp) {
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_THAT(ReadFile(dir_.File("out" + std::to_string(RunsSoFar()))),
               HasSubstr("tunedb run [OPTIONS] [--] CMD"));
+}
+
+// --- Pins (docs/pins.md) -----------------------------------------------------
+
+// `tunedb run --pin PIN` for the probe's find_ex, against `address`.
+std::vector<std::string> PinnedRunArgv(const std::string& address,
+                                       const std::string& pin,
+                                       std::vector<std::string> more = {}) {
+  std::vector<std::string> argv = {TUNEDB_CLI_PATH, "--address", address,
+                                   "run", "--pin", pin};
+  argv.insert(argv.end(), more.begin(), more.end());
+  argv.push_back("--");
+  argv.push_back(PROBE_PATH);
+  argv.insert(argv.end(), kShape.begin(), kShape.end());
+  argv.push_back("--call");
+  argv.push_back("find_ex");
+  return argv;
+}
+
+TEST_F(PreloadTest, APinRecordedOnceIsFollowedLaterWithoutADaemon) {
+  const ProblemKey key = Key(ConvOp::kForward);
+  Tune(key);
+  const std::string pin = dir_.File("job.pin");
+  const std::vector<std::string> env = {
+      "TUNEDB_DEVICE_KEY=" + device_.ToText(),
+      "TUNEDB_PRELOAD_LOOKUP_MS=10000"};
+  ProbeRun record = Spawn(dir_, PinnedRunArgv(server_->address(), pin), env);
+  EXPECT_EQ(record.exit_code, 0) << record.err;
+  EXPECT_THAT(record.err, HasSubstr("recording the program's answers"));
+  EXPECT_THAT(record.err, HasSubstr("recorded"));
+  absl::StatusOr<PinFile> file = ReadPinFile(pin);
+  ASSERT_TRUE(file.ok()) << file.status() << record.err;
+  EXPECT_EQ(file->device, device_);
+  EXPECT_EQ(file->entries.size(), 2u);  // fastest and deterministic
+
+  // No daemon at this address: the answers come from the pin alone.
+  ProbeRun follow =
+      Spawn(dir_, PinnedRunArgv("unix:" + dir_.File("none.sock"), pin), env);
+  EXPECT_EQ(follow.exit_code, 0) << follow.err;
+  EXPECT_THAT(follow.err, HasSubstr("following the pin"));
+  EXPECT_EQ(follow.out["perf"], record.out["perf"]);
+  EXPECT_EQ(follow.out["perf"][0]["algo"], Tuned(key).algo);
+  EXPECT_EQ(follow.out["real_calls"]["fwd_find_ex"], 0);
+  EXPECT_THAT(follow.err, HasSubstr("answers from it, 0 problems not in it"));
+}
+
+TEST_F(PreloadTest, APinnedRunAnswersAProblemThePinLacksWithTheHeuristicList) {
+  PinFile empty;
+  empty.device = device_;
+  empty.made_by = "test";
+  const std::string pin = dir_.File("empty.pin");
+  ASSERT_TRUE(MergePinFile(pin, empty).ok());
+  ProbeRun run = Spawn(dir_, PinnedRunArgv("unix:/nonexistent.sock", pin),
+                       {"TUNEDB_DEVICE_KEY=" + device_.ToText()});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  // Not benchmarked: cuDNN's heuristic order, the same in every process.
+  EXPECT_EQ(run.out["real_calls"]["fwd_find_ex"], 0);
+  EXPECT_EQ(run.out["real_calls"]["fwd_get_v7"], 1);
+  EXPECT_EQ(run.out["perf"][0]["algo"], fake_cudnn::kHeuristicList[0].algo);
+  EXPECT_THAT(run.err, HasSubstr("1 not pinned (cuDNN's first heuristic"));
+  EXPECT_THAT(run.err, HasSubstr("0 answers from it, 1 problems not in it"));
+}
+
+TEST_F(PreloadTest, APinOfAnotherCudnnStopsTheProgramUnlessWarnedOf) {
+  PinFile other;
+  other.device = device_;
+  other.device.cudnn_version = 91400;
+  other.made_by = "test";
+  const std::string pin = dir_.File("old.pin");
+  ASSERT_TRUE(MergePinFile(pin, other).ok());
+  const std::vector<std::string> env = {"TUNEDB_DEVICE_KEY=" +
+                                        device_.ToText()};
+  ProbeRun refused =
+      Spawn(dir_, PinnedRunArgv("unix:/nonexistent.sock", pin), env);
+  EXPECT_EQ(refused.exit_code, kPinRefusedExitCode) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("cuDNN 9.14.0 in the pin, 9.19.0 here"));
+  EXPECT_THAT(refused.err, HasSubstr("stopping the program"));
+  EXPECT_FALSE(refused.out.is_object());  // it printed nothing
+
+  ProbeRun warned = Spawn(
+      dir_,
+      PinnedRunArgv("unix:/nonexistent.sock", pin, {"--pin-mismatch", "warn"}),
+      env);
+  EXPECT_EQ(warned.exit_code, 0) << warned.err;
+  EXPECT_THAT(warned.err, HasSubstr("warning: the pin"));
+  EXPECT_THAT(warned.err, HasSubstr("following it anyway"));
+}
+
+TEST_F(PreloadTest, APinCutShortIsRefusedBeforeOrWhenTheProgramStarts) {
+  PinFile p;
+  p.device = device_;
+  p.made_by = "test";
+  const std::string pin = dir_.File("cut.pin");
+  const std::string text = FormatPin(p);
+  std::ofstream(pin) << text.substr(0, text.size() / 2);
+  const std::vector<std::string> env = {"TUNEDB_DEVICE_KEY=" +
+                                        device_.ToText()};
+  ProbeRun run = Spawn(dir_, PinnedRunArgv("unix:/nonexistent.sock", pin), env);
+  EXPECT_EQ(run.exit_code, kPinRefusedExitCode) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("refusing the pin"));
+  EXPECT_FALSE(run.out.is_object());  // the program never started
+
+  // Set by hand, without `tunedb run`: the preload refuses it itself.
+  std::vector<std::string> argv = {PROBE_PATH};
+  argv.insert(argv.end(), kShape.begin(), kShape.end());
+  argv.insert(argv.end(), {"--call", "find_ex"});
+  auto probe_with = [&](const std::string& mode) {
+    std::vector<std::string> with = PreloadEnv();
+    with.push_back("TUNEDB_PIN=" + pin);
+    with.push_back("TUNEDB_PIN_MODE=" + mode);
+    return Spawn(dir_, argv, with);
+  };
+  ProbeRun direct = probe_with("follow");
+  EXPECT_EQ(direct.exit_code, kPinRefusedExitCode) << direct.err;
+  EXPECT_THAT(direct.err, HasSubstr("not a whole pin"));
+  ProbeRun bad_mode = probe_with("replay");
+  EXPECT_EQ(bad_mode.exit_code, kPinRefusedExitCode) << bad_mode.err;
+  EXPECT_THAT(bad_mode.err, HasSubstr("TUNEDB_PIN_MODE=replay"));
 }
 
 }  // namespace

@@ -1,0 +1,75 @@
+// PinnedAnswers: a Client's pin (ClientOptions::pin, docs/pins.md): the
+// answers of a followed pin file, or those a recording client has given so
+// far, by problem and caller constraints (PinSlot). A slot's first answer is
+// its answer for the life of the client; a recording client merges them
+// into the file on Write.
+//
+// Thread safety: thread-safe (one mutex; a pinned client's Get costs a
+// problem's key text and a map lookup, about a microsecond, instead of the
+// cache's nanoseconds).
+#ifndef TUNEDB_CLIENT_PINNED_ANSWERS_H_
+#define TUNEDB_CLIENT_PINNED_ANSWERS_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/pin_file.h"
+#include "tunedb/client_options.h"
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+
+namespace tunedb {
+
+class PinnedAnswers {
+ public:
+  // kFollow: reads and checks the file (its errors, prefixed "pin: ");
+  // kRecord: starts empty (the file is read when written). INVALID_ARGUMENT
+  // for a mode without a path or a path without a mode.
+  static absl::StatusOr<std::unique_ptr<PinnedAnswers>> Open(
+      const PinOptions& options);
+
+  bool following() const { return options_.mode == PinMode::kFollow; }
+
+  // The slot's pinned entry: the one of the same constraints, else (the
+  // caller's workspace limit differing) one that differs only in the limit
+  // and whose answer fits `c`'s; nullopt if none. A key of another device
+  // than the pin's finds nothing, unless PinOptions::accept_mismatch.
+  std::optional<PinEntry> Find(const ProblemKey& key,
+                               const Constraints& c) const;
+
+  // kRecord: pins `answer` (from `source`) for the slot unless it already
+  // holds one; returns the slot's entry, which is the one to give. A key of
+  // another device than the first one recorded is not pinned.
+  PinEntry Remember(const ProblemKey& key, const Constraints& c,
+                    PinnedSource source, const AlgoResult& answer);
+
+  // kRecord: merges what was remembered into the file (MergePinFile); OK
+  // when nothing was.
+  absl::Status Write();
+
+  // How the pin's identity differs from `device` ("" if it does not, or
+  // without a device yet).
+  std::string Mismatch(const DeviceKey& device) const;
+
+ private:
+  explicit PinnedAnswers(const PinOptions& options) : options_(options) {}
+
+  const PinOptions options_;
+  mutable std::mutex mu_;
+  // guarded by mu_: the pin; entries by problem text (a problem has one
+  // entry per slot asked, a handful).
+  PinFile pin_;
+  bool has_device_ = false;
+  std::map<std::string, std::vector<PinEntry>> by_problem_;
+  size_t written_ = 0;  // entries already merged into the file
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_CLIENT_PINNED_ANSWERS_H_

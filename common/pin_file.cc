@@ -1,0 +1,426 @@
+#include "common/pin_file.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/enum_names.h"
+#include "common/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace tunedb {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr EnumNames<PinnedSource, 4> kPinnedSources(
+    "pinned source", {{{PinnedSource::kTuned, "tuned"},
+                       {PinnedSource::kPredicted, "predicted"},
+                       {PinnedSource::kHeuristic, "heuristic"},
+                       {PinnedSource::kNone, "none"}}});
+
+// Engine global indexes and legacy algorithm values are small; anything
+// past this is damage, not an algorithm.
+constexpr int64_t kMaxAlgo = 1 << 16;
+
+std::tuple<std::string, std::string> SortKey(const PinEntry& e) {
+  return {e.problem.ToText(), e.slot.ToText()};
+}
+
+json EntryJson(const PinEntry& e) {
+  json j;
+  j["problem"] = e.problem.ToText();
+  j["det"] = e.slot.deterministic_only;
+  j["launch"] = std::string(LaunchModeName(e.slot.launch_mode));
+  j["notes"] = e.slot.excluded_numerical_notes;
+  if (e.slot.max_workspace_bytes.has_value()) {
+    j["ws"] = *e.slot.max_workspace_bytes;
+  } else {
+    j["ws"] = nullptr;
+  }
+  j["source"] = std::string(PinnedSourceName(e.source));
+  if (e.source == PinnedSource::kNone) return j;
+  const AlgoResult& a = e.answer;
+  j["algo"] = a.algo;
+  j["math"] = std::string(MathTypeName(a.math_type));
+  j["workspace"] = a.workspace_bytes;
+  j["deterministic"] = a.deterministic;
+  if (e.problem.api == ConvApi::kGraph) {
+    j["knobs"] = KnobsText(a.knobs);
+    j["numerical_notes"] = a.numerical_notes;
+    j["behavior_notes"] = a.behavior_notes;
+    j["ms"] = a.launch.median_ms;
+  }
+  return j;
+}
+
+// The field `name` of `j` as T, or INVALID_ARGUMENT naming it.
+template <typename T>
+absl::StatusOr<T> Field(const json& j, const char* name, const char* where) {
+  auto it = j.find(name);
+  if (it == j.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": no \"", name,
+                                                   "\""));
+  }
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": \"", name, "\" has the wrong type"));
+  }
+}
+
+absl::StatusOr<PinEntry> ParseEntry(const json& j, const std::string& where) {
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": not an object"));
+  }
+  const char* w = where.c_str();
+  PinEntry e;
+  std::string problem, launch, source;
+  ASSIGN_OR_RETURN(problem, Field<std::string>(j, "problem", w));
+  absl::StatusOr<ConvProblem> parsed = ConvProblem::Parse(problem);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": problem: ", parsed.status().message()));
+  }
+  e.problem = *std::move(parsed);
+  ASSIGN_OR_RETURN(e.slot.deterministic_only, Field<bool>(j, "det", w));
+  ASSIGN_OR_RETURN(launch, Field<std::string>(j, "launch", w));
+  absl::StatusOr<LaunchMode> mode = ParseLaunchMode(launch);
+  if (!mode.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": launch: ", mode.status().message()));
+  }
+  e.slot.launch_mode = *mode;
+  ASSIGN_OR_RETURN(e.slot.excluded_numerical_notes, Field<uint32_t>(j, "notes", w));
+  if (auto ws = j.find("ws"); ws == j.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": no \"ws\""));
+  } else if (!ws->is_null()) {
+    if (!ws->is_number_integer() || ws->get<int64_t>() < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": \"ws\" is not a byte count or null"));
+    }
+    e.slot.max_workspace_bytes = ws->get<int64_t>();
+  }
+  ASSIGN_OR_RETURN(source, Field<std::string>(j, "source", w));
+  std::optional<PinnedSource> s = kPinnedSources.Find(source);
+  if (!s.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": unknown source \"", source, "\""));
+  }
+  e.source = *s;
+  if (e.source == PinnedSource::kNone) return e;
+  AlgoResult& a = e.answer;
+  int64_t algo = 0;
+  ASSIGN_OR_RETURN(algo, Field<int64_t>(j, "algo", w));
+  if (algo < 0 || algo > kMaxAlgo) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": algo ", algo, " is out of range"));
+  }
+  a.algo = static_cast<int>(algo);
+  std::string math;
+  ASSIGN_OR_RETURN(math, Field<std::string>(j, "math", w));
+  absl::StatusOr<MathType> m = ParseMathType(math);
+  if (!m.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": math: ", m.status().message()));
+  }
+  a.math_type = *m;
+  ASSIGN_OR_RETURN(a.workspace_bytes, Field<int64_t>(j, "workspace", w));
+  if (a.workspace_bytes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": negative workspace"));
+  }
+  ASSIGN_OR_RETURN(a.deterministic, Field<bool>(j, "deterministic", w));
+  if (e.problem.api != ConvApi::kGraph) return e;
+  std::string knobs;
+  ASSIGN_OR_RETURN(knobs, Field<std::string>(j, "knobs", w));
+  absl::StatusOr<std::vector<Knob>> k = ParseKnobs(knobs);
+  if (!k.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": knobs: ", k.status().message()));
+  }
+  a.knobs = *std::move(k);
+  ASSIGN_OR_RETURN(a.numerical_notes, Field<uint32_t>(j, "numerical_notes", w));
+  ASSIGN_OR_RETURN(a.behavior_notes, Field<uint32_t>(j, "behavior_notes", w));
+  ASSIGN_OR_RETURN(a.launch.median_ms, Field<double>(j, "ms", w));
+  if (!(a.launch.median_ms >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": bad \"ms\""));
+  }
+  a.launch.samples = a.launch.median_ms > 0 ? 1 : 0;
+  return e;
+}
+
+absl::StatusOr<PinFile> ParseHeader(const json& j) {
+  PinFile pin;
+  const char* w = "pin";
+  std::string format;
+  ASSIGN_OR_RETURN(format, Field<std::string>(j, "format", w));
+  if (format != kPinFormatName) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a tunedb pin (format \"", format, "\")"));
+  }
+  ASSIGN_OR_RETURN(pin.version, Field<int>(j, "version", w));
+  if (pin.version != kPinFormatVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pin format version ", pin.version,
+                     " is not this tunedb's (", kPinFormatVersion, ")"));
+  }
+  std::string device;
+  ASSIGN_OR_RETURN(device, Field<std::string>(j, "device", w));
+  absl::StatusOr<DeviceKey> d = DeviceKey::Parse(device);
+  if (!d.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pin device: ", d.status().message()));
+  }
+  pin.device = *std::move(d);
+  ASSIGN_OR_RETURN(pin.driver_version, Field<int>(j, "driver", w));
+  if (pin.driver_version < 0) {
+    return absl::InvalidArgumentError("pin driver: negative");
+  }
+  ASSIGN_OR_RETURN(pin.deterministic, Field<bool>(j, "deterministic", w));
+  ASSIGN_OR_RETURN(pin.made_by, Field<std::string>(j, "made_by", w));
+  return pin;
+}
+
+absl::Status ErrnoError(const std::string& what) {
+  return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
+}
+
+// Holds an exclusive lock on `path` + ".lock" while alive.
+class PinLock {
+ public:
+  explicit PinLock(const std::string& path)
+      : fd_(open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC,
+                 0644)) {
+    if (fd_ >= 0) {
+      while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+    }
+  }
+  ~PinLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
+
+ private:
+  const int fd_;
+};
+
+// Writes `text` to `path` by a temporary file renamed over it.
+absl::Status ReplaceFile(const std::string& path, const std::string& text) {
+  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                      0644);
+  if (fd < 0) return ErrnoError(absl::StrCat("cannot write ", tmp));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      absl::Status s = ErrnoError(absl::StrCat("cannot write ", tmp));
+      close(fd);
+      unlink(tmp.c_str());
+      return s;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    unlink(tmp.c_str());
+    return ErrnoError(absl::StrCat("cannot write ", tmp));
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    absl::Status s = ErrnoError(absl::StrCat("cannot replace ", path));
+    unlink(tmp.c_str());
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+PinSlot PinSlot::Of(const Constraints& c) {
+  PinSlot s;
+  s.deterministic_only = c.deterministic_only;
+  s.launch_mode = c.launch_mode;
+  s.excluded_numerical_notes = c.excluded_numerical_notes;
+  s.max_workspace_bytes = c.max_workspace_bytes;
+  return s;
+}
+
+std::string PinSlot::ToText() const {
+  return absl::StrCat(
+      "det=", deterministic_only ? 1 : 0, " launch=",
+      LaunchModeName(launch_mode), " notes=", excluded_numerical_notes, " ws=",
+      max_workspace_bytes.has_value() ? absl::StrCat(*max_workspace_bytes)
+                                      : std::string("any"));
+}
+
+absl::string_view PinnedSourceName(PinnedSource s) {
+  return kPinnedSources.Name(s);
+}
+
+AlgoResult PinnedAnswerOf(const AlgoResult& chosen, ConvApi api,
+                          LaunchMode mode) {
+  AlgoResult a;
+  a.algo = chosen.algo;
+  a.math_type = chosen.math_type;
+  a.workspace_bytes = chosen.workspace_bytes;
+  a.deterministic = chosen.deterministic;
+  if (api == ConvApi::kGraph) {
+    a.knobs = chosen.knobs;
+    a.numerical_notes = chosen.numerical_notes;
+    a.behavior_notes = chosen.behavior_notes;
+    a.launch.median_ms = chosen.cost(mode).median_ms;
+    a.launch.samples = a.launch.median_ms > 0 ? 1 : 0;
+  }
+  return a;
+}
+
+void NormalizePin(PinFile& pin) {
+  std::stable_sort(pin.entries.begin(), pin.entries.end(),
+                   [](const PinEntry& a, const PinEntry& b) {
+                     return SortKey(a) < SortKey(b);
+                   });
+  auto last = std::unique(pin.entries.begin(), pin.entries.end(),
+                          [](const PinEntry& a, const PinEntry& b) {
+                            return SortKey(a) == SortKey(b);
+                          });
+  pin.entries.erase(last, pin.entries.end());
+}
+
+std::string FormatPin(PinFile pin) {
+  NormalizePin(pin);
+  json header;
+  header["format"] = std::string(kPinFormatName);
+  header["version"] = pin.version;
+  header["device"] = pin.device.ToText();
+  header["driver"] = pin.driver_version;
+  header["deterministic"] = pin.deterministic;
+  header["made_by"] = pin.made_by;
+  // The header's fields, then one entry per line: a changed answer is a
+  // changed line in a diff.
+  std::string out = "{\n";
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    absl::StrAppend(&out, "  ", json(it.key()).dump(), ": ", it.value().dump(),
+                    ",\n");
+  }
+  out += "  \"answers\": [";
+  for (size_t i = 0; i < pin.entries.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "\n    " : ",\n    ",
+                    EntryJson(pin.entries[i]).dump());
+  }
+  out += pin.entries.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
+}
+
+absl::StatusOr<PinFile> ParsePin(absl::string_view text) {
+  json j = json::parse(text.begin(), text.end(), nullptr,
+                       /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return absl::DataLossError(
+        "not a whole pin: the text is not JSON (cut short or damaged?)");
+  }
+  if (!j.is_object()) return absl::InvalidArgumentError("not a tunedb pin");
+  absl::StatusOr<PinFile> pin = ParseHeader(j);
+  if (!pin.ok()) return pin.status();
+  auto answers = j.find("answers");
+  if (answers == j.end() || !answers->is_array()) {
+    return absl::InvalidArgumentError("pin: no \"answers\" list");
+  }
+  for (size_t i = 0; i < answers->size(); ++i) {
+    absl::StatusOr<PinEntry> e =
+        ParseEntry((*answers)[i], absl::StrCat("answer ", i + 1));
+    if (!e.ok()) return e.status();
+    pin->entries.push_back(*std::move(e));
+  }
+  const size_t n = pin->entries.size();
+  NormalizePin(*pin);
+  if (pin->entries.size() != n) {
+    return absl::InvalidArgumentError(
+        "pin: two answers for one problem and slot");
+  }
+  return pin;
+}
+
+absl::StatusOr<PinFile> ReadPinFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) {
+      return absl::NotFoundError(absl::StrCat("no pin at ", path));
+    }
+    return ErrnoError(absl::StrCat("cannot read the pin ", path));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<PinFile> pin = ParsePin(text.str());
+  if (!pin.ok()) {
+    return absl::Status(pin.status().code(),
+                        absl::StrCat(path, ": ", pin.status().message()));
+  }
+  return pin;
+}
+
+absl::Status MergePinFile(const std::string& path, const PinFile& pin) {
+  PinLock lock(path);
+  if (!lock.ok()) return ErrnoError(absl::StrCat("cannot lock ", path));
+  PinFile merged = pin;
+  absl::StatusOr<PinFile> old = ReadPinFile(path);
+  if (old.ok()) {
+    const std::string mismatch =
+        PinMismatch(*old, pin.device, pin.driver_version);
+    if (!mismatch.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          path, " holds a pin for another device (", mismatch, ")"));
+    }
+    merged = *old;
+    merged.deterministic = old->deterministic && pin.deterministic;
+    if (merged.driver_version == 0) merged.driver_version = pin.driver_version;
+    // The file's entries first: NormalizePin keeps the first of a slot.
+    merged.entries.insert(merged.entries.end(), pin.entries.begin(),
+                          pin.entries.end());
+  } else if (old.status().code() != absl::StatusCode::kNotFound) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "not merging into a pin that cannot be read: ",
+        old.status().message()));
+  }
+  return ReplaceFile(path, FormatPin(std::move(merged)));
+}
+
+std::string PinMismatch(const PinFile& pin, const DeviceKey& device,
+                        int driver_version) {
+  std::vector<std::string> out;
+  auto differ = [&](const std::string& what, const std::string& pinned,
+                    const std::string& here) {
+    if (pinned != here) {
+      out.push_back(absl::StrCat(what, " ", pinned, " in the pin, ", here,
+                                 " here"));
+    }
+  };
+  const DeviceKey& p = pin.device;
+  differ("GPU", p.gpu_model, device.gpu_model);
+  differ("compute capability", absl::StrCat(p.cc_major, ".", p.cc_minor),
+         absl::StrCat(device.cc_major, ".", device.cc_minor));
+  differ("SM count", absl::StrCat(p.sm_count), absl::StrCat(device.sm_count));
+  differ("cuDNN", CudnnVersionText(p.cudnn_version),
+         CudnnVersionText(device.cudnn_version));
+  differ("CUDA runtime", CudaVersionText(p.cuda_runtime_version),
+         CudaVersionText(device.cuda_runtime_version));
+  if (pin.driver_version != 0 && driver_version != 0) {
+    differ("driver (CUDA)", CudaVersionText(pin.driver_version),
+           CudaVersionText(driver_version));
+  }
+  return absl::StrJoin(out, "; ");
+}
+
+}  // namespace tunedb

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Pins on a GPU machine (docs/pins.md): unmodified PyTorch training
+# (scripts/pin_repro_bench.py: one seeded iteration, batch 64, fp16
+# channels-last or fp32, benchmark on) hashed per process: its output, its
+# first convolution's weight gradient and all conv weight gradients. Per
+# model and dtype:
+#   no tunedb                 PROCS processes started together;
+#   pin, recorded             one process under `tunedb run --pin` against a
+#                             daemon (warm where IMPORT gave its records;
+#                             its misses are tuned after it, --tune-after);
+#   pin, followed             PROCS processes started together under the pin,
+#                             with no daemon at the address given;
+#   the same three with torch.backends.cudnn.deterministic = True;
+#   timed, warm / pinned      the pin recorded again (warm now), then TIMED
+#                             rounds of one process each, in turn: the warm
+#                             database without a pin, then the pin.
+#
+#   scripts/pin_repro.sh [BUNDLE_DIR]     # default .bundle/tunedb
+#
+# Environment: PY (default /opt/torch/.venv/bin/python), MODELS (default
+# "resnet50 shufflenet_v2_x1_0"), DTYPES ("fp16 fp32"), PROCS (8), TIMED (3),
+# DET (1: also the deterministic rows), IMPORT (record files, space
+# separated, imported first), WORK (/tmp/tunedb-pins), OUT (./out). Writes
+# $OUT/runs.jsonl, $OUT/pins.md (distinct hashes per group), $OUT/pins/
+# (the pins), $OUT/tunedbd.log, $OUT/err/ (each process's stderr).
+set -uo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  exit 0
+fi
+B=$(cd "${1:-.bundle/tunedb}" && pwd)
+PY=${PY:-/opt/torch/.venv/bin/python}
+MODELS=${MODELS:-resnet50 shufflenet_v2_x1_0}
+DTYPES=${DTYPES:-fp16 fp32}
+PROCS=${PROCS:-8}
+TIMED=${TIMED:-3}
+DET=${DET:-1}
+WORK=${WORK:-/tmp/tunedb-pins}
+OUT=${OUT:-$PWD/out}
+HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH="$HERE/pin_repro_bench.py"
+mkdir -p "$OUT/pins" "$OUT/err" "$WORK"
+PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
+[[ -n "$PIP_CUDNN" ]] || { echo "no nvidia.cudnn package next to PyTorch"; exit 1; }
+SOCK="$WORK/d.sock"
+ADDR="unix:$SOCK"
+NOWHERE="unix:$WORK/no-daemon.sock"
+rm -f "$SOCK" "$WORK"/pins.db* "$OUT/runs.jsonl"
+source "$HERE/gpu_daemon.sh"
+start_gpu_daemon "$WORK/pins.db" "$SOCK" "$OUT/tunedbd.log"
+for f in ${IMPORT:-}; do "$B/bin/tunedb" --address "$ADDR" import "$f" || exit 1; done
+nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
+
+# one LABEL MODEL DTYPE BENCH_FLAGS [-- PREFIX...]: one process, its JSON line
+# into runs.jsonl.
+one() {
+  local label=$1 model=$2 dtype=$3 flags=$4; shift 4
+  local err="$OUT/err/$(echo "$label" | tr ' ,#/=' '_____').err"
+  "$@" "$PY" "$BENCH" run --label "$label" --model "$model" --dtype "$dtype" \
+    $flags 2> "$err" | grep '^{' >> "$OUT/runs.jsonl"
+  tail -1 "$err" | cut -c1-300
+}
+# together LABEL MODEL DTYPE BENCH_FLAGS [PREFIX...]: PROCS processes at once.
+together() {
+  local label=$1; shift
+  for k in $(seq 1 "$PROCS"); do one "$label #$k" "$@" & done
+  wait
+}
+
+for model in $MODELS; do
+  for dtype in $DTYPES; do
+    tag="$model-$dtype"
+    for det in $(seq 0 "$DET"); do
+      flags="--benchmark 1"; pinflag=(); d=""
+      if [[ $det == 1 ]]; then flags+=" --deterministic"; pinflag=(--deterministic); d=" deterministic"; fi
+      pin="$OUT/pins/$tag${d:+-det}.pin"
+      echo "=== $tag$d ($(date -u +%H:%M:%S))"
+      together "$tag$d, no tunedb" "$model" "$dtype" "$flags"
+      one "$tag$d, pin recorded" "$model" "$dtype" "$flags" \
+        "$B/bin/tunedb" --address "$ADDR" run --tune-after --pin "$pin" ${pinflag[@]+"${pinflag[@]}"} --
+      together "$tag$d, pin followed" "$model" "$dtype" "$flags" \
+        "$B/bin/tunedb" --address "$NOWHERE" run --pin "$pin" --
+    done
+    # The timed pin is recorded again once the misses of the first recording
+    # are tuned, so warm and pinned rows build the same plans.
+    one "$tag, pin re-recorded" "$model" "$dtype" "--benchmark 1" \
+      "$B/bin/tunedb" --address "$ADDR" run --repin --pin "$OUT/pins/$tag.pin" --
+    for i in $(seq 1 "$TIMED"); do
+      one "$tag, timed warm #$i" "$model" "$dtype" "--benchmark 1" \
+        "$B/bin/tunedb" --address "$ADDR" run --
+      one "$tag, timed pinned #$i" "$model" "$dtype" "--benchmark 1" \
+        "$B/bin/tunedb" --address "$NOWHERE" run --pin "$OUT/pins/$tag.pin" --
+    done
+  done
+done
+"$PY" "$BENCH" summarize "$OUT/runs.jsonl" "$OUT/pins.md" > "$OUT/pins.json"
+cat "$OUT/pins.md"
+"$B/bin/tunedb" --address "$ADDR" stats | head -12

@@ -1,0 +1,249 @@
+// A Client with a pin (ClientOptions::pin): a recording client against the
+// real in-process daemon (simulated finder), then followers with no daemon.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "client_test_util.h"
+#include "common/pin_file.h"
+#include "server/finder/simulated_finder.h"
+#include "server/service/server.h"
+#include "tunedb/client.h"
+
+namespace tunedb {
+namespace {
+
+using testing_util::TempDir;
+
+std::unique_ptr<Server> StartServer(const std::string& socket) {
+  ServerOptions options;
+  options.unix_socket = socket;
+  options.store.path = ":memory:";
+  options.finder = "simulated";
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::BuildAndStart(options);
+  EXPECT_TRUE(server.ok()) << server.status();
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+// Never the simulated finder's best, so a pinned heuristic answer and a
+// tuned one differ.
+int HeuristicAlgo(const ConvProblem& p) {
+  return (SimulatedFinder::Model(p).at(0).algo + 1) % 6;
+}
+
+HeuristicFn Heuristic() {
+  return [](const ProblemKey& key, const Constraints&) {
+    return std::optional<AlgoResult>(
+        testing_util::OkResult(HeuristicAlgo(key.problem)));
+  };
+}
+
+class ClientPinTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = StartServer(dir_.File("d.sock"));
+    ASSERT_NE(server_, nullptr);
+    device_ = server_->core().devices().at(0).key;
+    address_ = server_->address();
+  }
+  void TearDown() override {
+    if (server_ != nullptr) server_->Shutdown(absl::Seconds(1));
+  }
+  ProblemKey Key(int64_t n, ConvApi api = ConvApi::kLegacy) {
+    ProblemKey key = testing_util::TestKey(n, 64, 64, device_);
+    if (api == ConvApi::kGraph) {
+      key.problem.api = ConvApi::kGraph;
+      key.problem.alignment = 16;
+    }
+    return key;
+  }
+  ClientOptions Options(PinMode mode) {
+    ClientOptions o;
+    o.address = address_;
+    o.lookup_deadline = absl::Seconds(2);
+    o.heuristic = Heuristic();
+    o.pin.path = pin_path_;
+    o.pin.mode = mode;
+    o.pin.driver_version = 13000;
+    return o;
+  }
+  // Tunes `key` through a client without a pin and waits for it.
+  void Tune(const ProblemKey& key) {
+    ClientOptions o;
+    o.address = server_->address();
+    o.miss_policy = MissPolicy::kTuneAndWait;
+    o.tune_deadline = absl::Seconds(20);
+    auto c = Client::Create(o).value();
+    if (key.problem.api == ConvApi::kGraph) {
+      ASSERT_TRUE(c->GetEngine(key).ok());
+    } else {
+      ASSERT_TRUE(c->Get(key).tuned());
+    }
+  }
+
+  TempDir dir_;
+  std::string pin_path_ = dir_.File("job.pin");
+  std::unique_ptr<Server> server_;
+  std::string address_;  // the server's, kept once it is stopped
+  DeviceKey device_;
+};
+
+TEST_F(ClientPinTest, AFollowerGetsTheRecordedAnswersWithoutADaemon) {
+  const ProblemKey tuned = Key(8), untuned = Key(16), graph = Key(8, ConvApi::kGraph);
+  Tune(tuned);
+  Tune(graph);
+  Answer tuned_answer, untuned_answer;
+  EngineAnswer graph_answer;
+  {
+    auto recorder = Client::Create(Options(PinMode::kRecord)).value();
+    tuned_answer = recorder->Get(tuned);
+    EXPECT_EQ(tuned_answer.source, Source::kDaemon);
+    untuned_answer = recorder->Get(untuned);
+    EXPECT_EQ(untuned_answer.source, Source::kHeuristic);
+    graph_answer = recorder->GetEngine(graph);
+    EXPECT_EQ(graph_answer.source, Source::kDaemon);
+    ASSERT_TRUE(recorder->WritePin().ok());
+  }
+  server_->Shutdown(absl::Seconds(1));
+  server_.reset();
+
+  auto follower = Client::Create(Options(PinMode::kFollow)).value();
+  ASSERT_TRUE(follower->CheckPin(device_).ok());
+  Answer a = follower->Get(tuned);
+  EXPECT_EQ(a.source, Source::kPinned);
+  EXPECT_EQ(a.algo, tuned_answer.algo);
+  EXPECT_EQ(a.math_type, tuned_answer.math_type);
+  // The heuristic answer the recording run got is pinned too.
+  a = follower->Get(untuned);
+  EXPECT_EQ(a.source, Source::kPinned);
+  EXPECT_EQ(a.algo, untuned_answer.algo);
+  EngineAnswer e = follower->GetEngine(graph);
+  EXPECT_EQ(e.source, Source::kPinned);
+  EXPECT_EQ(e.config.algo, graph_answer.config.algo);
+  EXPECT_EQ(e.config.knobs, graph_answer.config.knobs);
+  EXPECT_EQ(e.config.numerical_notes, graph_answer.config.numerical_notes);
+  // A problem the pin lacks: none, counted; the daemon is never asked.
+  EXPECT_EQ(follower->Get(Key(32)).source, Source::kNone);
+  EXPECT_FALSE(follower->Prefetch(Key(32), {}));
+  const ClientStats s = follower->Stats();
+  EXPECT_EQ(s.pinned_answers, 3);
+  EXPECT_EQ(s.pin_misses, 1);
+  EXPECT_EQ(s.daemon_calls, 0);
+}
+
+TEST_F(ClientPinTest, ARecordingClientKeepsItsFirstAnswerWhenATuneFinishes) {
+  const ProblemKey key = Key(8);
+  auto recorder = Client::Create(Options(PinMode::kRecord)).value();
+  const Answer first = recorder->Get(key);
+  ASSERT_EQ(first.source, Source::kHeuristic);
+  ASSERT_TRUE(recorder->WaitForBackground(absl::Seconds(20)));
+  // The tune has stored the record; an unpinned client gets it ...
+  ClientOptions plain = Options(PinMode::kOff);
+  plain.pin = PinOptions{};
+  const Answer tuned = Client::Create(plain).value()->Get(key);
+  ASSERT_EQ(tuned.source, Source::kDaemon);
+  ASSERT_NE(tuned.algo, first.algo);
+  // ... and the recording client still gives its first answer.
+  const Answer again = recorder->Get(key);
+  EXPECT_EQ(again.source, Source::kPinned);
+  EXPECT_EQ(again.algo, first.algo);
+}
+
+TEST_F(ClientPinTest, ProcessesRecordingOnePinMergeAndTheFirstAnswerStays) {
+  {
+    auto a = Client::Create(Options(PinMode::kRecord)).value();
+    a->Get(Key(8));  // the heuristic's
+  }
+  Tune(Key(8));
+  {
+    auto b = Client::Create(Options(PinMode::kRecord)).value();
+    EXPECT_EQ(b->Get(Key(8)).source, Source::kDaemon);
+    b->Get(Key(16));
+  }
+  absl::StatusOr<PinFile> pin = ReadPinFile(pin_path_);
+  ASSERT_TRUE(pin.ok()) << pin.status();
+  ASSERT_EQ(pin->entries.size(), 2u);
+  EXPECT_EQ(pin->driver_version, 13000);
+  for (const PinEntry& e : pin->entries) {
+    if (e.problem == Key(8).problem) {
+      EXPECT_EQ(e.source, PinnedSource::kHeuristic);
+      EXPECT_EQ(e.answer.algo, HeuristicAlgo(e.problem));
+    }
+  }
+}
+
+TEST_F(ClientPinTest, AFollowedPinOfAnotherDeviceIsRefusedUnlessAccepted) {
+  {
+    auto recorder = Client::Create(Options(PinMode::kRecord)).value();
+    recorder->Get(Key(8));
+  }
+  DeviceKey upgraded = device_;
+  upgraded.cudnn_version = 92000;
+  ProblemKey key = Key(8);
+  key.device = upgraded;
+
+  auto refusing = Client::Create(Options(PinMode::kFollow)).value();
+  absl::Status s = refusing->CheckPin(upgraded);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("cuDNN 9.19.0 in the pin, 9.20.0 here"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(refusing->Get(key).source, Source::kNone);
+  EXPECT_EQ(refusing->Stats().pin_refused, 1);
+
+  ClientOptions o = Options(PinMode::kFollow);
+  o.pin.accept_mismatch = true;
+  auto accepting = Client::Create(o).value();
+  EXPECT_FALSE(accepting->CheckPin(upgraded).ok());  // still named
+  EXPECT_EQ(accepting->Get(key).source, Source::kPinned);
+
+  o.pin.accept_mismatch = false;
+  o.pin.driver_version = 12080;
+  auto other_driver = Client::Create(o).value();
+  s = other_driver->CheckPin(device_);
+  EXPECT_NE(s.message().find("driver (CUDA) 13.0 in the pin, 12.8 here"),
+            std::string::npos)
+      << s;
+}
+
+TEST_F(ClientPinTest, AFollowerWithAnotherWorkspaceLimitGetsTheAnswerIfItFits) {
+  Tune(Key(8));
+  {
+    auto recorder = Client::Create(Options(PinMode::kRecord)).value();
+    Constraints c;
+    c.max_workspace_bytes = int64_t{1} << 30;
+    ASSERT_EQ(recorder->Get(Key(8), c).source, Source::kDaemon);
+  }
+  auto follower = Client::Create(Options(PinMode::kFollow)).value();
+  Constraints larger;
+  larger.max_workspace_bytes = int64_t{2} << 30;
+  EXPECT_EQ(follower->Get(Key(8), larger).source, Source::kPinned);
+  Constraints none;
+  none.max_workspace_bytes = -1;  // smaller than any answer's workspace
+  EXPECT_EQ(follower->Get(Key(8), none).source, Source::kNone);
+}
+
+TEST_F(ClientPinTest, CreateRefusesAPinThatCannotBeFollowed) {
+  ClientOptions o = Options(PinMode::kFollow);
+  EXPECT_EQ(Client::Create(o).status().code(), absl::StatusCode::kNotFound);
+  {
+    auto recorder = Client::Create(Options(PinMode::kRecord)).value();
+    recorder->Get(Key(8));
+  }
+  std::ifstream in(pin_path_);
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::ofstream(pin_path_) << text.str().substr(0, text.str().size() / 2);
+  absl::Status s = Client::Create(o).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find(pin_path_), std::string::npos) << s;
+
+  o.pin.path = "";
+  EXPECT_EQ(Client::Create(o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tunedb

@@ -1,0 +1,219 @@
+#include "common/pin_file.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_values.h"
+
+namespace tunedb {
+namespace {
+
+using testing_util::TempDir;
+using testing_util::TestDevice;
+using testing_util::TestProblem;
+
+PinEntry Legacy(int64_t n, bool det, int algo) {
+  PinEntry e;
+  e.problem = TestProblem(n);
+  e.slot.deterministic_only = det;
+  e.source = PinnedSource::kTuned;
+  e.answer.algo = algo;
+  e.answer.math_type = MathType::kTensorOp;
+  e.answer.workspace_bytes = 4096;
+  e.answer.deterministic = det;
+  return e;
+}
+
+PinEntry Graph(int64_t n) {
+  PinEntry e;
+  e.problem = TestProblem(n);
+  e.problem.api = ConvApi::kGraph;
+  e.problem.alignment = 16;
+  e.slot.excluded_numerical_notes = 4;
+  e.slot.max_workspace_bytes = 0;
+  e.source = PinnedSource::kTuned;
+  e.answer.algo = 70;
+  e.answer.knobs = {Knob{3, 2}, Knob{9, 1}};
+  e.answer.numerical_notes = 1;
+  e.answer.behavior_notes = 2;
+  e.answer.launch.median_ms = 0.25;
+  e.answer.launch.samples = 1;
+  return e;
+}
+
+PinFile APin() {
+  PinFile pin;
+  pin.device = TestDevice();
+  pin.driver_version = 13000;
+  pin.made_by = "tunedb run";
+  pin.entries = {Legacy(8, false, 1), Legacy(8, true, 0), Graph(8)};
+  PinEntry none;
+  none.problem = TestProblem(16);
+  none.source = PinnedSource::kNone;
+  pin.entries.push_back(none);
+  return pin;
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(PinFileTest, FormattedThenParsedGivesTheSamePin) {
+  const PinFile pin = APin();
+  absl::StatusOr<PinFile> back = ParsePin(FormatPin(pin));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->device, pin.device);
+  EXPECT_EQ(back->driver_version, 13000);
+  EXPECT_EQ(back->made_by, "tunedb run");
+  ASSERT_EQ(back->entries.size(), 4u);
+  // Sorted: the problem text of n=16 sorts after n=8's; graph before legacy.
+  bool saw_graph = false;
+  for (const PinEntry& e : back->entries) {
+    if (e.problem.api != ConvApi::kGraph) continue;
+    saw_graph = true;
+    EXPECT_EQ(e.answer.algo, 70);
+    EXPECT_EQ(e.answer.knobs, (std::vector<Knob>{Knob{3, 2}, Knob{9, 1}}));
+    EXPECT_EQ(e.answer.numerical_notes, 1u);
+    EXPECT_EQ(e.answer.behavior_notes, 2u);
+    EXPECT_DOUBLE_EQ(e.answer.launch.median_ms, 0.25);
+    EXPECT_EQ(e.slot.max_workspace_bytes, 0);
+    EXPECT_EQ(e.slot.excluded_numerical_notes, 4u);
+  }
+  EXPECT_TRUE(saw_graph);
+  // Formatting is stable: the same pin is the same text.
+  EXPECT_EQ(FormatPin(*back), FormatPin(pin));
+}
+
+TEST(PinFileTest, EachAnswerIsOneLineSoADiffShowsWhichChanged) {
+  PinFile pin = APin();
+  const std::string before = FormatPin(pin);
+  pin.entries[0].answer.algo = 6;
+  const std::string after = FormatPin(pin);
+  std::istringstream a(before), b(after);
+  std::string la, lb;
+  int changed = 0, lines = 0;
+  while (std::getline(a, la) && std::getline(b, lb)) {
+    ++lines;
+    if (la != lb) ++changed;
+  }
+  EXPECT_EQ(changed, 1);
+  // "{", six header fields, the list's opening, four answers, "]" and "}".
+  EXPECT_EQ(lines, 1 + 6 + 1 + 4 + 2);
+}
+
+TEST(PinFileTest, APinCutShortIsDataLoss) {
+  const std::string text = FormatPin(APin());
+  for (size_t keep : {text.size() - 3, text.size() / 2, size_t{1}}) {
+    EXPECT_EQ(ParsePin(text.substr(0, keep)).status().code(),
+              absl::StatusCode::kDataLoss)
+        << keep;
+  }
+}
+
+TEST(PinFileTest, AnEditedPinIsRefusedNamingTheField) {
+  const std::string text = FormatPin(APin());
+  auto edited = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    t.replace(at, from.size(), to);
+    return ParsePin(t).status();
+  };
+  absl::Status s = edited("\"version\": 1", "\"version\": 2");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("version 2"), std::string::npos) << s;
+  s = edited("\"source\":\"tuned\"", "\"source\":\"guessed\"");
+  EXPECT_NE(s.message().find("unknown source"), std::string::npos) << s;
+  s = edited("\"algo\":1,", "\"algo\":99999999,");
+  EXPECT_NE(s.message().find("out of range"), std::string::npos) << s;
+  s = edited("\"math\":\"tensor_op\"", "\"math\":\"fast\"");
+  EXPECT_NE(s.message().find("math"), std::string::npos) << s;
+  s = edited("\"format\": \"tunedb-pin\"", "\"format\": \"other\"");
+  EXPECT_NE(s.message().find("not a tunedb pin"), std::string::npos) << s;
+  s = edited("op=fwd", "op=sideways");
+  EXPECT_NE(s.message().find("problem"), std::string::npos) << s;
+}
+
+TEST(PinFileTest, TwoAnswersForOneSlotAreRefused) {
+  PinFile pin = APin();
+  std::string text = FormatPin(pin);
+  // Duplicate the first answer line.
+  const size_t start = text.find("\n    {") + 1;
+  const size_t end = text.find('\n', start);
+  const std::string line = text.substr(start, end - start);  // ends in ','
+  text.insert(end + 1, line + "\n");
+  EXPECT_NE(ParsePin(text).status().message().find("two answers"),
+            std::string::npos)
+      << ParsePin(text).status();
+}
+
+TEST(PinFileTest, AMergeKeepsTheFilesAnswersAndAddsNewOnes) {
+  TempDir dir;
+  const std::string path = dir.File("job.pin");
+  PinFile first = APin();
+  ASSERT_TRUE(MergePinFile(path, first).ok());
+  PinFile second = APin();
+  second.entries = {Legacy(8, false, 5), Legacy(32, false, 2)};
+  ASSERT_TRUE(MergePinFile(path, second).ok());
+  absl::StatusOr<PinFile> merged = ReadPinFile(path);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->entries.size(), 5u);
+  for (const PinEntry& e : merged->entries) {
+    if (e.problem == TestProblem(8) && !e.slot.deterministic_only) {
+      EXPECT_EQ(e.answer.algo, 1) << "the file's answer stays";
+    }
+  }
+}
+
+TEST(PinFileTest, AMergeNeverTouchesAPinOfAnotherDeviceOrOneThatCannotBeRead) {
+  TempDir dir;
+  const std::string path = dir.File("job.pin");
+  ASSERT_TRUE(MergePinFile(path, APin()).ok());
+  const std::string before = Read(path);
+  PinFile other = APin();
+  other.device.cudnn_version = 91400;
+  absl::Status s = MergePinFile(path, other);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("cuDNN 9.19.0 in the pin, 9.14.0 here"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(Read(path), before);
+
+  std::ofstream(path) << before.substr(0, before.size() / 2);
+  s = MergePinFile(path, APin());
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_EQ(Read(path), before.substr(0, before.size() / 2));
+}
+
+TEST(PinFileTest, AMissingFileIsNotFound) {
+  TempDir dir;
+  EXPECT_EQ(ReadPinFile(dir.File("none.pin")).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(PinFileTest, MismatchNamesEachDifferenceAndTheDriverOnlyWhenBothAreKnown) {
+  const PinFile pin = APin();
+  EXPECT_EQ(PinMismatch(pin, TestDevice(), 13000), "");
+  EXPECT_EQ(PinMismatch(pin, TestDevice(), 0), "");
+  DeviceKey other = TestDevice("NVIDIA H100");
+  other.cudnn_version = 91400;
+  const std::string m = PinMismatch(pin, other, 12080);
+  EXPECT_NE(m.find("GPU Simulated GPU in the pin, NVIDIA H100 here"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("cuDNN 9.19.0 in the pin, 9.14.0 here"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("driver (CUDA) 13.0 in the pin, 12.8 here"),
+            std::string::npos)
+      << m;
+}
+
+}  // namespace
+}  // namespace tunedb
