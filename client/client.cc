@@ -22,6 +22,7 @@
 #include "client/pinned_answers.h"
 #include "client/striped_counters.h"
 #include "common/enum_names.h"
+#include "common/job_id.h"
 #include "common/sealed_plan.h"
 #include "common/status_macros.h"
 #include "proto/tls_credentials.h"
@@ -835,9 +836,12 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(
     return absl::InvalidArgumentError(
         "ClientOptions.background_queue_capacity must be >= 1");
   }
+  RETURN_IF_ERROR(ValidateJobId(options.job_id));
   std::unique_ptr<PinnedAnswers> pin;
   if (options.pin.mode != PinMode::kOff || !options.pin.path.empty()) {
     ASSIGN_OR_RETURN(pin, PinnedAnswers::Open(options.pin));
+  } else if (!options.job_id.empty()) {
+    pin = PinnedAnswers::InMemory();
   }
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
                    CreateDaemonChannel(options.address, options.tls,

@@ -120,6 +120,7 @@ DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
   ToProto(constraints, request.mutable_constraints());
   request.set_choice_only(true);
   request.set_predict(predict);
+  request.set_job(options_.job_id);
   v1::LookupResponse response;
   grpc::ClientContext context;
   SetDeadline(&context, deadline);

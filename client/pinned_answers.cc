@@ -35,6 +35,12 @@ absl::StatusOr<std::unique_ptr<PinnedAnswers>> PinnedAnswers::Open(
   return p;
 }
 
+std::unique_ptr<PinnedAnswers> PinnedAnswers::InMemory() {
+  PinOptions options;
+  options.mode = PinMode::kRecord;
+  return std::unique_ptr<PinnedAnswers>(new PinnedAnswers(options));
+}
+
 std::optional<PinEntry> PinnedAnswers::Find(const ProblemKey& key,
                                             const Constraints& c) const {
   const std::string problem = key.problem.ToText();
@@ -89,7 +95,8 @@ absl::Status PinnedAnswers::Write() {
   PinFile pin;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (options_.mode != PinMode::kRecord || pin_.entries.size() == written_) {
+    if (options_.mode != PinMode::kRecord || options_.path.empty() ||
+        pin_.entries.size() == written_) {
       return absl::OkStatus();
     }
     pin = pin_;

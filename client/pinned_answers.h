@@ -34,6 +34,10 @@ class PinnedAnswers {
   static absl::StatusOr<std::unique_ptr<PinnedAnswers>> Open(
       const PinOptions& options);
 
+  // A recording instance without a file: a job's client fixes its first
+  // answers (ClientOptions::job_id).
+  static std::unique_ptr<PinnedAnswers> InMemory();
+
   bool following() const { return options_.mode == PinMode::kFollow; }
 
   // The slot's pinned entry: the one of the same constraints, else (the
@@ -50,7 +54,7 @@ class PinnedAnswers {
                     PinnedSource source, const AlgoResult& answer);
 
   // kRecord: merges what was remembered into the file (MergePinFile); OK
-  // when nothing was.
+  // when nothing was, or without a file.
   absl::Status Write();
 
   // How the pin's identity differs from `device` ("" if it does not, or

@@ -197,12 +197,12 @@ absl::Status ErrnoError(const std::string& what) {
   return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
 }
 
-// Holds an exclusive lock on `path` + ".lock" while alive.
+// Holds an exclusive lock on the folder of `path` while alive (flock on a
+// folder: no lock file is left beside the pin).
 class PinLock {
  public:
   explicit PinLock(const std::string& path)
-      : fd_(open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC,
-                 0644)) {
+      : fd_(open(FolderOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
     if (fd_ >= 0) {
       while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
       }
@@ -214,6 +214,11 @@ class PinLock {
   bool ok() const { return fd_ >= 0; }
 
  private:
+  static std::string FolderOf(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+  }
   const int fd_;
 };
 

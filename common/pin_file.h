@@ -6,7 +6,7 @@
 //
 // ParsePin checks every field, so a pin cut short, edited into nonsense or
 // of another format version is refused with the reason. ReadPinFile and
-// MergePinFile do the file's IO: a merge takes a lock file beside the pin,
+// MergePinFile do the file's IO: a merge locks the pin's folder (flock),
 // keeps every answer the file already holds (the first answer recorded
 // stays) and replaces the file whole by rename, so a reader sees the old
 // pin or the new one, never a mix.

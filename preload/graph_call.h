@@ -97,10 +97,13 @@ struct GraphAnswer {
   bool universal = false;
   bool lead_only = false;
   std::vector<std::shared_ptr<const std::string>> plans;
-  // Not answered, in a pinned run: the shim passes the call to cuDNN and
-  // keeps only the first config it lists (of a count query: counts one),
-  // so every process builds the same one (PreloadOptions, TUNEDB_PIN).
-  bool first_only = false;
+  // Under a pin or a job (TUNEDB_PIN, TUNEDB_JOB), answered or not: the
+  // configs the caller gets join its graph's one offer
+  // (GraphShadow::MarkGraphOffer), so of all the lists it asks for that
+  // graph, a caller that builds and times every config it keeps builds
+  // only the first it keeps: the same in every process, whatever its
+  // filters, and never chosen by timing.
+  bool one_offer = false;
 };
 
 }  // namespace tunedb::preload

@@ -12,9 +12,9 @@
 //     INSTANT, A and B), with none (mode FALLBACK on a graph whose answer
 //     held a config every filter keeps: GraphAnswer::universal, which this
 //     file marks in the shadow, with the filled configs as one offer when
-//     the answer is lead-only) or passes (in a pinned run, for a problem
-//     without a pinned answer, keeping only cuDNN's first config:
-//     GraphAnswer::first_only); everything else is cuDNN's own;
+//     the answer is lead-only) or passes; under a pin or a job, every
+//     config any list of a graph gives is one offer of that graph
+//     (GraphAnswer::one_offer); everything else is cuDNN's own;
 //     and the filled configs' stored plans (GraphAnswer::plans);
 //   - and cudnnBackendSetAttribute of an execution plan's engine config
 //     tells the thread's LeadPlanWindow which offer the plan is of; a
@@ -169,28 +169,31 @@ extern "C" cudnnStatus_t cudnnBackendGetAttribute(
     call.elements = arrayOfElements;
     const cudnnBackendDescriptor_t graph = call.shadow.graph;
     const GraphAnswer answer = core->answer_graph(call);
-    if (!answer.answered) {
-      const cudnnStatus_t s = pass();
-      if (answer.first_only && s == CUDNN_STATUS_SUCCESS) {
-        *elementCount = std::min<int64_t>(*elementCount, 1);
+    auto* configs = static_cast<cudnnBackendDescriptor_t*>(arrayOfElements);
+    // Under a pin or a job, every config any list of this graph gives the
+    // caller is one offer: it builds and times the first it keeps, alone.
+    auto one_offer = [&](cudnnStatus_t s) {
+      if (answer.one_offer && s == CUDNN_STATUS_SUCCESS &&
+          requestedElementCount > 0 && *elementCount > 0) {
+        GraphShadow::Instance().MarkGraphOffer(
+            graph, configs, std::min(*elementCount, requestedElementCount));
       }
       return s;
-    }
+    };
+    if (!answer.answered) return one_offer(pass());
     if (!answer.plans.empty() && requestedElementCount > 0) {
       GraphShadow::Instance().MarkPlans(
-          static_cast<cudnnBackendDescriptor_t*>(arrayOfElements),
-          answer.plans, std::min(*elementCount, requestedElementCount),
+          configs, answer.plans, std::min(*elementCount, requestedElementCount),
           call.shadow.graph_handle);
     }
     if (answer.universal && requestedElementCount > 0) {
       GraphShadow::Instance().MarkAnswered(graph);
-      if (answer.lead_only && *elementCount > 0) {
+      if (answer.lead_only && !answer.one_offer && *elementCount > 0) {
         GraphShadow::Instance().MarkOffer(
-            static_cast<cudnnBackendDescriptor_t*>(arrayOfElements),
-            std::min(*elementCount, requestedElementCount));
+            configs, std::min(*elementCount, requestedElementCount));
       }
     }
-    return answer.status;
+    return one_offer(answer.status);
   } catch (...) {
     return pass();
   }

@@ -317,6 +317,27 @@ uint64_t GraphShadow::MarkOffer(const cudnnBackendDescriptor_t* configs,
   return offer;
 }
 
+uint64_t GraphShadow::MarkGraphOffer(cudnnBackendDescriptor_t graph,
+                                     const cudnnBackendDescriptor_t* configs,
+                                     int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t offer = 0;
+  auto g = entries_.find(graph);
+  if (g != entries_.end() && g->second.kind == Entry::kGraph) {
+    if (g->second.offer == 0) g->second.offer = ++last_offer_;
+    offer = g->second.offer;
+  } else {
+    offer = ++last_offer_;
+  }
+  for (int64_t i = 0; configs != nullptr && i < n; ++i) {
+    if (configs[i] != nullptr) {
+      EntryOf(configs[i], Entry::kConfig).offer = offer;
+    }
+  }
+  offers_marked_.store(true, std::memory_order_release);
+  return offer;
+}
+
 void GraphShadow::MarkPlans(
     const cudnnBackendDescriptor_t* configs,
     const std::vector<std::shared_ptr<const std::string>>& plans, int64_t n,

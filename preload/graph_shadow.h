@@ -85,6 +85,11 @@ class GraphShadow {
   // The `n` engine configs at `configs` are one lead-only answer (offer);
   // returns its id (never 0). Until their addresses are created again.
   uint64_t MarkOffer(const cudnnBackendDescriptor_t* configs, int64_t n);
+  // The same, joining the one offer of operation graph `graph` (made by its
+  // first call): every list a caller gets for a graph under a pin or a job
+  // (GraphAnswer::one_offer). Without a known graph, a new offer.
+  uint64_t MarkGraphOffer(cudnnBackendDescriptor_t graph,
+                          const cudnnBackendDescriptor_t* configs, int64_t n);
   // Whether any offer was ever marked (cheap: no lock).
   bool HasOffers() const {
     return offers_marked_.load(std::memory_order_acquire);
@@ -138,7 +143,7 @@ class GraphShadow {
       kPlan     // an execution plan (once any plan was marked)
     };
     Kind kind = kTensor;
-    uint64_t offer = 0;                       // kConfig
+    uint64_t offer = 0;                       // kConfig; kGraph: its one offer
     std::shared_ptr<const std::string> plan;  // kConfig
     cudnnHandle_t handle = nullptr;           // kConfig, with a plan
     HeldPlan held;                            // kPlan

@@ -94,7 +94,12 @@ void Interposer::CheckPinOnce(const DeviceKey& device) {
 }
 
 std::string Interposer::PinAtExit() {
-  if (!pinned() || client_ == nullptr) return "";
+  if (client_ == nullptr) return "";
+  if (!pinned()) {
+    return options_.client.job_id.empty()
+               ? ""
+               : absl::StrCat("; job ", options_.client.job_id);
+  }
   const PinOptions& pin = options_.client.pin;
   const ClientStats stats = client_->Stats();
   if (pin.mode == PinMode::kRecord) {
@@ -191,8 +196,8 @@ std::optional<ProblemKey> Interposer::KeyOnDevice(ConvProblem problem) {
 }
 
 Outcome Interposer::MissOutcome(const ProblemKey& key) {
-  if (pinned()) {
-    if (options_.client.pin.mode == PinMode::kRecord) AppendMissKey(key);
+  if (deterministic_misses()) {
+    if (options_.client.pin.mode != PinMode::kFollow) AppendMissKey(key);
     return Outcome::kPinMiss;
   }
   if (!client_->DaemonReachable()) return Outcome::kDaemonDown;
@@ -207,8 +212,9 @@ Decision Interposer::LookUpDecision(const ConvCall& call) {
   absl::StatusOr<ConvProblem> problem =
       ProblemFromDescriptors(call.op, call.x, call.w, call.conv, call.y);
   if (!problem.ok()) {
-    // A pinned run answers it with cuDNN's heuristic list, as a miss.
-    return PassThrough(pinned() ? Outcome::kPinMiss : Outcome::kUnsupported);
+    // Under a pin or a job: cuDNN's heuristic list, as a miss.
+    return PassThrough(deterministic_misses() ? Outcome::kPinMiss
+                                              : Outcome::kUnsupported);
   }
   const std::optional<ProblemKey> key = KeyOnDevice(*std::move(problem));
   if (!key.has_value()) return PassThrough(Outcome::kNoDevice);

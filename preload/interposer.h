@@ -101,6 +101,11 @@ class Interposer {
   bool pinned() const {
     return !options_.client.pin.path.empty() || !options_.pin_problem.empty();
   }
+  // Whether a miss gets cuDNN's first heuristic choice, the same in every
+  // process: under a pin or a job id.
+  bool deterministic_misses() const {
+    return pinned() || !options_.client.job_id.empty();
+  }
   // Stops the program: its pin cannot be followed because of `why`
   // (kPinRefusedExitCode).
   [[noreturn]] static void RefusePin(const std::string& why);
@@ -119,8 +124,9 @@ class Interposer {
   std::optional<Outcome> Unavailable() const;
   // `problem` on the current device; nullopt without one (kNoDevice).
   std::optional<ProblemKey> KeyOnDevice(ConvProblem problem);
-  // A key nothing is stored for: kPinMiss in a pinned run (answered with
-  // cuDNN's first heuristic choice; a recording run still has it tuned),
+  // A key nothing is stored for: kPinMiss under a pin or a job
+  // (deterministic_misses: answered with cuDNN's first heuristic choice;
+  // unless the pin is followed, it is still tuned),
   // else kMiss (AppendMissKey) while the daemon is reachable, else
   // kDaemonDown.
   Outcome MissOutcome(const ProblemKey& key);
@@ -185,9 +191,6 @@ class Interposer {
   GraphResult FillAnswer(const GraphCall& call, const CheckedConfigs& checked,
                          BackendDescriptor graph, GraphResult r);
   void RecordGraph(const GraphResult& r);
-  // `r`, passing, made first-only in a pinned run (GraphAnswer::first_only):
-  // a problem the pin does not answer gets cuDNN's first config.
-  GraphResult& PinnedPass(GraphResult& r) const;
 
   // The graph copies answered configs were finalized on, kept for the life
   // of the process: cuDNN may refer to them from the caller's configs and

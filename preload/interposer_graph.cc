@@ -98,6 +98,10 @@ GraphAnswer Interposer::AnswerGraph(const GraphCall& call) {
   }
   // A count query precedes the fill query of the same call: count once.
   if (call.requested > 0) RecordGraph(result);
+  if (deterministic_misses() && options_.enabled && getpid() == pid_) {
+    // Whatever the answer, its configs join the graph's one offer.
+    result.answer.one_offer = true;
+  }
   return result.answer;
 }
 
@@ -105,9 +109,9 @@ GraphAnswer Interposer::AnswerFallback(const GraphCall& call,
                                        GraphQueryMemory& memory) {
   if (!options_.enabled || getpid() != pid_) return GraphAnswer{};
   if (!options_.empty_fallback || !call.shadow.graph_answered) {
-    // A pinned run builds the same config in every process.
+    // Under a pin or a job, its configs join the graph's one offer.
     GraphAnswer pass;
-    pass.first_only = pinned();
+    pass.one_offer = deterministic_misses();
     return pass;
   }
   *call.count = 0;
@@ -121,17 +125,12 @@ GraphAnswer Interposer::AnswerFallback(const GraphCall& call,
   return GraphAnswer{true, CUDNN_STATUS_SUCCESS, false, false, {}};
 }
 
-Interposer::GraphResult& Interposer::PinnedPass(GraphResult& r) const {
-  r.answer.first_only = pinned();
-  return r;
-}
-
 Interposer::GraphResult Interposer::AnswerHeuristics(const GraphCall& call,
                                                      GraphQueryMemory& memory) {
   GraphResult r;
   if (const std::optional<Outcome> why = Unavailable()) return r.Pass(*why);
   absl::StatusOr<ConvProblem> problem = ProblemFromShadow(call.shadow);
-  if (!problem.ok()) return PinnedPass(r.Pass(Outcome::kUnsupported));
+  if (!problem.ok()) return r.Pass(Outcome::kUnsupported);
   r.op = problem->op;
   const std::optional<ProblemKey> key = KeyOnDevice(*std::move(problem));
   if (!key.has_value()) return r.Pass(Outcome::kNoDevice);
@@ -154,7 +153,7 @@ Interposer::GraphResult Interposer::AnswerKey(const GraphCall& call,
   std::vector<TunedEngine> candidates;
   if (!checked.has_value()) {
     candidates = CandidatesFor(key);
-    if (candidates.empty()) return PinnedPass(r.Pass(MissOutcome(key)));
+    if (candidates.empty()) return r.Pass(MissOutcome(key));
   }
   // The configs are finalized on a copy of the caller's graph, so they
   // carry its tensor ids.
@@ -164,7 +163,7 @@ Interposer::GraphResult Interposer::AnswerKey(const GraphCall& call,
     checked =
         CheckOnGraph(key, candidates, graph->get(), options_.empty_fallback);
   }
-  if (checked->empty()) return PinnedPass(r.Pass(Outcome::kConfigFailed));
+  if (checked->empty()) return r.Pass(Outcome::kConfigFailed);
   if (call.requested == 0) {
     return CountAnswer(call, *std::move(checked), memory, std::move(r));
   }

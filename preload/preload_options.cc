@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/enum_names.h"
+#include "common/job_id.h"
 
 namespace tunedb::preload {
 namespace {
@@ -21,7 +22,8 @@ const char* Env(const char* name) {
   return v != nullptr && *v != '\0' ? v : nullptr;
 }
 
-// TUNEDB_PIN and its settings into o.client.pin, or o.pin_problem.
+// TUNEDB_PIN and its settings into o.client.pin, or o.pin_problem; the job
+// id into o.client.job_id.
 void ReadPinOptions(PreloadOptions& o) {
   PinOptions& pin = o.client.pin;
   if (const char* v = Env("TUNEDB_PIN")) pin.path = v;
@@ -47,6 +49,20 @@ void ReadPinOptions(PreloadOptions& o) {
   }
   if (const char* v = Env("TUNEDB_PIN_DETERMINISTIC")) {
     pin.deterministic = std::string_view(v) == "on" || std::string_view(v) == "1";
+  }
+  const char* job = Env("TUNEDB_JOB");
+  if (job == nullptr) {
+    // torchrun's rendezvous id names the job; "none" is its default.
+    const char* run = Env("TORCHELASTIC_RUN_ID");
+    if (run != nullptr && std::string_view(run) != "none") job = run;
+  }
+  if (job != nullptr) {
+    if (ValidateJobId(job).ok()) {
+      o.client.job_id = job;
+    } else {
+      absl::StrAppend(&o.problems, o.problems.empty() ? "" : ", ",
+                      "job id ", job, " ignored");
+    }
   }
   if (o.pin_problem.empty() && pin.path.empty() != (pin.mode == PinMode::kOff)) {
     o.pin_problem = "TUNEDB_PIN and TUNEDB_PIN_MODE go together";

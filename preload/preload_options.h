@@ -38,12 +38,10 @@
 //                              without a universal config (for a program
 //                              whose own filters drop configs PyTorch's
 //                              keep; default on)
-//   TUNEDB_PRELOAD_STORED_PLANS "on": a plan of an answered config whose
+//   TUNEDB_PRELOAD_STORED_PLANS "off": every plan is built; "on" (the
+//                              default): a plan of an answered config whose
 //                              search kept its serialized plan loads that
-//                              plan instead of compiling; "off" (the
-//                              default until a gradient mismatch is
-//                              explained, docs/preload.md): every plan is
-//                              built
+//                              plan instead of compiling
 //   TUNEDB_PRELOAD_PREDICT     "on": a graph key never tuned is answered
 //                              from the nearest tuned problems of its
 //                              family, and tuned all the same
@@ -68,6 +66,12 @@
 //                              pin anyway and says how it differs
 //   TUNEDB_PIN_DETERMINISTIC   "on": the program asks for deterministic
 //                              algorithms only; a recorded pin says so
+//   TUNEDB_JOB                 the job this process is a rank of (default:
+//                              torchrun's TORCHELASTIC_RUN_ID unless
+//                              "none"): the daemon answers the whole job
+//                              alike (ClientOptions::job_id), and a miss
+//                              gets cuDNN's first heuristic choice, as in a
+//                              pinned run
 //   TUNEDB_PRELOAD_LEAD_PLAN_ONLY "off": every plan a caller builds from an
 //                              answer with a universal config is built.
 //                              Default on: once one plan of such an answer
@@ -124,10 +128,8 @@ struct PreloadOptions {
   // CUDNN_ERRATA_JSON_FILE set.
   bool lead_plan_only = true;
   // Whether answered configs carry their stored plans (GraphAnswer::plans).
-  // Default: false (TUNEDB_PRELOAD_STORED_PLANS=on turns it on): a
-  // ShuffleNetV2 run with stored plans computed gradients that differ from
-  // PyTorch's own, unexplained so far (docs/preload.md).
-  bool stored_plans = false;
+  // Default: true (TUNEDB_PRELOAD_STORED_PLANS=off turns it off).
+  bool stored_plans = true;
   // The calls over which a runtime-compiled engine's build time is repaid
   // (Constraints::compile_horizon_calls; 0: not weighed). Default: 10,000
   // (kDefaultCompileHorizonCalls); TUNEDB_PRELOAD_COMPILE_HORIZON.

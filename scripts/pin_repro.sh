@@ -18,8 +18,10 @@
 #   scripts/pin_repro.sh [BUNDLE_DIR]     # default .bundle/tunedb
 #
 # Environment: PY (default /opt/torch/.venv/bin/python), MODELS (default
-# "resnet50 shufflenet_v2_x1_0"), DTYPES ("fp16 fp32"), PROCS (8), TIMED (3),
-# DET (1: also the deterministic rows), IMPORT (record files, space
+# "resnet50 shufflenet_v2_x1_0"), DTYPES ("fp16 fp32"), PROCS (8), CONCURRENT
+# (PROCS: how many of them run at once on the one GPU), TIMED (3),
+# DET (1: also the deterministic rows), NO_PLAIN (1: no rows without
+# tunedb), IMPORT (record files, space
 # separated, imported first), WORK (/tmp/tunedb-pins), OUT (./out). Writes
 # $OUT/runs.jsonl, $OUT/pins.md (distinct hashes per group), $OUT/pins/
 # (the pins), $OUT/tunedbd.log, $OUT/err/ (each process's stderr).
@@ -33,6 +35,7 @@ PY=${PY:-/opt/torch/.venv/bin/python}
 MODELS=${MODELS:-resnet50 shufflenet_v2_x1_0}
 DTYPES=${DTYPES:-fp16 fp32}
 PROCS=${PROCS:-8}
+CONCURRENT=${CONCURRENT:-$PROCS}
 TIMED=${TIMED:-3}
 DET=${DET:-1}
 WORK=${WORK:-/tmp/tunedb-pins}
@@ -60,11 +63,18 @@ one() {
     $flags 2> "$err" | grep '^{' >> "$OUT/runs.jsonl"
   tail -1 "$err" | cut -c1-300
 }
-# together LABEL MODEL DTYPE BENCH_FLAGS [PREFIX...]: PROCS processes at once.
+# together LABEL MODEL DTYPE BENCH_FLAGS [PREFIX...]: PROCS processes, at
+# most CONCURRENT at once.
+# (Waits for those processes only: the daemon is a child too.)
 together() {
   local label=$1; shift
-  for k in $(seq 1 "$PROCS"); do one "$label #$k" "$@" & done
-  wait
+  local pids=()
+  for k in $(seq 1 "$PROCS"); do
+    one "$label #$k" "$@" &
+    pids+=($!)
+    if (( k % CONCURRENT == 0 )); then wait "${pids[@]}"; pids=(); fi
+  done
+  if (( ${#pids[@]} > 0 )); then wait "${pids[@]}"; fi
 }
 
 for model in $MODELS; do
@@ -75,7 +85,7 @@ for model in $MODELS; do
       if [[ $det == 1 ]]; then flags+=" --deterministic"; pinflag=(--deterministic); d=" deterministic"; fi
       pin="$OUT/pins/$tag${d:+-det}.pin"
       echo "=== $tag$d ($(date -u +%H:%M:%S))"
-      together "$tag$d, no tunedb" "$model" "$dtype" "$flags"
+      [[ ${NO_PLAIN:-0} == 1 ]] || together "$tag$d, no tunedb" "$model" "$dtype" "$flags"
       one "$tag$d, pin recorded" "$model" "$dtype" "$flags" \
         "$B/bin/tunedb" --address "$ADDR" run --tune-after --pin "$pin" ${pinflag[@]+"${pinflag[@]}"} --
       together "$tag$d, pin followed" "$model" "$dtype" "$flags" \

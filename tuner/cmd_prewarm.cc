@@ -353,19 +353,29 @@ int PrewarmOnDaemon(CliContext& ctx, const PrewarmFlags& f, const Plan& plan,
   return s.failed > 0 ? kExitPartial : kExitOk;
 }
 
-int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
+// The target device (ResolveTarget) and the plan (BuildPlan) of `f`'s
+// models and shape files, or an exit code after printing why not.
+int TargetAndPlan(CliContext& ctx, const PrewarmFlags& f,
+                  std::optional<DeviceKey>* device, int* gpus, Plan* plan) {
   if (f.models.empty() && f.files.empty()) {
     ctx.err() << "tunedb: error: give --model NAME and/or --file PATH "
                  "(see `tunedb models`)\n";
     return kExitUsage;
   }
-  std::optional<DeviceKey> device;
-  int gpus = 1;
-  if (int code = ResolveTarget(ctx, f, &device, &gpus); code != kExitOk) {
+  if (int code = ResolveTarget(ctx, f, device, gpus); code != kExitOk) {
     return code;
   }
+  return BuildPlan(ctx, f, *device, plan);
+}
+
+int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
+  std::optional<DeviceKey> device;
+  int gpus = 1;
   Plan plan;
-  if (int code = BuildPlan(ctx, f, device, &plan); code != kExitOk) return code;
+  if (int code = TargetAndPlan(ctx, f, &device, &gpus, &plan);
+      code != kExitOk) {
+    return code;
+  }
   if (f.dry_run) {
     Render(ctx, FormOf(ctx), plan, Renderer<Plan>{PlanToJson, PrintPlan});
     return kExitOk;
@@ -457,17 +467,13 @@ void AddFleetFlags(CLI::App* cmd, PrewarmFlags* flags) {
 // pin `out` (merged with a pin already there, whose answers stay).
 int MakePin(CliContext& ctx, const PrewarmFlags& f, const std::string& out,
             bool deterministic) {
-  if (f.models.empty() && f.files.empty()) {
-    ctx.err() << "tunedb: error: give --model NAME and/or --file PATH\n";
-    return kExitUsage;
-  }
   std::optional<DeviceKey> device;
   int gpus = 1;
-  if (int code = ResolveTarget(ctx, f, &device, &gpus); code != kExitOk) {
+  Plan plan;
+  if (int code = TargetAndPlan(ctx, f, &device, &gpus, &plan);
+      code != kExitOk) {
     return code;
   }
-  Plan plan;
-  if (int code = BuildPlan(ctx, f, device, &plan); code != kExitOk) return code;
   PinMaker maker(*device, deterministic);
   ProgressBar bar(ctx.err(), ctx.io().stderr_is_tty, "pinning",
                   static_cast<int64_t>(plan.items.size()));

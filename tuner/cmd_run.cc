@@ -53,6 +53,7 @@ struct RunFlags {
   bool repin = false;        // record the pin again
   std::string pin_mismatch;  // TUNEDB_PIN_MISMATCH; "" = refuse
   bool deterministic = false;
+  std::string job;  // TUNEDB_JOB; "" = the preload's default
   std::vector<std::string> command;
 };
 
@@ -208,6 +209,7 @@ std::vector<std::string> ProgramEnvironment(CliContext& ctx, const RunFlags& f,
   if (!misses_file.empty()) {
     env.push_back("TUNEDB_PRELOAD_MISSES_FILE=" + misses_file);
   }
+  if (!f.job.empty()) env.push_back("TUNEDB_JOB=" + f.job);
   if (!pin_mode.empty()) {
     char resolved[PATH_MAX];
     // Absolute: the program may change its working folder.
@@ -328,7 +330,7 @@ std::vector<std::string> WithRunSeparator(std::vector<std::string> args) {
     if (a == "--address" || a == "--timeout") return true;
     return in_run && (a == "--preload" || a == "--log" || a == "--db" ||
                       a == "--exit-wait" || a == "--pin" ||
-                      a == "--pin-mismatch");
+                      a == "--pin-mismatch" || a == "--job");
   };
   bool in_run = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -396,6 +398,12 @@ void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
                 "With --pin: the program asks for deterministic algorithms "
                 "only (torch.backends.cudnn.deterministic = True); a "
                 "recorded pin says so");
+  run->add_option("--job", flags->job,
+                  "The job the program is a rank of (default: torchrun's "
+                  "TORCHELASTIC_RUN_ID): the daemon gives every process of "
+                  "the job the job's first answer per problem, even while a "
+                  "search finishes, and a miss gets cuDNN's first heuristic "
+                  "choice (docs/pins.md)");
   run->add_option("command", flags->command, "The program and its arguments")
       ->required();
   run->callback(

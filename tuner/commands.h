@@ -26,6 +26,8 @@ void AddAdminCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 void AddDoctorCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 // tune and lookup.
 void AddKeyCommands(CLI::App& app, CliContext& ctx, int* exit_code);
+// diff (choices of two cuDNN versions).
+void AddDiffCommand(CLI::App& app, CliContext& ctx, int* exit_code);
 // pin make and pin show.
 void AddPinCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 // pin make (defined with prewarm, whose problem flags it takes).

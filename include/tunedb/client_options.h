@@ -176,6 +176,14 @@ struct ClientOptions {
 
   // A pin to record or follow. Default: none (PinOptions{}).
   PinOptions pin;
+
+  // The job this process belongs to (its ranks and workers share the id:
+  // 1 to 128 of [A-Za-z0-9._:@/-]). Every Lookup carries it, and the daemon
+  // answers the whole job with the job's first answer per key and
+  // constraints; this client likewise keeps each first answer for its life
+  // (as PinMode::kRecord does, without a file). Background tunes still
+  // teach the database, for the next job. Default: "" (no job).
+  std::string job_id;
 };
 
 }  // namespace tunedb

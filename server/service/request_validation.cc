@@ -5,6 +5,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/job_id.h"
 #include "common/status_macros.h"
 #include "common/utf8.h"
 #include "proto/convert.h"
@@ -37,7 +38,9 @@ absl::StatusOr<LookupArgs> ValidateLookup(const v1::LookupRequest& request) {
   ASSIGN_OR_RETURN(key.problem, FromProto(request.problem()));
   ASSIGN_OR_RETURN(key.device, FromProto(request.device()));
   ASSIGN_OR_RETURN(Constraints constraints, FromProto(request.constraints()));
-  return LookupArgs{ValidKey::FromValidated(std::move(key)), constraints};
+  RETURN_IF_ERROR(ValidateJobId(request.job()));
+  return LookupArgs{ValidKey::FromValidated(std::move(key)), constraints,
+                    request.job()};
 }
 
 absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request) {

@@ -27,6 +27,7 @@ namespace tunedb {
 struct LookupArgs {
   ValidKey key;
   Constraints constraints;
+  std::string job;  // "" for none
 };
 absl::StatusOr<LookupArgs> ValidateLookup(const v1::LookupRequest& request);
 

@@ -265,6 +265,24 @@ absl::Status TuneDbService::Lookup(const v1::LookupRequest& request,
                                    v1::LookupResponse* response) {
   RETURN_IF_ERROR(Accepting());
   ASSIGN_OR_RETURN(LookupArgs args, ValidateLookup(request));
+  absl::Status answered = LookupAnswer(args, request, response);
+  if (args.job.empty() ||
+      (!answered.ok() && !absl::IsNotFound(answered))) {
+    return answered;  // no job, or an error rather than an answer
+  }
+  // The job's first answer for this key and these constraints is its
+  // answer (job_answers.h).
+  const std::string slot =
+      absl::StrCat(args.key.text(), "|",
+                   request.constraints().SerializeAsString(), "|",
+                   request.predict() ? 1 : 0, request.choice_only() ? 1 : 0);
+  return job_answers_.Fix(args.job, slot, std::move(answered), response,
+                          absl::Now());
+}
+
+absl::Status TuneDbService::LookupAnswer(const LookupArgs& args,
+                                         const v1::LookupRequest& request,
+                                         v1::LookupResponse* response) {
   absl::StatusOr<TuneAnswer> found = core_->Lookup(args.key, args.constraints);
   if (absl::IsNotFound(found.status()) && request.predict()) {
     ASSIGN_OR_RETURN(Prediction p, core_->Predict(args.key, args.constraints));

@@ -23,6 +23,8 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/wire_limits.h"
+#include "server/service/job_answers.h"
+#include "server/service/request_validation.h"
 #include "server/tuning/tuning_core.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
@@ -97,6 +99,10 @@ class TuneDbService final : public v1::TuneDb::StreamedService {
   // The handlers, on parsed requests.
   absl::Status Lookup(const v1::LookupRequest& request,
                       v1::LookupResponse* response);
+  // Lookup's answer before a job's fixed one replaces it.
+  absl::Status LookupAnswer(const LookupArgs& args,
+                            const v1::LookupRequest& request,
+                            v1::LookupResponse* response);
   absl::Status Tune(grpc::ServerContext* context,
                     const v1::TuneRequest& request, v1::TuneResponse* response);
   absl::Status Devices(v1::DevicesResponse* response);
@@ -120,6 +126,7 @@ class TuneDbService final : public v1::TuneDb::StreamedService {
   absl::Status Accepting() const;
 
   TuningCore* const core_;
+  JobAnswers job_answers_;
   const Options options_;
   const absl::Time started_;
   std::atomic<bool> stopping_{false};

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "client_test_util.h"
+#include "test_server.h"
 #include "common/pin_file.h"
 #include "server/finder/simulated_finder.h"
 #include "server/service/server.h"
@@ -16,16 +17,7 @@ namespace {
 
 using testing_util::TempDir;
 
-std::unique_ptr<Server> StartServer(const std::string& socket) {
-  ServerOptions options;
-  options.unix_socket = socket;
-  options.store.path = ":memory:";
-  options.finder = "simulated";
-  absl::StatusOr<std::unique_ptr<Server>> server =
-      Server::BuildAndStart(options);
-  EXPECT_TRUE(server.ok()) << server.status();
-  return server.ok() ? *std::move(server) : nullptr;
-}
+using client_test::StartServer;
 
 // Never the simulated finder's best, so a pinned heuristic answer and a
 // tuned one differ.
@@ -243,6 +235,50 @@ TEST_F(ClientPinTest, CreateRefusesAPinThatCannotBeFollowed) {
   o.pin.path = "";
   EXPECT_EQ(Client::Create(o).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ClientPinTest, ProcessesOfOneJobGetItsFirstAnswerWhileATuneFinishes) {
+  const ProblemKey key = Key(8);
+  ClientOptions job = Options(PinMode::kOff);
+  job.pin = PinOptions{};
+  job.job_id = "train-42";
+  job.tune_misses = false;
+  // Rank 0 asks first: nothing is stored, so the job's answer is none (its
+  // caller's heuristic here).
+  auto rank0 = Client::Create(job).value();
+  const Answer first = rank0->Get(key);
+  EXPECT_EQ(first.source, Source::kHeuristic);
+  // The search finishes between the ranks' lookups.
+  Tune(key);
+  // Rank 1, a fresh process of the same job, gets the same answer ...
+  auto rank1 = Client::Create(job).value();
+  const Answer second = rank1->Get(key);
+  EXPECT_EQ(second.source, Source::kHeuristic);
+  EXPECT_EQ(second.algo, first.algo);
+  // ... and rank 0 keeps its own after the cache would have expired.
+  rank0->ClearCache();
+  EXPECT_EQ(rank0->Get(key).algo, first.algo);
+  // Another job gets the tuned answer.
+  job.job_id = "train-43";
+  const Answer other = Client::Create(job).value()->Get(key);
+  EXPECT_EQ(other.source, Source::kDaemon);
+  EXPECT_NE(other.algo, first.algo);
+}
+
+TEST_F(ClientPinTest, AJobIdIsCheckedAtCreation) {
+  ClientOptions o = Options(PinMode::kOff);
+  o.pin = PinOptions{};
+  for (const char* bad : {"has space", "semi;colon"}) {
+    o.job_id = bad;
+    EXPECT_EQ(Client::Create(o).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+  o.job_id = std::string(129, 'a');
+  EXPECT_EQ(Client::Create(o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  o.job_id = "slurm/123.4@host:0-a_b";
+  EXPECT_TRUE(Client::Create(o).ok());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "client_test_util.h"
+#include "test_server.h"
 #include "server/finder/simulated_finder.h"
 #include "server/service/server.h"
 #include "tunedb/client.h"
@@ -18,18 +19,7 @@ using client_test::MsSince;
 using testing_util::TempDir;
 using Clock = std::chrono::steady_clock;
 
-std::unique_ptr<Server> StartServer(const std::string& socket,
-                                    const std::string& simulated = "") {
-  ServerOptions options;
-  options.unix_socket = socket;
-  options.store.path = ":memory:";
-  options.finder = "simulated";
-  options.simulated_options = simulated;
-  absl::StatusOr<std::unique_ptr<Server>> server =
-      Server::BuildAndStart(options);
-  EXPECT_TRUE(server.ok()) << server.status();
-  return server.ok() ? *std::move(server) : nullptr;
-}
+using client_test::StartServer;
 
 ProblemKey Key(const Server& server, int64_t n) {
   return testing_util::TestKey(

@@ -28,6 +28,7 @@
 #include "common/record_results.h"
 #include "common/sealed_plan.h"
 #include "fake_cudnn_lists.h"
+#include "common/pin_file.h"
 #include "nlohmann/json.hpp"
 #include "preload_harness.h"
 #include "server/service/server.h"
@@ -519,7 +520,8 @@ std::string SerializedPlan(
       R"({"value":320,"uid":3},{"value":384,"uid":1}]}}]}}})");
 }
 
-// Loading stored plans is opt-in (PreloadOptions::stored_plans).
+// Loading stored plans is on by default (PreloadOptions::stored_plans); the
+// tests that load say so all the same.
 constexpr char kStoredPlansOn[] = "TUNEDB_PRELOAD_STORED_PLANS=on";
 
 constexpr uint32_t kRuntimeCompiled =
@@ -647,21 +649,21 @@ TEST_F(PreloadGraphTest, APrecompiledEnginesStoredPlanIsBuiltNotLoaded) {
   EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
 }
 
-TEST_F(PreloadGraphTest, StoredPlansAreOffUnlessAskedForAndThenEveryPlanIsBuilt) {
+TEST_F(PreloadGraphTest, StoredPlansLoadByDefaultAndTurnedOffEveryPlanIsBuilt) {
   Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
-  for (const char* env : {"TUNEDB_PRELOAD_STORED_PLANS=off",
-                          "TUNEDB_PRELOAD_LOG=summary"}) {
+  ProbeRun off = Probe({"--then-fallback", "--build-plans"},
+                       {"TUNEDB_PRELOAD_STORED_PLANS=off"});
+  ASSERT_EQ(off.out["status"], 0) << off.err;
+  EXPECT_EQ(off.real("backend_plan_load"), 0);
+  EXPECT_EQ(off.real("backend_plan_finalize"), 1);
+  EXPECT_THAT(off.err, Not(HasSubstr("stored plans")));
+  for (const char* env : {"TUNEDB_PRELOAD_LOG=summary", kStoredPlansOn}) {
     SCOPED_TRACE(env);
-    ProbeRun run = Probe({"--then-fallback", "--build-plans"}, {env});
-    ASSERT_EQ(run.out["status"], 0) << run.err;
-    EXPECT_EQ(run.real("backend_plan_load"), 0);
-    EXPECT_EQ(run.real("backend_plan_finalize"), 1);
-    EXPECT_THAT(run.err, Not(HasSubstr("stored plans")));
+    ProbeRun on = Probe({"--then-fallback", "--build-plans"}, {env});
+    ASSERT_EQ(on.out["status"], 0) << on.err;
+    EXPECT_EQ(on.real("backend_plan_load"), 2);  // scratch, then the caller's
+    EXPECT_EQ(on.real("backend_plan_finalize"), 0);
   }
-  ProbeRun on = Probe({"--then-fallback", "--build-plans"}, {kStoredPlansOn});
-  ASSERT_EQ(on.out["status"], 0) << on.err;
-  EXPECT_EQ(on.real("backend_plan_load"), 2);  // scratch, then the caller's
-  EXPECT_EQ(on.real("backend_plan_finalize"), 0);
 }
 
 TEST_F(PreloadGraphTest, TheFillAfterACountQueryDoesNotCheckTheConfigsAgain) {
@@ -707,6 +709,37 @@ TEST_F(PreloadGraphTest, WithAMissesFileAGraphMissIsWrittenOnceNotTuned) {
   EXPECT_EQ(server_->core().Stats().searches, 0);
   // The exit line says so.
   EXPECT_THAT(run.err, HasSubstr("0 hits, 1 misses (noted, tuned after), "));
+}
+
+TEST_F(PreloadGraphTest, UnderAJobOrAPinOnlyTheFirstKeptConfigOfAGraphBuilds) {
+  // Without a universal config the fallback list is cuDNN's: a plain run
+  // builds (and would time) every config of both lists (above). Under a job
+  // or a pin, answered or missed, every config a graph gives is one offer.
+  Put(Key(ConvOp::kBackwardData), RankingWithoutUniversal());
+  const std::string pin = dir_.File("empty.pin");
+  PinFile empty;
+  empty.device = device_;
+  empty.made_by = "test";
+  ASSERT_TRUE(MergePinFile(pin, empty).ok());
+  for (const std::vector<std::string>& env :
+       {std::vector<std::string>{"TUNEDB_JOB=train-1"},
+        std::vector<std::string>{"TUNEDB_PIN=" + pin,
+                                 "TUNEDB_PIN_MODE=follow"}}) {
+    SCOPED_TRACE(env[0]);
+    for (const char* op : {"bwd_data", "bwd_filter"}) {  // tuned, missed
+      SCOPED_TRACE(op);
+      ProbeRun run =
+          Probe({"--op", op, "--then-fallback", "--build-plans"}, env);
+      ASSERT_EQ(run.out["status"], 0) << run.err;
+      const auto plans = PlansOf(run);
+      ASSERT_GT(plans.size(), 1u);
+      EXPECT_EQ(plans[0].second, kBuilt);
+      for (size_t i = 1; i < plans.size(); ++i) {
+        EXPECT_EQ(plans[i].second, kNotBuilt) << plans[i].first;
+      }
+      EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+    }
+  }
 }
 
 TEST_F(PreloadGraphTest, AFallbackListAfterAMissIsCudnns) {

@@ -14,6 +14,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "server/service/job_answers.h"
 #include "server/service/server.h"
 #include "store/record_json.h"
 #include "tests/server/test_util.h"
@@ -133,6 +134,65 @@ TEST_F(ServiceTest, LookupMissIsNotFoundAndDoesNotSearch) {
   EXPECT_EQ(stats.searches(), 0);
   EXPECT_EQ(stats.misses(), 1);
   EXPECT_EQ(stats.finder(), "simulated");
+}
+
+TEST_F(ServiceTest, AJobsLookupsGetItsFirstAnswerAfterTheRecordChanged) {
+  v1::LookupRequest req;
+  *req.mutable_problem() = ProtoProblem(9);
+  *req.mutable_device() = Device();
+  req.set_job("job-1");
+  auto lookup = [&](v1::LookupResponse* resp) {
+    grpc::ClientContext ctx;
+    return stub_->Lookup(&ctx, req, resp).error_code();
+  };
+  v1::LookupResponse resp;
+  EXPECT_EQ(lookup(&resp), grpc::StatusCode::NOT_FOUND);
+  v1::TuneResponse tuned;
+  ASSERT_TRUE(Tune(9, &tuned).ok());
+  // The job's answer stays NOT_FOUND; another job, and no job, see the
+  // record.
+  EXPECT_EQ(lookup(&resp), grpc::StatusCode::NOT_FOUND);
+  req.set_job("job-2");
+  EXPECT_EQ(lookup(&resp), grpc::StatusCode::OK);
+  EXPECT_EQ(resp.choice().algo().algo(), tuned.choice().algo().algo());
+  req.clear_job();
+  EXPECT_EQ(lookup(&resp), grpc::StatusCode::OK);
+  // A job id that breaks the rule is refused.
+  req.set_job("no spaces");
+  EXPECT_EQ(lookup(&resp), grpc::StatusCode::INVALID_ARGUMENT);
+  req.set_job(std::string(129, 'j'));
+  EXPECT_EQ(lookup(&resp), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST(JobAnswersTest, AnIdleJobIsForgottenAndAFullTableFixesNothingNew) {
+  JobAnswers::Options o;
+  o.idle_ttl = absl::Hours(1);
+  o.max_entries = 2;
+  JobAnswers answers(o);
+  const absl::Time t0 = absl::FromUnixSeconds(1'000'000);
+  v1::LookupResponse r;
+  r.set_record_id(7);
+  EXPECT_TRUE(answers.Fix("a", "k1", absl::OkStatus(), &r, t0).ok());
+  v1::LookupResponse later;
+  later.set_record_id(8);
+  EXPECT_TRUE(answers.Fix("a", "k1", absl::OkStatus(), &later, t0).ok());
+  EXPECT_EQ(later.record_id(), 7);  // the first answer
+  EXPECT_TRUE(absl::IsNotFound(answers.Fix(
+      "b", "k1", absl::NotFoundError("none"), &later, t0)));
+  // Full: a third answer is given but not fixed.
+  v1::LookupResponse third;
+  third.set_record_id(9);
+  EXPECT_TRUE(answers.Fix("c", "k1", absl::OkStatus(), &third, t0).ok());
+  EXPECT_EQ(answers.not_fixed(), 1);
+  EXPECT_EQ(answers.entries(), 2);
+  // Two hours on, both jobs are forgotten: job a's next answer is new.
+  v1::LookupResponse fresh;
+  fresh.set_record_id(10);
+  EXPECT_TRUE(
+      answers.Fix("a", "k1", absl::OkStatus(), &fresh, t0 + absl::Hours(2))
+          .ok());
+  EXPECT_EQ(fresh.record_id(), 10);
+  EXPECT_EQ(answers.jobs(), 1);
 }
 
 TEST_F(ServiceTest, ALookupMissAsksForAPredictionFromTheNearestTunedShape) {

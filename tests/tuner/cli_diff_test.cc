@@ -1,0 +1,83 @@
+// `tunedb diff` against an in-process daemon: records of a made-up older
+// cuDNN version (the daemon's own, exported, renamed and one ranking
+// changed, imported back) against the daemon's.
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/tuner/cli_test_fixture.h"
+#include "tuner/choice_diff.h"
+#include "tuner/exit_codes.h"
+
+namespace tunedb::tuner {
+namespace {
+
+using ::testing::HasSubstr;
+
+class DiffTest : public CliTest {};
+
+TEST_F(DiffTest, AChangedChoiceIsCountedWithItsSpeedupAndTheRestAreTheSame) {
+  ASSERT_EQ(Run({"prewarm", "--model", "resnet18", "--batch", "2", "--ops",
+                 "fwd"})
+                .code,
+            kExitOk);
+  CliResult exported = Run({"export"});
+  ASSERT_EQ(exported.code, kExitOk) << exported.err;
+  // The same records as cuDNN 9.14.0's, the first one's fastest result made
+  // 100 times slower there: its old choice is another algorithm.
+  std::istringstream lines(exported.out);
+  std::string line, old_version;
+  int records = 0;
+  while (std::getline(lines, line)) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("key")) continue;
+    j["key"] = absl::StrReplaceAll(j["key"].get<std::string>(),
+                                   {{"cudnn=9.19.0", "cudnn=9.14.0"}});
+    if (records == 0) {
+      for (const char* t : {"launch", "gpu", "host"}) {
+        auto& m = j["results"][0][t]["median_ms"];
+        m = m.get<double>() * 100;
+      }
+    }
+    ++records;
+    old_version += j.dump() + "\n";
+  }
+  ASSERT_GT(records, 3);
+  ASSERT_EQ(Run({"import", WriteFile("old.jsonl", old_version)}).code,
+            kExitOk);
+
+  CliResult diff = Run({"--json", "diff", "--from", "9.14", "--to", "9.19.0",
+                        "--keys"});
+  ASSERT_EQ(diff.code, kExitOk) << diff.err;
+  const nlohmann::json j = diff.Json();
+  EXPECT_EQ(j["only_from"], 0);
+  EXPECT_EQ(j["only_to"], 0);
+  ASSERT_EQ(j["groups"].size(), 1u);
+  const nlohmann::json& g = j["groups"][0];
+  EXPECT_EQ(g["group"], "legacy fwd f32");
+  EXPECT_EQ(g["keys"], records);
+  EXPECT_EQ(g["changed"], 1);
+  ASSERT_EQ(g["changed_keys"].size(), 1u);
+  EXPECT_GT(g["changed_keys"][0]["speedup"].get<double>(), 1.0);
+
+  CliResult table = Run({"diff", "--from", "9.14", "--to", "9.19"});
+  ASSERT_EQ(table.code, kExitOk) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("legacy fwd f32"));
+  EXPECT_THAT(table.out, HasSubstr("keys only in 9.14: 0"));
+}
+
+TEST_F(DiffTest, AVersionThatCannotBeReadIsRefused) {
+  for (const char* bad : {"9", "nine.14", "9.14.0.1", "9.100", "0.1"}) {
+    CliResult r = Run({"diff", "--from", bad, "--to", "9.19"});
+    EXPECT_EQ(r.code, kExitUsage) << bad;
+    EXPECT_THAT(r.err, HasSubstr("cannot be read")) << bad;
+  }
+  EXPECT_EQ(ParseCudnnVersionFlag("9.19").value(), 91900);
+  EXPECT_EQ(ParseCudnnVersionFlag("9.14.1").value(), 91401);
+}
+
+}  // namespace
+}  // namespace tunedb::tuner

@@ -1,0 +1,81 @@
+#include "tuner/choice_diff.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace tunedb::tuner {
+namespace {
+
+// The key without its cuDNN version: what matches two versions' records.
+std::string Unversioned(ProblemKey key) {
+  key.device.cudnn_version = 0;
+  return key.ToText();
+}
+
+bool SameConfig(const AlgoResult& a, const AlgoResult& b) {
+  return a.algo == b.algo && a.math_type == b.math_type && a.knobs == b.knobs;
+}
+
+std::string GroupOf(const ProblemKey& key) {
+  return absl::StrCat(ConvApiName(key.problem.api), " ",
+                      ConvOpName(key.problem.op), " ",
+                      DataTypeName(key.problem.input_type));
+}
+
+}  // namespace
+
+absl::StatusOr<int> ParseCudnnVersionFlag(absl::string_view text) {
+  std::vector<absl::string_view> parts = absl::StrSplit(text, '.');
+  int v[3] = {0, 0, 0};
+  bool ok = parts.size() == 2 || parts.size() == 3;
+  for (size_t i = 0; ok && i < parts.size(); ++i) {
+    ok = !parts[i].empty() && absl::SimpleAtoi(parts[i], &v[i]) && v[i] >= 0 &&
+         (i == 0 ? v[i] >= 1 && v[i] < 100 : v[i] < 100);
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cuDNN version \"", text,
+        "\" cannot be read: give MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 9.19"));
+  }
+  return v[0] * 10000 + v[1] * 100 + v[2];
+}
+
+void ChoiceDiff::Add(const std::vector<Record>& from,
+                     const std::vector<Record>& to) {
+  std::map<std::string, const Record*> old;
+  for (const Record& r : from) old[Unversioned(r.key)] = &r;
+  for (const Record& r : to) {
+    auto it = old.find(Unversioned(r.key));
+    if (it == old.end()) {
+      ++only_to;
+      continue;
+    }
+    const Record& before = *it->second;
+    old.erase(it);
+    std::optional<AlgoResult> a = Choose(before, Constraints{});
+    std::optional<AlgoResult> b = Choose(r, Constraints{});
+    if (!a.has_value() || !b.has_value()) {
+      ++without_choice;
+      continue;
+    }
+    KeyChange c;
+    c.key = r.key.ToText();
+    c.from = *a;
+    c.to = *b;
+    c.changed = !SameConfig(*a, *b);
+    const double to_ms = b->cost(LaunchMode::kDirect).median_ms;
+    const double from_ms = a->cost(LaunchMode::kDirect).median_ms;
+    c.to_over_from = from_ms > 0 ? to_ms / from_ms : 0;
+    for (const AlgoResult& x : r.results) {
+      if (x.status == AlgoStatus::kOk && SameConfig(x, *a) && to_ms > 0) {
+        c.speedup = x.cost(LaunchMode::kDirect).median_ms / to_ms;
+        break;
+      }
+    }
+    groups[GroupOf(r.key)].push_back(std::move(c));
+  }
+  only_from += static_cast<int64_t>(old.size());
+}
+
+}  // namespace tunedb::tuner

@@ -1,0 +1,173 @@
+// `tunedb diff --from VERSION --to VERSION`: which stored choices changed
+// from one cuDNN version to another, and by how much (ChoiceDiff), per API,
+// pass and data type, as a table or --json. Records of either version are
+// only read.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "nlohmann/json.hpp"
+#include "proto/convert.h"
+#include "tuner/choice_diff.h"
+#include "tuner/commands.h"
+#include "tuner/exit_codes.h"
+#include "tuner/filter_flags.h"
+#include "tuner/record_stream.h"
+#include "tuner/table.h"
+
+namespace tunedb::tuner {
+namespace {
+
+struct DiffFlags {
+  std::string from, to;
+  FilterFlags filter;
+  bool keys = false;  // list every changed key
+};
+
+// The records of cuDNN `version` that `f`'s filter keeps.
+absl::StatusOr<std::vector<Record>> RecordsOf(CliContext& ctx,
+                                              const DiffFlags& f,
+                                              int version) {
+  absl::StatusOr<v1::Filter> filter = BuildFilter(
+      f.filter, {absl::StrCat("cudnn=", CudnnVersionText(version))},
+      absl::Now());
+  if (!filter.ok()) return filter.status();
+  std::vector<Record> out;
+  absl::Status bad;
+  absl::Status s =
+      ForEachRecord(ctx, *filter, 0, 0, [&](const v1::Record& proto) {
+        absl::StatusOr<Record> r = FromProto(proto);
+        if (!r.ok()) {
+          bad = r.status();
+          return false;
+        }
+        out.push_back(*std::move(r));
+        return true;
+      });
+  if (!s.ok()) return s;
+  if (!bad.ok()) return bad;
+  return out;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string ConfigText(const AlgoResult& r) {
+  return r.knobs.empty() ? absl::StrCat(r.algo)
+                         : absl::StrCat(r.algo, " ", KnobsText(r.knobs));
+}
+
+nlohmann::json DiffJson(const ChoiceDiff& d, bool keys) {
+  nlohmann::json j;
+  j["only_from"] = d.only_from;
+  j["only_to"] = d.only_to;
+  j["without_choice"] = d.without_choice;
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& [name, changes] : d.groups) {
+    nlohmann::json g;
+    g["group"] = name;
+    g["keys"] = changes.size();
+    std::vector<double> speedups;
+    nlohmann::json changed = nlohmann::json::array();
+    for (const KeyChange& c : changes) {
+      if (!c.changed) continue;
+      if (c.speedup) speedups.push_back(*c.speedup);
+      nlohmann::json k;
+      k["key"] = c.key;
+      k["from"] = ConfigText(c.from);
+      k["to"] = ConfigText(c.to);
+      if (c.speedup) k["speedup"] = *c.speedup;
+      k["to_over_from"] = c.to_over_from;
+      changed.push_back(k);
+    }
+    g["changed"] = changed.size();
+    g["median_speedup_of_changed"] = Median(speedups);
+    if (keys) g["changed_keys"] = changed;
+    groups.push_back(g);
+  }
+  j["groups"] = groups;
+  return j;
+}
+
+void PrintDiff(CliContext& ctx, const ChoiceDiff& d, const DiffFlags& f) {
+  Table t({"group", "keys>", "same>", "changed>", "speedup of changed>"});
+  for (const auto& [name, changes] : d.groups) {
+    int64_t changed = 0;
+    std::vector<double> speedups;
+    for (const KeyChange& c : changes) {
+      if (!c.changed) continue;
+      ++changed;
+      if (c.speedup) speedups.push_back(*c.speedup);
+    }
+    t.AddRow({name, absl::StrCat(changes.size()),
+              absl::StrCat(changes.size() - changed), absl::StrCat(changed),
+              speedups.empty() ? "-"
+                               : absl::StrFormat("%.3fx", Median(speedups))});
+  }
+  t.Print(ctx.out());
+  ctx.out() << "\nkeys only in " << f.from << ": " << d.only_from
+            << "; only in " << f.to << ": " << d.only_to
+            << "; in both without an OK result on one side: "
+            << d.without_choice << "\n"
+            << "speedup: the old choice re-timed on " << f.to
+            << " over the new choice (median of the changed keys whose new "
+               "record timed the old choice)\n";
+  if (!f.keys) return;
+  Table k({"key", "from", "to", "speedup>"});
+  for (const auto& [name, changes] : d.groups) {
+    for (const KeyChange& c : changes) {
+      if (!c.changed) continue;
+      k.AddRow({c.key, ConfigText(c.from), ConfigText(c.to),
+                c.speedup ? absl::StrFormat("%.3fx", *c.speedup) : "-"});
+    }
+  }
+  ctx.out() << "\n";
+  k.Print(ctx.out());
+}
+
+int RunDiff(CliContext& ctx, const DiffFlags& f) {
+  absl::StatusOr<int> from = ParseCudnnVersionFlag(f.from);
+  if (!from.ok()) return ctx.Fail(from.status());
+  absl::StatusOr<int> to = ParseCudnnVersionFlag(f.to);
+  if (!to.ok()) return ctx.Fail(to.status());
+  absl::StatusOr<std::vector<Record>> old_records = RecordsOf(ctx, f, *from);
+  if (!old_records.ok()) return ctx.Fail(old_records.status());
+  absl::StatusOr<std::vector<Record>> new_records = RecordsOf(ctx, f, *to);
+  if (!new_records.ok()) return ctx.Fail(new_records.status());
+  ChoiceDiff d;
+  d.Add(*old_records, *new_records);
+  if (ctx.json()) {
+    ctx.out() << DiffJson(d, f.keys).dump(1) << "\n";
+  } else {
+    PrintDiff(ctx, d, f);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddDiffCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
+  auto flags = std::make_shared<DiffFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "diff",
+      "Which stored choices changed between two cuDNN versions, and by how "
+      "much (records of both are only read)");
+  cmd->add_option("--from", flags->from, "The old cuDNN version, e.g. 9.14")
+      ->required();
+  cmd->add_option("--to", flags->to, "The new cuDNN version, e.g. 9.19")
+      ->required();
+  cmd->add_flag("--keys", flags->keys, "Also list every changed key");
+  AddFilterFlags(cmd, &flags->filter);
+  cmd->callback(
+      [&ctx, flags, exit_code] { *exit_code = RunDiff(ctx, *flags); });
+}
+
+}  // namespace tunedb::tuner
