@@ -167,6 +167,7 @@ class ClientImpl final : public Client {
     if (cache_ != nullptr) cache_->Clear();
     std::lock_guard<std::mutex> lock(engine_mu_);
     engines_.clear();
+    pinned_plans_.clear();
   }
 
   EngineAnswer GetEngine(const ProblemKey& key,
@@ -317,7 +318,9 @@ class ClientImpl final : public Client {
       if constexpr (std::is_same_v<A, Answer>) {
         return AnswerOf(*e);
       } else {
-        return EngineAnswerOf(*e);
+        EngineAnswer a = EngineAnswerOf(*e);
+        WithStoredPlan(key, constraints, a);
+        return a;
       }
     }
     counters_.Add(options_.pin.accept_mismatch ||
@@ -326,6 +329,52 @@ class ClientImpl final : public Client {
                       : kPinRefused);
     counters_.Add(kNoneAnswers);
     return A{};
+  }
+
+  // A followed pin's engine config `a` with its stored plan, for a caller
+  // that loads plans, where a daemon holds the key's record: the pin gives
+  // the answer, the daemon only what compiling it would make (the plan is
+  // opened for this key and config, sealed_plan.h). The record is asked for
+  // once per key; without a daemon, the caller builds the config.
+  void WithStoredPlan(const ProblemKey& key, const Constraints& c,
+                      EngineAnswer& a) {
+    if (!c.loads_stored_plans || !a.ok() ||
+        options_.lookup_deadline <= absl::ZeroDuration()) {
+      return;
+    }
+    const std::string text = key.ToText();
+    std::vector<AlgoResult> with_plans;
+    bool known = false;
+    {
+      std::lock_guard<std::mutex> lock(engine_mu_);
+      auto it = pinned_plans_.find(text);
+      if (it != pinned_plans_.end()) {
+        with_plans = it->second;
+        known = true;
+      }
+    }
+    if (!known) {
+      if (!link_.Ready()) return;
+      counters_.Add(kDaemonCalls);
+      absl::StatusOr<Record> record =
+          link_.StoredRecord(key, options_.lookup_deadline);
+      if (record.ok()) {
+        for (AlgoResult& r : record->results) {
+          if (!r.plan.empty()) with_plans.push_back(std::move(r));
+        }
+      } else if (!absl::IsNotFound(record.status())) {
+        counters_.Add(kDaemonErrors);
+        return;  // asked again next time
+      }
+      std::lock_guard<std::mutex> lock(engine_mu_);
+      pinned_plans_[text] = with_plans;
+    }
+    for (const AlgoResult& r : with_plans) {
+      if (r.algo != a.config.algo || r.knobs != a.config.knobs) continue;
+      a.config.plan = r.plan;
+      if (!UnsealPlan(key, a.config).ok()) counters_.Add(kPlansRefused);
+      return;
+    }
   }
 
   // Get with a pin: a followed pin's answer, or a recording client's first
@@ -781,6 +830,9 @@ class ClientImpl final : public Client {
   };
   mutable std::mutex engine_mu_;
   std::map<std::string, EngineEntry> engines_;  // by JobName(false, ...)
+  // A followed pin's keys: their records' results that kept a plan
+  // (WithStoredPlan), by key text; guarded by engine_mu_.
+  std::map<std::string, std::vector<AlgoResult>> pinned_plans_;
   std::unique_ptr<AnswerCache> cache_;
   DeviceTable devices_;
   // ClientOptions::db_path, opened by the worker; database_ is what readers

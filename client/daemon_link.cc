@@ -136,6 +136,23 @@ DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
   return reply;
 }
 
+absl::StatusOr<Record> DaemonLink::StoredRecord(const ProblemKey& key,
+                                                absl::Duration deadline) {
+  v1::LookupRequest request;
+  ToProto(key.problem, request.mutable_problem());
+  ToProto(key.device, request.mutable_device());
+  v1::LookupResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, deadline);
+  if (!Begin(&context)) return absl::CancelledError("client shut down");
+  grpc::Status status = stub_->Lookup(&context, request, &response);
+  End(&context);
+  const absl::Status s = FromGrpcStatus(status);
+  UpdateBackoff(s, /*deadline_means_down=*/true);
+  if (!s.ok()) return s;
+  return FromProto(response.record());
+}
+
 absl::Status DaemonLink::ReportCounters(
     const std::string& source, const std::map<std::string, int64_t>& counts,
     absl::Duration deadline) {

@@ -23,6 +23,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -65,6 +66,10 @@ class DaemonLink {
                absl::Duration deadline, bool predict = false);
   Reply Tune(const ProblemKey& key, const Constraints& constraints,
              absl::Duration deadline);
+  // The whole stored record of `key` (a Lookup that keeps the record; no
+  // job, no prediction): for the stored plans of a followed pin's configs.
+  absl::StatusOr<Record> StoredRecord(const ProblemKey& key,
+                                      absl::Duration deadline);
   // The ReportCounters rpc.
   absl::Status ReportCounters(const std::string& source,
                               const std::map<std::string, int64_t>& counts,

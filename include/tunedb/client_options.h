@@ -69,7 +69,10 @@ enum class PinMode {
   // Answer from the file alone: no daemon, no database, no background
   // tune. A problem and constraints the pin lacks get Source::kNone, the
   // same in every process (the caller's own deterministic rule: the
-  // preload's is cuDNN's first heuristic choice).
+  // preload's is cuDNN's first heuristic choice). The one thing a daemon
+  // is asked, where one answers and the caller loads stored plans
+  // (Constraints::loads_stored_plans): the stored plan of a pinned graph
+  // config, once per key, so that it need not compile.
   kFollow = 2,
 };
 

@@ -281,5 +281,36 @@ TEST_F(ClientPinTest, AJobIdIsCheckedAtCreation) {
   EXPECT_TRUE(Client::Create(o).ok());
 }
 
+TEST_F(ClientPinTest, AFollowerLoadsThePinnedConfigsStoredPlanWhereADaemonHasIt) {
+  const ProblemKey graph = Key(8, ConvApi::kGraph);
+  Tune(graph);
+  {
+    auto recorder = Client::Create(Options(PinMode::kRecord)).value();
+    ASSERT_TRUE(recorder->GetEngine(graph).ok());
+  }
+  Constraints loads;
+  loads.loads_stored_plans = true;
+  auto follower = Client::Create(Options(PinMode::kFollow)).value();
+  EngineAnswer a = follower->GetEngine(graph, loads);
+  ASSERT_EQ(a.source, Source::kPinned);
+  EXPECT_NE(a.config.plan.find("\"simulated\":true"), std::string::npos);
+  // One record lookup per key, whatever the constraints asked.
+  Constraints det = loads;
+  det.deterministic_only = true;
+  follower->GetEngine(graph, det);
+  EXPECT_EQ(follower->Stats().daemon_calls, 1);
+  // A caller that builds its plans never makes the daemon be asked.
+  auto building = Client::Create(Options(PinMode::kFollow)).value();
+  EXPECT_TRUE(building->GetEngine(graph).config.plan.empty());
+  EXPECT_EQ(building->Stats().daemon_calls, 0);
+  // Without a daemon, the pinned answer stands without its plan.
+  server_->Shutdown(absl::Seconds(1));
+  server_.reset();
+  auto alone = Client::Create(Options(PinMode::kFollow)).value();
+  a = alone->GetEngine(graph, loads);
+  EXPECT_EQ(a.source, Source::kPinned);
+  EXPECT_TRUE(a.config.plan.empty());
+}
+
 }  // namespace
 }  // namespace tunedb
