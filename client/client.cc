@@ -177,17 +177,17 @@ class ClientImpl final : public Client {
     if (pin_ != nullptr && pin_->following()) {
       return FollowPin<EngineAnswer>(key, constraints);
     }
-    if (pin_ != nullptr) {
-      if (std::optional<PinEntry> e = pin_->Find(key, constraints)) {
-        counters_.Add(kPinnedAnswers);
-        return EngineAnswerOf(*e);
-      }
-      const EngineAnswer a = UnpinnedGetEngine(key, constraints);
-      const PinEntry e =
-          pin_->Remember(key, constraints, PinnedSourceOf(a.source), a.config);
-      return SameAnswer(e, a) ? a : EngineAnswerOf(e);
-    }
-    return UnpinnedGetEngine(key, constraints);
+    EngineAnswer a = UnpinnedGetEngine(key, constraints);
+    if (pin_ == nullptr) return a;
+    // Recording (or a job): the slot's first answer stands. While it is
+    // the live one, the live one is given, with its stored plan.
+    const PinEntry e =
+        pin_->Remember(key, constraints, PinnedSourceOf(a.source), a.config);
+    if (SameAnswer(e, a)) return a;
+    counters_.Add(kPinnedAnswers);
+    a = EngineAnswerOf(e);
+    WithStoredPlan(key, constraints, a);
+    return a;
   }
 
   absl::Status WritePin() override {

@@ -312,5 +312,16 @@ TEST_F(ClientPinTest, AFollowerLoadsThePinnedConfigsStoredPlanWhereADaemonHasIt)
   EXPECT_TRUE(a.config.plan.empty());
 }
 
+TEST_F(ClientPinTest, ARecordingClientsRepeatedAnswerKeepsItsStoredPlan) {
+  const ProblemKey graph = Key(8, ConvApi::kGraph);
+  Tune(graph);
+  auto recorder = Client::Create(Options(PinMode::kRecord)).value();
+  const EngineAnswer first = recorder->GetEngine(graph);
+  const EngineAnswer again = recorder->GetEngine(graph);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again.config.algo, first.config.algo);
+  EXPECT_NE(again.config.plan.find("\"simulated\":true"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tunedb
