@@ -211,10 +211,13 @@ std::vector<std::string> ProgramEnvironment(CliContext& ctx, const RunFlags& f,
   }
   if (!f.job.empty()) env.push_back("TUNEDB_JOB=" + f.job);
   if (!pin_mode.empty()) {
-    char resolved[PATH_MAX];
-    // Absolute: the program may change its working folder.
-    const std::string pin =
-        realpath(f.pin.c_str(), resolved) != nullptr ? resolved : f.pin;
+    // Absolute (a pin to record does not exist yet): the program may
+    // change its working folder.
+    std::string pin = f.pin;
+    char cwd[PATH_MAX];
+    if (!pin.empty() && pin[0] != '/' && getcwd(cwd, sizeof(cwd)) != nullptr) {
+      pin = absl::StrCat(cwd, "/", pin);
+    }
     env.push_back("TUNEDB_PIN=" + pin);
     env.push_back("TUNEDB_PIN_MODE=" + pin_mode);
     if (!f.pin_mismatch.empty()) {

@@ -483,7 +483,17 @@ TEST_F(PreloadTest, APinRecordedOnceIsFollowedLaterWithoutADaemon) {
   const std::vector<std::string> env = {
       "TUNEDB_DEVICE_KEY=" + device_.ToText(),
       "TUNEDB_PRELOAD_LOOKUP_MS=10000"};
-  ProbeRun record = Spawn(dir_, PinnedRunArgv(server_->address(), pin), env);
+  // Recorded by a relative path, by a program that works in another folder:
+  // the pin lands where the path names from tunedb's folder.
+  std::vector<std::string> relative = PinnedRunArgv(server_->address(), pin);
+  for (std::string& a : relative) {
+    if (a == pin) a = "job.pin";
+  }
+  const auto program = std::find(relative.begin(), relative.end(), "--") + 1;
+  relative.insert(program, {"/bin/sh", "-c", "cd / && exec \"$0\" \"$@\""});
+  relative.insert(relative.begin(),
+                  {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", dir_.path()});
+  ProbeRun record = Spawn(dir_, relative, env);
   EXPECT_EQ(record.exit_code, 0) << record.err;
   EXPECT_THAT(record.err, HasSubstr("recording the program's answers"));
   EXPECT_THAT(record.err, HasSubstr("recorded"));
