@@ -13,16 +13,20 @@
 #   the same three with torch.backends.cudnn.deterministic = True;
 #   timed, warm / pinned      the pin recorded again (warm now), then TIMED
 #                             rounds of one process each, in turn: the warm
-#                             database without a pin, then the pin.
+#                             database without a pin, then the pin; each
+#                             also times its steady state as CUDA-graph
+#                             replays (GPU time of the plans it chose).
 #
 #   scripts/pin_repro.sh [BUNDLE_DIR]     # default .bundle/tunedb
 #
 # Environment: PY (default /opt/torch/.venv/bin/python), MODELS (default
 # "resnet50 shufflenet_v2_x1_0"), DTYPES ("fp16 fp32"), PROCS (8), CONCURRENT
 # (PROCS: how many of them run at once on the one GPU), TIMED (3),
-# DET (1: also the deterministic rows), NO_PLAIN (1: no rows without
-# tunedb), IMPORT (record files, space
-# separated, imported first), WORK (/tmp/tunedb-pins), OUT (./out). Writes
+# DETS ("0 1": the rows with deterministic off, on), NO_PLAIN (1: no rows
+# without tunedb), IMPORT (record files, space separated, imported first),
+# FOLLOW (a folder of pins made elsewhere, e.g. on another machine: only
+# PROCS followers of each, no recording, no timed rows), WORK
+# (/tmp/tunedb-pins), OUT (./out). Writes
 # $OUT/runs.jsonl, $OUT/pins.md (distinct hashes per group), $OUT/pins/
 # (the pins), $OUT/tunedbd.log, $OUT/err/ (each process's stderr).
 set -uo pipefail
@@ -37,7 +41,7 @@ DTYPES=${DTYPES:-fp16 fp32}
 PROCS=${PROCS:-8}
 CONCURRENT=${CONCURRENT:-$PROCS}
 TIMED=${TIMED:-3}
-DET=${DET:-1}
+DETS=${DETS:-0 1}
 WORK=${WORK:-/tmp/tunedb-pins}
 OUT=${OUT:-$PWD/out}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -77,10 +81,21 @@ together() {
   if (( ${#pids[@]} > 0 )); then wait "${pids[@]}"; fi
 }
 
+if [[ -n ${FOLLOW:-} ]]; then
+  for pin in "$FOLLOW"/*.pin; do
+    name=$(basename "$pin" .pin)          # MODEL-DTYPE[-det]
+    det=""; [[ $name == *-det ]] && det=" --deterministic"
+    base=${name%-det}; model=${base%-*}; dtype=${base##*-}
+    echo "=== $name, followed ($(date -u +%H:%M:%S))"
+    together "$name, pin made elsewhere, followed" "$model" "$dtype" "--benchmark 1$det" \
+      "$B/bin/tunedb" --address "$NOWHERE" run --pin "$pin" --
+  done
+  MODELS=""
+fi
 for model in $MODELS; do
   for dtype in $DTYPES; do
     tag="$model-$dtype"
-    for det in $(seq 0 "$DET"); do
+    for det in $DETS; do
       flags="--benchmark 1"; pinflag=(); d=""
       if [[ $det == 1 ]]; then flags+=" --deterministic"; pinflag=(--deterministic); d=" deterministic"; fi
       pin="$OUT/pins/$tag${d:+-det}.pin"
@@ -91,14 +106,15 @@ for model in $MODELS; do
       together "$tag$d, pin followed" "$model" "$dtype" "$flags" \
         "$B/bin/tunedb" --address "$NOWHERE" run --pin "$pin" --
     done
+    (( TIMED > 0 )) || continue
     # The timed pin is recorded again once the misses of the first recording
     # are tuned, so warm and pinned rows build the same plans.
     one "$tag, pin re-recorded" "$model" "$dtype" "--benchmark 1" \
       "$B/bin/tunedb" --address "$ADDR" run --repin --pin "$OUT/pins/$tag.pin" --
     for i in $(seq 1 "$TIMED"); do
-      one "$tag, timed warm #$i" "$model" "$dtype" "--benchmark 1" \
+      one "$tag, timed warm #$i" "$model" "$dtype" "--benchmark 1 --steady" \
         "$B/bin/tunedb" --address "$ADDR" run --
-      one "$tag, timed pinned #$i" "$model" "$dtype" "--benchmark 1" \
+      one "$tag, timed pinned #$i" "$model" "$dtype" "--benchmark 1 --steady" \
         "$B/bin/tunedb" --address "$NOWHERE" run --pin "$OUT/pins/$tag.pin" --
     done
   done

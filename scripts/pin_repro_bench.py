@@ -8,7 +8,12 @@
       weight gradients together).
   pin_repro_bench.py summarize RUNS.jsonl OUT.md
       Per group (label without its "#k" suffix): processes, distinct hashes,
-      median first iteration; as a Markdown table and JSON on stdout.
+      median first iteration and, where measured, median graph replay;
+      as a Markdown table and JSON on stdout.
+  pin_repro_bench.py agree PIN...
+      The pins recorded by the ranks of one job (scripts/job_agree.sh): per
+      slot (problem, det, launch, notes, ws), how many different answers the
+      ranks got; JSON on stdout.
 """
 import argparse
 import hashlib
@@ -46,14 +51,39 @@ def run(args):
     every = hashlib.sha256()
     for _, p in convs:
         every.update(p.grad.detach().contiguous().cpu().numpy().tobytes())
+    hashes = {"out_sha": sha(out), "first_conv_grad_sha": sha(convs[0][1].grad),
+              "conv_grads_sha": every.hexdigest()[:16]}
+    # Nothing may keep the first iteration's autograd graph alive when a CUDA
+    # graph is captured on another stream (--steady).
+    del out
+    steady = steady_gpu_ms(model, x, args) if args.steady else None
     print(json.dumps({
         "label": args.label, "model": args.model, "dtype": args.dtype,
         "benchmark": bool(args.benchmark), "deterministic": bool(args.deterministic),
-        "first_iter_s": round(first_s, 4), "out_sha": sha(out),
-        "first_conv_grad_sha": sha(convs[0][1].grad),
-        "conv_grads_sha": every.hexdigest()[:16],
+        "first_iter_s": round(first_s, 4), **hashes, "graphed": steady,
         "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
         "gpu": torch.cuda.get_device_name()}), flush=True)
+
+
+def steady_gpu_ms(model, x, args):
+    """GPU time per iteration of the plans this process chose: a warm-up of
+    --warmup-s seconds (the clock ramps up under load), then CUDA-graph
+    replays (pytorch_dropin_bench.graphed_steady)."""
+    import torch
+    from pytorch_dropin_bench import graphed_steady
+
+    def step():
+        for p in model.parameters():
+            p.grad = None
+        model(x).float().mean().backward()
+
+    start = time.perf_counter()
+    n = 0
+    while n < 10 or time.perf_counter() - start < args.warmup_s:
+        step()
+        n += 1
+    torch.cuda.synchronize()
+    return graphed_steady(model, x, step, args)
 
 
 def summarize(runs_path, out_md):
@@ -72,15 +102,65 @@ def summarize(runs_path, out_md):
             "distinct_first_conv_grad": len({r["first_conv_grad_sha"] for r in rs}),
             "distinct_conv_grads": len({r["conv_grads_sha"] for r in rs}),
             "first_iter_median_s": round(statistics.median(r["first_iter_s"] for r in rs), 3)})
+        graphed = [r["graphed"]["median_ms"] for r in rs
+                   if (r.get("graphed") or {}).get("median_ms")]
+        if graphed:
+            rows[-1]["graphed_median_ms"] = round(statistics.median(graphed), 3)
+            rows[-1]["graphed_each_ms"] = graphed
     with open(out_md, "w") as f:
         f.write("| group | processes | distinct outputs | distinct first-conv wgrads | "
-                "distinct all-conv wgrads | first iteration, median |\n|---|---|---|---|---|---|\n")
+                "distinct all-conv wgrads | first iteration, median | "
+                "GPU ms/iter (graph replays), median |\n|---|---|---|---|---|---|---|\n")
         for r in rows:
+            graphed = r.get("graphed_median_ms")
             f.write(f"| {r['group']} | {r['processes']} | {r['distinct_out']} | "
                     f"{r['distinct_first_conv_grad']} | {r['distinct_conv_grads']} | "
-                    f"{r['first_iter_median_s']} s |\n")
+                    f"{r['first_iter_median_s']} s | "
+                    f"{'%.3f' % graphed if graphed else '–'} |\n")
+        by_group = {r["group"]: r for r in rows}
+        for r in rows:
+            warm = by_group.get(r["group"].replace("timed pinned", "timed warm"))
+            if (r["group"].endswith("timed pinned") and warm and
+                    "graphed_median_ms" in r and "graphed_median_ms" in warm):
+                r["graphed_vs_warm"] = round(r["graphed_median_ms"] / warm["graphed_median_ms"], 4)
+                r["first_iter_vs_warm"] = round(
+                    r["first_iter_median_s"] / warm["first_iter_median_s"], 3)
+                f.write(f"\n{r['group']} vs warm: GPU time {r['graphed_vs_warm']}×, "
+                        f"first iteration {r['first_iter_vs_warm']}×\n")
     json.dump(rows, sys.stdout, indent=1)
     print()
+
+
+SLOT_FIELDS = ("problem", "det", "launch", "notes", "ws")
+
+
+def agree(pin_paths):
+    """Slots answered differently across the given pins (each a rank's)."""
+    answers = {}  # slot -> {pin: answer}
+    for path in pin_paths:
+        with open(path) as f:
+            pin = json.load(f)
+        mine = {}
+        for a in pin["answers"]:
+            slot = json.dumps([a.get(k) for k in SLOT_FIELDS])
+            rest = {k: v for k, v in a.items() if k not in SLOT_FIELDS}
+            mine.setdefault(slot, []).append(json.dumps(rest, sort_keys=True))
+        for slot, configs in mine.items():
+            answers.setdefault(slot, {})[path] = "\n".join(configs)
+    differing = [json.loads(slot) for slot, by_pin in answers.items()
+                 if len(set(by_pin.values())) > 1]
+    partial = [json.loads(slot) for slot, by_pin in answers.items()
+               if len(by_pin) < len(pin_paths)]
+    sources = {}
+    for by_pin in answers.values():
+        for answer in by_pin.values():
+            for config in answer.split("\n"):
+                src = json.loads(config).get("source")
+                sources[src] = sources.get(src, 0) + 1
+    return {"pins": len(pin_paths), "slots": len(answers),
+            "slots_answered_differently": len(differing),
+            "slots_missing_in_some_pins": len(partial),
+            "answer_sources": sources, "differing": differing[:20]}
 
 
 def main():
@@ -94,12 +174,22 @@ def main():
     r.add_argument("--deterministic", action="store_true")
     r.add_argument("--batch", type=int, default=64)
     r.add_argument("--label", required=True)
+    r.add_argument("--steady", action="store_true",
+                   help="also the GPU time per iteration, from CUDA-graph replays")
+    r.add_argument("--warmup-s", type=float, default=3.0)
+    r.add_argument("--iters", type=int, default=100, help="replays timed (with --steady)")
+    r.add_argument("--blocks", type=int, default=10, help="blocks they are timed in")
     s = sub.add_parser("summarize", help="distinct hashes per group")
     s.add_argument("runs")
     s.add_argument("out_md")
+    g = sub.add_parser("agree", help="slots answered differently across ranks' pins")
+    g.add_argument("pins", nargs="+")
     a = ap.parse_args()
     if a.cmd == "run":
         run(a)
+    elif a.cmd == "agree":
+        json.dump(agree(a.pins), sys.stdout, indent=1)
+        print()
     else:
         summarize(a.runs, a.out_md)
 
