@@ -37,7 +37,8 @@ struct CoreApi {
   GraphAnswer (*answer_graph)(const GraphCall& call) = nullptr;
   // Interposer::RecordPlan: what became of a plan the shim had a part in;
   // never throws.
-  // `why`: for kStoredRefused, the reason (logged), else null.
+  // `why`: for kStoredRefused and kStoredFailedToRun, the reason (logged),
+  // else null.
   void (*plan_event)(PlanEvent event, const char* why) = nullptr;
 };
 

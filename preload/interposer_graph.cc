@@ -249,7 +249,9 @@ void Interposer::RecordPlan(PlanEvent event, absl::string_view why) {
   if (options_.log == LogLevel::kCalls) {
     const char* what = event == PlanEvent::kNotBuilt        ? "plan_not_built"
                        : event == PlanEvent::kStoredLoaded ? "stored_plan_loaded"
-                                                           : "stored_plan_refused";
+                       : event == PlanEvent::kStoredRefused
+                           ? "stored_plan_refused"
+                           : "stored_plan_failed_to_run";
     std::fprintf(stderr, "tunedb preload: graph %s%s%.*s\n", what,
                  why.empty() ? "" : ": ", static_cast<int>(why.size()),
                  why.data());

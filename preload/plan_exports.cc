@@ -32,7 +32,8 @@
 // caller's descriptor (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION), with
 // that handle where the caller set none (cudnn_frontend sets none), and
 // cuDNN's finalize loads it instead of compiling the engine: two loads
-// instead of a compile (docs/preload.md has the times).
+// instead of a compile (docs/preload.md has the times). A loaded plan that
+// then fails to run is replaced by its config's build (execute_exports.cc).
 //
 // Every other descriptor costs two atomic loads (before any offer or plan
 // was marked) or a few thread-local reads.
@@ -54,6 +55,7 @@
 #include "preload/graph_shadow.h"
 #include "preload/inside_preload.h"
 #include "preload/lead_plan_window.h"
+#include "preload/loaded_plans.h"
 #include "preload/real_cudnn.h"
 
 namespace tunedb::preload {
@@ -203,6 +205,7 @@ cudnnStatus_t Build(cudnnBackendDescriptor_t d,
     why = "cuDNN loaded it on a scratch plan but not on the caller's";
   } else {
     Note(PlanEvent::kStoredLoaded);
+    LoadedPlans::Instance().Add(d, held->config, handle, WorkspaceOf(d));
     return CUDNN_STATUS_SUCCESS;
   }
   Note(PlanEvent::kStoredRefused, why);

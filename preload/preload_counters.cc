@@ -23,10 +23,12 @@ constexpr EnumNames<Outcome, 14> kOutcomeNames(
                  {Outcome::kConfigFailed, "config_failed"},
                  {Outcome::kInternalError, "internal_error"}}});
 
-constexpr EnumNames<PlanEvent, 3> kPlanEventNames(
+constexpr EnumNames<PlanEvent, 4> kPlanEventNames(
     "plan event", {{{PlanEvent::kNotBuilt, "plans_not_built"},
                     {PlanEvent::kStoredLoaded, "stored_plans_loaded"},
-                    {PlanEvent::kStoredRefused, "stored_plans_refused"}}});
+                    {PlanEvent::kStoredRefused, "stored_plans_refused"},
+                    {PlanEvent::kStoredFailedToRun,
+                     "stored_plans_failed_to_run"}}});
 
 }  // namespace
 
@@ -93,6 +95,9 @@ std::string PreloadCounters::Summary(absl::string_view address,
   if (loaded + refused > 0) {
     absl::StrAppend(&line, "; ", loaded, " stored plans loaded");
     if (refused > 0) absl::StrAppend(&line, ", ", refused, " refused");
+    if (const int64_t failed = Plans(PlanEvent::kStoredFailedToRun)) {
+      absl::StrAppend(&line, ", ", failed, " failed to run (built instead)");
+    }
   }
   return line;
 }

@@ -60,6 +60,9 @@ enum class PlanEvent {
   kStoredLoaded,  // its config's stored plan loaded instead of compiling
   kStoredRefused,  // a stored plan not used (cuDNN refused it, or it did
                    // not fit the caller's graph): built as without tunedb
+  kStoredFailedToRun,  // a loaded stored plan that cuDNN did not run: its
+                       // config built by cuDNN ran instead (or, where that
+                       // failed too, the program got cuDNN's error)
   kNumPlanEvents
 };
 

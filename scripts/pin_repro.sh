@@ -13,7 +13,9 @@
 #   the same three with torch.backends.cudnn.deterministic = True;
 #   timed, warm / pinned      the pin recorded again (warm now), then TIMED
 #                             rounds of one process each, in turn: the warm
-#                             database without a pin, then the pin; each
+#                             database without a pin, the pin with no
+#                             daemon, the pin with the daemon (which gives
+#                             the stored plans of pinned configs); each
 #                             also times its steady state as CUDA-graph
 #                             replays (GPU time of the plans it chose).
 #
@@ -41,7 +43,7 @@ DTYPES=${DTYPES:-fp16 fp32}
 PROCS=${PROCS:-8}
 CONCURRENT=${CONCURRENT:-$PROCS}
 TIMED=${TIMED:-3}
-DETS=${DETS:-0 1}
+DETS=${DETS-0 1}
 WORK=${WORK:-/tmp/tunedb-pins}
 OUT=${OUT:-$PWD/out}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -116,6 +118,8 @@ for model in $MODELS; do
         "$B/bin/tunedb" --address "$ADDR" run --
       one "$tag, timed pinned #$i" "$model" "$dtype" "--benchmark 1 --steady" \
         "$B/bin/tunedb" --address "$NOWHERE" run --pin "$OUT/pins/$tag.pin" --
+      one "$tag, timed pinned with a daemon #$i" "$model" "$dtype" "--benchmark 1 --steady" \
+        "$B/bin/tunedb" --address "$ADDR" run --pin "$OUT/pins/$tag.pin" --
     done
   done
 done

@@ -18,6 +18,7 @@
 import argparse
 import hashlib
 import json
+import re
 import statistics
 import sys
 import time
@@ -119,8 +120,8 @@ def summarize(runs_path, out_md):
                     f"{'%.3f' % graphed if graphed else '–'} |\n")
         by_group = {r["group"]: r for r in rows}
         for r in rows:
-            warm = by_group.get(r["group"].replace("timed pinned", "timed warm"))
-            if (r["group"].endswith("timed pinned") and warm and
+            warm = by_group.get(re.sub(r"timed pinned.*", "timed warm", r["group"]))
+            if ("timed pinned" in r["group"] and warm and
                     "graphed_median_ms" in r and "graphed_median_ms" in warm):
                 r["graphed_vs_warm"] = round(r["graphed_median_ms"] / warm["graphed_median_ms"], 4)
                 r["first_iter_vs_warm"] = round(

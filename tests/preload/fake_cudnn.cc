@@ -20,6 +20,10 @@
 // through the exported functions, as cuDNN does ("backend_plan_load_inner").
 // A plan without a handle does not load ("backend_plan_load_no_handle",
 // BAD_PARAM; cuDNN 9.19 crashes there).
+// cudnnBackendExecute runs any finalized plan ("backend_execute"), except
+// that with FAKE_CUDNN_LOADED_PLANS_FAIL=1 a plan loaded from its serialized
+// form fails (EXECUTION_FAILED, "backend_execute_failed"), and with
+// FAKE_CUDNN_BUILT_PLANS_FAIL=1 so does a built one.
 //
 // Thread safety: the counters are atomic; descriptors as in cuDNN.
 #include <cudnn.h>
@@ -418,6 +422,7 @@ struct Attr {
 struct Desc {
   cudnnBackendDescriptorType_t type = CUDNN_BACKEND_TENSOR_DESCRIPTOR;
   bool finalized = false;
+  bool loaded = false;  // a plan finalized from its serialized form
   std::map<int, Attr> attrs;
 };
 
@@ -789,6 +794,24 @@ cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
   return CUDNN_STATUS_SUCCESS;
 }
 
+cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
+                                  cudnnBackendDescriptor_t plan,
+                                  cudnnBackendDescriptor_t variant_pack) {
+  const Desc* d = AsDesc(plan);
+  if (handle == nullptr || d == nullptr || variant_pack == nullptr ||
+      d->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR || !d->finalized) {
+    return CUDNN_STATUS_BAD_PARAM;
+  }
+  const char* fail = std::getenv(d->loaded ? "FAKE_CUDNN_LOADED_PLANS_FAIL"
+                                           : "FAKE_CUDNN_BUILT_PLANS_FAIL");
+  if (fail != nullptr && fail[0] == '1') {
+    Count("backend_execute_failed");
+    return CUDNN_STATUS_EXECUTION_FAILED;
+  }
+  Count("backend_execute");
+  return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d) {
   if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
   delete AsDesc(d);
@@ -921,6 +944,7 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
             !LoadsSerializedPlan(*d)) {
           return CUDNN_STATUS_BAD_PARAM;
         }
+        d->loaded = true;
       } else if (!Has(*d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG)) {
         // A plan of any config builds, needing FAKE_CUDNN_PLAN_WORKSPACE
         // bytes (default 0).

@@ -13,7 +13,8 @@
 //       [--align A]
 //       [--align-w A] [--mode instant|a|b|fallback] [--requested N]
 //       [--ops 1|2] [--destroy-early] [--then-fallback]
-//       [--build-plans [--drop-engine E] [--finalize-between]]
+//       [--build-plans [--drop-engine E] [--finalize-between]
+//        [--run-plans]]
 //       [--bad-fill null_elements|null_count|wrong_type] [--fidelity]
 //       [--exit-code E]
 //   {"status":0,"queried":3,"count":3,
@@ -45,7 +46,10 @@
 // "status":0},...] (status 9, NOT_SUPPORTED: not built); with
 // --finalize-between it finalizes a variant pack after each plan, as a
 // caller that runs a plan before it builds the next (PyTorch's benchmark
-// off, trying one config after another). --fidelity
+// off, trying one config after another). --run-plans then runs every plan
+// that built twice on one variant pack, as PyTorch's benchmark times them,
+// and the first whose runs succeeded once more, as the program's own run:
+// "runs":[{"engine":107,"status":[0,0]},...], "ran":107 (-1: none). --fidelity
 // prints instead how this cuDNN answers the calls whose behaviour the fake
 // imitates ({"fidelity":{...}}, see Fidelity below). Linked against the real
 // cuDNN (preload_graph_probe_real) it prints no "real_calls",
@@ -86,6 +90,7 @@ struct Args {
   bool then_fallback = false;
   bool build_plans = false;
   bool finalize_between = false;
+  bool run_plans = false;
   int64_t drop_engine = -1;
   int64_t align = 16;
   int64_t align_w = -1;  // -1: --align
@@ -112,7 +117,8 @@ Args Parse(int argc, char** argv) {
         {"--fidelity", &a.fidelity},
         {"--then-fallback", &a.then_fallback},
         {"--build-plans", &a.build_plans},
-        {"--finalize-between", &a.finalize_between}};
+        {"--finalize-between", &a.finalize_between},
+        {"--run-plans", &a.run_plans}};
     bool* on = nullptr;
     for (const auto& [name, flag] : switches) {
       if (f == name) on = flag;
@@ -559,6 +565,8 @@ int main(int argc, char** argv) {
 
   // The plans, in cudnnGetPlan's order: every config of both lists.
   nlohmann::json plans = nlohmann::json::array();
+  nlohmann::json runs = nlohmann::json::array();
+  int64_t out_ran = -1;
   if (a.build_plans) {
     std::vector<std::pair<cudnnBackendDescriptor_t, nlohmann::json>> all;
     for (size_t i = 0; i < first.filled.size(); ++i) {
@@ -569,6 +577,14 @@ int main(int argc, char** argv) {
         all.emplace_back(fallback->filled[i], fallback->configs[i]);
       }
     }
+    // A variant pack, finalized (its buffers do not matter to the fake).
+    auto variant_pack = [&] {
+      cudnnBackendDescriptor_t pack =
+          Make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+      cudnnBackendFinalize(pack);
+      return pack;
+    };
+    std::vector<std::pair<int64_t, cudnnBackendDescriptor_t>> built;
     for (const auto& [config, read] : all) {
       const int64_t engine = read.value("engine", int64_t{-1});
       if (engine == a.drop_engine) continue;
@@ -579,9 +595,29 @@ int main(int argc, char** argv) {
       Set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, D, config);
       // Not Finalize(): a plan that does not build is an answer, not a
       // failure of the probe.
-      plans.push_back(
-          {{"engine", engine},
-           {"status", static_cast<int>(cudnnBackendFinalize(plan))}});
+      const cudnnStatus_t s = cudnnBackendFinalize(plan);
+      plans.push_back({{"engine", engine}, {"status", static_cast<int>(s)}});
+      if (s == CUDNN_STATUS_SUCCESS) built.emplace_back(engine, plan);
+      if (a.finalize_between) variant_pack();
+    }
+    if (a.run_plans) {
+      cudnnBackendDescriptor_t pack = variant_pack();
+      int64_t ran = -1;
+      cudnnBackendDescriptor_t first_good = nullptr;
+      for (const auto& [engine, plan] : built) {
+        const int s1 = cudnnBackendExecute(handle, plan, pack);
+        const int s2 = cudnnBackendExecute(handle, plan, pack);
+        runs.push_back({{"engine", engine}, {"status", {s1, s2}}});
+        if (first_good == nullptr && s1 == 0 && s2 == 0) {
+          first_good = plan;
+          ran = engine;
+        }
+      }
+      if (first_good != nullptr &&
+          cudnnBackendExecute(handle, first_good, pack) != CUDNN_STATUS_SUCCESS) {
+        ran = -1;
+      }
+      out_ran = ran;
     }
   }
 
@@ -590,7 +626,8 @@ int main(int argc, char** argv) {
        {"backend_heur_results", "backend_heur_count", "backend_engine_finalize",
         "backend_plan_finalize", "backend_plan_load",
         "backend_plan_load_refused", "backend_plan_load_caller_ids",
-        "backend_plan_load_inner"}) {
+        "backend_plan_load_inner", "backend_execute",
+        "backend_execute_failed"}) {
     if (fakeCudnnCallCount != nullptr) calls[name] = fakeCudnnCallCount(name);
   }
   for (cudnnBackendDescriptor_t d : made) cudnnBackendDestroyDescriptor(d);
@@ -604,6 +641,10 @@ int main(int argc, char** argv) {
       {"live_descriptors",
        fakeCudnnLiveDescriptors != nullptr ? fakeCudnnLiveDescriptors() : -1}};
   if (a.build_plans) out["plans"] = plans;
+  if (a.run_plans) {
+    out["runs"] = runs;
+    out["ran"] = out_ran;
+  }
   if (fallback.has_value()) {
     out["fallback"] = {{"status", static_cast<int>(fallback->status)},
                        {"queried", fallback->queried},

@@ -666,6 +666,74 @@ TEST_F(PreloadGraphTest, StoredPlansLoadByDefaultAndTurnedOffEveryPlanIsBuilt) {
   }
 }
 
+// The statuses of each plan's two benchmark runs (--run-plans).
+std::vector<std::pair<int64_t, std::vector<int>>> RunsOf(const ProbeRun& run) {
+  std::vector<std::pair<int64_t, std::vector<int>>> out;
+  if (!run.out.is_object() || !run.out.contains("runs")) return out;
+  for (const auto& r : run.out["runs"]) {
+    out.emplace_back(r["engine"].get<int64_t>(),
+                     r["status"].get<std::vector<int>>());
+  }
+  return out;
+}
+
+TEST_F(PreloadGraphTest, ALoadedPlanThatRunsRunsAsLoadedAndIsNeverBuilt) {
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans", "--run-plans"},
+                       {kStoredPlansOn});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(RunsOf(run), (std::vector<std::pair<int64_t, std::vector<int>>>{
+                             {110, {0, 0}}}));
+  EXPECT_EQ(run.out["ran"], 110);
+  EXPECT_EQ(run.real("backend_execute"), 3);
+  EXPECT_EQ(run.real("backend_plan_finalize"), 0);
+  EXPECT_THAT(run.err, Not(HasSubstr("failed to run")));
+}
+
+TEST_F(PreloadGraphTest, ALoadedPlanThatDoesNotRunIsReplacedByItsConfigBuiltByCudnn) {
+  // PyTorch's benchmark: the alternatives were left unbuilt, so without the
+  // replacement the program would have no plan that runs.
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans", "--run-plans"},
+                       {kStoredPlansOn, "FAKE_CUDNN_LOADED_PLANS_FAIL=1",
+                        "TUNEDB_PRELOAD_LOG=calls"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
+                              {110, kBuilt}, {112, kNotBuilt}}));
+  EXPECT_EQ(RunsOf(run), (std::vector<std::pair<int64_t, std::vector<int>>>{
+                             {110, {0, 0}}}));
+  EXPECT_EQ(run.out["ran"], 110);
+  // The loaded plan failed once; its config was built once, and ran for
+  // that execute and the two after it.
+  EXPECT_EQ(run.real("backend_execute_failed"), 1);
+  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_EQ(run.real("backend_execute"), 3);
+  // Destroyed with the program's plan: what is left is the hit's graph copy
+  // (AHitKeepsOnlyTheGraphCopyItsConfigsWereFinalizedOn).
+  EXPECT_EQ(run.out["live_descriptors"], 1);
+  EXPECT_THAT(run.err, HasSubstr("graph stored_plan_failed_to_run"));
+  EXPECT_THAT(run.err, HasSubstr(
+                           "1 stored plans loaded, 1 failed to run (built instead)"));
+}
+
+TEST_F(PreloadGraphTest, WhenItsConfigDoesNotRunEitherTheProgramGetsCudnnsError) {
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans", "--run-plans"},
+                       {kStoredPlansOn, "FAKE_CUDNN_LOADED_PLANS_FAIL=1",
+                        "FAKE_CUDNN_BUILT_PLANS_FAIL=1"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  const int failed = static_cast<int>(CUDNN_STATUS_EXECUTION_FAILED);
+  EXPECT_EQ(RunsOf(run), (std::vector<std::pair<int64_t, std::vector<int>>>{
+                             {110, {failed, failed}}}));
+  EXPECT_EQ(run.out["ran"], -1);
+  // The loaded plan failed, then its config's build; the second execute
+  // went to the build alone, which failed as it would without tunedb.
+  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_EQ(run.real("backend_execute_failed"), 3);
+  EXPECT_EQ(run.out["live_descriptors"], 1);
+  EXPECT_THAT(run.err, HasSubstr("1 failed to run (built instead)"));
+}
+
 TEST_F(PreloadGraphTest, TheFillAfterACountQueryDoesNotCheckTheConfigsAgain) {
   const ProblemKey key = Key();
   Put(key, RankingWithUniversal());
