@@ -252,14 +252,27 @@ tunedb_error_t tunedb_client_create(const tunedb_options_t* o,
     options.reconnect_backoff_max = Us(o->reconnect_backoff_max_us);
     options.background_queue_capacity = o->background_queue_capacity;
     if (o->db_path != nullptr) options.db_path = o->db_path;
-    if (o->struct_size >= sizeof(tunedb_options_t)) {
-      auto copy = [](const char* from, std::string* to) {
-        if (from != nullptr) *to = from;
-      };
+    auto copy = [](const char* from, std::string* to) {
+      if (from != nullptr) *to = from;
+    };
+    // Callers built before the pin fields pass a struct that ends at
+    // tls_server_name.
+    if (o->struct_size >= offsetof(tunedb_options_t, pin_path)) {
       copy(o->tls_ca_file, &options.tls.ca_file);
       copy(o->tls_cert_file, &options.tls.cert_file);
       copy(o->tls_key_file, &options.tls.key_file);
       copy(o->tls_server_name, &options.tls.server_name);
+    }
+    if (o->struct_size >= sizeof(tunedb_options_t)) {
+      if (o->pin_mode < TUNEDB_PIN_OFF || o->pin_mode > TUNEDB_PIN_FOLLOW) {
+        return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "unknown pin_mode");
+      }
+      copy(o->pin_path, &options.pin.path);
+      options.pin.mode = static_cast<tunedb::PinMode>(o->pin_mode);
+      options.pin.accept_mismatch = o->pin_accept_mismatch != 0;
+      options.pin.driver_version = o->pin_driver_version;
+      options.pin.deterministic = o->pin_deterministic != 0;
+      copy(o->job_id, &options.job_id);
     }
     if (o->heuristic != nullptr) {
       tunedb_heuristic_fn fn = o->heuristic;

@@ -10,6 +10,7 @@
 #include "common/status_macros.h"
 #include "cudnn/conv_operands.h"
 #include "cudnn/cudnn_status.h"
+#include "cudnn/plan_blob.h"
 #include "tunedb/cudnn_types.h"
 
 namespace tunedb {
@@ -432,6 +433,7 @@ absl::StatusOr<BackendDescriptor> BuildPlanFor(
 absl::StatusOr<BackendDescriptor> LoadPlan(cudnnHandle_t handle,
                                            const std::string& json) {
   if (json.empty()) return absl::InvalidArgumentError("empty plan");
+  RETURN_IF_ERROR(CheckLoadable(json));
   ASSIGN_OR_RETURN(
       BackendDescriptor plan,
       CreateBackendDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR));

@@ -140,6 +140,36 @@ class Renumbering {
 
 }  // namespace
 
+namespace {
+
+bool TakesTmaDescriptor(const Json& j) {
+  if (j.is_object()) {
+    auto it = j.find("update_as");
+    if (it != j.end() && it->is_string() && *it == "tma_desc") return true;
+  }
+  if (j.is_object() || j.is_array()) {
+    for (const Json& v : j) {
+      if (TakesTmaDescriptor(v)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::Status CheckLoadable(absl::string_view plan) {
+  const Json j = Json::parse(plan.begin(), plan.end(), nullptr, false);
+  if (j.is_discarded()) {
+    return absl::InvalidArgumentError("the plan is not JSON");
+  }
+  if (TakesTmaDescriptor(j)) {
+    return absl::FailedPreconditionError(
+        "a kernel of the plan takes a TMA descriptor, which faults once "
+        "loaded: built instead");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> WithTensorIds(absl::string_view plan,
                                           const TensorIds& from,
                                           const TensorIds& to,

@@ -46,6 +46,15 @@ absl::StatusOr<std::string> WithTensorIds(
     absl::string_view plan, const TensorIds& from, const TensorIds& to,
     const TensorLayouts* layouts = nullptr);
 
+// Whether `plan` may be loaded at all (by the daemon's search or a program).
+// FAILED_PRECONDITION when one of its kernels takes a tensor as a TMA
+// descriptor (a binding with "update_as": "tma_desc"; engines 70 and 78 of
+// cuDNN 9.19): cuDNN loads such a plan, and its kernel then faults with a
+// misaligned address on the program's buffers, which leaves the process's
+// CUDA context unusable (measured on the H200: docs/preload.md). Such a
+// config is built instead. INVALID_ARGUMENT when `plan` is not JSON.
+absl::Status CheckLoadable(absl::string_view plan);
+
 }  // namespace tunedb
 
 #endif  // TUNEDB_CUDNN_PLAN_BLOB_H_

@@ -132,9 +132,12 @@ std::vector<std::shared_ptr<const std::string>> PlansForCaller(
       out[i] = out[same - given.begin()];
       continue;
     }
+    const absl::Status loadable = CheckLoadable(given[i]->plan);
     absl::StatusOr<std::string> renumbered =
-        WithTensorIds(given[i]->plan, TensorIds{kUidX, kUidW, kUidY}, caller,
-                      &layouts);
+        loadable.ok() ? WithTensorIds(given[i]->plan,
+                                      TensorIds{kUidX, kUidW, kUidY}, caller,
+                                      &layouts)
+                      : absl::StatusOr<std::string>(loadable);
     if (!renumbered.ok()) {
       unusable->push_back(std::string(renumbered.status().message()));
       continue;

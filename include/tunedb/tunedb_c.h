@@ -46,6 +46,13 @@ typedef enum tunedb_miss_policy {
   TUNEDB_MISS_BACKGROUND = 3
 } tunedb_miss_policy_t;
 
+/* tunedb::PinMode (docs/pins.md). */
+typedef enum tunedb_pin_mode {
+  TUNEDB_PIN_OFF = 0,
+  TUNEDB_PIN_RECORD = 1, /* written at tunedb_client_destroy */
+  TUNEDB_PIN_FOLLOW = 2
+} tunedb_pin_mode_t;
+
 /* Values of tunedb::Source. */
 typedef enum tunedb_source {
   TUNEDB_SOURCE_NONE = 0,
@@ -118,6 +125,16 @@ typedef struct tunedb_options {
   const char* tls_cert_file;   /* client certificate (mTLS) */
   const char* tls_key_file;    /* its key */
   const char* tls_server_name; /* name in the daemon's certificate */
+  /* A pin (tunedb::PinOptions, docs/pins.md); pin_path copied, default NULL
+   * (no pin: pin_mode must be TUNEDB_PIN_OFF, the default). */
+  const char* pin_path;
+  int32_t pin_mode;            /* tunedb_pin_mode_t */
+  int32_t pin_accept_mismatch; /* default 0: a foreign pin is refused */
+  int32_t pin_driver_version;  /* cudaDriverGetVersion; default 0: unknown */
+  int32_t pin_deterministic;   /* default 0 */
+  /* The job this client is a rank of (ClientOptions::job_id); copied;
+   * default NULL (none). */
+  const char* job_id;
 } tunedb_options_t;
 
 /* A whole key: device and convolution (tunedb::ProblemKey). Spatial arrays

@@ -10,6 +10,7 @@
 #include "common/record_results.h"
 #include "common/status_macros.h"
 #include "cudnn/cudnn_status.h"
+#include "cudnn/plan_blob.h"
 #include "server/search/algo_failure.h"
 #include "server/search/run_timer.h"
 
@@ -184,6 +185,8 @@ absl::Status KeepPlans(const GraphLauncher& launcher,
     cudnnBackendDescriptor_t plan = launcher.PlanOf(r);
     if (plan == nullptr || !r.plan.empty()) return absl::OkStatus();
     ASSIGN_OR_RETURN(r.plan, SerializePlan(plan));
+    // A plan no one may load is not kept (plan_blob.h).
+    if (!CheckLoadable(r.plan).ok()) r.plan.clear();
     return absl::OkStatus();
   };
   const double lead = results[0].cost(LaunchMode::kDirect).median_ms;

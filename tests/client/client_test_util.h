@@ -64,6 +64,11 @@ class FakeTuneDb final : public v1::TuneDb::Service {
 
   int lookups() const { return lookups_.load(); }
   int tunes() const { return tunes_.load(); }
+  // The job id the last Lookup carried ("" for none).
+  std::string last_job() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_job_;
+  }
 
   grpc::Status Lookup(grpc::ServerContext* context,
                       const v1::LookupRequest* request,
@@ -74,6 +79,7 @@ class FakeTuneDb final : public v1::TuneDb::Service {
         KeyOf(request->problem(), request->device());
     if (!key.ok()) return ToGrpcStatus(key.status());
     std::lock_guard<std::mutex> lock(mu_);
+    last_job_ = request->job();
     auto it = records_.find(key->ToText());
     if (it == records_.end()) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "no record");
@@ -156,8 +162,9 @@ class FakeTuneDb final : public v1::TuneDb::Service {
     return true;
   }
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<std::string, Record> records_;
+  std::string last_job_;
   std::function<std::optional<std::vector<AlgoResult>>(const ProblemKey&)>
       tune_result_;
   std::atomic<std::chrono::milliseconds> tune_delay_{

@@ -168,6 +168,65 @@ TEST(TunedbCTest, GetEngineGivesKnobsNotesAndThePlanBytes) {
   tunedb_client_destroy(client);
 }
 
+TEST(TunedbCTest, APinRecordedThroughTheCApiIsFollowedWithoutADaemon) {
+  TempDir dir;
+  const std::string pin = dir.File("job.pin");
+  tunedb_problem_t p;
+  FillProblem(&p, 8);
+  {
+    FakeDaemon daemon(dir.File("c.sock"));
+    daemon.service().Put(testing_util::TestKey(8),
+                         {OkResult(6, 2048, MathType::kTensorOp)});
+    const std::string address = daemon.address();
+    tunedb_options_t o;
+    tunedb_options_init(&o);
+    o.address = address.c_str();
+    o.pin_path = pin.c_str();
+    o.pin_mode = TUNEDB_PIN_RECORD;
+    o.pin_driver_version = 13000;
+    o.job_id = "job-7";
+    tunedb_client_t* client = nullptr;
+    ASSERT_EQ(tunedb_client_create(&o, &client), TUNEDB_OK);
+    tunedb_answer_t a;
+    ASSERT_EQ(tunedb_get(client, &p, nullptr, &a), TUNEDB_OK);
+    EXPECT_EQ(a.source, TUNEDB_SOURCE_DAEMON);
+    EXPECT_EQ(daemon.service().last_job(), "job-7");
+    tunedb_client_destroy(client);  // writes the pin
+  }
+  const std::string absent = "unix:" + dir.File("absent.sock");
+  tunedb_options_t o;
+  tunedb_options_init(&o);
+  o.address = absent.c_str();
+  o.pin_path = pin.c_str();
+  o.pin_mode = TUNEDB_PIN_FOLLOW;
+  o.pin_driver_version = 13000;
+  tunedb_client_t* client = nullptr;
+  ASSERT_EQ(tunedb_client_create(&o, &client), TUNEDB_OK);
+  tunedb_answer_t a;
+  ASSERT_EQ(tunedb_get(client, &p, nullptr, &a), TUNEDB_OK);
+  EXPECT_EQ(a.source, TUNEDB_SOURCE_PINNED);
+  EXPECT_EQ(a.algo, 6);
+  EXPECT_EQ(a.workspace_bytes, 2048);
+  tunedb_client_destroy(client);
+}
+
+TEST(TunedbCTest, ABadPinModeOrJobIdIsRefused) {
+  tunedb_options_t o;
+  tunedb_options_init(&o);
+  EXPECT_EQ(o.pin_mode, TUNEDB_PIN_OFF);
+  EXPECT_EQ(o.job_id, nullptr);
+  tunedb_client_t* client = nullptr;
+  o.pin_mode = 7;
+  EXPECT_EQ(tunedb_client_create(&o, &client), TUNEDB_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tunedb_last_error()).find("pin_mode"), std::string::npos);
+  o.pin_mode = TUNEDB_PIN_FOLLOW;  // without a path
+  EXPECT_EQ(tunedb_client_create(&o, &client), TUNEDB_ERROR_INVALID_ARGUMENT);
+  o.pin_mode = TUNEDB_PIN_OFF;
+  o.job_id = "a job\nwith a newline";
+  EXPECT_EQ(tunedb_client_create(&o, &client), TUNEDB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(client, nullptr);
+}
+
 TEST(TunedbCTest, ErrorsAreReported) {
   tunedb_client_t* client = nullptr;
   EXPECT_EQ(tunedb_client_create(nullptr, &client),

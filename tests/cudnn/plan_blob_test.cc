@@ -117,5 +117,17 @@ TEST(PlanBlobTest, APlanOfAnotherGraphOrNotAPlanIsRefused) {
   EXPECT_FALSE(WithTensorIds(cut, kOurs, kPyTorchs).ok());
 }
 
+TEST(PlanBlobTest, APlanWhoseKernelsTakeTmaDescriptorsIsNeverLoaded) {
+  // kPlan is engine 70's, as cuDNN 9.19 wrote it: its loads faulted.
+  EXPECT_EQ(CheckLoadable(kPlan).code(), absl::StatusCode::kFailedPrecondition);
+  std::string pointers = kPlan;
+  for (size_t at; (at = pointers.find("tma_desc")) != std::string::npos;) {
+    pointers.replace(at, 8, "pointer");
+  }
+  EXPECT_TRUE(CheckLoadable(pointers).ok());
+  EXPECT_EQ(CheckLoadable("not json").code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace tunedb

@@ -637,6 +637,20 @@ TEST_F(PreloadGraphTest, APlanForOtherStridesIsNotUsedAndIsCounted) {
   EXPECT_THAT(run.err, HasSubstr("; 0 stored plans loaded, 1 refused"));
 }
 
+TEST_F(PreloadGraphTest, AStoredPlanWhoseKernelsTakeTmaDescriptorsIsBuiltNotLoaded) {
+  std::string plan = SerializedPlan();
+  plan.replace(plan.find(R"("uid":3)"), 7, R"("uid":3,"update_as":"tma_desc")");
+  Put(Key(), RankingWithStoredPlan(Key(), plan));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"},
+                       {kStoredPlansOn, "TUNEDB_PRELOAD_LOG=calls"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
+                              {110, kBuilt}, {112, kNotBuilt}}));
+  EXPECT_EQ(run.real("backend_plan_load"), 0);
+  EXPECT_EQ(run.real("backend_plan_finalize"), 1);
+  EXPECT_THAT(run.err, HasSubstr("takes a TMA descriptor"));
+}
+
 TEST_F(PreloadGraphTest, APrecompiledEnginesStoredPlanIsBuiltNotLoaded) {
   std::vector<AlgoResult> ranking =
       RankingWithStoredPlan(Key(), SerializedPlan());
