@@ -338,10 +338,16 @@ class ClientImpl final : public Client {
   // once per key; without a daemon, the caller builds the config.
   void WithStoredPlan(const ProblemKey& key, const Constraints& c,
                       EngineAnswer& a) {
-    if (!c.loads_stored_plans || !a.ok() ||
-        options_.lookup_deadline <= absl::ZeroDuration()) {
+    if (!c.loads_stored_plans || !a.ok()) {
+      a.config.plan.clear();
       return;
     }
+    // The pin's own plan, sealed for this key and config, first.
+    if (!a.config.plan.empty()) {
+      if (UnsealPlan(key, a.config).ok()) return;
+      counters_.Add(kPlansRefused);
+    }
+    if (options_.lookup_deadline <= absl::ZeroDuration()) return;
     const std::string text = key.ToText();
     std::vector<AlgoResult> with_plans;
     bool known = false;

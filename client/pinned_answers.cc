@@ -73,7 +73,7 @@ PinEntry PinnedAnswers::Remember(const ProblemKey& key, const Constraints& c,
   entry.slot = PinSlot::Of(c);
   entry.source = source;
   if (source != PinnedSource::kNone) {
-    entry.answer = PinnedAnswerOf(answer, key.problem.api, c.launch_mode);
+    entry.answer = PinnedAnswerOf(answer, key, c.launch_mode);
   }
   const std::string problem = key.problem.ToText();
   std::lock_guard<std::mutex> lock(mu_);

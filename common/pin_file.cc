@@ -12,9 +12,12 @@
 #include <sstream>
 #include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/enum_names.h"
+#include "common/record_results.h"
+#include "common/sealed_plan.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -60,6 +63,7 @@ json EntryJson(const PinEntry& e) {
     j["numerical_notes"] = a.numerical_notes;
     j["behavior_notes"] = a.behavior_notes;
     j["ms"] = a.launch.median_ms;
+    if (!a.plan.empty()) j["plan"] = a.plan;
   }
   return j;
 }
@@ -158,6 +162,17 @@ absl::StatusOr<PinEntry> ParseEntry(const json& j, const std::string& where) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": bad \"ms\""));
   }
   a.launch.samples = a.launch.median_ms > 0 ? 1 : 0;
+  // A sealed plan (sealed_plan.h), opened by the follower for this key and
+  // config; only its form is checked here.
+  if (auto it = j.find("plan"); it != j.end()) {
+    if (!it->is_string() ||
+        !absl::StartsWith(it->get_ref<const std::string&>(),
+                          kSealedPlanMagic)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": \"plan\" is not a sealed plan"));
+    }
+    a.plan = it->get<std::string>();
+  }
   return e;
 }
 
@@ -275,8 +290,9 @@ absl::string_view PinnedSourceName(PinnedSource s) {
   return kPinnedSources.Name(s);
 }
 
-AlgoResult PinnedAnswerOf(const AlgoResult& chosen, ConvApi api,
+AlgoResult PinnedAnswerOf(const AlgoResult& chosen, const ProblemKey& key,
                           LaunchMode mode) {
+  const ConvApi api = key.problem.api;
   AlgoResult a;
   a.algo = chosen.algo;
   a.math_type = chosen.math_type;
@@ -288,6 +304,11 @@ AlgoResult PinnedAnswerOf(const AlgoResult& chosen, ConvApi api,
     a.behavior_notes = chosen.behavior_notes;
     a.launch.median_ms = chosen.cost(mode).median_ms;
     a.launch.samples = a.launch.median_ms > 0 ? 1 : 0;
+    if (!chosen.plan.empty() && RuntimeCompiled(chosen)) {
+      a.plan = absl::StartsWith(chosen.plan, kSealedPlanMagic)
+                   ? chosen.plan
+                   : SealPlan(key, chosen.algo, chosen.knobs, chosen.plan);
+    }
   }
   return a;
 }

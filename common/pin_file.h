@@ -67,8 +67,9 @@ struct PinEntry {
   PinnedSource source = PinnedSource::kNone;
   // What the answer carries: algo, math_type, workspace_bytes,
   // deterministic, and for the graph API knobs, numerical_notes,
-  // behavior_notes and launch.median_ms (the order of a graph's configs).
-  // Meaningless for kNone.
+  // behavior_notes, launch.median_ms (the order of a graph's configs) and,
+  // for a runtime-compiled config, its sealed plan where one was stored
+  // ("plan" in the file). Meaningless for kNone.
   AlgoResult answer;
 };
 
@@ -88,10 +89,12 @@ struct PinFile {
   std::vector<PinEntry> entries;
 };
 
-// What a pin keeps of `chosen`, an answer for a problem of `api` to a
-// caller launching in `mode`: the fields PinEntry::answer lists (no plan,
-// no timings but the one that orders a graph's configs).
-AlgoResult PinnedAnswerOf(const AlgoResult& chosen, ConvApi api,
+// What a pin keeps of `chosen`, an answer for `key` to a caller launching
+// in `mode`: the fields PinEntry::answer lists (no timings but the one that
+// orders a graph's configs) and, for a runtime-compiled graph config, its
+// stored plan sealed for `key` (sealed_plan.h), so that a follower without
+// a daemon loads it instead of compiling.
+AlgoResult PinnedAnswerOf(const AlgoResult& chosen, const ProblemKey& key,
                           LaunchMode mode);
 
 // The exit code of a program stopped because its pin was refused (the

@@ -8,6 +8,7 @@
 #include "client_test_util.h"
 #include "test_server.h"
 #include "common/pin_file.h"
+#include "common/record_results.h"
 #include "server/finder/simulated_finder.h"
 #include "server/service/server.h"
 #include "tunedb/client.h"
@@ -60,6 +61,33 @@ class ClientPinTest : public ::testing::Test {
     o.pin.mode = mode;
     o.pin.driver_version = 13000;
     return o;
+  }
+  // A graph key whose tuned choice compiles at run time (the simulated
+  // finder's engine 106), so its record holds that config's plan: tuned.
+  ProblemKey RuntimeCompiledKey() {
+    ClientOptions o;
+    o.address = server_->address();
+    o.miss_policy = MissPolicy::kTuneAndWait;
+    o.tune_deadline = absl::Seconds(20);
+    auto c = Client::Create(o).value();
+    for (int64_t n = 1; n <= 256; ++n) {
+      const ProblemKey key = Key(n, ConvApi::kGraph);
+      const EngineAnswer a = c->GetEngine(key);
+      if (a.ok() && RuntimeCompiled(a.config) && !a.config.plan.empty()) {
+        return key;
+      }
+    }
+    ADD_FAILURE() << "no key of batch 1-256 chose a runtime-compiled config";
+    return Key(1, ConvApi::kGraph);
+  }
+  static std::string ReadFile(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  static void WriteFile(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::trunc) << text;
   }
   // Tunes `key` through a client without a pin and waits for it.
   void Tune(const ProblemKey& key) {
@@ -281,13 +309,61 @@ TEST_F(ClientPinTest, AJobIdIsCheckedAtCreation) {
   EXPECT_TRUE(Client::Create(o).ok());
 }
 
-TEST_F(ClientPinTest, AFollowerLoadsThePinnedConfigsStoredPlanWhereADaemonHasIt) {
-  const ProblemKey graph = Key(8, ConvApi::kGraph);
-  Tune(graph);
+TEST_F(ClientPinTest, APinCarriesItsRuntimeCompiledConfigsPlansForFollowersWithoutADaemon) {
+  const ProblemKey graph = RuntimeCompiledKey();
   {
     auto recorder = Client::Create(Options(PinMode::kRecord)).value();
     ASSERT_TRUE(recorder->GetEngine(graph).ok());
   }
+  EXPECT_NE(ReadFile(pin_path_).find("\"plan\":\"tunedb-plan/1 "),
+            std::string::npos);
+  server_->Shutdown(absl::Seconds(1));
+  server_.reset();
+  Constraints loads;
+  loads.loads_stored_plans = true;
+  auto alone = Client::Create(Options(PinMode::kFollow)).value();
+  EngineAnswer a = alone->GetEngine(graph, loads);
+  ASSERT_EQ(a.source, Source::kPinned);
+  EXPECT_EQ(a.config.plan.find("tunedb-plan/"), std::string::npos);  // opened
+  EXPECT_NE(a.config.plan.find("\"simulated\":true"), std::string::npos);
+  EXPECT_EQ(alone->Stats().daemon_calls, 0);
+  // A caller that builds its plans gets none.
+  EXPECT_TRUE(alone->GetEngine(graph).config.plan.empty());
+}
+
+TEST_F(ClientPinTest, AnEditedPinnedPlanIsRefusedAndTheConfigStands) {
+  const ProblemKey graph = RuntimeCompiledKey();
+  {
+    auto recorder = Client::Create(Options(PinMode::kRecord)).value();
+    ASSERT_TRUE(recorder->GetEngine(graph).ok());
+  }
+  std::string text = ReadFile(pin_path_);
+  const size_t at = text.find("simulated");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 9, "SIMULATED");
+  WriteFile(pin_path_, text);
+  server_->Shutdown(absl::Seconds(1));
+  server_.reset();
+  Constraints loads;
+  loads.loads_stored_plans = true;
+  auto alone = Client::Create(Options(PinMode::kFollow)).value();
+  const EngineAnswer a = alone->GetEngine(graph, loads);
+  ASSERT_EQ(a.source, Source::kPinned);
+  EXPECT_TRUE(a.config.plan.empty());
+  EXPECT_EQ(alone->Stats().plans_refused, 1);
+}
+
+TEST_F(ClientPinTest, APinWithoutPlansHasThemFromADaemonOncePerKey) {
+  const ProblemKey graph = RuntimeCompiledKey();
+  {
+    auto recorder = Client::Create(Options(PinMode::kRecord)).value();
+    ASSERT_TRUE(recorder->GetEngine(graph).ok());
+  }
+  // As pins recorded before they carried plans.
+  absl::StatusOr<PinFile> pin = ReadPinFile(pin_path_);
+  ASSERT_TRUE(pin.ok()) << pin.status();
+  for (PinEntry& e : pin->entries) e.answer.plan.clear();
+  WriteFile(pin_path_, FormatPin(*pin));
   Constraints loads;
   loads.loads_stored_plans = true;
   auto follower = Client::Create(Options(PinMode::kFollow)).value();

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include "common/record_results.h"
+#include "common/sealed_plan.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_values.h"
 
@@ -106,6 +108,41 @@ TEST(PinFileTest, EachAnswerIsOneLineSoADiffShowsWhichChanged) {
   EXPECT_EQ(changed, 1);
   // "{", six header fields, the list's opening, four answers, "]" and "}".
   EXPECT_EQ(lines, 1 + 6 + 1 + 4 + 2);
+}
+
+TEST(PinFileTest, ARuntimeCompiledConfigKeepsItsPlanSealedForItsKey) {
+  ProblemKey key{TestDevice(), Graph(8).problem};
+  AlgoResult chosen = Graph(8).answer;
+  chosen.behavior_notes = NoteBit(kBehaviorNoteRuntimeCompilation);
+  chosen.plan = R"({"cudnnVersion":91900})";
+  const AlgoResult pinned = PinnedAnswerOf(chosen, key, LaunchMode::kDirect);
+  absl::StatusOr<absl::string_view> opened =
+      OpenSealedPlan(pinned.plan, key, chosen.algo, chosen.knobs);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  EXPECT_EQ(*opened, chosen.plan);
+  // A plan sealed already (a stored record's) is kept as it is.
+  chosen.plan = pinned.plan;
+  EXPECT_EQ(PinnedAnswerOf(chosen, key, LaunchMode::kDirect).plan, pinned.plan);
+  // A precompiled config's plan is not pinned: it builds in no time.
+  chosen.behavior_notes = 0;
+  EXPECT_TRUE(PinnedAnswerOf(chosen, key, LaunchMode::kDirect).plan.empty());
+  // In the file, and back.
+  PinFile pin = APin();
+  pin.entries[2].answer.plan = pinned.plan;
+  absl::StatusOr<PinFile> back = ParsePin(FormatPin(pin));
+  ASSERT_TRUE(back.ok()) << back.status();
+  bool found = false;
+  for (const PinEntry& e : back->entries) found |= e.answer.plan == pinned.plan;
+  EXPECT_TRUE(found);
+}
+
+TEST(PinFileTest, APlanThatIsNotSealedIsRefused) {
+  PinFile pin = APin();
+  pin.entries[2].answer.plan = R"({"cudnnVersion":91900})";
+  absl::StatusOr<PinFile> back = ParsePin(FormatPin(pin));
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(back.status().message().find("\"plan\""), std::string::npos);
 }
 
 TEST(PinFileTest, APinCutShortIsDataLoss) {
