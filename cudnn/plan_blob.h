@@ -49,10 +49,10 @@ absl::StatusOr<std::string> WithTensorIds(
 // Whether `plan` may be loaded at all (by the daemon's search or a program).
 // FAILED_PRECONDITION when one of its kernels takes a tensor as a TMA
 // descriptor (a binding with "update_as": "tma_desc"; engines 70 and 78 of
-// cuDNN 9.19): cuDNN loads such a plan, and its kernel then faults with a
-// misaligned address on the program's buffers, which leaves the process's
-// CUDA context unusable (measured on the H200: docs/preload.md). Such a
-// config is built instead. INVALID_ARGUMENT when `plan` is not JSON.
+// cuDNN 9.19): cuDNN loads such a plan, and its kernel can then fault on
+// the program's buffers, which leaves the process's CUDA context unusable
+// (docs/preload.md, "Stored plans"). Such a config is built instead.
+// INVALID_ARGUMENT when `plan` is not JSON.
 absl::Status CheckLoadable(absl::string_view plan);
 
 }  // namespace tunedb

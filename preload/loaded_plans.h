@@ -1,10 +1,10 @@
 // LoadedPlans: the program's execution plans that the shim loaded from a
 // stored plan instead of building them (plan_exports.cc), so that one that
 // fails to run is replaced by the same engine config built by cuDNN
-// (execute_exports.cc): a stored plan may load and still not run (measured
-// on the H200: a runtime-compiled engine whose kernels take TMA
-// descriptors), and a program whose other configs were left unbuilt (the
-// lead-plan window) would otherwise have no plan left to run.
+// (execute_exports.cc): a stored plan may load and still not run
+// (docs/preload.md, "Stored plans"), and a program whose other configs were
+// left unbuilt (the lead-plan window) would otherwise have no plan left to
+// run.
 //
 // Thread safety: thread-safe; Any() is one atomic load.
 #ifndef TUNEDB_PRELOAD_LOADED_PLANS_H_

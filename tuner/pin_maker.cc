@@ -41,7 +41,7 @@ void PinMaker::Add(const Record& record) {
     e.problem = record.key.problem;
     e.slot = PinSlot::Of(c);
     e.source = PinnedSource::kTuned;
-    e.answer = PinnedAnswerOf(*choice, e.problem.api, c.launch_mode);
+    e.answer = PinnedAnswerOf(*choice, record.key, c.launch_mode);
     pin_.entries.push_back(std::move(e));
   }
 }
