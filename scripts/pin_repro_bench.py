@@ -70,20 +70,14 @@ def steady_gpu_ms(model, x, args):
     """GPU time per iteration of the plans this process chose: a warm-up of
     --warmup-s seconds (the clock ramps up under load), then CUDA-graph
     replays (pytorch_dropin_bench.graphed_steady)."""
-    import torch
-    from pytorch_dropin_bench import graphed_steady
+    from pytorch_dropin_bench import graphed_steady, warm_up
 
     def step():
         for p in model.parameters():
             p.grad = None
         model(x).float().mean().backward()
 
-    start = time.perf_counter()
-    n = 0
-    while n < 10 or time.perf_counter() - start < args.warmup_s:
-        step()
-        n += 1
-    torch.cuda.synchronize()
+    warm_up(step, args.warmup_s)
     return graphed_steady(model, x, step, args)
 
 

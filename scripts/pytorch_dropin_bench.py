@@ -92,6 +92,20 @@ def sm_clock_mhz():
         return None
 
 
+def warm_up(step, seconds):
+    """Runs step() for at least 10 calls and `seconds` seconds: warm-up by
+    time, not by count (the GPU idles at a low clock and ramps up under
+    load). Returns the calls made."""
+    import torch
+    start = time.perf_counter()
+    n = 0
+    while n < 10 or time.perf_counter() - start < seconds:
+        step()
+        n += 1
+    torch.cuda.synchronize()
+    return n
+
+
 def timed_blocks(run_once, args):
     """--blocks blocks of --iters / --blocks calls of run_once each, timed
     with CUDA events from an idle GPU: ms per call of each block, sorted."""
@@ -175,16 +189,10 @@ def run(args):
     # AccumulateGrad nodes belong to the default stream, and a graph capture
     # (--graphed) on another stream is invalidated by them.
     del out
-    # Warm-up by time, not by count: the GPU idles at a low clock and ramps
-    # up under load, and a process whose first iteration was short (tunedb's,
-    # or benchmark off) would otherwise start measuring on a colder GPU than
-    # one that has just benchmarked for seconds.
-    warm_start = time.perf_counter()
-    warm_iters = 0
-    while warm_iters < 10 or time.perf_counter() - warm_start < args.warmup_s:
-        step()
-        warm_iters += 1
-    torch.cuda.synchronize()
+    # A process whose first iteration was short (tunedb's, or benchmark off)
+    # would otherwise start measuring on a colder GPU than one that has just
+    # benchmarked for seconds.
+    warm_iters = warm_up(step, args.warmup_s)
     clocks_before = sm_clock_mhz()
     # Steady state: the median of --blocks blocks of iters / blocks
     # iterations each (one long block is at the mercy of a clock dip or a
