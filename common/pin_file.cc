@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <tuple>
 
@@ -40,7 +41,34 @@ std::tuple<std::string, std::string> SortKey(const PinEntry& e) {
   return {e.problem.ToText(), e.slot.ToText()};
 }
 
-json EntryJson(const PinEntry& e) {
+// A pin's plans, kept once each: a plan's id is its seal's digest
+// (sealed_plan.h), which answers for several slots of one key and config
+// share.
+class PinPlans {
+ public:
+  // The id of sealed plan `text`, added if new.
+  std::string Add(const std::string& text) {
+    std::string id = DigestOf(text);
+    for (int n = 2;; ++n) {
+      auto [it, added] = plans_.emplace(id, text);
+      if (added || it->second == text) return id;
+      id = absl::StrCat(DigestOf(text), "-", n);  // a digest collision
+    }
+  }
+  const std::map<std::string, std::string>& plans() const { return plans_; }
+
+ private:
+  // "tunedb-plan/1 <bytes> <digest>\n...": the digest.
+  static std::string DigestOf(const std::string& text) {
+    const size_t end = text.find('\n');
+    const size_t space = text.rfind(' ', end);
+    if (end == std::string::npos || space == std::string::npos) return "plan";
+    return text.substr(space + 1, end - space - 1);
+  }
+  std::map<std::string, std::string> plans_;
+};
+
+json EntryJson(const PinEntry& e, PinPlans& plans) {
   json j;
   j["problem"] = e.problem.ToText();
   j["det"] = e.slot.deterministic_only;
@@ -63,7 +91,7 @@ json EntryJson(const PinEntry& e) {
     j["numerical_notes"] = a.numerical_notes;
     j["behavior_notes"] = a.behavior_notes;
     j["ms"] = a.launch.median_ms;
-    if (!a.plan.empty()) j["plan"] = a.plan;
+    if (!a.plan.empty()) j["plan"] = plans.Add(a.plan);
   }
   return j;
 }
@@ -84,7 +112,8 @@ absl::StatusOr<T> Field(const json& j, const char* name, const char* where) {
   }
 }
 
-absl::StatusOr<PinEntry> ParseEntry(const json& j, const std::string& where) {
+absl::StatusOr<PinEntry> ParseEntry(const json& j, const std::string& where,
+                                     const json& plans) {
   if (!j.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": not an object"));
   }
@@ -162,16 +191,19 @@ absl::StatusOr<PinEntry> ParseEntry(const json& j, const std::string& where) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": bad \"ms\""));
   }
   a.launch.samples = a.launch.median_ms > 0 ? 1 : 0;
-  // A sealed plan (sealed_plan.h), opened by the follower for this key and
-  // config; only its form is checked here.
+  // The id of a sealed plan in the pin's "plans" (sealed_plan.h), opened by
+  // the follower for this key and config; only its form is checked here.
   if (auto it = j.find("plan"); it != j.end()) {
-    if (!it->is_string() ||
-        !absl::StartsWith(it->get_ref<const std::string&>(),
+    auto plan = it->is_string() && plans.is_object()
+                    ? plans.find(it->get<std::string>())
+                    : plans.end();
+    if (plan == plans.end() || !plan->is_string() ||
+        !absl::StartsWith(plan->get_ref<const std::string&>(),
                           kSealedPlanMagic)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": \"plan\" is not a sealed plan"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": \"plan\" names no sealed plan of the pin's \"plans\""));
     }
-    a.plan = it->get<std::string>();
+    a.plan = plan->get<std::string>();
   }
   return e;
 }
@@ -342,11 +374,24 @@ std::string FormatPin(PinFile pin) {
                     ",\n");
   }
   out += "  \"answers\": [";
+  PinPlans plans;
   for (size_t i = 0; i < pin.entries.size(); ++i) {
     absl::StrAppend(&out, i == 0 ? "\n    " : ",\n    ",
-                    EntryJson(pin.entries[i]).dump());
+                    EntryJson(pin.entries[i], plans).dump());
   }
-  out += pin.entries.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  out += pin.entries.empty() ? "]" : "\n  ]";
+  // The answers' plans after them, one per line.
+  if (!plans.plans().empty()) {
+    out += ",\n  \"plans\": {";
+    bool first = true;
+    for (const auto& [id, text] : plans.plans()) {
+      absl::StrAppend(&out, first ? "\n    " : ",\n    ", json(id).dump(), ": ",
+                      json(text).dump());
+      first = false;
+    }
+    out += "\n  }";
+  }
+  out += "\n}\n";
   return out;
 }
 
@@ -364,9 +409,15 @@ absl::StatusOr<PinFile> ParsePin(absl::string_view text) {
   if (answers == j.end() || !answers->is_array()) {
     return absl::InvalidArgumentError("pin: no \"answers\" list");
   }
+  auto plans = j.find("plans");
+  const json no_plans = json::object();
+  if (plans != j.end() && !plans->is_object()) {
+    return absl::InvalidArgumentError("pin: \"plans\" is not an object");
+  }
   for (size_t i = 0; i < answers->size(); ++i) {
     absl::StatusOr<PinEntry> e =
-        ParseEntry((*answers)[i], absl::StrCat("answer ", i + 1));
+        ParseEntry((*answers)[i], absl::StrCat("answer ", i + 1),
+                   plans != j.end() ? *plans : no_plans);
     if (!e.ok()) return e.status();
     pin->entries.push_back(*std::move(e));
   }

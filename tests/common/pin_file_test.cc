@@ -136,6 +136,43 @@ TEST(PinFileTest, ARuntimeCompiledConfigKeepsItsPlanSealedForItsKey) {
   EXPECT_TRUE(found);
 }
 
+TEST(PinFileTest, APlanSharedByTwoSlotsIsWrittenOnce) {
+  ProblemKey key{TestDevice(), Graph(8).problem};
+  AlgoResult chosen = Graph(8).answer;
+  chosen.behavior_notes = NoteBit(kBehaviorNoteRuntimeCompilation);
+  chosen.plan = R"({"cudnnVersion":91900,"engine":"a plan"})";
+  PinFile pin = APin();
+  PinEntry other = Graph(8);
+  other.slot.deterministic_only = true;
+  pin.entries.push_back(other);
+  for (PinEntry& e : pin.entries) {
+    if (e.problem.api == ConvApi::kGraph) {
+      e.answer.plan = PinnedAnswerOf(chosen, key, LaunchMode::kDirect).plan;
+    }
+  }
+  const std::string text = FormatPin(pin);
+  const size_t first = text.find("a plan");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(text.find("a plan", first + 1), std::string::npos);
+  absl::StatusOr<PinFile> back = ParsePin(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  int with_plan = 0;
+  for (const PinEntry& e : back->entries) {
+    if (!e.answer.plan.empty()) {
+      ++with_plan;
+      EXPECT_TRUE(OpenSealedPlan(e.answer.plan, key, chosen.algo, chosen.knobs).ok());
+    }
+  }
+  EXPECT_EQ(with_plan, 2);
+  // An answer naming a plan the pin does not hold is refused.
+  std::string dangling = text;
+  const size_t at = dangling.find("\"plan\":\"");
+  ASSERT_NE(at, std::string::npos);
+  dangling.insert(at + 8, "x");
+  EXPECT_EQ(ParsePin(dangling).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(PinFileTest, APlanThatIsNotSealedIsRefused) {
   PinFile pin = APin();
   pin.entries[2].answer.plan = R"({"cudnnVersion":91900})";
