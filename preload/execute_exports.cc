@@ -5,12 +5,16 @@
 // plan, the shim builds the program's engine config itself, as cuDNN would
 // have without tunedb, and runs that on the program's variant pack instead,
 // now and on every later execute of the plan; counted as
-// stored_plans_failed_to_run. It does so only where the built plan needs no
-// more workspace than the loaded one said (the program allocated that);
+// stored_plans_failed_to_run. It does so only for a status of cuDNN's
+// NOT_SUPPORTED or EXECUTION_FAILED families, with the execute's handle,
+// and only where the built plan needs no more workspace than the loaded one
+// said (the program allocated that);
 // otherwise, or if the build fails too, the program gets cuDNN's answer to
 // its own call. The replacement is destroyed with the program's plan.
 //
-// Every other call costs one atomic load.
+// Until a plan was loaded, every call costs one atomic load; after, a
+// lookup under one mutex (LoadedPlans). Not handled: a failure while the
+// program captures a CUDA graph (the build happens inside the capture).
 //
 // Thread safety: as thread-safe as cuDNN's own functions.
 #include <cudnn.h>
@@ -38,23 +42,24 @@ RealFunction<decltype(&cudnnBackendGetAttribute)> real_get(
 RealFunction<decltype(&cudnnBackendFinalize)> real_finalize(
     "cudnnBackendFinalize");
 
-// cuDNN's build of `config` with `handle`, if it needs at most `workspace`
-// bytes (any, where the loaded plan did not say); null otherwise.
-cudnnBackendDescriptor_t BuildReplacement(const LoadedPlans::Plan& p) {
+// cuDNN's build of the program's engine config with `handle` (the
+// execute's), if it needs at most the loaded plan's workspace (any, where
+// that was not known); null otherwise.
+cudnnBackendDescriptor_t BuildReplacement(const LoadedPlans::Plan& p,
+                                          cudnnHandle_t handle) {
   const auto create = real_create.get();
   const auto set = real_set.get();
   const auto get = real_get.get();
   const auto finalize = real_finalize.get();
   const auto destroy = real_destroy.get();
   cudnnBackendDescriptor_t plan = nullptr;
-  if (p.config == nullptr || p.handle == nullptr || create == nullptr ||
+  if (p.config == nullptr || handle == nullptr || create == nullptr ||
       set == nullptr || get == nullptr || finalize == nullptr ||
       destroy == nullptr ||
       create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan) !=
           CUDNN_STATUS_SUCCESS) {
     return nullptr;
   }
-  cudnnHandle_t handle = p.handle;
   cudnnBackendDescriptor_t config = p.config;
   int64_t workspace = -1, n = 0;
   const bool built =
@@ -71,6 +76,14 @@ cudnnBackendDescriptor_t BuildReplacement(const LoadedPlans::Plan& p) {
     return nullptr;
   }
   return plan;
+}
+
+// Whether `s` says the plan could not run (cuDNN 9's NOT_SUPPORTED and
+// EXECUTION_FAILED families), not that the call itself was wrong (a bad
+// variant pack is the program's to hear about).
+bool CouldNotRun(cudnnStatus_t s) {
+  const int code = static_cast<int>(s);
+  return (code >= 3000 && code < 4000) || (code >= 5000 && code < 6000);
 }
 
 void Note(PlanEvent event, const char* why) {
@@ -95,25 +108,28 @@ extern "C" cudnnStatus_t cudnnBackendExecute(
     return real(handle, p->replacement, variant_pack);
   }
   const cudnnStatus_t s = real(handle, plan, variant_pack);
-  if (s == CUDNN_STATUS_SUCCESS || p->replacement_failed) return s;
-  cudnnBackendDescriptor_t replacement = nullptr;
-  {
-    const InsidePreload guard;
-    replacement = BuildReplacement(*p);
-  }
-  cudnnBackendDescriptor_t use = loaded.SetReplacement(plan, replacement);
-  if (use != replacement && replacement != nullptr) {
-    if (const auto destroy = real_destroy.get()) destroy(replacement);
-  }
-  if (use == nullptr) {
-    Note(PlanEvent::kStoredFailedToRun,
-         "it did not run, and cuDNN's build of its config failed or needs "
-         "more workspace");
+  if (s == CUDNN_STATUS_SUCCESS || p->replacement_failed || !CouldNotRun(s)) {
     return s;
   }
-  Note(PlanEvent::kStoredFailedToRun,
-       "it did not run: cuDNN's build of its config runs instead");
-  return real(handle, use, variant_pack);
+  cudnnBackendDescriptor_t use = nullptr;
+  bool built_now = false;
+  {
+    const InsidePreload guard;
+    use = loaded.Replace(
+        plan,
+        [handle](const LoadedPlans::Plan& known) {
+          return BuildReplacement(known, handle);
+        },
+        &built_now);
+  }
+  if (built_now) {
+    Note(PlanEvent::kStoredFailedToRun,
+         use != nullptr ? "it did not run: cuDNN's build of its config runs "
+                          "instead"
+                        : "it did not run, and cuDNN's build of its config "
+                          "failed or needs more workspace");
+  }
+  return use != nullptr ? real(handle, use, variant_pack) : s;
 }
 
 extern "C" cudnnStatus_t cudnnBackendDestroyDescriptor(

@@ -7,16 +7,17 @@ LoadedPlans& LoadedPlans::Instance() {
   return *instance;
 }
 
-void LoadedPlans::Add(cudnnBackendDescriptor_t plan,
-                      cudnnBackendDescriptor_t config, cudnnHandle_t handle,
-                      int64_t workspace) {
+cudnnBackendDescriptor_t LoadedPlans::Add(cudnnBackendDescriptor_t plan,
+                                          cudnnBackendDescriptor_t config,
+                                          int64_t workspace) {
   std::lock_guard<std::mutex> lock(mu_);
   Plan& p = plans_[plan];
+  cudnnBackendDescriptor_t stale = p.replacement;
   p = Plan{};
   p.config = config;
-  p.handle = handle;
   p.workspace = workspace;
   any_.store(true, std::memory_order_release);
+  return stale;
 }
 
 std::optional<LoadedPlans::Plan> LoadedPlans::Find(
@@ -27,15 +28,20 @@ std::optional<LoadedPlans::Plan> LoadedPlans::Find(
   return it->second;
 }
 
-cudnnBackendDescriptor_t LoadedPlans::SetReplacement(
-    cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t replacement) {
+cudnnBackendDescriptor_t LoadedPlans::Replace(cudnnBackendDescriptor_t plan,
+                                              const BuildFn& build,
+                                              bool* built_now) {
+  *built_now = false;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = plans_.find(plan);
-  if (it == plans_.end()) return replacement;  // destroyed meanwhile
-  if (it->second.replacement != nullptr) return it->second.replacement;
-  it->second.replacement = replacement;
-  it->second.replacement_failed = replacement == nullptr;
-  return replacement;
+  if (it == plans_.end()) return nullptr;
+  Plan& p = it->second;
+  if (p.replacement == nullptr && !p.replacement_failed) {
+    *built_now = true;
+    p.replacement = build(p);
+    p.replacement_failed = p.replacement == nullptr;
+  }
+  return p.replacement;
 }
 
 cudnnBackendDescriptor_t LoadedPlans::Forget(cudnnBackendDescriptor_t d) {

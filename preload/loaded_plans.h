@@ -6,7 +6,8 @@
 // left unbuilt (the lead-plan window) would otherwise have no plan left to
 // run.
 //
-// Thread safety: thread-safe; Any() is one atomic load.
+// Thread safety: thread-safe; Any() is one atomic load, the rest take one
+// mutex.
 #ifndef TUNEDB_PRELOAD_LOADED_PLANS_H_
 #define TUNEDB_PRELOAD_LOADED_PLANS_H_
 
@@ -14,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -24,7 +26,6 @@ class LoadedPlans {
  public:
   struct Plan {
     cudnnBackendDescriptor_t config = nullptr;  // the program's engine config
-    cudnnHandle_t handle = nullptr;             // the one it loaded with
     int64_t workspace = -1;  // what the loaded plan said it needs
     // The same config built by cuDNN, once the loaded plan failed to run;
     // owned here.
@@ -38,18 +39,24 @@ class LoadedPlans {
   // through).
   bool Any() const { return any_.load(std::memory_order_acquire); }
 
-  // Plan `plan` of `config` was loaded from its stored form.
-  void Add(cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t config,
-           cudnnHandle_t handle, int64_t workspace);
+  // Plan `plan` of `config` was loaded from its stored form. Returns the
+  // replacement of an earlier plan at the same address that was never
+  // forgotten, for the caller to destroy; null if none.
+  cudnnBackendDescriptor_t Add(cudnnBackendDescriptor_t plan,
+                               cudnnBackendDescriptor_t config,
+                               int64_t workspace);
 
   // What is known of `plan`; nullopt if it was not loaded.
   std::optional<Plan> Find(cudnnBackendDescriptor_t plan) const;
 
-  // The built replacement of `plan` (null: the build failed). Returns the
-  // replacement to use: `replacement`, or one another thread set first (the
-  // caller then destroys its own).
-  cudnnBackendDescriptor_t SetReplacement(cudnnBackendDescriptor_t plan,
-                                          cudnnBackendDescriptor_t replacement);
+  // The replacement of loaded plan `plan`: the one built before, else
+  // build(what is known of it), once (a null result is remembered as a
+  // failed build; *built_now says this call tried). Null if `plan` was not
+  // loaded or has no replacement. The build runs under the lock, so the
+  // program's engine config cannot be forgotten (destroyed) meanwhile.
+  using BuildFn = std::function<cudnnBackendDescriptor_t(const Plan&)>;
+  cudnnBackendDescriptor_t Replace(cudnnBackendDescriptor_t plan,
+                                   const BuildFn& build, bool* built_now);
 
   // Forgets `plan` (destroyed by the program) and returns its replacement,
   // for the caller to destroy; null if none. A destroyed engine config

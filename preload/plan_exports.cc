@@ -205,7 +205,10 @@ cudnnStatus_t Build(cudnnBackendDescriptor_t d,
     why = "cuDNN loaded it on a scratch plan but not on the caller's";
   } else {
     Note(PlanEvent::kStoredLoaded);
-    LoadedPlans::Instance().Add(d, held->config, handle, WorkspaceOf(d));
+    if (cudnnBackendDescriptor_t stale = LoadedPlans::Instance().Add(
+            d, held->config, WorkspaceOf(d))) {
+      if (const auto destroy = real_destroy_descriptor.get()) destroy(stale);
+    }
     return CUDNN_STATUS_SUCCESS;
   }
   Note(PlanEvent::kStoredRefused, why);

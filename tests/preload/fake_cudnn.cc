@@ -22,8 +22,8 @@
 // BAD_PARAM; cuDNN 9.19 crashes there).
 // cudnnBackendExecute runs any finalized plan ("backend_execute"), except
 // that with FAKE_CUDNN_LOADED_PLANS_FAIL=1 a plan loaded from its serialized
-// form fails (EXECUTION_FAILED, "backend_execute_failed"), and with
-// FAKE_CUDNN_BUILT_PLANS_FAIL=1 so does a built one.
+// form fails (EXECUTION_FAILED, "backend_execute_failed"; =bad_param:
+// BAD_PARAM), and with FAKE_CUDNN_BUILT_PLANS_FAIL=1 so does a built one.
 //
 // Thread safety: the counters are atomic; descriptors as in cuDNN.
 #include <cudnn.h>
@@ -804,9 +804,10 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle,
   }
   const char* fail = std::getenv(d->loaded ? "FAKE_CUDNN_LOADED_PLANS_FAIL"
                                            : "FAKE_CUDNN_BUILT_PLANS_FAIL");
-  if (fail != nullptr && fail[0] == '1') {
+  if (fail != nullptr && (fail[0] == '1' || std::string(fail) == "bad_param")) {
     Count("backend_execute_failed");
-    return CUDNN_STATUS_EXECUTION_FAILED;
+    return fail[0] == '1' ? CUDNN_STATUS_EXECUTION_FAILED
+                          : CUDNN_STATUS_BAD_PARAM;
   }
   Count("backend_execute");
   return CUDNN_STATUS_SUCCESS;

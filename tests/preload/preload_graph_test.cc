@@ -730,6 +730,19 @@ TEST_F(PreloadGraphTest, ALoadedPlanThatDoesNotRunIsReplacedByItsConfigBuiltByCu
                            "1 stored plans loaded, 1 failed to run (built instead)"));
 }
 
+TEST_F(PreloadGraphTest, ACallerErrorOnALoadedPlanIsTheCallersAndBuildsNothing) {
+  // BAD_PARAM says the call was wrong, not that the plan cannot run.
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans", "--run-plans"},
+                       {kStoredPlansOn, "FAKE_CUDNN_LOADED_PLANS_FAIL=bad_param"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  const int bad = static_cast<int>(CUDNN_STATUS_BAD_PARAM);
+  EXPECT_EQ(RunsOf(run), (std::vector<std::pair<int64_t, std::vector<int>>>{
+                             {110, {bad, bad}}}));
+  EXPECT_EQ(run.real("backend_plan_finalize"), 0);
+  EXPECT_THAT(run.err, Not(HasSubstr("failed to run")));
+}
+
 TEST_F(PreloadGraphTest, WhenItsConfigDoesNotRunEitherTheProgramGetsCudnnsError) {
   Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
   ProbeRun run = Probe({"--then-fallback", "--build-plans", "--run-plans"},
