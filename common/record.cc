@@ -166,8 +166,6 @@ std::optional<AlgoResult> Choose(const Record& record,
   return *best;
 }
 
-namespace {
-
 bool Meets(const AlgoResult& r, const Constraints& constraints) {
   if (r.status != AlgoStatus::kOk) return false;
   if (constraints.max_workspace_bytes &&
@@ -177,8 +175,6 @@ bool Meets(const AlgoResult& r, const Constraints& constraints) {
   if (constraints.deterministic_only && !r.deterministic) return false;
   return (r.numerical_notes & constraints.excluded_numerical_notes) == 0;
 }
-
-}  // namespace
 
 double EffectiveCost(const AlgoResult& r, const Constraints& constraints) {
   const double run = r.cost(constraints.launch_mode).median_ms;

@@ -17,6 +17,10 @@ namespace tunedb {
 // OK result has its launch time measured (or none ran), else 1.
 int TimingVersionOf(const std::vector<AlgoResult>& results);
 
+// Whether `r` ran and is one a caller with `constraints` may use (its
+// workspace limit, determinism, excluded numerical notes).
+bool Meets(const AlgoResult& r, const Constraints& constraints);
+
 // Choose's rule (record.h), for a search's results before they are a
 // record: the result Choose would give, or null.
 const AlgoResult* ChooseFrom(const std::vector<AlgoResult>& results,

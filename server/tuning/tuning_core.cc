@@ -51,6 +51,10 @@ std::string HostName() {
 
 int64_t NowMicros() { return absl::ToUnixMicros(absl::Now()); }
 
+// At most this many records of a problem under other cuDNN versions are
+// read for a prediction.
+constexpr int kOtherVersionsRead = 16;
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TuningCore>> TuningCore::Create(
@@ -253,6 +257,19 @@ absl::StatusOr<TuneAnswer> TuningCore::Lookup(const ValidKey& key,
 
 absl::StatusOr<Prediction> TuningCore::Predict(const ValidKey& key,
                                                const Constraints& constraints) {
+  // The same problem under another cuDNN version first (after an upgrade),
+  // then the nearest shapes of this version.
+  std::vector<Record> others;
+  RETURN_IF_ERROR(store_->Query(OtherVersionsFilter(key.key()), 0,
+                                kOtherVersionsRead, [&](const Record& r) {
+                                  others.push_back(r);
+                                  return true;
+                                }));
+  if (std::optional<Prediction> p =
+          PredictFromOtherVersion(key.key(), others, constraints)) {
+    predictions_.fetch_add(1, std::memory_order_relaxed);
+    return *std::move(p);
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<const FamilyCache::Records> family,
                    families_.Family(key.key()));
   std::optional<Prediction> p = PredictFrom(key.key(), *family, constraints,

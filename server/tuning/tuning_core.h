@@ -45,6 +45,7 @@
 #include "server/tuning/family_cache.h"
 #include "server/tuning/record_cache.h"
 #include "server/tuning/shape_predictor.h"
+#include "server/tuning/version_predictor.h"
 #include "server/tuning/reported_counters.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
@@ -131,9 +132,11 @@ class TuningCore {
   absl::StatusOr<TuneAnswer> Lookup(const ValidKey& key,
                                     const Constraints& constraints);
 
-  // For a key with no record: a prediction from the nearest tuned problems
-  // of its family (shape_predictor.h) under `constraints`. NOT_FOUND when
-  // none of them can vote. Counted in Stats().predictions.
+  // For a key with no record: a prediction under `constraints` from the
+  // same problem tuned under another cuDNN version of this GPU model
+  // (version_predictor.h), else from the nearest tuned problems of its
+  // family (shape_predictor.h). NOT_FOUND when neither has an answer.
+  // Counted in Stats().predictions.
   absl::StatusOr<Prediction> Predict(const ValidKey& key,
                                      const Constraints& constraints);
 

@@ -14,6 +14,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "proto/convert.h"
 #include "server/service/job_answers.h"
 #include "server/service/server.h"
 #include "store/record_json.h"
@@ -193,6 +194,38 @@ TEST(JobAnswersTest, AnIdleJobIsForgottenAndAFullTableFixesNothingNew) {
           .ok());
   EXPECT_EQ(fresh.record_id(), 10);
   EXPECT_EQ(answers.jobs(), 1);
+}
+
+TEST_F(ServiceTest, ALookupMissUnderANewCudnnIsPredictedFromTheOldVersionsChoice) {
+  // A record of batch 16 under cuDNN 9.14 only (batch 32's results).
+  v1::TuneResponse tuned;
+  ASSERT_TRUE(Tune(32, &tuned).ok());
+  absl::StatusOr<Record> old = FromProto(tuned.record());
+  ASSERT_TRUE(old.ok()) << old.status();
+  old->id = 0;
+  old->key.problem.n = 16;
+  old->key.device.cudnn_version = 91400;
+  ASSERT_TRUE(server_->core().store().Put(*old).ok());
+  // A neighbour shape under 9.19 too: the other version's answer wins.
+  v1::TuneResponse near;
+  ASSERT_TRUE(Tune(8, &near).ok());
+
+  grpc::ClientContext ctx;
+  v1::LookupRequest req;
+  *req.mutable_problem() = ProtoProblem(16);
+  *req.mutable_device() = Device();
+  req.set_predict(true);
+  v1::LookupResponse resp;
+  grpc::Status s = stub_->Lookup(&ctx, req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(resp.has_prediction());
+  const v1::Prediction& p = resp.prediction();
+  ASSERT_EQ(p.source_keys_size(), 1);
+  EXPECT_EQ(p.source_keys(0), old->key.ToText());
+  EXPECT_NE(p.source_keys(0).find("cudnn=9.14.0"), std::string::npos);
+  EXPECT_EQ(p.distance(), 0);
+  EXPECT_EQ(resp.choice().algo().algo(), tuned.choice().algo().algo());
+  EXPECT_TRUE(resp.choice().algo().plan().empty());
 }
 
 TEST_F(ServiceTest, ALookupMissAsksForAPredictionFromTheNearestTunedShape) {
