@@ -56,6 +56,19 @@ absl::Status RecordFilter::Validate() const {
   return absl::OkStatus();
 }
 
+RecordFilter RecordFilter::OfKeyFieldsBut(
+    const ProblemKey& key,
+    const std::function<bool(const std::string&)>& leave_out) {
+  RecordFilter filter;
+  absl::StatusOr<std::map<std::string, std::string>> fields =
+      KeyFields(key.ToText());
+  if (!fields.ok()) return filter;
+  for (auto& [name, value] : *fields) {
+    if (!leave_out(name)) filter.fields[name] = value;
+  }
+  return filter;
+}
+
 bool RecordFilter::UsesIndex() const {
   if (KeyHash()) return true;
   for (const std::string& field : IndexedFilterFields()) {

@@ -51,6 +51,12 @@ struct RecordFilter {
   int64_t since_us = 0;
   int64_t until_us = 0;
 
+  // A filter on every field of `key` (KeyFields) for which `leave_out` is
+  // false: the records that differ from `key` only there.
+  static RecordFilter OfKeyFieldsBut(
+      const ProblemKey& key,
+      const std::function<bool(const std::string&)>& leave_out);
+
   // INVALID_ARGUMENT for an unknown field name or a malformed hash.
   absl::Status Validate() const;
   // The "hash" field as the stored 64-bit value, if the filter has one

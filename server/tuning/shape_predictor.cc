@@ -63,15 +63,9 @@ bool SameFamily(const ProblemKey& a, const ProblemKey& b) {
 }
 
 RecordFilter FamilyFilter(const ProblemKey& key) {
-  RecordFilter filter;
-  absl::StatusOr<std::map<std::string, std::string>> fields =
-      KeyFields(key.ToText());
-  if (!fields.ok()) return filter;
-  for (auto& [name, value] : *fields) {
-    if (IsShapeField(name) || name == "groups") continue;
-    filter.fields[name] = value;
-  }
-  return filter;
+  return RecordFilter::OfKeyFieldsBut(key, [](const std::string& name) {
+    return IsShapeField(name) || name == "groups";
+  });
 }
 
 double ShapeDistance(const ConvProblem& a, const ConvProblem& b) {

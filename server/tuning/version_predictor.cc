@@ -1,10 +1,8 @@
 #include "server/tuning/version_predictor.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
 
-#include "common/key_fields.h"
 #include "common/record_results.h"
 
 namespace tunedb {
@@ -40,15 +38,9 @@ const Record* Nearest(const ProblemKey& key, const std::vector<Record>& others,
 }  // namespace
 
 RecordFilter OtherVersionsFilter(const ProblemKey& key) {
-  RecordFilter filter;
-  absl::StatusOr<std::map<std::string, std::string>> fields =
-      KeyFields(key.ToText());
-  if (!fields.ok()) return filter;
-  for (auto& [name, value] : *fields) {
-    if (name == "cudnn" || name == "cuda") continue;
-    filter.fields[name] = value;
-  }
-  return filter;
+  return RecordFilter::OfKeyFieldsBut(key, [](const std::string& name) {
+    return name == "cudnn" || name == "cuda";
+  });
 }
 
 std::optional<Prediction> PredictFromOtherVersion(
