@@ -48,23 +48,18 @@ class PinPlans {
  public:
   // The id of sealed plan `text`, added if new.
   std::string Add(const std::string& text) {
-    std::string id = DigestOf(text);
+    std::string digest = SealedPlanDigest(text);
+    if (digest.empty()) digest = "plan";  // not sealed: refused when read
+    std::string id = digest;
     for (int n = 2;; ++n) {
       auto [it, added] = plans_.emplace(id, text);
       if (added || it->second == text) return id;
-      id = absl::StrCat(DigestOf(text), "-", n);  // a digest collision
+      id = absl::StrCat(digest, "-", n);  // a digest collision
     }
   }
   const std::map<std::string, std::string>& plans() const { return plans_; }
 
  private:
-  // "tunedb-plan/1 <bytes> <digest>\n...": the digest.
-  static std::string DigestOf(const std::string& text) {
-    const size_t end = text.find('\n');
-    const size_t space = text.rfind(' ', end);
-    if (end == std::string::npos || space == std::string::npos) return "plan";
-    return text.substr(space + 1, end - space - 1);
-  }
   std::map<std::string, std::string> plans_;
 };
 

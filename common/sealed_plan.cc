@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 #include "common/valid_key.h"
 
 namespace tunedb {
@@ -18,18 +19,14 @@ uint64_t Digest(const ProblemKey& key, int engine,
   return Fnv1aExtend(KeyTextHash(head), plan);
 }
 
-}  // namespace
+// The header line of `sealed`, taken apart.
+struct Header {
+  uint64_t bytes = 0;         // the plan's size as sealed
+  absl::string_view digest;   // 16 hex digits
+  absl::string_view plan;     // what follows the header line
+};
 
-std::string SealPlan(const ProblemKey& key, int engine,
-                     const std::vector<Knob>& knobs, absl::string_view plan) {
-  return absl::StrCat(kSealedPlanMagic, plan.size(), " ",
-                      KeyHashText(Digest(key, engine, knobs, plan)), "\n",
-                      plan);
-}
-
-absl::StatusOr<absl::string_view> OpenSealedPlan(
-    absl::string_view sealed, const ProblemKey& key, int engine,
-    const std::vector<Knob>& knobs) {
+absl::StatusOr<Header> ParseHeader(absl::string_view sealed) {
   if (!absl::StartsWith(sealed, kSealedPlanMagic)) {
     return absl::InvalidArgumentError("not a sealed plan");
   }
@@ -40,21 +37,44 @@ absl::StatusOr<absl::string_view> OpenSealedPlan(
   const absl::string_view header =
       sealed.substr(kSealedPlanMagic.size(), eol - kSealedPlanMagic.size());
   const size_t space = header.find(' ');
-  uint64_t bytes = 0;
+  Header h;
   if (space == absl::string_view::npos ||
-      !absl::SimpleAtoi(header.substr(0, space), &bytes) ||
+      !absl::SimpleAtoi(header.substr(0, space), &h.bytes) ||
       header.size() - space - 1 != 16) {
     return absl::DataLossError("sealed plan: header damaged");
   }
-  const absl::string_view plan = sealed.substr(eol + 1);
-  if (plan.size() != bytes) {
+  h.digest = header.substr(space + 1);
+  h.plan = sealed.substr(eol + 1);
+  return h;
+}
+
+}  // namespace
+
+std::string SealPlan(const ProblemKey& key, int engine,
+                     const std::vector<Knob>& knobs, absl::string_view plan) {
+  return absl::StrCat(kSealedPlanMagic, plan.size(), " ",
+                      KeyHashText(Digest(key, engine, knobs, plan)), "\n",
+                      plan);
+}
+
+std::string SealedPlanDigest(absl::string_view sealed) {
+  absl::StatusOr<Header> h = ParseHeader(sealed);
+  return h.ok() ? std::string(h->digest) : std::string();
+}
+
+absl::StatusOr<absl::string_view> OpenSealedPlan(
+    absl::string_view sealed, const ProblemKey& key, int engine,
+    const std::vector<Knob>& knobs) {
+  ASSIGN_OR_RETURN(const Header h, ParseHeader(sealed));
+  const absl::string_view plan = h.plan;
+  if (plan.size() != h.bytes) {
     return absl::DataLossError(absl::StrFormat(
-        "sealed plan: %d bytes where %d were sealed", plan.size(), bytes));
+        "sealed plan: %d bytes where %d were sealed", plan.size(), h.bytes));
   }
   const std::string want = KeyHashText(Digest(key, engine, knobs, plan));
-  if (header.substr(space + 1) != want) {
+  if (h.digest != want) {
     return absl::FailedPreconditionError(
-        absl::StrCat("sealed plan: digest ", header.substr(space + 1),
+        absl::StrCat("sealed plan: digest ", h.digest,
                      " is not ", want, " (edited, or sealed for another key "
                      "or engine config than engine ", engine, " of ",
                      key.ToText(), ")"));

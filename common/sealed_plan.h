@@ -41,6 +41,10 @@ absl::StatusOr<absl::string_view> OpenSealedPlan(
     absl::string_view sealed, const ProblemKey& key, int engine,
     const std::vector<Knob>& knobs);
 
+// The digest in `sealed`'s header (16 hex digits), without checking it
+// against anything: an id for the sealed plan; "" for text that is not one.
+std::string SealedPlanDigest(absl::string_view sealed);
+
 // Seals every result's plan that is not sealed yet (a search's, as the
 // daemon stores it).
 void SealPlans(const ProblemKey& key, std::vector<AlgoResult>& results);
