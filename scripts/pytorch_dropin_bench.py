@@ -3,13 +3,16 @@
 
   pytorch_dropin_bench.py run --dtype fp16|fp32 --benchmark 0|1
       [--iters 100] [--blocks 10] [--warmup-s 3] [--graphed]
-      [--batch 64] [--model resnet50] [--save REF.pt | --ref REF.pt] [--keep-conv-cache]
+      [--batch 64] [--model resnet50] [--save REF.pt | --ref REF.pt]
+      [--save64 TRUTH.pt] [--ref64 TRUTH.pt] [--keep-conv-cache]
       [--deterministic] [--no-tf32] --label TEXT
       -> one JSON line on stdout: first-iteration seconds, steady-state
          ms/iter (median and fastest of the blocks; with --graphed also
          of CUDA-graph replays of the iteration: its GPU time), and with
          --ref the largest relative difference of the output and of the
-         gradients against the reference run.
+         gradients against the reference run; with --ref64 the relative
+         L2 errors against the float64 truth (--save64 computes it without
+         cuDNN, after the timed first iteration).
   pytorch_dropin_bench.py summarize RUNS.jsonl OUT_DIR
       -> OUT_DIR/dropin.json and OUT_DIR/dropin.md.
 
@@ -34,11 +37,69 @@ import time
 
 
 def build_model(name):
-    """torchvision's `name` without weights; ResNet-50 also without torchvision."""
+    """torchvision's `name` without weights (ResNet-50 also without
+    torchvision), with its random layers turned off (without_randomness)."""
     if name == "resnet50":
-        return resnet50()
-    import torchvision
-    return getattr(torchvision.models, name)(weights=None), "torchvision " + name
+        model, source = resnet50()
+    else:
+        import torchvision
+        model, source = (getattr(torchvision.models, name)(weights=None),
+                         "torchvision " + name)
+    return without_randomness(model), source
+
+
+def without_randomness(model):
+    """Dropout and stochastic depth (MobileNetV3's and EfficientNet's
+    classifiers, ConvNeXt's and EfficientNet's blocks) set to p = 0: no
+    convolution changes, and every process, and the fp64 truth
+    (--save64), computes the same function of the same input."""
+    for m in model.modules():
+        if type(m).__name__ in ("Dropout", "Dropout2d", "StochasticDepth"):
+            m.p = 0.0
+    return model
+
+
+def fp64_truth(model, x):
+    """The first iteration again in float64 without cuDNN (PyTorch's own
+    kernels: nothing reaches cuDNN, a preload or the call timer): the
+    output and every conv weight's gradient, as float64 on the CPU. The
+    reference a run's fp16 or fp32 error is measured against, whichever
+    algorithms it ran."""
+    import copy
+    import torch
+    m = copy.deepcopy(model).to(torch.float64, memory_format=torch.contiguous_format)
+    for p in m.parameters():
+        p.grad = None
+    with torch.backends.cudnn.flags(enabled=False):
+        y = m(x.to(torch.float64, memory_format=torch.contiguous_format))
+        y.mean().backward()
+    truth = {"out": y.detach().cpu()}
+    for name, p in m.named_parameters():
+        if p.grad is not None and p.dim() == 4:
+            truth["grad." + name] = p.grad.detach().cpu()
+    del m, y
+    torch.cuda.empty_cache()
+    return truth
+
+
+def errors_vs_truth(got, truth):
+    """Relative L2 errors of a run's output and conv weight gradients
+    against the fp64 truth: of the output, of all gradients together, and
+    per gradient tensor."""
+    def rel(a, b):
+        return ((a.double() - b).norm() / b.norm().clamp_min(1e-300)).item()
+    diff2 = norm2 = 0.0
+    per = {}
+    for k, v in truth.items():
+        if k == "out":
+            continue
+        d = got[k].double() - v
+        diff2 += d.pow(2).sum().item()
+        norm2 += v.pow(2).sum().item()
+        per[k] = rel(got[k], v)
+    return {"out64_rel_l2": rel(got["out"], truth["out"]),
+            "grad64_rel_l2": (diff2 ** 0.5) / max(norm2 ** 0.5, 1e-300),
+            "grad64_tensors": {k: float("%.3g" % e) for k, e in per.items()}}
 
 
 def resnet50():
@@ -185,6 +246,8 @@ def run(args):
     for name, p in model.named_parameters():
         if p.grad is not None and p.dim() == 4:
             ref["grad." + name] = p.grad.detach().float().cpu()
+    if args.save64:
+        torch.save(fp64_truth(model, x), args.save64)
     # Nothing may keep the first iteration's autograd graph alive: its
     # AccumulateGrad nodes belong to the default stream, and a graph capture
     # (--graphed) on another stream is invalidated by them.
@@ -242,6 +305,8 @@ def run(args):
         result.update({"out_rel_diff": worst_out, "grad_rel_diff": worst_grad,
                        "grad_worst": worst_name,
                        "grad_rel_l2": (diff2 ** 0.5) / max(norm2 ** 0.5, 1e-30)})
+    if args.ref64:
+        result.update(errors_vs_truth(ref, torch.load(args.ref64)))
     print(json.dumps(result), flush=True)
 
 
@@ -449,6 +514,10 @@ def main():
                    help="a torchvision model name (built without weights)")
     r.add_argument("--save")
     r.add_argument("--ref")
+    r.add_argument("--save64", help="compute the fp64 truth of the first "
+                   "iteration (without cuDNN) and save it here")
+    r.add_argument("--ref64", help="measure the output's and gradients' "
+                   "errors against this fp64 truth")
     r.add_argument("--keep-conv-cache", action="store_true")
     r.add_argument("--deterministic", action="store_true")
     r.add_argument("--no-tf32", action="store_true")
