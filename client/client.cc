@@ -794,8 +794,10 @@ class ClientImpl final : public Client {
       }
       return false;
     }
+    // A miss of this program: searched while no program uses the GPU.
     DaemonLink::Reply reply =
-        link_.Tune(job.key, job.constraints, options_.background_tune_deadline);
+        link_.Tune(job.key, job.constraints, options_.background_tune_deadline,
+                   /*when_idle=*/true);
     if (reply.status.ok()) {
       if (reply.choice.has_value()) {
         counters_.Add(kBackgroundTunes);

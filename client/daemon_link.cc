@@ -174,8 +174,9 @@ absl::Status DaemonLink::ReportCounters(
 
 DaemonLink::Reply DaemonLink::Tune(const ProblemKey& key,
                                    const Constraints& constraints,
-                                   absl::Duration deadline) {
+                                   absl::Duration deadline, bool when_idle) {
   v1::TuneRequest request;
+  request.set_when_idle(when_idle);
   ToProto(key.problem, request.mutable_problem());
   ToProto(key.device, request.mutable_device());
   ToProto(constraints, request.mutable_constraints());

@@ -64,8 +64,10 @@ class DaemonLink {
   // `predict`: a miss may be answered with a prediction (Reply::predicted).
   Reply Lookup(const ProblemKey& key, const Constraints& constraints,
                absl::Duration deadline, bool predict = false);
+  // `when_idle`: the key is this program's own miss, searched only while
+  // no program uses the GPU (TuneRequest.when_idle).
   Reply Tune(const ProblemKey& key, const Constraints& constraints,
-             absl::Duration deadline);
+             absl::Duration deadline, bool when_idle = false);
   // The whole stored record of `key` (a Lookup that keeps the record; no
   // job, no prediction): for the stored plans of a followed pin's configs.
   absl::StatusOr<Record> StoredRecord(const ProblemKey& key,

@@ -111,8 +111,14 @@ struct ClientOptions {
   // Default: 10 s.
   absl::Duration tune_deadline = absl::Seconds(10);
 
-  // Deadline of a Tune made by the background worker. Default: 10 minutes.
-  absl::Duration background_tune_deadline = absl::Minutes(10);
+  // Deadline of a Tune made by the background worker (a miss of this
+  // program, searched by the daemon only while no program uses the GPU).
+  // The daemon keeps the search when the call returns at its deadline, and
+  // a retry (up to 5 attempts) joins it; a short deadline lets the misses
+  // behind it reach the daemon while this program keeps the GPU busy. A
+  // search that ends after the last attempt is still served once the
+  // heuristic answer cached meanwhile expires. Default: 2 s.
+  absl::Duration background_tune_deadline = absl::Seconds(2);
 
   // What a miss does. Default: kBackground.
   MissPolicy miss_policy = MissPolicy::kBackground;

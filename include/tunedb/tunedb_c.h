@@ -106,7 +106,7 @@ typedef struct tunedb_options {
   const char* address; /* default "unix:/run/tunedb/tunedb.sock"; copied */
   int64_t lookup_deadline_us;          /* default 20000 */
   int64_t tune_deadline_us;            /* default 10000000 */
-  int64_t background_tune_deadline_us; /* default 600000000 */
+  int64_t background_tune_deadline_us; /* default 2000000 */
   int32_t miss_policy;                 /* default TUNEDB_MISS_BACKGROUND */
   int64_t cache_capacity;              /* default 4096; 0 disables */
   int64_t negative_ttl_us;             /* default 5000000 */

@@ -54,6 +54,17 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
                  "Largest workspace offered to algorithms, bytes (-1: a "
                  "share of free GPU memory)")
       ->capture_default_str();
+  app.add_option("--miss-searches", s.miss_searches,
+                 "when-idle: a search a program's miss asks for waits until "
+                 "no program uses the GPU (or goes to an idle GPU of the "
+                 "model); at-once: it runs as soon as it is queued")
+      ->check(CLI::IsMember({"when-idle", "at-once"}))
+      ->capture_default_str();
+  app.add_option("--busy-percent", s.busy_percent,
+                 "With when-idle: how busy (percent of NVML's sample period) "
+                 "a GPU with another program on it counts as in use")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   app.add_option("--search-timeout", c->search_timeout_seconds,
                  "Seconds one search may take before its worker is killed")
       ->check(CLI::PositiveNumber)

@@ -53,6 +53,7 @@ absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request) {
     ASSIGN_OR_RETURN(args.device, FromProto(request.device()));
   }
   ASSIGN_OR_RETURN(args.constraints, FromProto(request.constraints()));
+  args.when = request.when_idle() ? SearchWhen::kWhenIdle : SearchWhen::kNow;
   return args;
 }
 

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/valid_key.h"
+#include "server/tuning/tuning_core.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
@@ -37,6 +38,7 @@ struct TuneArgs {
   ConvProblem problem;
   std::optional<DeviceKey> device;
   Constraints constraints;
+  SearchWhen when = SearchWhen::kNow;
 };
 absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request);
 

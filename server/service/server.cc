@@ -18,6 +18,7 @@
 #include "server/finder/simulated_finder.h"
 #include "server/service/activated_listener.h"
 #include "server/service/daemon_metrics.h"
+#include "server/service/nvml_gpu_use.h"
 #include "server/service/tunedb_service.h"
 #include "server/worker/worker_supervisor.h"
 #include "spdlog/spdlog.h"
@@ -186,8 +187,28 @@ absl::Status Server::OpenStore() {
   return StartFleet();
 }
 
+GpuUse* Server::WatchGpuUse() {
+  if (options_.miss_searches != "when-idle") {
+    spdlog::info("programs' misses are searched at once (--miss-searches {})",
+                 options_.miss_searches);
+    return nullptr;
+  }
+  if (options_.finder != "cudnn") return nullptr;  // no GPU to watch
+  absl::StatusOr<std::unique_ptr<NvmlGpuUse>> nvml =
+      NvmlGpuUse::Create(options_.busy_percent);
+  if (!nvml.ok()) {
+    spdlog::warn("cannot see which programs use the GPUs ({}): programs' "
+                 "misses are searched at once",
+                 std::string(nvml.status().message()));
+    return nullptr;
+  }
+  gpu_use_ = *std::move(nvml);
+  return gpu_use_.get();
+}
+
 absl::Status Server::StartCore() {
   TuningCore::Options core_options = options_.core;
+  core_options.gpu_use = WatchGpuUse();
   if (!options_.metrics_address.empty()) {
     DaemonMetrics::Options metrics_options;
     metrics_options.address = options_.metrics_address;

@@ -87,6 +87,14 @@ struct ServerOptions {
   // Prometheus endpoint, "host:port" or a bare port (127.0.0.1:PORT); ""
   // (default) serves no metrics. See DaemonMetrics.
   std::string metrics_address;
+  // Searches that programs' misses ask for (TuneRequest.when_idle):
+  // "when-idle" (default: they wait until no program uses the GPU, or go to
+  // an idle GPU of the model; needs NVML and the cudnn finder, else they run
+  // at once, logged) or "at-once".
+  std::string miss_searches = "when-idle";
+  // With when-idle: the share of NVML's sample period (percent) a GPU with
+  // another program on it must be busy to count as in use. Default 10.
+  int busy_percent = 10;
 };
 
 class Server {
@@ -131,6 +139,8 @@ class Server {
   // The metrics (when asked for), the tuning core, the fleet job runner and
   // the service.
   absl::Status StartCore();
+  // The GpuUse of --miss-searches when-idle (kept in gpu_use_), or null.
+  GpuUse* WatchGpuUse();
   // The gRPC server on the listeners of `options` (as the caller gave them,
   // before systemd's sockets replaced the Unix socket in options_).
   absl::Status StartGrpc(
@@ -149,6 +159,7 @@ class Server {
   std::unique_ptr<FleetStore> fleet_store_;
   std::unique_ptr<FleetJobs> fleet_jobs_;
   std::unique_ptr<FleetSync> fleet_;
+  std::unique_ptr<GpuUse> gpu_use_;  // null: misses searched at once
   std::unique_ptr<TuningCore> core_;
   std::unique_ptr<FleetJobRunner> fleet_job_runner_;
   std::unique_ptr<DaemonMetrics> metrics_;  // destroyed before core_

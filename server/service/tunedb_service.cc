@@ -309,7 +309,8 @@ absl::Status TuneDbService::Tune(grpc::ServerContext* context,
   ASSIGN_OR_RETURN(TuneAnswer answer,
                    core_->Tune(args.problem, args.device, args.constraints,
                                request.force(), Deadline(context),
-                               [context] { return context->IsCancelled(); }));
+                               [context] { return context->IsCancelled(); },
+                               args.when));
   AnswerToProto(answer, response->mutable_choice(), response->mutable_record());
   if (!answer.choice) response->clear_choice();
   response->set_searched(answer.searched);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -22,6 +23,10 @@ struct TuningCore::Pending {
   const ValidKey key;
   int device_index = 0;
   bool force = false;           // search even if a record exists anywhere
+  // A program's miss (SearchWhen::kWhenIdle): runs only while no program
+  // uses the device. Guarded by the device worker's mu.
+  bool when_idle = false;
+  bool counted_waiting = false;  // counted in waited_for_idle_ (worker only)
   bool fleet_resolved = false;  // the fleet was asked (worker thread only)
   std::mutex mu;
   std::condition_variable cv;
@@ -181,6 +186,23 @@ absl::StatusOr<int> TuningCore::PickDevice(
   return best;
 }
 
+bool TuningCore::InUse(int index) {
+  return options_.gpu_use != nullptr &&
+         options_.gpu_use->InUse(devices_[index]);
+}
+
+int TuningCore::LeastBusyIdle(const DeviceKey& key) {
+  int best = -1;
+  if (options_.gpu_use != nullptr) {
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      const int index = static_cast<int>(i);
+      if (devices_[i].key != key || InUse(index)) continue;
+      if (best < 0 || QueueDepth(index) < QueueDepth(best)) best = index;
+    }
+  }
+  return best >= 0 ? best : LeastBusy(key);
+}
+
 int TuningCore::LeastBusy(const DeviceKey& key) {
   int best = -1;
   for (size_t i = 0; i < devices_.size(); ++i) {
@@ -286,7 +308,7 @@ absl::StatusOr<Prediction> TuningCore::Predict(const ValidKey& key,
 absl::StatusOr<TuneAnswer> TuningCore::Tune(
     const ConvProblem& problem, const std::optional<DeviceKey>& device,
     const Constraints& constraints, bool force, absl::Time deadline,
-    const std::function<bool()>& cancelled) {
+    const std::function<bool()>& cancelled, SearchWhen when) {
   ASSIGN_OR_RETURN(int index, PickDevice(device));
   // The finder's device keys were validated when its workers reported them.
   const ValidKey key =
@@ -309,6 +331,14 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
       pending = it->second;
       joined = true;
       coalesced_.fetch_add(1, std::memory_order_relaxed);
+      if (when == SearchWhen::kNow) {
+        DeviceWorker& w = *workers_[pending->device_index];
+        {
+          std::lock_guard<std::mutex> wlock(w.mu);
+          pending->when_idle = false;
+        }
+        w.cv.notify_one();
+      }
     } else {
       if (!force) {
         // A search may have finished between the store read above and
@@ -319,11 +349,15 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
           return Serve(std::move(record), constraints);
         }
       }
-      // Devices with one key share results: the least busy one searches.
-      index = LeastBusy(key.device());
+      // Devices with one key share results: the least busy one searches
+      // (for a program's miss, the least busy idle one).
+      const bool when_idle =
+          when == SearchWhen::kWhenIdle && options_.gpu_use != nullptr;
+      index = when_idle ? LeastBusyIdle(key.device()) : LeastBusy(key.device());
       pending = std::make_shared<Pending>(key);
       pending->device_index = index;
       pending->force = force;
+      pending->when_idle = when_idle;
       DeviceWorker& w = *workers_[index];
       {
         std::lock_guard<std::mutex> wlock(w.mu);
@@ -368,16 +402,47 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   return answer;
 }
 
+std::shared_ptr<TuningCore::Pending> TuningCore::NextRunnable(
+    int index, DeviceWorker& w, std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    w.cv.wait(lock, [&] { return w.stop || !w.queue.empty(); });
+    if (w.stop) return nullptr;
+    auto it = std::find_if(w.queue.begin(), w.queue.end(),
+                           [](const auto& p) { return !p->when_idle; });
+    if (it == w.queue.end()) {
+      // Only programs' misses are queued: ask the GPU, without the lock.
+      lock.unlock();
+      const bool in_use = InUse(index);
+      lock.lock();
+      if (w.stop || w.queue.empty()) continue;
+      if (in_use) {
+        for (const auto& p : w.queue) {
+          if (p->counted_waiting) continue;
+          p->counted_waiting = true;
+          waited_for_idle_.fetch_add(1, std::memory_order_relaxed);
+          spdlog::info("device {} is in use by a program: its miss {} waits "
+                       "until the GPU is idle",
+                       index, p->key.HashText());
+        }
+        w.cv.wait_for(lock, absl::ToChronoNanoseconds(options_.idle_poll));
+        continue;
+      }
+      it = w.queue.begin();
+    }
+    std::shared_ptr<Pending> pending = *it;
+    w.queue.erase(it);
+    return pending;
+  }
+}
+
 void TuningCore::WorkerLoop(int index) {
   DeviceWorker& w = *workers_[index];
   for (;;) {
     std::shared_ptr<Pending> pending;
     {
       std::unique_lock<std::mutex> lock(w.mu);
-      w.cv.wait(lock, [&] { return w.stop || !w.queue.empty(); });
-      if (w.queue.empty()) return;  // stopping
-      pending = w.queue.front();
-      w.queue.pop_front();
+      pending = NextRunnable(index, w, lock);
+      if (pending == nullptr) return;  // stopping
       w.running = true;
     }
     RunSearch(index, pending);
@@ -624,6 +689,7 @@ CoreStats TuningCore::Stats() {
   s.searches = searches_.load();
   s.search_failures = failures_.load();
   s.coalesced = coalesced_.load();
+  s.waited_for_idle = waited_for_idle_.load();
   s.rejected = rejected_.load();
   s.search_ms_total = search_us_total_.load() / 1000.0;
   for (size_t i = 0; i < devices_.size(); ++i) {

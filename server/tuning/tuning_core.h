@@ -20,6 +20,11 @@
 // and published by the FleetSync's drainer. The Lookup hit path never asks
 // the fleet.
 //
+// A search that a program's miss caused (SearchWhen::kWhenIdle) does not
+// compete with programs for their GPU: with Options::gpu_use set, it goes
+// to an idle device of the key's model, else waits in its device's queue,
+// passed by every other search, until that device is idle.
+//
 // Thread safety: every public method is thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_TUNING_CORE_H_
 #define TUNEDB_SERVER_TUNING_TUNING_CORE_H_
@@ -43,6 +48,7 @@
 #include "server/finder/finder.h"
 #include "server/tuning/fleet_sync.h"
 #include "server/tuning/family_cache.h"
+#include "server/tuning/gpu_use.h"
 #include "server/tuning/record_cache.h"
 #include "server/tuning/shape_predictor.h"
 #include "server/tuning/version_predictor.h"
@@ -52,6 +58,12 @@
 #include "tunedb/record.h"
 
 namespace tunedb {
+
+// When a Tune's search may run.
+enum class SearchWhen {
+  kNow,       // as soon as its device's queue reaches it
+  kWhenIdle,  // a program's miss: only while no other program uses the GPU
+};
 
 struct TuneAnswer {
   // Never null. Shared with the daemon's record cache and with every caller
@@ -82,6 +94,8 @@ struct CoreStats {
   int64_t predictions = 0;    // misses answered with a prediction
   int64_t searches = 0;
   int64_t search_failures = 0;
+  // Searches of misses that waited for their GPU to be idle (kWhenIdle).
+  int64_t waited_for_idle = 0;
   int64_t coalesced = 0;
   int64_t rejected = 0;
   double search_ms_total = 0;
@@ -118,6 +132,13 @@ class TuningCore {
     // Called after every search on the device's worker thread (metrics);
     // must not block. Default: none.
     std::function<void(const SearchEvent&)> on_search;
+    // Tells whether a program uses a device, for SearchWhen::kWhenIdle
+    // searches; must outlive the core. Default null: every search runs as
+    // kNow.
+    GpuUse* gpu_use = nullptr;
+    // How often a device whose queue holds only kWhenIdle searches asks
+    // gpu_use again while the GPU is in use. Default 1 s.
+    absl::Duration idle_poll = absl::Seconds(1);
   };
 
   // Takes the finder's device list at construction; `store`, `finder` and
@@ -144,12 +165,13 @@ class TuningCore {
   // `problem` and `device` have passed Validate(). `device` nullopt means the
   // first device. `deadline` bounds the wait (absl::InfiniteFuture() for
   // none); `cancelled`, if set, is polled so a caller that goes away stops
-  // waiting.
+  // waiting. A kNow Tune that joins a kWhenIdle search makes it kNow.
   absl::StatusOr<TuneAnswer> Tune(const ConvProblem& problem,
                                   const std::optional<DeviceKey>& device,
                                   const Constraints& constraints, bool force,
                                   absl::Time deadline,
-                                  const std::function<bool()>& cancelled = {});
+                                  const std::function<bool()>& cancelled = {},
+                                  SearchWhen when = SearchWhen::kNow);
 
   // The finder's devices with their queue depth.
   const std::vector<DeviceInfo>& devices() const { return devices_; }
@@ -187,6 +209,16 @@ class TuningCore {
   absl::StatusOr<int> PickDevice(const std::optional<DeviceKey>& device);
   // The least busy device with this key, or -1.
   int LeastBusy(const DeviceKey& key);
+  // For a kWhenIdle search: the least busy device with this key that no
+  // program uses, else LeastBusy.
+  int LeastBusyIdle(const DeviceKey& key);
+  // Whether a program uses device `index` (false without gpu_use).
+  bool InUse(int index);
+  // Takes the next search that may run on `w` (device `index`): the first
+  // kNow one, else the first kWhenIdle one once the device is idle. Null
+  // when stopping. Called with `lock` held on w.mu.
+  std::shared_ptr<Pending> NextRunnable(int index, DeviceWorker& w,
+                                        std::unique_lock<std::mutex>& lock);
   void WorkerLoop(int index);
   void RunSearch(int index, const std::shared_ptr<Pending>& pending);
   // Ends `pending`: leaves inflight_ and wakes its waiters.
@@ -247,7 +279,8 @@ class TuningCore {
   std::thread fleet_waiter_;
 
   std::atomic<int64_t> hits_{0}, misses_{0}, searches_{0}, failures_{0},
-      coalesced_{0}, rejected_{0}, lookup_hits_{0}, lookup_misses_{0};
+      coalesced_{0}, rejected_{0}, lookup_hits_{0}, lookup_misses_{0},
+      waited_for_idle_{0};
   std::atomic<int64_t> last_write_us_{0};
   std::atomic<int64_t> search_us_total_{0};
 };

@@ -230,6 +230,9 @@ TEST_F(ClientTest, TuneAndWaitPastItsDeadlineFallsBackThenGetsTheAnswer) {
   daemon_.service().set_tune_delay(milliseconds(2500));
   ClientOptions o = Options(MissPolicy::kTuneAndWait);
   o.tune_deadline = absl::Milliseconds(100);
+  // This test daemon starts a new 2.5 s search on every call (the real one
+  // lets a retry join the search): the background Tune must outwait one.
+  o.background_tune_deadline = absl::Seconds(5);
   auto client = Make(o);
   const ProblemKey key = TestKey(10);
 

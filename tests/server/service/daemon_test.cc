@@ -540,5 +540,16 @@ TEST(DaemonTest, BadFlagsExitWithAMessage) {
   EXPECT_NE(WEXITSTATUS(status), 0);
 }
 
+TEST(DaemonTest, AMissSearchPolicyOtherThanWhenIdleOrAtOnceIsRefused) {
+  for (const char* flag : {"--miss-searches", "--busy-percent"}) {
+    TempDir dir;
+    DaemonProcess daemon(
+        dir, {flag, std::string(flag) == "--busy-percent" ? "0" : "later"});
+    int status = daemon.Stop(0);  // just wait
+    ASSERT_TRUE(WIFEXITED(status)) << flag;
+    EXPECT_NE(WEXITSTATUS(status), 0) << flag;
+  }
+}
+
 }  // namespace
 }  // namespace tunedb

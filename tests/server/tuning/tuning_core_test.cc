@@ -2,6 +2,8 @@
 #include "server/tuning/tuning_core.h"
 
 #include <atomic>
+#include <future>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -43,6 +45,34 @@ class RecordingFinder final : public Finder {
   Finder* const inner_;
   mutable absl::Mutex mu_;
   std::vector<std::vector<AlgoResult>> stored_plans_ ABSL_GUARDED_BY(mu_);
+};
+
+// A GPU-use test double: which device ordinals a "program" uses, and how
+// often each was asked.
+class FakeGpuUse final : public GpuUse {
+ public:
+  bool InUse(const DeviceInfo& device) override {
+    absl::MutexLock lock(&mu_);
+    ++asked_;
+    return busy_.count(device.ordinal) > 0;
+  }
+  void Set(int ordinal, bool busy) {
+    absl::MutexLock lock(&mu_);
+    if (busy) {
+      busy_.insert(ordinal);
+    } else {
+      busy_.erase(ordinal);
+    }
+  }
+  int asked() const {
+    absl::MutexLock lock(&mu_);
+    return asked_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::set<int> busy_ ABSL_GUARDED_BY(mu_);
+  int asked_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class TuningCoreTest : public testing::Test {
@@ -397,6 +427,116 @@ TEST_F(TuningCoreTest, ShutdownFailsQueuedSearches) {
   EXPECT_GE(unavailable.load(), 1);
   EXPECT_EQ(Tune(TestProblem(99)).status().code(),
             absl::StatusCode::kUnavailable);
+}
+
+// Searches that programs' misses cause (SearchWhen::kWhenIdle).
+class WhenIdleTest : public TuningCoreTest {
+ protected:
+  void StartWithGpuUse(const std::string& sim) {
+    TuningCore::Options options;
+    options.gpu_use = &gpu_use_;
+    options.idle_poll = absl::Milliseconds(10);
+    Start(sim, options);
+  }
+  std::future<absl::StatusOr<TuneAnswer>> MissTune(int size) {
+    return std::async(std::launch::async, [this, size] {
+      return core_->Tune(TestProblem(size), std::nullopt, {}, false,
+                         absl::Now() + absl::Seconds(30), {},
+                         SearchWhen::kWhenIdle);
+    });
+  }
+  static bool Done(std::future<absl::StatusOr<TuneAnswer>>& f,
+                   int ms = 150) {
+    return f.wait_for(std::chrono::milliseconds(ms)) ==
+           std::future_status::ready;
+  }
+  FakeGpuUse gpu_use_;
+};
+
+TEST_F(WhenIdleTest, AMissSearchWaitsWhileItsGpuIsInUseAndRunsOnceIdle) {
+  StartWithGpuUse("");
+  gpu_use_.Set(0, true);
+  auto miss = MissTune(8);
+  EXPECT_FALSE(Done(miss, 300));
+  EXPECT_EQ(core_->Stats().searches, 0);
+  EXPECT_EQ(core_->Stats().waited_for_idle, 1);
+  gpu_use_.Set(0, false);
+  auto a = miss.get();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->searched);
+  EXPECT_EQ(core_->Stats().searches, 1);
+}
+
+TEST_F(WhenIdleTest, AnExplicitTuneRunsOnABusyGpuAheadOfWaitingMisses) {
+  StartWithGpuUse("");
+  gpu_use_.Set(0, true);
+  auto miss = MissTune(8);
+  EXPECT_FALSE(Done(miss));
+  auto now = Tune(TestProblem(9));
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_TRUE(now->searched);
+  EXPECT_FALSE(Done(miss));
+  gpu_use_.Set(0, false);
+  EXPECT_TRUE(miss.get().ok());
+}
+
+TEST_F(WhenIdleTest, AnExplicitTuneOfAWaitingMissRunsItAtOnce) {
+  StartWithGpuUse("");
+  gpu_use_.Set(0, true);
+  auto miss = MissTune(8);
+  EXPECT_FALSE(Done(miss));
+  auto now = Tune(TestProblem(8));
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_TRUE(now->waited_for_search);
+  auto a = miss.get();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->searched);
+  EXPECT_EQ(core_->Stats().searches, 1);
+}
+
+TEST_F(WhenIdleTest, AMissSearchGoesToAnIdleGpuOfTheSameModel) {
+  StartWithGpuUse("devices=2");
+  gpu_use_.Set(0, true);
+  auto a = MissTune(8).get();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->searched);
+  EXPECT_EQ(core_->Stats().waited_for_idle, 0);
+}
+
+TEST_F(WhenIdleTest, WithoutAGpuUseAMissSearchRunsAtOnce) {
+  Start("");
+  auto a = core_->Tune(TestProblem(8), std::nullopt, {}, false,
+                       absl::Now() + absl::Seconds(30), {},
+                       SearchWhen::kWhenIdle);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->searched);
+}
+
+TEST_F(WhenIdleTest, AMissWaitingPastItsDeadlineIsStillSearchedOnceIdle) {
+  StartWithGpuUse("");
+  gpu_use_.Set(0, true);
+  auto late = core_->Tune(TestProblem(8), std::nullopt, {}, false,
+                          absl::Now() + absl::Milliseconds(100), {},
+                          SearchWhen::kWhenIdle);
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded);
+  gpu_use_.Set(0, false);
+  // The next process finds it stored.
+  absl::StatusOr<TuneAnswer> stored = absl::NotFoundError("");
+  for (int i = 0; i < 200 && !stored.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    stored = Lookup(TestProblem(8));
+  }
+  EXPECT_TRUE(stored.ok()) << stored.status();
+}
+
+TEST_F(WhenIdleTest, ShutdownFailsMissSearchesStillWaiting) {
+  StartWithGpuUse("");
+  gpu_use_.Set(0, true);
+  auto miss = MissTune(8);
+  EXPECT_FALSE(Done(miss));
+  core_->Shutdown(absl::Seconds(1));
+  EXPECT_EQ(miss.get().status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_GT(gpu_use_.asked(), 0);
 }
 
 }  // namespace
