@@ -748,10 +748,12 @@ class ClientImpl final : public Client {
       jobs_.pop_front();
       busy_ = true;
       lock.unlock();
-      const bool retry = Run(job);
+      const Retry retry = Run(job);
       lock.lock();
       busy_ = false;
-      if (retry && !stopping_ && ++job.attempts < kMaxAttempts) {
+      if (!stopping_ &&
+          (retry == Retry::kFree ||
+           (retry == Retry::kCounted && ++job.attempts < kMaxAttempts))) {
         jobs_.push_back(std::move(job));
       } else {
         queued_.erase(job.name);
@@ -764,8 +766,12 @@ class ClientImpl final : public Client {
     idle_cv_.notify_all();
   }
 
-  // Runs one job; true if it should be retried (the daemon was unreachable).
-  bool Run(const Job& job) {
+  // Whether a job is sent again: no, yes within kMaxAttempts (the daemon
+  // was unreachable or full), or yes without counting an attempt.
+  enum class Retry { kNo, kCounted, kFree };
+
+  // Runs one job and says whether to send it again.
+  Retry Run(const Job& job) {
     const Slot slot = MakeSlot(job.key, job.constraints);
     counters_.Add(kDaemonCalls);
     if (job.kind == Job::kRefresh) {
@@ -780,7 +786,7 @@ class ClientImpl final : public Client {
           counters_.Add(kRefreshes);
         }
         CacheTuned(slot, *reply.choice, reply.measured_at_us);
-        return false;
+        return Retry::kNo;
       }
       if (!reply.status.ok() &&
           reply.status.code() != absl::StatusCode::kNotFound) {
@@ -792,7 +798,7 @@ class ClientImpl final : public Client {
       if (reply.status.code() == absl::StatusCode::kNotFound) {
         Enqueue(Job::kTune, job.key, job.constraints);
       }
-      return false;
+      return Retry::kNo;
     }
     // A miss of this program: searched while no program uses the GPU.
     DaemonLink::Reply reply =
@@ -804,13 +810,18 @@ class ClientImpl final : public Client {
         CacheTuned(slot, *reply.choice, reply.measured_at_us);
       }
       // No choice: the negative entry already cached stays until its TTL.
-      return false;
+      return Retry::kNo;
     }
-    counters_.Add(kDaemonErrors);
     const absl::StatusCode code = reply.status.code();
+    // Past its deadline the search still runs in the daemon (queued, or
+    // waiting for the GPU to be idle): asked again later, the call joins
+    // it; that is no failure, and is not counted against the attempts.
+    if (code == absl::StatusCode::kDeadlineExceeded) return Retry::kFree;
+    counters_.Add(kDaemonErrors);
     return code == absl::StatusCode::kUnavailable ||
-           code == absl::StatusCode::kDeadlineExceeded ||
-           code == absl::StatusCode::kResourceExhausted;
+                   code == absl::StatusCode::kResourceExhausted
+               ? Retry::kCounted
+               : Retry::kNo;
   }
 
   // Rewrites a tuned entry with a fresh re-check deadline.

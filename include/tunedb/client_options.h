@@ -114,10 +114,10 @@ struct ClientOptions {
   // Deadline of a Tune made by the background worker (a miss of this
   // program, searched by the daemon only while no program uses the GPU).
   // The daemon keeps the search when the call returns at its deadline, and
-  // a retry (up to 5 attempts) joins it; a short deadline lets the misses
-  // behind it reach the daemon while this program keeps the GPU busy. A
-  // search that ends after the last attempt is still served once the
-  // heuristic answer cached meanwhile expires. Default: 2 s.
+  // the call is made again later (joining that search, not counted as a
+  // failed attempt) until it is answered or the client stops; a short
+  // deadline lets the misses behind it reach the daemon while this program
+  // keeps the GPU busy. Default: 2 s.
   absl::Duration background_tune_deadline = absl::Seconds(2);
 
   // What a miss does. Default: kBackground.

@@ -243,5 +243,30 @@ TEST(ClientServerTest, SlowSearchFallsBackWithinTheTuneDeadline) {
   server->Shutdown(absl::Seconds(1));
 }
 
+TEST(ClientServerTest, ABackgroundTuneAskedPastItsDeadlineJoinsTheSameSearch) {
+  TempDir dir;
+  auto server = StartServer(dir.File("s.sock"), "slow_ms=2000");
+  ASSERT_NE(server, nullptr);
+  ClientOptions o;
+  o.address = server->address();
+  o.heuristic = Heuristic();
+  o.lookup_deadline = absl::Seconds(2);
+  o.background_tune_deadline = absl::Milliseconds(300);
+  auto client = Client::Create(o).value();
+  const ProblemKey key = Key(*server, 9);
+
+  EXPECT_EQ(client->Get(key).source, Source::kHeuristic);
+  // Seven or so calls of 300 ms: each past its deadline, none a failure.
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  EXPECT_EQ(client->Stats().daemon_errors, 0);
+  Answer a = client->Get(key);
+  EXPECT_EQ(a.source, Source::kCache);
+  EXPECT_EQ(a.algo, ModelBest(key.problem));
+  const CoreStats stats = server->core().Stats();
+  EXPECT_EQ(stats.searches, 1);
+  EXPECT_GE(stats.coalesced, 1);
+  server->Shutdown(absl::Seconds(1));
+}
+
 }  // namespace
 }  // namespace tunedb
