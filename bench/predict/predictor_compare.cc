@@ -1,0 +1,206 @@
+#include "bench/predict/predictor_compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "common/record_results.h"
+#include "server/tuning/shape_predictor.h"
+
+namespace tunedb {
+namespace {
+
+using ConfigId = std::tuple<int, MathType, std::string>;
+ConfigId IdOf(const AlgoResult& r) {
+  return {r.algo, r.math_type, KnobsText(r.knobs)};
+}
+
+// Every config may be chosen; build time is not counted (a loaded plan or a
+// long run): the comparison is of run times.
+Constraints AnyConfig() {
+  Constraints c;
+  c.compile_horizon_calls = 0;
+  return c;
+}
+
+double Cost(const AlgoResult& r) {
+  return r.cost(LaunchMode::kDirect).median_ms;
+}
+
+// The time `record` measured for config `id`, or nullopt where it did not
+// time it (or it did not run).
+std::optional<double> TimeOf(const Record& record, const ConfigId& id) {
+  for (const AlgoResult& r : record.results) {
+    if (Meets(r, AnyConfig()) && IdOf(r) == id && Cost(r) > 0) return Cost(r);
+  }
+  return std::nullopt;
+}
+
+// The fastest config that ran in `record`, or null.
+const AlgoResult* Fastest(const Record& record) {
+  const AlgoResult* best = nullptr;
+  for (const AlgoResult& r : record.results) {
+    if (!Meets(r, AnyConfig()) || Cost(r) <= 0) continue;
+    if (best == nullptr || Cost(r) < Cost(*best)) best = &r;
+  }
+  return best;
+}
+
+// The heuristic's first choice that ran in `record`, or null.
+const AlgoResult* HeuristicPick(const Record& record) {
+  const AlgoResult* pick = nullptr;
+  for (const AlgoResult& r : record.results) {
+    if (r.heuristic_rank <= 0 || !Meets(r, AnyConfig()) || Cost(r) <= 0) {
+      continue;
+    }
+    if (pick == nullptr || r.heuristic_rank < pick->heuristic_rank) pick = &r;
+  }
+  return pick;
+}
+
+// Family-best: configs by mean log-regret over `tuned`, for configs timed in
+// at least half of them.
+std::vector<ConfigId> FamilyBest(
+    const std::vector<std::shared_ptr<const Record>>& tuned) {
+  std::map<ConfigId, std::pair<double, int>> sums;
+  for (const auto& record : tuned) {
+    const AlgoResult* best = Fastest(*record);
+    if (best == nullptr) continue;
+    std::map<ConfigId, double> seen;
+    for (const AlgoResult& r : record->results) {
+      if (!Meets(r, AnyConfig()) || Cost(r) <= 0) continue;
+      const ConfigId id = IdOf(r);
+      if (seen.count(id) == 0) seen[id] = std::log(Cost(r) / Cost(*best));
+    }
+    for (const auto& [id, regret] : seen) {
+      sums[id].first += regret;
+      sums[id].second += 1;
+    }
+  }
+  std::vector<std::pair<double, ConfigId>> ranked;
+  for (const auto& [id, sum] : sums) {
+    if (2 * sum.second < static_cast<int>(tuned.size())) continue;
+    ranked.push_back({sum.first / sum.second, id});
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<ConfigId> out;
+  for (const auto& [mean, id] : ranked) out.push_back(id);
+  return out;
+}
+
+// The time of the first of `candidates` that `held` timed, else the
+// heuristic's; `fallback` says whether it was not the first.
+double FirstTimed(const Record& held, const std::vector<ConfigId>& candidates,
+                  double heuristic_ms, bool* fallback) {
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (std::optional<double> t = TimeOf(held, candidates[i])) {
+      *fallback = i > 0;
+      return *t;
+    }
+  }
+  *fallback = true;
+  return heuristic_ms;
+}
+
+std::string GroupOf(const ProblemKey& key) {
+  return absl::StrCat(key.problem.api == ConvApi::kGraph ? "graph" : "legacy",
+                      " ", DataTypeName(key.problem.input_type));
+}
+
+struct Tally {
+  int keys = 0, fallbacks = 0, over = 0;
+  double log_sum = 0, worst = 0;
+  void Add(double ratio, bool fell_back) {
+    ++keys;
+    fallbacks += fell_back ? 1 : 0;
+    over += ratio > 1.05 ? 1 : 0;
+    log_sum += std::log(ratio);
+    worst = std::max(worst, ratio);
+  }
+  PredictorScore Score() const {
+    PredictorScore s;
+    s.keys = keys;
+    s.fallbacks = fallbacks;
+    s.geomean_ratio = keys > 0 ? std::exp(log_sum / keys) : 0;
+    s.share_over_5pct = keys > 0 ? static_cast<double>(over) / keys : 0;
+    s.worst_ratio = worst;
+    return s;
+  }
+};
+
+bool ShapeLess(const Record& a, const Record& b) {
+  const ConvProblem& x = a.key.problem;
+  const ConvProblem& y = b.key.problem;
+  return std::tie(x.n, x.c, x.k, x.input) < std::tie(y.n, y.c, y.k, y.input);
+}
+
+}  // namespace
+
+const std::vector<std::string>& PredictorNames() {
+  static const std::vector<std::string> names = {"nearest", "family-best",
+                                                 "heuristic", "tunedb"};
+  return names;
+}
+
+std::vector<GroupScores> ComparePredictors(const std::vector<Record>& records,
+                                           int neighbours) {
+  std::map<std::string, std::vector<const Record*>> families;
+  for (const Record& r : records) families[FamilyText(r.key)].push_back(&r);
+  std::map<std::string, std::map<std::string, Tally>> tallies;
+  std::map<std::string, int> tuned_keys;
+  for (auto& [family, members] : families) {
+    std::sort(members.begin(), members.end(),
+              [](const Record* a, const Record* b) { return ShapeLess(*a, *b); });
+    std::vector<std::shared_ptr<const Record>> tuned;
+    std::vector<const Record*> held;
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (i % 2 == 0) {
+        tuned.push_back(std::make_shared<const Record>(*members[i]));
+      } else {
+        held.push_back(members[i]);
+      }
+    }
+    const std::string group = GroupOf(members[0]->key);
+    tuned_keys[group] += static_cast<int>(tuned.size());
+    const std::vector<ConfigId> family_best = FamilyBest(tuned);
+    for (const Record* h : held) {
+      const AlgoResult* best = Fastest(*h);
+      const AlgoResult* heuristic = HeuristicPick(*h);
+      // Without the fastest or the heuristic's pick, nothing can be judged.
+      if (best == nullptr || heuristic == nullptr) {
+        continue;
+      }
+      const double best_ms = Cost(*best);
+      const double heuristic_ms = Cost(*heuristic);
+      std::map<std::string, Tally>& t = tallies[group];
+      std::vector<ConfigId> nearest;
+      if (std::optional<Prediction> p =
+              PredictFrom(h->key, tuned, AnyConfig(), neighbours)) {
+        for (const AlgoResult& c : p->candidates) nearest.push_back(IdOf(c));
+      }
+      bool fell = false;
+      double ms = FirstTimed(*h, nearest, heuristic_ms, &fell);
+      t["nearest"].Add(ms / best_ms, fell);
+      ms = FirstTimed(*h, family_best, heuristic_ms, &fell);
+      t["family-best"].Add(ms / best_ms, fell);
+      t["heuristic"].Add(heuristic_ms / best_ms, false);
+      const AlgoResult* own = ChooseFrom(h->results, Constraints{});
+      t["tunedb"].Add((own != nullptr ? Cost(*own) : heuristic_ms) / best_ms,
+                      own == nullptr);
+    }
+  }
+  std::vector<GroupScores> out;
+  for (const auto& [group, by_name] : tallies) {
+    GroupScores g;
+    g.group = group;
+    g.tuned = tuned_keys[group];
+    for (const auto& [name, tally] : by_name) g.by_predictor[name] = tally.Score();
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace tunedb

@@ -1,0 +1,89 @@
+// ComparePredictors on made-up records whose winners are known.
+#include "bench/predict/predictor_compare.h"
+
+#include <cmath>
+
+#include "gtest/gtest.h"
+#include "tests/testing/test_values.h"
+
+namespace tunedb {
+namespace {
+
+using testing_util::TestKey;
+
+AlgoResult Timed(int algo, double ms, int heuristic_rank = 0) {
+  AlgoResult r = testing_util::OkResult(algo);
+  r.launch.median_ms = ms;
+  r.launch.samples = 3;
+  r.gpu.median_ms = ms;
+  r.heuristic_rank = heuristic_rank;
+  return r;
+}
+
+// A record of TestKey(n): algo 1 is fastest up to n = 16, algo 2 above;
+// algo 3, the heuristic's first choice, is always 10 % off the fastest.
+Record Made(int64_t n) {
+  Record r;
+  r.key = TestKey(n);
+  const bool small = n <= 16;
+  r.results = {Timed(1, small ? 1.0 : 2.0), Timed(2, small ? 1.5 : 1.0),
+               Timed(3, 1.1, /*heuristic_rank=*/1)};
+  return r;
+}
+
+const PredictorScore& Score(const std::vector<GroupScores>& groups,
+                            const std::string& name) {
+  EXPECT_EQ(groups.size(), 1u);
+  return groups.at(0).by_predictor.at(name);
+}
+
+TEST(PredictorCompareTest, TheNearestShapesVotePicksEachHeldOutKeysFastest) {
+  // By shape: 8 tuned, 12 held out, 48 tuned, 64 held out.
+  const auto groups =
+      ComparePredictors({Made(64), Made(8), Made(48), Made(12)}, 1);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].group, "legacy f32");
+  EXPECT_EQ(groups[0].tuned, 2);
+  const PredictorScore& nearest = Score(groups, "nearest");
+  EXPECT_EQ(nearest.keys, 2);
+  EXPECT_DOUBLE_EQ(nearest.geomean_ratio, 1.0);
+  EXPECT_EQ(nearest.share_over_5pct, 0);
+  EXPECT_EQ(nearest.fallbacks, 0);
+  const PredictorScore& heuristic = Score(groups, "heuristic");
+  EXPECT_NEAR(heuristic.geomean_ratio, 1.1, 1e-9);
+  EXPECT_EQ(heuristic.share_over_5pct, 1.0);
+}
+
+TEST(PredictorCompareTest, TheFamilyBestIsTheConfigOfLeastMeanRegret) {
+  // Tuned: algo 1 is 2x off at 48, algo 2 1.5x off at 8, algo 3 1.1x off
+  // at both: algo 3 has the least mean log-regret, and is 1.1x off on both
+  // held-out keys.
+  const auto groups =
+      ComparePredictors({Made(8), Made(12), Made(48), Made(64)}, 1);
+  const PredictorScore& best = Score(groups, "family-best");
+  EXPECT_EQ(best.keys, 2);
+  EXPECT_NEAR(best.geomean_ratio, 1.1, 1e-9);
+  EXPECT_NEAR(best.worst_ratio, 1.1, 1e-9);
+}
+
+TEST(PredictorCompareTest, APredictedConfigTheKeyNeverTimedFallsToTheHeuristic) {
+  Record tuned = Made(8);
+  tuned.results = {Timed(4, 0.5), Timed(3, 1.1, 1)};  // 4: unknown at 12
+  Record held = Made(12);
+  held.results = {Timed(1, 1.0), Timed(3, 1.1, 1)};
+  const auto groups = ComparePredictors({tuned, held}, 1);
+  const PredictorScore& nearest = Score(groups, "nearest");
+  EXPECT_EQ(nearest.keys, 1);
+  EXPECT_EQ(nearest.fallbacks, 1);
+  EXPECT_NEAR(nearest.geomean_ratio, 1.1, 1e-9);
+}
+
+TEST(PredictorCompareTest, AHeldOutKeyWithoutTheHeuristicsPickIsNotJudged) {
+  Record held = Made(12);
+  for (AlgoResult& r : held.results) r.heuristic_rank = 0;
+  const auto groups = ComparePredictors({Made(8), held}, 1);
+  EXPECT_TRUE(groups.empty());
+}
+
+}  // namespace
+}  // namespace tunedb
