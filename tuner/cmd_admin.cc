@@ -39,6 +39,7 @@ nlohmann::json StatsToJson(const v1::StatsResponse& s) {
                                      {"searches", s.searches()},
                                      {"search_failures", s.search_failures()},
                                      {"coalesced", s.coalesced()},
+                                     {"waited_for_idle", s.waited_for_idle()},
                                      {"rejected", s.rejected()},
                                      {"search_ms_total", s.search_ms_total()},
                                      {"queue_depths", queues},
@@ -86,7 +87,9 @@ void PrintDaemonStats(const v1::StatsResponse& s, std::ostream& out) {
                                         " answered by prediction)")
                          : "")},
        {"searches", absl::StrCat(s.searches(), " (", s.search_failures(),
-                                 " failed, ", s.coalesced(), " coalesced)")},
+                                 " failed, ", s.coalesced(), " coalesced, ",
+                                 s.waited_for_idle(),
+                                 " waited for an idle GPU)")},
        {"rejected (queue full)", absl::StrCat(s.rejected())},
        {"search time", FormatSeconds(s.search_ms_total() / 1000)},
        {"queues", queues.empty() ? "-" : queues},

@@ -93,8 +93,12 @@ void AddRequestFamilies(const CoreStats& s, std::vector<MetricFamily>& out) {
   out.push_back(ByOutcome(
       "tunedb_searches_total",
       "Searches run by outcome: searched (measured and stored) or failed "
-      "(the finder failed, timed out, or the result could not be stored).",
-      {{"searched", s.searches}, {"failed", s.search_failures}}));
+      "(the finder failed, timed out, or the result could not be stored); "
+      "waited_for_idle counts the searches of programs' misses that waited "
+      "for their GPU to be idle first.",
+      {{"searched", s.searches},
+       {"failed", s.search_failures},
+       {"waited_for_idle", s.waited_for_idle}}));
 
   MetricFamily reported =
       Family("tunedb_reported_total",

@@ -372,6 +372,7 @@ absl::Status TuneDbService::Stats(v1::StatsResponse* response) {
   response->set_searches(s.searches);
   response->set_search_failures(s.search_failures);
   response->set_coalesced(s.coalesced);
+  response->set_waited_for_idle(s.waited_for_idle);
   response->set_search_ms_total(s.search_ms_total);
   for (const auto& [index, depth] : s.queue_depths) {
     (*response->mutable_queue_depths())[index] = depth;
