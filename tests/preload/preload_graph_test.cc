@@ -569,6 +569,37 @@ TEST_F(PreloadGraphTest, APlanCudnnRefusesNeverReachesTheCallerWhoBuildsIt) {
   EXPECT_THAT(run.err, HasSubstr("; 0 stored plans loaded, 1 refused"));
 }
 
+TEST_F(PreloadGraphTest, WithoutTheScratchCheckAStoredPlanIsLoadedOnce) {
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"},
+                       {kStoredPlansOn, "TUNEDB_PRELOAD_PLAN_CHECK=off"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(PlansOf(run), (std::vector<std::pair<int64_t, int>>{
+                              {110, kBuilt}, {112, kNotBuilt}}));
+  EXPECT_EQ(run.real("backend_plan_load"), 1);  // the caller's only
+  EXPECT_EQ(run.real("backend_plan_finalize"), 0);
+  EXPECT_THAT(run.err, HasSubstr("; 1 stored plans loaded"));
+}
+
+TEST_F(PreloadGraphTest, WithoutTheScratchCheckARefusedPlanCostsTheCallerThatConfig) {
+  // A plan of another cuDNN, refused on the caller's own descriptor: the
+  // held engine config is set there and finalized, and the fake cuDNN, like
+  // cuDNN with a plan descriptor that holds both, refuses that too. The
+  // program loses the config (it goes on to its next one). This is why the
+  // check on a scratch descriptor stays on by default.
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan(91400)));
+  ProbeRun run = Probe({"--then-fallback", "--build-plans"},
+                       {kStoredPlansOn, "TUNEDB_PRELOAD_PLAN_CHECK=off"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  const auto plans = PlansOf(run);
+  ASSERT_FALSE(plans.empty());
+  EXPECT_EQ(plans[0].first, 110);
+  EXPECT_NE(plans[0].second, kBuilt);
+  EXPECT_EQ(run.real("backend_plan_load_refused"), 1);
+  EXPECT_THAT(run.err, HasSubstr("; 0 stored plans loaded, 1 refused"));
+  EXPECT_THAT(run.err, HasSubstr("not checked first"));
+}
+
 TEST_F(PreloadGraphTest, ADamagedOrForeignStoredPlanNeverReachesCudnn) {
   // Each case on a key of its own (batch 33, 34, ...), stored once.
   enum Case { kCutShort, kEdited, kAnotherKeys, kNotSealed };
