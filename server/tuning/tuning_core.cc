@@ -321,6 +321,11 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
     }
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
+  // A program's miss asks which devices programs use before taking mu_
+  // (NVML is not to be waited on under the core's lock).
+  const bool when_idle =
+      when == SearchWhen::kWhenIdle && options_.gpu_use != nullptr;
+  const int idle_index = when_idle ? LeastBusyIdle(key.device()) : -1;
 
   std::shared_ptr<Pending> pending;
   bool joined = false;  // this call waits for a search another call started
@@ -351,9 +356,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
       }
       // Devices with one key share results: the least busy one searches
       // (for a program's miss, the least busy idle one).
-      const bool when_idle =
-          when == SearchWhen::kWhenIdle && options_.gpu_use != nullptr;
-      index = when_idle ? LeastBusyIdle(key.device()) : LeastBusy(key.device());
+      index = when_idle ? idle_index : LeastBusy(key.device());
       pending = std::make_shared<Pending>(key);
       pending->device_index = index;
       pending->force = force;
