@@ -321,11 +321,20 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
     }
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
-  // A program's miss asks which devices programs use before taking mu_
-  // (NVML is not to be waited on under the core's lock).
+  // A program's miss that starts a search asks which devices programs use,
+  // before taking mu_ (NVML is not to be waited on under the core's lock);
+  // one that joins a search (a client's retry) asks nothing.
   const bool when_idle =
       when == SearchWhen::kWhenIdle && options_.gpu_use != nullptr;
-  const int idle_index = when_idle ? LeastBusyIdle(key.device()) : -1;
+  int idle_index = -1;
+  if (when_idle) {
+    bool searching = false;
+    {
+      absl::MutexLock lock(&mu_);
+      searching = inflight_.count(key.text()) > 0;
+    }
+    if (!searching) idle_index = LeastBusyIdle(key.device());
+  }
 
   std::shared_ptr<Pending> pending;
   bool joined = false;  // this call waits for a search another call started
@@ -356,7 +365,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
       }
       // Devices with one key share results: the least busy one searches
       // (for a program's miss, the least busy idle one).
-      index = when_idle ? idle_index : LeastBusy(key.device());
+      index = idle_index >= 0 ? idle_index : LeastBusy(key.device());
       pending = std::make_shared<Pending>(key);
       pending->device_index = index;
       pending->force = force;

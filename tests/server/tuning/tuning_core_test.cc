@@ -432,10 +432,11 @@ TEST_F(TuningCoreTest, ShutdownFailsQueuedSearches) {
 // Searches that programs' misses cause (SearchWhen::kWhenIdle).
 class WhenIdleTest : public TuningCoreTest {
  protected:
-  void StartWithGpuUse(const std::string& sim) {
+  void StartWithGpuUse(const std::string& sim,
+                       absl::Duration idle_poll = absl::Milliseconds(10)) {
     TuningCore::Options options;
     options.gpu_use = &gpu_use_;
-    options.idle_poll = absl::Milliseconds(10);
+    options.idle_poll = idle_poll;
     Start(sim, options);
   }
   std::future<absl::StatusOr<TuneAnswer>> MissTune(int size) {
@@ -478,6 +479,24 @@ TEST_F(WhenIdleTest, AnExplicitTuneRunsOnABusyGpuAheadOfWaitingMisses) {
   EXPECT_FALSE(Done(miss));
   gpu_use_.Set(0, false);
   EXPECT_TRUE(miss.get().ok());
+}
+
+TEST_F(WhenIdleTest, AMissThatJoinsAWaitingSearchDoesNotAskTheGpuAgain) {
+  // The worker asks once, then not for 10 s.
+  StartWithGpuUse("", absl::Seconds(10));
+  gpu_use_.Set(0, true);
+  auto miss = MissTune(8);
+  EXPECT_FALSE(Done(miss, 300));
+  const int asked = gpu_use_.asked();
+  // A client's retry of the same miss joins the waiting search.
+  auto retry = core_->Tune(TestProblem(8), std::nullopt, {}, false,
+                           absl::Now() + absl::Milliseconds(50), {},
+                           SearchWhen::kWhenIdle);
+  EXPECT_EQ(retry.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(gpu_use_.asked(), asked);
+  EXPECT_EQ(core_->Stats().coalesced, 1);
+  core_->Shutdown(absl::Seconds(1));
+  EXPECT_EQ(miss.get().status().code(), absl::StatusCode::kUnavailable);
 }
 
 TEST_F(WhenIdleTest, AnExplicitTuneOfAWaitingMissRunsItAtOnce) {
