@@ -4,7 +4,6 @@
 #include <cmath>
 #include <memory>
 #include <optional>
-#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "common/record_results.h"
@@ -12,11 +11,6 @@
 
 namespace tunedb {
 namespace {
-
-using ConfigId = std::tuple<int, MathType, std::string>;
-ConfigId IdOf(const AlgoResult& r) {
-  return {r.algo, r.math_type, KnobsText(r.knobs)};
-}
 
 // Every config may be chosen; build time is not counted (a loaded plan or a
 // long run): the comparison is of run times.
@@ -30,11 +24,14 @@ double Cost(const AlgoResult& r) {
   return r.cost(LaunchMode::kDirect).median_ms;
 }
 
+// Whether `r` ran, with a time to compare.
+bool Ran(const AlgoResult& r) { return Meets(r, AnyConfig()) && Cost(r) > 0; }
+
 // The time `record` measured for config `id`, or nullopt where it did not
 // time it (or it did not run).
 std::optional<double> TimeOf(const Record& record, const ConfigId& id) {
   for (const AlgoResult& r : record.results) {
-    if (Meets(r, AnyConfig()) && IdOf(r) == id && Cost(r) > 0) return Cost(r);
+    if (Ran(r) && ConfigIdOf(r) == id) return Cost(r);
   }
   return std::nullopt;
 }
@@ -43,7 +40,7 @@ std::optional<double> TimeOf(const Record& record, const ConfigId& id) {
 const AlgoResult* Fastest(const Record& record) {
   const AlgoResult* best = nullptr;
   for (const AlgoResult& r : record.results) {
-    if (!Meets(r, AnyConfig()) || Cost(r) <= 0) continue;
+    if (!Ran(r)) continue;
     if (best == nullptr || Cost(r) < Cost(*best)) best = &r;
   }
   return best;
@@ -53,9 +50,7 @@ const AlgoResult* Fastest(const Record& record) {
 const AlgoResult* HeuristicPick(const Record& record) {
   const AlgoResult* pick = nullptr;
   for (const AlgoResult& r : record.results) {
-    if (r.heuristic_rank <= 0 || !Meets(r, AnyConfig()) || Cost(r) <= 0) {
-      continue;
-    }
+    if (r.heuristic_rank <= 0 || !Ran(r)) continue;
     if (pick == nullptr || r.heuristic_rank < pick->heuristic_rank) pick = &r;
   }
   return pick;
@@ -71,8 +66,8 @@ std::vector<ConfigId> FamilyBest(
     if (best == nullptr) continue;
     std::map<ConfigId, double> seen;
     for (const AlgoResult& r : record->results) {
-      if (!Meets(r, AnyConfig()) || Cost(r) <= 0) continue;
-      const ConfigId id = IdOf(r);
+      if (!Ran(r)) continue;
+      const ConfigId id = ConfigIdOf(r);
       if (seen.count(id) == 0) seen[id] = std::log(Cost(r) / Cost(*best));
     }
     for (const auto& [id, regret] : seen) {
@@ -153,7 +148,9 @@ std::vector<GroupScores> ComparePredictors(const std::vector<Record>& records,
   std::map<std::string, int> tuned_keys;
   for (auto& [family, members] : families) {
     std::sort(members.begin(), members.end(),
-              [](const Record* a, const Record* b) { return ShapeLess(*a, *b); });
+              [](const Record* a, const Record* b) {
+                return ShapeLess(*a, *b);
+              });
     std::vector<std::shared_ptr<const Record>> tuned;
     std::vector<const Record*> held;
     for (size_t i = 0; i < members.size(); ++i) {
@@ -179,7 +176,9 @@ std::vector<GroupScores> ComparePredictors(const std::vector<Record>& records,
       std::vector<ConfigId> nearest;
       if (std::optional<Prediction> p =
               PredictFrom(h->key, tuned, AnyConfig(), neighbours)) {
-        for (const AlgoResult& c : p->candidates) nearest.push_back(IdOf(c));
+        for (const AlgoResult& c : p->candidates) {
+          nearest.push_back(ConfigIdOf(c));
+        }
       }
       bool fell = false;
       double ms = FirstTimed(*h, nearest, heuristic_ms, &fell);
@@ -197,7 +196,9 @@ std::vector<GroupScores> ComparePredictors(const std::vector<Record>& records,
     GroupScores g;
     g.group = group;
     g.tuned = tuned_keys[group];
-    for (const auto& [name, tally] : by_name) g.by_predictor[name] = tally.Score();
+    for (const auto& [name, tally] : by_name) {
+      g.by_predictor[name] = tally.Score();
+    }
     out.push_back(std::move(g));
   }
   return out;

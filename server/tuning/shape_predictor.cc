@@ -21,18 +21,16 @@ bool Depthwise(const ConvProblem& p) {
   return p.groups > 1 && p.groups == p.c && p.c == p.k;
 }
 
-// One config's identity within a record.
-using ConfigId = std::tuple<int, MathType, std::string>;
-ConfigId IdOf(const AlgoResult& r) {
-  return {r.algo, r.math_type, KnobsText(r.knobs)};
-}
-
 struct Neighbour {
   const Record* record;
   double distance;
 };
 
 }  // namespace
+
+ConfigId ConfigIdOf(const AlgoResult& r) {
+  return {r.algo, r.math_type, KnobsText(r.knobs)};
+}
 
 std::string FamilyText(const ProblemKey& key) {
   absl::StatusOr<std::map<std::string, std::string>> fields =
@@ -113,7 +111,7 @@ std::optional<Prediction> PredictFrom(
     const double weight = 1.0 / (1.0 + n.distance);
     total += weight;
     auto it = std::find_if(votes.begin(), votes.end(), [&](const Vote& v) {
-      return IdOf(v.config) == IdOf(*choice);
+      return ConfigIdOf(v.config) == ConfigIdOf(*choice);
     });
     if (it == votes.end()) {
       choice->plan.clear();

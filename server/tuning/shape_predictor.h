@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/prediction.h"
@@ -37,6 +38,10 @@ bool SameFamily(const ProblemKey& a, const ProblemKey& b);
 // A store filter that reads `key`'s family (and possibly more: the caller
 // checks FamilyText).
 RecordFilter FamilyFilter(const ProblemKey& key);
+
+// One config's identity within a record: algo, math type and knobs.
+using ConfigId = std::tuple<int, MathType, std::string>;
+ConfigId ConfigIdOf(const AlgoResult& r);
 
 // Sum over n, c, k and each input dim of |ln(a) - ln(b)|: 0 for the same
 // shape, ln 2 for one dim doubled.
