@@ -22,7 +22,11 @@
 # model is started later than this many seconds minus SLOT_S, default 100,
 # after the script's start, so a device call's time limit is not hit
 # half-way), WORK (database and references, default /tmp/tunedb-table),
-# OUT (default ./out). Writes $OUT/table-runs.jsonl, $OUT/table.md and
+# OUT (default ./out), PAIRS (e.g. "resnet50:fp16 densenet121:fp32": these
+# model:dtype pairs instead of MODELS x DTYPES) and EXTRA_WARM_ENV (e.g.
+# "TUNEDB_PRELOAD_PLAN_CHECK=off": two more warm rows, benchmark on and off,
+# run with it and labelled "tunedb warm $EXTRA_WARM_ENV", interleaved with
+# the plain ones; model_table.py's table leaves them out). Writes $OUT/table-runs.jsonl, $OUT/table.md and
 # $OUT/table.json (scripts/model_table.py), $OUT/tunedbd.log,
 # $OUT/records.jsonl and per process $OUT/runs/*.{out,err}.
 set -uo pipefail
@@ -60,7 +64,7 @@ row() {
     pre=("$B/bin/tunedb" --address "$ADDR" run "$@" --)
   fi
   [[ $label != "tunedb cold" ]] &&
-    timer=(env "LD_PRELOAD=$B/lib/libtunedb_cudnn_call_timer.so")
+    timer=(env "LD_PRELOAD=$B/lib/libtunedb_cudnn_call_timer.so" ${ROW_ENV:-})
   local base="$OUT/runs/$model-$dtype-${label// /_}-bench$bench"
   local t0=$SECONDS
   ${timer[@]+"${timer[@]}"} ${pre[@]+"${pre[@]}"} "$PY" "$HERE/pytorch_dropin_bench.py" run \
@@ -92,34 +96,43 @@ searched_since() {
 }
 
 timed=(--iters 40 --blocks 10 --warmup-s 1 --graphed)
-for model in $MODELS; do
-  for dtype in $DTYPES; do
-    if ((SECONDS - START > DEADLINE_S - SLOT_S)); then
-      echo "  $model $dtype: not started (deadline)"; continue
-    fi
-    truth="$WORK/truth-$model-$dtype.pt"
-    ref="$WORK/ref-$model-$dtype.pt"
-    echo "=== $model $dtype ($((SECONDS - START)) s)"
-    row "$model" "$dtype" "no tunedb" 0 "${timed[@]}" --save "$ref" --save64 "$truth" \
-      --ref64 "$truth" || continue
-    row "$model" "$dtype" "no tunedb" 1 "${timed[@]}" --ref "$ref" --ref64 "$truth"
-    lines=$(wc -l < "$OUT/tunedbd.log")
-    # The cold process's own timing is not the point: few iterations.
-    row "$model" "$dtype" "tunedb cold" 0 --iters 2 --blocks 1 \
-      --warmup-s 0 -- --tune-after
-    read -r s n < <(searched_since "$lines")
-    # The search's time, added to the cold row just written.
-    "$PY" -c 'import json, sys
+if [[ -z "${PAIRS:-}" ]]; then
+  PAIRS=$(for m in $MODELS; do for d in $DTYPES; do printf '%s:%s ' "$m" "$d"; done; done)
+fi
+EXTRA_WARM_ENV=${EXTRA_WARM_ENV:-}
+for pair in $PAIRS; do
+  model=${pair%%:*} dtype=${pair#*:}
+  if ((SECONDS - START > DEADLINE_S - SLOT_S)); then
+    echo "  $model $dtype: not started (deadline)"; continue
+  fi
+  truth="$WORK/truth-$model-$dtype.pt"
+  ref="$WORK/ref-$model-$dtype.pt"
+  echo "=== $model $dtype ($((SECONDS - START)) s)"
+  row "$model" "$dtype" "no tunedb" 0 "${timed[@]}" --save "$ref" --save64 "$truth" \
+    --ref64 "$truth" || continue
+  row "$model" "$dtype" "no tunedb" 1 "${timed[@]}" --ref "$ref" --ref64 "$truth"
+  lines=$(wc -l < "$OUT/tunedbd.log")
+  # The cold process's own timing is not the point: few iterations.
+  row "$model" "$dtype" "tunedb cold" 0 --iters 2 --blocks 1 \
+    --warmup-s 0 -- --tune-after
+  read -r s n < <(searched_since "$lines")
+  # The search's time, added to the cold row just written.
+  "$PY" -c 'import json, sys
 rows = open(sys.argv[1]).read().splitlines()
 r = json.loads(rows[-1])
 if r["label"] != "tunedb cold": sys.exit(0)  # the cold row failed
 r["search_s"] = float(sys.argv[2]); r["searches"] = int(sys.argv[3])
 rows[-1] = json.dumps(r); open(sys.argv[1], "w").write("\n".join(rows) + "\n")' "$RUNS" "$s" "$n"
-    echo "  searched $n keys in $s s"
-    row "$model" "$dtype" "tunedb warm" 1 "${timed[@]}" --ref "$ref" --ref64 "$truth" -- --log calls
-    row "$model" "$dtype" "tunedb warm" 0 "${timed[@]}" --ref "$ref" --ref64 "$truth" --
-    rm -f "$ref" "$truth"
+  echo "  searched $n keys in $s s"
+  for bench in 1 0; do
+    log=(); ((bench)) && log=(--log calls)
+    row "$model" "$dtype" "tunedb warm" "$bench" "${timed[@]}" --ref "$ref" \
+      --ref64 "$truth" -- ${log[@]+"${log[@]}"}
+    [[ -n "$EXTRA_WARM_ENV" ]] &&
+      ROW_ENV=$EXTRA_WARM_ENV row "$model" "$dtype" "tunedb warm $EXTRA_WARM_ENV" \
+        "$bench" "${timed[@]}" --ref "$ref" --ref64 "$truth" -- ${log[@]+"${log[@]}"}
   done
+  rm -f "$ref" "$truth"
 done
 
 "$PY" "$HERE/model_table.py" "$RUNS" "$OUT" || true
