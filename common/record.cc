@@ -208,4 +208,16 @@ const AlgoResult* ChooseFrom(const std::vector<AlgoResult>& results,
                                                                     : heuristic;
 }
 
+absl::Status CheckRevalidatedFrom(const Record& record) {
+  const int from = record.revalidated_from_cudnn;
+  if (from < 0 || (from != 0 && from == record.key.device.cudnn_version)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "record.revalidated_from_cudnn: ", from,
+        " is neither 0 (a full search) nor another cuDNN version than the "
+        "key's ",
+        record.key.device.cudnn_version));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace tunedb

@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "absl/status/status.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
@@ -39,6 +40,11 @@ double EffectiveCost(const AlgoResult& r, const Constraints& constraints);
 // Puts OK results first by ascending cost for direct launches (ties: less
 // workspace, then lower algo id), then not-supported, then failed ones.
 void SortResults(std::vector<AlgoResult>& results);
+
+// A record's provenance as it may be stored: revalidated_from_cudnn is 0 (a
+// full search) or another cuDNN version than the key's. INVALID_ARGUMENT
+// naming the field otherwise.
+absl::Status CheckRevalidatedFrom(const Record& record);
 
 }  // namespace tunedb
 

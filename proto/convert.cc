@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/record_results.h"
 #include "common/status_macros.h"
 
 namespace tunedb {
@@ -141,6 +142,7 @@ void ToProto(const Record& in, v1::Record* out) {
   out->set_verified(in.verified);
   out->set_served_count(in.served_count);
   out->set_timing_version(in.timing_version);
+  out->set_revalidated_from_cudnn(in.revalidated_from_cudnn);
 }
 
 void ToProto(const Constraints& in, v1::Constraints* out) {
@@ -290,6 +292,8 @@ absl::StatusOr<Record> FromProto(const v1::Record& in) {
         absl::StrCat("record.timing_version: ", in.timing_version(),
                      " is not 1..", kCurrentTimingVersion));
   }
+  r.revalidated_from_cudnn = in.revalidated_from_cudnn();
+  RETURN_IF_ERROR(CheckRevalidatedFrom(r));
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/record_results.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -269,6 +270,9 @@ std::string RecordToJson(const Record& record) {
   line["verified"] = record.verified;
   line["served_count"] = record.served_count;
   line["timing_version"] = record.timing_version;
+  if (record.revalidated_from_cudnn != 0) {
+    line["revalidated_from_cudnn"] = record.revalidated_from_cudnn;
+  }
   line["results"] = std::move(results);
   return line.dump(-1, ' ', /*ensure_ascii=*/false,
                    Json::error_handler_t::replace);
@@ -329,6 +333,15 @@ absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
       return Invalid("timing_version", "must be at least 1");
     }
     record.timing_version = static_cast<int>(timing_version);
+  }
+  if (reader.Has("revalidated_from_cudnn")) {
+    ASSIGN_OR_RETURN(int64_t from,
+                     reader.Count("revalidated_from_cudnn", kIntMax));
+    record.revalidated_from_cudnn = static_cast<int>(from);
+    if (!CheckRevalidatedFrom(record).ok()) {
+      return Invalid("revalidated_from_cudnn",
+                     "is the key's own cuDNN version");
+    }
   }
 
   ASSIGN_OR_RETURN(const Json* results, reader.Member("results"));

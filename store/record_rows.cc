@@ -6,6 +6,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/record_results.h"
 #include "common/status_macros.h"
 #include "common/valid_key.h"
 #include "store/record_columns.h"
@@ -29,7 +30,7 @@ constexpr const char kGetResults[] =
 constexpr const char kUpsertRecord[] =
     "INSERT INTO records(" TUNEDB_RECORD_WRITE_COLUMNS
     ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-    " ?15, ?16, ?17, ?18, ?19)" TUNEDB_RECORD_UPSERT " RETURNING id";
+    " ?15, ?16, ?17, ?18, ?19, ?20)" TUNEDB_RECORD_UPSERT " RETURNING id";
 
 constexpr const char kDeleteResults[] =
     "DELETE FROM results WHERE record_id = ?1";
@@ -285,6 +286,11 @@ absl::Status ReadRecordFields(const sql::Statement& row, Record& record) {
   record.served_count = reader.Count(11, "served_count");
   record.timing_version = static_cast<int>(reader.Count(12, "timing_version"));
   if (record.timing_version < 1) reader.Fail("timing_version", "is 0");
+  record.revalidated_from_cudnn =
+      static_cast<int>(reader.Count(19, "revalidated_from"));
+  if (!CheckRevalidatedFrom(record).ok()) {
+    reader.Fail("revalidated_from", "is the key's own cuDNN version");
+  }
   if (!reader.problem().empty()) return absl::DataLossError(reader.problem());
   return absl::OkStatus();
 }
@@ -355,6 +361,7 @@ void BindRecord(sql::Statement& statement, int first, const Record& record,
   statement.BindBool(param++, record.verified);
   statement.BindInt64(param++, record.served_count);
   statement.BindInt(param++, record.timing_version);
+  statement.BindInt(param++, record.revalidated_from_cudnn);
 }
 
 absl::Status InsertResults(sql::Statement& insert, int64_t id,

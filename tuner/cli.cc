@@ -110,6 +110,7 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
   AddRunCommand(app, ctx, &exit_code);
   AddPinCommands(app, ctx, &exit_code);
   AddDiffCommand(app, ctx, &exit_code);
+  AddRevalidateCommand(app, ctx, &exit_code);
 
   // Before parsing: CLI11 would answer `tunedb nosuchcmd --help` with the
   // top-level help.

@@ -84,8 +84,9 @@ std::unique_ptr<grpc::ClientContext> CliContext::NewStreamContext() const {
   return std::make_unique<grpc::ClientContext>();
 }
 
-absl::StatusOr<DeviceKey> CliContext::ResolveDevice(const std::string& gpu,
-                                                    int* matching) {
+absl::StatusOr<DeviceKey> CliContext::ResolveDevice(
+    const std::string& gpu, int* matching,
+    const std::function<bool(const DeviceKey&)>& accept) {
   auto stub = Stub();
   if (!stub.ok()) return stub.status();
   v1::DevicesResponse devices;
@@ -105,6 +106,9 @@ absl::StatusOr<DeviceKey> CliContext::ResolveDevice(const std::string& gpu,
          absl::StrContains(absl::AsciiStrToLower(info.key().gpu_model()),
                            absl::AsciiStrToLower(gpu)));
     if (!match) continue;
+    absl::StatusOr<DeviceKey> key = FromProto(info.key());
+    if (!key.ok()) return key.status();
+    if (accept && !accept(*key)) continue;
     if (matching != nullptr) {
       *matching = 0;
       for (const v1::DeviceInfo& other : devices.devices()) {
@@ -113,11 +117,13 @@ absl::StatusOr<DeviceKey> CliContext::ResolveDevice(const std::string& gpu,
         }
       }
     }
-    return FromProto(info.key());
+    return *std::move(key);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("--gpu '", gpu, "' matches none of the daemon's ",
-                   devices.devices_size(), " GPU(s); see `tunedb devices`"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--gpu '", gpu, "' matches none of the daemon's ",
+      devices.devices_size(), " GPU(s)",
+      accept ? " that serve the cuDNN version asked for" : "",
+      "; see `tunedb devices`"));
 }
 
 absl::StatusOr<ProblemKey> CliContext::ResolveKey(const std::string& text,

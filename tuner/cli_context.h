@@ -11,6 +11,7 @@
 #define TUNEDB_TUNER_CLI_CONTEXT_H_
 
 #include <chrono>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -94,9 +95,12 @@ class CliContext {
   // The device a KEY or --gpu names: "" = the daemon's first GPU, digits =
   // a CUDA ordinal, otherwise a case-insensitive substring of the model.
   // If `matching` is set, it receives how many of the daemon's GPUs share
-  // that key (the daemon spreads searches over all of them).
-  absl::StatusOr<DeviceKey> ResolveDevice(const std::string& gpu,
-                                          int* matching = nullptr);
+  // that key (the daemon spreads searches over all of them). With `accept`,
+  // only devices whose key it accepts are considered (e.g. one cuDNN
+  // version of several the daemon serves).
+  absl::StatusOr<DeviceKey> ResolveDevice(
+      const std::string& gpu, int* matching = nullptr,
+      const std::function<bool(const DeviceKey&)>& accept = nullptr);
 
   // A KEY argument: a whole canonical key ("kv=1 gpu=... op=..."), or a
   // problem's text ("op=fwd n=...") for the GPU that `gpu` names (see

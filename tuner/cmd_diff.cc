@@ -11,7 +11,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
-#include "proto/convert.h"
 #include "tuner/choice_diff.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
@@ -36,21 +35,7 @@ absl::StatusOr<std::vector<Record>> RecordsOf(CliContext& ctx,
       f.filter, {absl::StrCat("cudnn=", CudnnVersionText(version))},
       absl::Now());
   if (!filter.ok()) return filter.status();
-  std::vector<Record> out;
-  absl::Status bad;
-  absl::Status s =
-      ForEachRecord(ctx, *filter, 0, 0, [&](const v1::Record& proto) {
-        absl::StatusOr<Record> r = FromProto(proto);
-        if (!r.ok()) {
-          bad = r.status();
-          return false;
-        }
-        out.push_back(*std::move(r));
-        return true;
-      });
-  if (!s.ok()) return s;
-  if (!bad.ok()) return bad;
-  return out;
+  return RecordsMatching(ctx, *filter);
 }
 
 double Median(std::vector<double> v) {

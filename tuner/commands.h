@@ -28,6 +28,8 @@ void AddDoctorCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 void AddKeyCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 // diff (choices of two cuDNN versions).
 void AddDiffCommand(CLI::App& app, CliContext& ctx, int* exit_code);
+// revalidate (a new cuDNN version's records from an older one's).
+void AddRevalidateCommand(CLI::App& app, CliContext& ctx, int* exit_code);
 // pin make and pin show.
 void AddPinCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 // pin make (defined with prewarm, whose problem flags it takes).

@@ -167,6 +167,7 @@ nlohmann::json RecordToJson(const Record& r) {
       {"served_count", r.served_count},
       {"timing_version", r.timing_version},
       {"stale", r.stale()},
+      {"revalidated_from_cudnn", r.revalidated_from_cudnn},
   };
   std::optional<AlgoResult> best = Choose(r, Constraints());
   j["best"] = best ? AlgoToJson(*best) : nlohmann::json(nullptr);
@@ -218,8 +219,14 @@ void PrintProvenance(std::ostream& out, const Record& r) {
        {"finder",
         absl::StrCat(r.finder, ", ", r.repeats, " repeats, workspace cap ",
                      FormatBytes(r.workspace_cap_bytes))},
-       {"search", absl::StrCat(FormatMs(r.search_ms), " ms",
-                               r.verified ? ", verified" : "")},
+       {"search",
+        absl::StrCat(FormatMs(r.search_ms), " ms",
+                     r.verified ? ", verified" : "",
+                     r.revalidated_from_cudnn == 0
+                         ? ""
+                         : absl::StrCat(", revalidated from cuDNN ",
+                                        CudnnVersionText(
+                                            r.revalidated_from_cudnn)))},
        {"served", absl::StrCat(r.served_count, " times")},
        {"ranked by",
         r.stale() ? "GPU time: measured before launch timing (stale; the "

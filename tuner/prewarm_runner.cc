@@ -156,6 +156,8 @@ void BatchTuner::SendLoop() {
     ToProto(key.problem, request.mutable_request()->mutable_problem());
     ToProto(key.device, request.mutable_request()->mutable_device());
     request.mutable_request()->set_force(options_.force);
+    request.mutable_request()->set_revalidate_from_cudnn(
+        options_.revalidate_from_cudnn);
     request.set_expected_total(static_cast<int64_t>(todo_.size()));
     lock.unlock();
     const bool ok = stream_->Write(request);
@@ -208,6 +210,7 @@ bool BatchTuner::OnAnswer(const v1::TuneBatchResponse& response) {
     }
     s_.search_ms_saved += r.record().search_ms();
     ++answered_;
+    if (options_.on_answer) options_.on_answer(todo_[pos], r);
   } else if (absl::IsResourceExhausted(answer) &&
              (attempts_[pos] <= options_.max_retries || stop_sending_)) {
     // The daemon's queue is full: try again later (after an interrupt it

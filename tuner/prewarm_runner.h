@@ -12,11 +12,13 @@
 #define TUNEDB_TUNER_PREWARM_RUNNER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "tunedb/problem.h"
+#include "tunedb/v1/tunedb.pb.h"
 #include "tuner/cli_context.h"
 
 namespace tunedb::tuner {
@@ -36,6 +38,12 @@ struct PrewarmOptions {
   absl::Duration drain = absl::Seconds(30);  // wait for answers on interrupt
   bool progress = true;
   int max_retries = 10;  // per item, for RESOURCE_EXHAUSTED (queue full)
+  // Each TuneRequest's revalidate_from_cudnn (`tunedb revalidate`); 0: none.
+  int revalidate_from_cudnn = 0;
+  // Called with the item's index and its answer, for every item answered OK
+  // through TuneBatch (not for those found stored first), on the thread
+  // that runs RunPrewarm. Default: none.
+  std::function<void(size_t, const v1::TuneResponse&)> on_answer;
 };
 
 struct PrewarmFailure {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "proto/convert.h"
 #include "proto/grpc_status.h"
 
 namespace tunedb::tuner {
@@ -54,6 +55,25 @@ void ReportSkipped(CliContext& ctx, const std::vector<v1::BadRow>& skipped) {
   ctx.err() << "tunedb: " << skipped.size()
             << " unreadable record(s) skipped; `tunedb doctor` lists them, "
                "`tunedb repair` quarantines them\n";
+}
+
+absl::StatusOr<std::vector<Record>> RecordsMatching(CliContext& ctx,
+                                                    const v1::Filter& filter) {
+  std::vector<Record> out;
+  absl::Status bad;
+  absl::Status s =
+      ForEachRecord(ctx, filter, 0, 0, [&](const v1::Record& proto) {
+        absl::StatusOr<Record> r = FromProto(proto);
+        if (!r.ok()) {
+          bad = r.status();
+          return false;
+        }
+        out.push_back(*std::move(r));
+        return true;
+      });
+  if (!s.ok()) return s;
+  if (!bad.ok()) return bad;
+  return out;
 }
 
 }  // namespace tunedb::tuner

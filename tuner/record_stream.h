@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tunedb/record.h"
 #include "tunedb/v1/tunedb.pb.h"
 #include "tuner/cli_context.h"
 
@@ -25,6 +27,11 @@ absl::Status ForEachRecord(
     CliContext& ctx, const v1::Filter& filter, int64_t after_id, int64_t limit,
     const std::function<bool(const v1::Record&)>& visit,
     const std::function<bool(const v1::BadRow&)>& bad_row = nullptr);
+
+// Every record matching `filter`, read with ForEachRecord and converted;
+// the first error (a row or a record that cannot be read) otherwise.
+absl::StatusOr<std::vector<Record>> RecordsMatching(CliContext& ctx,
+                                                    const v1::Filter& filter);
 
 // Prints each skipped row ("tunedb: record 17 cannot be read: ...") and a
 // summary on stderr; nothing when `skipped` is empty.

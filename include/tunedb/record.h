@@ -158,6 +158,11 @@ struct Record {
   bool verified = false;  // chosen output matched a reference algorithm
   int64_t served_count = 0;
   int timing_version = kCurrentTimingVersion;  // see kCurrentTimingVersion
+  // Where it came from: a revalidation (docs/revalidation.md) re-timed the
+  // choices stored for the same problem under this older cuDNN version
+  // (cuDNN's encoding, e.g. 91400) instead of searching in full; 0 for a
+  // full search.
+  int revalidated_from_cudnn = 0;
 
   // True if at least one algorithm ran.
   bool supported() const;

@@ -35,7 +35,26 @@ struct SearchOptions {
   // finder that builds plans loads these instead of compiling them; one
   // cuDNN refuses is built. Default: none.
   std::vector<AlgoResult> stored_plans;
+  // A revalidation (docs/revalidation.md): time only these configs (legacy:
+  // algorithm and math type; graph API: engine and knobs) and cuDNN's own
+  // first choice (heuristic_rank 1), not every candidate. Their plans are
+  // built, never loaded from another cuDNN version. Default: empty, a full
+  // search.
+  std::vector<AlgoResult> retime_only;
 };
+
+// Whether `r`'s config is one a search under `options` times, cuDNN's
+// first choice aside (each finder adds its own): every config in a full
+// search; in a revalidation, those in options.retime_only.
+inline bool Retimes(const SearchOptions& options, const AlgoResult& r) {
+  if (options.retime_only.empty()) return true;
+  for (const AlgoResult& c : options.retime_only) {
+    if (c.algo == r.algo && c.math_type == r.math_type && c.knobs == r.knobs) {
+      return true;
+    }
+  }
+  return false;
+}
 
 // Where a search's wall time went, in milliseconds. CudnnFinder fills it;
 // other finders leave zeros. Not stored: for benchmarks and logs.

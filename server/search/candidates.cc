@@ -11,6 +11,7 @@
 #include "common/status_macros.h"
 #include "cudnn/cudnn_status.h"
 #include "server/search/algo_failure.h"
+#include "server/search/run_timer.h"
 
 namespace tunedb {
 namespace {
@@ -114,6 +115,98 @@ absl::StatusOr<std::vector<AlgoResult>> FindCandidates(CudnnConv& conv,
   std::vector<AlgoResult> results;
   results.reserve(by_key.size());
   for (auto& [key, r] : by_key) results.push_back(std::move(r));
+  RankByHeuristic(conv, results);
+  RETURN_IF_ERROR(CheckStickyError());
+  SortResults(results);
+  return results;
+}
+
+namespace {
+
+// One listed pair, run once from an idle GPU and timed (a launch-time
+// sample), or why it did not run.
+AlgoResult TimeListed(CudnnConv& conv, cudaStream_t stream,
+                      DeviceSpan workspace, int algo, MathType math,
+                      cudaEvent_t start, cudaEvent_t stop) {
+  AlgoResult r;
+  r.algo = algo;
+  r.math_type = math;
+  absl::StatusOr<int64_t> need = conv.WorkspaceSize(algo, math);
+  if (!need.ok()) {
+    r.status = absl::IsFailedPrecondition(need.status())
+                   ? AlgoStatus::kNotSupported
+                   : AlgoStatus::kFailed;
+    r.error = std::string(need.status().message());
+    return r;
+  }
+  r.workspace_bytes = *need;
+  if (*need > static_cast<int64_t>(workspace.bytes)) {
+    r.status = AlgoStatus::kFailed;
+    r.error = absl::StrCat("needs ", *need, " bytes of workspace; the cap is ",
+                           workspace.bytes);
+    return r;
+  }
+  absl::StatusOr<DirectSample> sample =
+      TimeDirectRuns(conv, stream, algo, math, workspace.ptr,
+                     static_cast<size_t>(*need), /*batch=*/1, start, stop);
+  if (!sample.ok()) {
+    r.status = absl::IsFailedPrecondition(sample.status()) ||
+                       absl::IsUnimplemented(sample.status())
+                   ? AlgoStatus::kNotSupported
+                   : AlgoStatus::kFailed;
+    r.error = std::string(sample.status().message());
+    return r;
+  }
+  r.status = AlgoStatus::kOk;
+  r.launch = Timing{sample->launch_ms, 0, 1};
+  r.host = Timing{sample->host_ms, 0, 1};
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<AlgoResult>> ListedCandidates(
+    CudnnConv& conv, cudaStream_t stream, DeviceSpan workspace,
+    const SearchOptions& search) {
+  const ConvProblem& problem = conv.problem();
+  std::vector<std::pair<int, MathType>> pairs;
+  auto add = [&](int algo, MathType math) {
+    if (algo < 0 || algo >= conv.AlgoCount() ||
+        !MathTypeAllowed(problem, math)) {
+      return;
+    }
+    const auto pair = std::make_pair(algo, math);
+    if (std::find(pairs.begin(), pairs.end(), pair) == pairs.end()) {
+      pairs.push_back(pair);
+    }
+  };
+  for (const AlgoResult& r : search.retime_only) add(r.algo, r.math_type);
+  // cuDNN's first choice, and every algorithm's determinism, as the
+  // heuristic reports them.
+  const MathType math = PolicyMathType(problem);
+  std::map<int, bool> deterministic;
+  absl::StatusOr<std::vector<CudnnConv::Entry>> entries = conv.Heuristic(math);
+  if (entries.ok()) {
+    bool first = true;
+    for (const CudnnConv::Entry& e : *entries) {
+      if (e.status != CUDNN_STATUS_SUCCESS) continue;
+      deterministic.emplace(e.algo, e.deterministic);
+      if (first) add(e.algo, MathTypeAllowed(problem, e.math) ? e.math : math);
+      first = false;
+    }
+  }
+  RETURN_IF_ERROR(CheckStickyError());
+  ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::Create());
+  ASSIGN_OR_RETURN(CudaEvent stop, CudaEvent::Create());
+  std::vector<AlgoResult> results;
+  for (const auto& [algo, m] : pairs) {
+    AlgoResult r =
+        TimeListed(conv, stream, workspace, algo, m, start.get(), stop.get());
+    RETURN_IF_ERROR(CheckStickyError());
+    auto d = deterministic.find(algo);
+    r.deterministic = d != deterministic.end() && d->second;
+    results.push_back(std::move(r));
+  }
   RankByHeuristic(conv, results);
   RETURN_IF_ERROR(CheckStickyError());
   SortResults(results);

@@ -25,6 +25,7 @@
 #include "common/math_policy.h"  // SearchMathTypes
 #include "cudnn/cudnn_conv.h"
 #include "cudnn/cudnn_handles.h"
+#include "server/finder/finder.h"  // SearchOptions
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
@@ -35,6 +36,17 @@ namespace tunedb {
 // FAILED_PRECONDITION, and the fatal error if the CUDA context broke.
 absl::StatusOr<std::vector<AlgoResult>> FindCandidates(CudnnConv& conv,
                                                        DeviceSpan workspace);
+
+// A revalidation's candidates (search.retime_only): the listed (algorithm,
+// math type) pairs that the problem's policy allows and cuDNN's first
+// choice (cudnnGet*Algorithm_v7 under the problem's math type), each run
+// once and timed as Find would (its first launch-time sample), without
+// Find: an unsupported pair is kNotSupported, one needing more workspace
+// than offered kFailed with its need. Determinism and heuristic ranks come
+// from the heuristic's report. Sorted by SortResults.
+absl::StatusOr<std::vector<AlgoResult>> ListedCandidates(
+    CudnnConv& conv, cudaStream_t stream, DeviceSpan workspace,
+    const SearchOptions& search);
 
 }  // namespace tunedb
 

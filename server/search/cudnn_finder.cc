@@ -80,7 +80,7 @@ absl::StatusOr<SearchResult> CudnnFinder::Search(int device_index,
     int64_t offered = 0;
     absl::StatusOr<SearchResult> result =
         SearchWithCap(problem, cap, options.timeout - (absl::Now() - start),
-                      options.stored_plans, &offered);
+                      options, &offered);
     last_busy_ = absl::Now();
     if (static_cast<int64_t>(workspace_.bytes()) > kMaxKeptWorkspace) {
       workspace_ = DeviceBuffer();
@@ -138,7 +138,7 @@ absl::Status CudnnFinder::WarmUpIfClockedDown(void* workspace, size_t bytes) {
 
 absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     const ConvProblem& problem, int64_t cap, absl::Duration timeout,
-    const std::vector<AlgoResult>& stored_plans, int64_t* offered_out) {
+    const SearchOptions& search, int64_t* offered_out) {
   *offered_out = 0;
   SearchResult out;
   absl::Time mark = absl::Now();
@@ -191,10 +191,14 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
     ASSIGN_OR_RETURN(
         out.results,
         GraphCandidates(*graph, *graph_launcher, stream_.get(), workspace,
-                        options_, stored_plans, &out.phases));
+                        options_, search, &out.phases));
   } else {
     launcher = std::make_unique<LegacyLauncher>(*conv);
-    ASSIGN_OR_RETURN(out.results, FindCandidates(*conv, workspace));
+    ASSIGN_OR_RETURN(
+        out.results,
+        search.retime_only.empty()
+            ? FindCandidates(*conv, workspace)
+            : ListedCandidates(*conv, stream_.get(), workspace, search));
   }
   out.phases.find_ms = lap();
 

@@ -71,7 +71,7 @@ class CudnnFinder final : public Finder {
   // `*offered_out` to what it offered (or 0) even when it fails.
   absl::StatusOr<SearchResult> SearchWithCap(
       const ConvProblem& problem, int64_t cap, absl::Duration timeout,
-      const std::vector<AlgoResult>& stored_plans, int64_t* offered_out)
+      const SearchOptions& search, int64_t* offered_out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The kept workspace, grown to `cap` bytes if smaller.
   absl::StatusOr<void*> Workspace(int64_t cap)

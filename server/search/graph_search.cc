@@ -54,6 +54,21 @@ std::optional<BackendDescriptor> LoadStored(
   return std::nullopt;
 }
 
+// The heuristic rank of cuDNN's first choice among `configs`: the first
+// mode-A config the problem's policy allows (0: none).
+int FirstChoiceRank(const ConvProblem& problem,
+                    const std::vector<EngineConfig>& configs) {
+  int first = 0;
+  for (const EngineConfig& config : configs) {
+    const int rank = ResultOf(config).heuristic_rank;
+    if (rank > 0 && (first == 0 || rank < first) &&
+        GraphPolicyAllows(problem, config.numerical_notes)) {
+      first = rank;
+    }
+  }
+  return first;
+}
+
 }  // namespace
 
 void GraphLauncher::Add(const AlgoResult& r, BackendDescriptor plan) {
@@ -90,7 +105,7 @@ absl::Status GraphLauncher::Launch(const AlgoResult& r, void* workspace,
 absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     const ConvOpGraph& graph, GraphLauncher& launcher, cudaStream_t stream,
     DeviceSpan workspace, const CudnnFinderOptions& options,
-    const std::vector<AlgoResult>& stored, SearchPhases* phases) {
+    const SearchOptions& search, SearchPhases* phases) {
   const auto h0 = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(std::vector<EngineConfig> configs,
                    graph.Configs(options.graph_heuristic_modes));
@@ -101,13 +116,18 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
                               .count();
   ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::Create());
   ASSIGN_OR_RETURN(CudaEvent stop, CudaEvent::Create());
+  const int first_choice = FirstChoiceRank(graph.problem(), configs);
   std::vector<AlgoResult> results;
   std::chrono::steady_clock::duration compiled{};
   for (EngineConfig& config : configs) {
     AlgoResult r = ResultOf(config);
     if (!GraphPolicyAllows(graph.problem(), config.numerical_notes)) continue;
+    if (!Retimes(search, r) &&
+        (first_choice == 0 || r.heuristic_rank != first_choice)) {
+      continue;
+    }
     std::optional<BackendDescriptor> loaded =
-        LoadStored(graph, config, stored, r);
+        LoadStored(graph, config, search.stored_plans, r);
     if (loaded.has_value()) ++phases->plans_loaded;
     const bool compiles =
         !loaded.has_value() &&

@@ -34,7 +34,7 @@
 #include "cudnn/backend_graph.h"
 #include "cudnn/cudnn_conv.h"
 #include "server/search/conv_launcher.h"
-#include "server/finder/finder.h"  // SearchPhases
+#include "server/finder/finder.h"  // SearchOptions, SearchPhases
 #include "server/search/cudnn_finder_options.h"
 #include "tunedb/record.h"
 
@@ -72,9 +72,11 @@ class GraphLauncher final : public ConvLauncher {
 };
 
 // Phase 1 (see above) with `workspace` offered. A config with a plan in
-// `stored` (SearchOptions::stored_plans) loads it instead of building it
-// (compiling), and so spends none of the compile budget; one cuDNN refuses
-// is built. Results sorted by SortResults; each OK one has its plan in
+// search.stored_plans loads it instead of building it (compiling), and so
+// spends none of the compile budget; one cuDNN refuses is built. A
+// revalidation (search.retime_only) builds and times only the configs it
+// lists and cuDNN's first choice (the first mode-A config the problem's
+// policy allows). Results sorted by SortResults; each OK one has its plan in
 // `launcher`. Errors: the fatal one of a broken CUDA context, or an
 // operation graph cuDNN refuses for a reason other than not supporting it
 // (then every result is kNotSupported). `phases` (optional) receives the
@@ -82,8 +84,7 @@ class GraphLauncher final : public ConvLauncher {
 absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     const ConvOpGraph& graph, GraphLauncher& launcher, cudaStream_t stream,
     DeviceSpan workspace, const CudnnFinderOptions& options,
-    const std::vector<AlgoResult>& stored = {},
-    SearchPhases* phases = nullptr);
+    const SearchOptions& search = {}, SearchPhases* phases = nullptr);
 
 // Phase 5: serializes into results[i].plan the plans of the leader and the
 // runners-up within options.graph_plan_margin (graph_plans_kept in all),

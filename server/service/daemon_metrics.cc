@@ -95,10 +95,14 @@ void AddRequestFamilies(const CoreStats& s, std::vector<MetricFamily>& out) {
       "Searches run by outcome: searched (measured and stored) or failed "
       "(the finder failed, timed out, or the result could not be stored); "
       "waited_for_idle counts the searches of programs' misses that waited "
-      "for their GPU to be idle first.",
+      "for their GPU to be idle first; revalidated the searches that "
+      "re-timed an older cuDNN version's choices instead of searching in "
+      "full, revalidation_full_search those that could not decide.",
       {{"searched", s.searches},
        {"failed", s.search_failures},
-       {"waited_for_idle", s.waited_for_idle}}));
+       {"waited_for_idle", s.waited_for_idle},
+       {"revalidated", s.revalidated},
+       {"revalidation_full_search", s.revalidation_full_searches}}));
 
   MetricFamily reported =
       Family("tunedb_reported_total",

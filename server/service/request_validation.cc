@@ -53,7 +53,15 @@ absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request) {
     ASSIGN_OR_RETURN(args.device, FromProto(request.device()));
   }
   ASSIGN_OR_RETURN(args.constraints, FromProto(request.constraints()));
-  args.when = request.when_idle() ? SearchWhen::kWhenIdle : SearchWhen::kNow;
+  args.mode.force = request.force();
+  args.mode.when =
+      request.when_idle() ? SearchWhen::kWhenIdle : SearchWhen::kNow;
+  if (request.revalidate_from_cudnn() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("revalidate_from_cudnn: ", request.revalidate_from_cudnn(),
+                     " is not a cuDNN version"));
+  }
+  args.mode.revalidate_from_cudnn = request.revalidate_from_cudnn();
   return args;
 }
 

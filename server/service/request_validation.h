@@ -33,12 +33,13 @@ struct LookupArgs {
 absl::StatusOr<LookupArgs> ValidateLookup(const v1::LookupRequest& request);
 
 // A Tune (also each item of a TuneBatch): the problem, the device if given
-// (unset means the first device) and the constraints.
+// (unset means the first device), the constraints and how to search;
+// revalidate_from_cudnn must not be negative.
 struct TuneArgs {
   ConvProblem problem;
   std::optional<DeviceKey> device;
   Constraints constraints;
-  SearchWhen when = SearchWhen::kNow;
+  TuneMode mode;
 };
 absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request);
 

@@ -308,9 +308,8 @@ absl::Status TuneDbService::Tune(grpc::ServerContext* context,
   ASSIGN_OR_RETURN(TuneArgs args, ValidateTune(request));
   ASSIGN_OR_RETURN(TuneAnswer answer,
                    core_->Tune(args.problem, args.device, args.constraints,
-                               request.force(), Deadline(context),
-                               [context] { return context->IsCancelled(); },
-                               args.when));
+                               args.mode, Deadline(context),
+                               [context] { return context->IsCancelled(); }));
   AnswerToProto(answer, response->mutable_choice(), response->mutable_record());
   if (!answer.choice) response->clear_choice();
   response->set_searched(answer.searched);
@@ -373,6 +372,8 @@ absl::Status TuneDbService::Stats(v1::StatsResponse* response) {
   response->set_search_failures(s.search_failures);
   response->set_coalesced(s.coalesced);
   response->set_waited_for_idle(s.waited_for_idle);
+  response->set_revalidated(s.revalidated);
+  response->set_revalidation_full_searches(s.revalidation_full_searches);
   response->set_search_ms_total(s.search_ms_total);
   for (const auto& [index, depth] : s.queue_depths) {
     (*response->mutable_queue_depths())[index] = depth;

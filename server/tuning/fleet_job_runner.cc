@@ -77,7 +77,7 @@ void FleetJobRunner::RunLoop() {
       running_.insert(job.id);
     }
     absl::StatusOr<TuneAnswer> answer =
-        core_->Tune(job.key.problem, job.key.device, Constraints{}, false,
+        core_->Tune(job.key.problem, job.key.device, Constraints{}, TuneMode{},
                     absl::InfiniteFuture(), stopping);
     {
       absl::MutexLock lock(&mu_);

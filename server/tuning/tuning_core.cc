@@ -23,6 +23,7 @@ struct TuningCore::Pending {
   const ValidKey key;
   int device_index = 0;
   bool force = false;           // search even if a record exists anywhere
+  int revalidate_from = 0;      // TuneMode::revalidate_from_cudnn
   // A program's miss (SearchWhen::kWhenIdle): runs only while no program
   // uses the device. Guarded by the device worker's mu.
   bool when_idle = false;
@@ -307,9 +308,18 @@ absl::StatusOr<Prediction> TuningCore::Predict(const ValidKey& key,
 
 absl::StatusOr<TuneAnswer> TuningCore::Tune(
     const ConvProblem& problem, const std::optional<DeviceKey>& device,
-    const Constraints& constraints, bool force, absl::Time deadline,
-    const std::function<bool()>& cancelled, SearchWhen when) {
+    const Constraints& constraints, const TuneMode& mode, absl::Time deadline,
+    const std::function<bool()>& cancelled) {
+  const bool force = mode.force;
+  const SearchWhen when = mode.when;
   ASSIGN_OR_RETURN(int index, PickDevice(device));
+  if (mode.revalidate_from_cudnn < 0 ||
+      mode.revalidate_from_cudnn == devices_[index].key.cudnn_version) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "revalidate_from_cudnn: ", mode.revalidate_from_cudnn,
+        " is not another cuDNN version than the device's ",
+        devices_[index].key.cudnn_version));
+  }
   // The finder's device keys were validated when its workers reported them.
   const ValidKey key =
       ValidKey::FromValidated(ProblemKey{devices_[index].key, problem});
@@ -369,6 +379,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
       pending = std::make_shared<Pending>(key);
       pending->device_index = index;
       pending->force = force;
+      pending->revalidate_from = mode.revalidate_from_cudnn;
       pending->when_idle = when_idle;
       DeviceWorker& w = *workers_[index];
       {
@@ -486,10 +497,9 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
   }
   const DeviceInfo& device = devices_[index];
   absl::Time start = absl::Now();
-  SearchOptions search = options_.search;
-  search.stored_plans = StoredPlans(pending->key);
+  int revalidated_from = 0;
   absl::StatusOr<SearchResult> found =
-      finder_->Search(index, pending->key.problem(), search);
+      Search(index, *pending, &revalidated_from);
   double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   absl::StatusOr<std::shared_ptr<const Record>> result;
   if (!found.ok()) {
@@ -518,6 +528,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     record.search_ms = ms;
     record.verified = found->verified;
     record.timing_version = TimingVersionOf(record.results);
+    record.revalidated_from_cudnn = revalidated_from;
     absl::StatusOr<int64_t> id =
         fleet_ != nullptr ? store_->PutForFleet(record) : store_->Put(record);
     if (!id.ok()) {
@@ -553,6 +564,61 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
   }
   if (!result.ok() && fleet_ != nullptr) fleet_->SearchFailed(pending->key);
   Complete(pending, std::move(result), true);
+}
+
+std::optional<Record> TuningCore::RevalidationSourceOf(const ValidKey& key,
+                                                       int from) {
+  std::vector<Record> others;
+  absl::Status read = store_->Query(OtherVersionsFilter(key.key()), 0,
+                                    kOtherVersionsRead, [&](const Record& r) {
+                                      others.push_back(r);
+                                      return true;
+                                    });
+  if (!read.ok()) {
+    spdlog::warn("revalidating {}: its records of other versions cannot be "
+                 "read ({}); searching in full",
+                 key.HashText(), read.ToString());
+    return std::nullopt;
+  }
+  const Record* source = RevalidationSource(key.key(), from, others);
+  if (source == nullptr) return std::nullopt;
+  return *source;
+}
+
+absl::StatusOr<SearchResult> TuningCore::Search(int index,
+                                                const Pending& pending,
+                                                int* revalidated_from) {
+  SearchOptions search = options_.search;
+  *revalidated_from = 0;
+  if (pending.revalidate_from != 0) {
+    std::optional<Record> source =
+        RevalidationSourceOf(pending.key, pending.revalidate_from);
+    if (source) search.retime_only = RevalidationCandidates(*source);
+    if (!search.retime_only.empty()) {
+      absl::StatusOr<SearchResult> found =
+          finder_->Search(index, pending.key.problem(), search);
+      if (!found.ok()) return found;
+      const RevalidationVerdict verdict =
+          JudgeRevalidation(*source, found->results);
+      if (verdict.outcome != RevalidationVerdict::Outcome::kFullSearch) {
+        revalidated_.fetch_add(1, std::memory_order_relaxed);
+        *revalidated_from = pending.revalidate_from;
+        return found;
+      }
+      revalidation_full_searches_.fetch_add(1, std::memory_order_relaxed);
+      spdlog::info("revalidating {} from cuDNN {}: {}; searching in full",
+                   pending.key.HashText(), pending.revalidate_from,
+                   verdict.why);
+      search.retime_only.clear();
+    } else {
+      revalidation_full_searches_.fetch_add(1, std::memory_order_relaxed);
+      spdlog::info("revalidating {} from cuDNN {}: nothing that ran is "
+                   "stored under it; searching in full",
+                   pending.key.HashText(), pending.revalidate_from);
+    }
+  }
+  search.stored_plans = StoredPlans(pending.key);
+  return finder_->Search(index, pending.key.problem(), search);
 }
 
 void TuningCore::Complete(const std::shared_ptr<Pending>& pending,
@@ -702,6 +768,8 @@ CoreStats TuningCore::Stats() {
   s.search_failures = failures_.load();
   s.coalesced = coalesced_.load();
   s.waited_for_idle = waited_for_idle_.load();
+  s.revalidated = revalidated_.load();
+  s.revalidation_full_searches = revalidation_full_searches_.load();
   s.rejected = rejected_.load();
   s.search_ms_total = search_us_total_.load() / 1000.0;
   for (size_t i = 0; i < devices_.size(); ++i) {

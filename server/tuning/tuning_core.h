@@ -53,6 +53,7 @@
 #include "server/tuning/shape_predictor.h"
 #include "server/tuning/version_predictor.h"
 #include "server/tuning/reported_counters.h"
+#include "server/tuning/revalidation.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
@@ -63,6 +64,18 @@ namespace tunedb {
 enum class SearchWhen {
   kNow,       // as soon as its device's queue reaches it
   kWhenIdle,  // a program's miss: only while no other program uses the GPU
+};
+
+// How a Tune searches where it must.
+struct TuneMode {
+  // Search even if a record exists. Default: no.
+  bool force = false;
+  SearchWhen when = SearchWhen::kNow;
+  // A revalidation (revalidation.h): re-time the choices stored for the
+  // problem under this other cuDNN version (cuDNN's encoding, e.g. 91400)
+  // instead of searching in full, where they decide; a full search where
+  // they do not, or where nothing is stored for it. 0: a full search.
+  int revalidate_from_cudnn = 0;
 };
 
 struct TuneAnswer {
@@ -96,6 +109,10 @@ struct CoreStats {
   int64_t search_failures = 0;
   // Searches of misses that waited for their GPU to be idle (kWhenIdle).
   int64_t waited_for_idle = 0;
+  // Revalidations that stood (kept or changed), and those that needed a
+  // full search (revalidation.h).
+  int64_t revalidated = 0;
+  int64_t revalidation_full_searches = 0;
   int64_t coalesced = 0;
   int64_t rejected = 0;
   double search_ms_total = 0;
@@ -161,17 +178,19 @@ class TuningCore {
   absl::StatusOr<Prediction> Predict(const ValidKey& key,
                                      const Constraints& constraints);
 
-  // Store, else search; a stale record is searched again, as with `force`.
-  // `problem` and `device` have passed Validate(). `device` nullopt means the
-  // first device. `deadline` bounds the wait (absl::InfiniteFuture() for
-  // none); `cancelled`, if set, is polled so a caller that goes away stops
-  // waiting. A kNow Tune that joins a kWhenIdle search makes it kNow.
+  // Store, else search as `mode` says; a stale record is searched again, as
+  // with mode.force. `problem` and `device` have passed Validate(). `device`
+  // nullopt means the first device. `deadline` bounds the wait
+  // (absl::InfiniteFuture() for none); `cancelled`, if set, is polled so a
+  // caller that goes away stops waiting. A kNow Tune that joins a kWhenIdle
+  // search makes it kNow; a Tune that joins a search runs none of its own
+  // (a revalidation joining a full search gets the full search).
+  // INVALID_ARGUMENT for a revalidation from the device's own version.
   absl::StatusOr<TuneAnswer> Tune(const ConvProblem& problem,
                                   const std::optional<DeviceKey>& device,
-                                  const Constraints& constraints, bool force,
-                                  absl::Time deadline,
-                                  const std::function<bool()>& cancelled = {},
-                                  SearchWhen when = SearchWhen::kNow);
+                                  const Constraints& constraints,
+                                  const TuneMode& mode, absl::Time deadline,
+                                  const std::function<bool()>& cancelled = {});
 
   // The finder's devices with their queue depth.
   const std::vector<DeviceInfo>& devices() const { return devices_; }
@@ -221,6 +240,13 @@ class TuningCore {
                                         std::unique_lock<std::mutex>& lock);
   void WorkerLoop(int index);
   void RunSearch(int index, const std::shared_ptr<Pending>& pending);
+  // The finder's search for `pending`: a revalidation where it asks for one
+  // and its source record is stored (then *revalidated_from is set), else,
+  // or where the revalidation cannot decide, a full search.
+  absl::StatusOr<SearchResult> Search(int index, const Pending& pending,
+                                      int* revalidated_from);
+  // The record `key`'s problem has under cuDNN `from`, or nullopt.
+  std::optional<Record> RevalidationSourceOf(const ValidKey& key, int from);
   // Ends `pending`: leaves inflight_ and wakes its waiters.
   void Complete(const std::shared_ptr<Pending>& pending,
                 absl::StatusOr<std::shared_ptr<const Record>> result,
@@ -280,7 +306,7 @@ class TuningCore {
 
   std::atomic<int64_t> hits_{0}, misses_{0}, searches_{0}, failures_{0},
       coalesced_{0}, rejected_{0}, lookup_hits_{0}, lookup_misses_{0},
-      waited_for_idle_{0};
+      waited_for_idle_{0}, revalidated_{0}, revalidation_full_searches_{0};
   std::atomic<int64_t> last_write_us_{0};
   std::atomic<int64_t> search_us_total_{0};
 };

@@ -102,6 +102,28 @@ bool IsFatal(const absl::Status& s) {
 #endif
 }
 
+// The search options a request carries. A stored plan that does not decode
+// is only not loaded; a config to re-time that does not decode fails the
+// request: a revalidation must not quietly time fewer configs than asked.
+absl::StatusOr<SearchOptions> OptionsOf(const worker::Request& request) {
+  SearchOptions options;
+  options.workspace_cap_bytes = request.workspace_cap_bytes();
+  options.timeout = absl::Milliseconds(request.timeout_ms());
+  for (const v1::AlgoResult& wire : request.stored_plans()) {
+    absl::StatusOr<AlgoResult> r = FromProto(wire);
+    if (r.ok()) options.stored_plans.push_back(*std::move(r));
+  }
+  for (const v1::AlgoResult& wire : request.retime_only()) {
+    absl::StatusOr<AlgoResult> r = FromProto(wire);
+    if (!r.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("retime_only: ", r.status().message()));
+    }
+    options.retime_only.push_back(*std::move(r));
+  }
+  return options;
+}
+
 int Main(int argc, char** argv) {
   absl::StatusOr<WorkerCommand> args =
       WorkerCommand::Parse(std::vector<std::string>(argv + 1, argv + argc));
@@ -142,17 +164,12 @@ int Main(int argc, char** argv) {
       SetStatus(absl::FailedPreconditionError(
                     "a listing worker (--device=-1) does not search"),
                 &response);
+    } else if (absl::StatusOr<SearchOptions> options = OptionsOf(request);
+               !options.ok()) {
+      SetStatus(options.status(), &response);
     } else {
-      SearchOptions options;
-      options.workspace_cap_bytes = request.workspace_cap_bytes();
-      options.timeout = absl::Milliseconds(request.timeout_ms());
-      for (const v1::AlgoResult& wire : request.stored_plans()) {
-        // One that does not decode is only not loaded.
-        absl::StatusOr<AlgoResult> r = FromProto(wire);
-        if (r.ok()) options.stored_plans.push_back(*std::move(r));
-      }
       absl::StatusOr<SearchResult> result =
-          setup->finder->Search(setup->index, *problem, options);
+          setup->finder->Search(setup->index, *problem, *options);
       if (result.ok()) {
         ToProto(*result, &response);
       } else {

@@ -364,6 +364,9 @@ absl::StatusOr<SearchResult> WorkerSupervisor::Search(
   for (const AlgoResult& r : options.stored_plans) {
     ToProto(r, request.add_stored_plans());
   }
+  for (const AlgoResult& r : options.retime_only) {
+    ToProto(r, request.add_retime_only());
+  }
   absl::Status s = WriteFrame(w.proc.fd, request);
   if (!s.ok()) {
     const std::string how = Reap(w.proc, true, absl::Seconds(2));

@@ -45,9 +45,15 @@ namespace {
   "CREATE INDEX records_by_in_type ON records(in_type);\n" \
   "CREATE INDEX records_by_layout ON records(layout);\n"
 
+// Version 9: where a record came from (Record::revalidated_from_cudnn).
+#define TUNEDB_RECORDS_PROVENANCE \
+  "ALTER TABLE records ADD COLUMN revalidated_from INTEGER NOT NULL " \
+  "DEFAULT 0;\n"
+
 // The current schema, created in one go for a new database.
 constexpr const char* kCreateSchema = "CREATE TABLE records"
-    TUNEDB_RECORDS_COLUMNS TUNEDB_RECORDS_INDEXES R"sql(
+    TUNEDB_RECORDS_COLUMNS TUNEDB_RECORDS_INDEXES TUNEDB_RECORDS_PROVENANCE
+    R"sql(
 CREATE TABLE results(
   record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
   rank INTEGER NOT NULL,
@@ -181,6 +187,9 @@ ALTER TABLE records_v7 RENAME TO records;
 ALTER TABLE results ADD COLUMN build_ms REAL NOT NULL DEFAULT 0;
 ALTER TABLE results ADD COLUMN heuristic_rank INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 8 -> 9: where a record came from: 0 (a full search, as every record
+    // stored before was) or the cuDNN version a revalidation re-timed.
+    TUNEDB_RECORDS_PROVENANCE,
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,

@@ -17,6 +17,8 @@
 //      or deleted record's id names no other record later); import_receipts.
 //   8  results.build_ms and heuristic_rank: what a plan cost to build, and
 //      where cuDNN's heuristic ranks the result.
+//   9  records.revalidated_from: the cuDNN version a revalidation re-timed
+//      the record's choices from (0: a full search).
 //
 // Thread safety: free functions on a Database the caller holds exclusively.
 #ifndef TUNEDB_STORE_SQL_STORE_SCHEMA_H_
@@ -33,7 +35,7 @@ namespace tunedb {
 // PRAGMA application_id of every tunedb database: "tund" in ASCII.
 inline constexpr int32_t kStoreApplicationId = 0x74756e64;
 // PRAGMA user_version this build writes and reads.
-inline constexpr int kStoreSchemaVersion = 8;
+inline constexpr int kStoreSchemaVersion = 9;
 
 // Reads the file's identity and returns its schema version, 0 for a new,
 // empty database. FAILED_PRECONDITION (naming the file) if it belongs to

@@ -64,6 +64,22 @@ TEST(RecordJsonTest, RoundTripsANegativeRecord) {
   ExpectSameRecord(*back, record);
 }
 
+TEST(RecordJsonTest, ARevalidatedRecordKeepsWhereItCameFrom) {
+  Record record = TestRecord(2);
+  EXPECT_FALSE(Json::parse(RecordToJson(record))
+                   .contains("revalidated_from_cudnn"));  // a full search
+  record.revalidated_from_cudnn = 91400;
+  absl::StatusOr<Record> back = RecordFromJson(RecordToJson(record));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->revalidated_from_cudnn, 91400);
+  // From its own version it cannot have been revalidated.
+  Json line = Json::parse(RecordToJson(record));
+  line["revalidated_from_cudnn"] = record.key.device.cudnn_version;
+  back = RecordFromJson(line.dump());
+  EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(back.status().message(), HasSubstr("revalidated_from_cudnn"));
+}
+
 TEST(RecordJsonTest, WritesTheDocumentedLayout) {
   const Json line = Json::parse(RecordToJson(TestRecord(1)));
   EXPECT_EQ(line["format"], "tunedb-record");
@@ -154,6 +170,8 @@ const BadLine kBadLines[] = {
      "timing_version"},
     {"FutureTimingVersion", [](Json& j) { j["timing_version"] = 3; },
      "timing_version"},
+    {"NegativeProvenance", [](Json& j) { j["revalidated_from_cudnn"] = -1; },
+     "revalidated_from_cudnn"},
     {"NegativeWorkspace",
      [](Json& j) { j["results"][1]["workspace_bytes"] = -1; },
      "results[1].workspace_bytes"},

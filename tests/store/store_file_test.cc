@@ -290,6 +290,7 @@ TEST_F(StoreFileTest, AVersion7FileKeepsItsResultsWithoutBuildTimesOrRanks) {
   ASSERT_TRUE(Raw(path_)
                   ->Execute("ALTER TABLE results DROP COLUMN build_ms;"
                             "ALTER TABLE results DROP COLUMN heuristic_rank;"
+                            "ALTER TABLE records DROP COLUMN revalidated_from;"
                             "PRAGMA user_version = 7;")
                   .ok());
   auto store = MustOpen();
@@ -310,6 +311,30 @@ TEST_F(StoreFileTest, AVersion7FileKeepsItsResultsWithoutBuildTimesOrRanks) {
   got = store->Get(graph.key);
   ASSERT_TRUE(got.ok() && got->has_value());
   EXPECT_EQ((*got)->results, graph.results);
+}
+
+TEST_F(StoreFileTest, AVersion8FilesRecordsReadAsFullSearchesAndGainProvenance) {
+  Record record = GraphTestRecord(1);
+  {
+    auto store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Put(record).ok());
+  }
+  ASSERT_TRUE(Raw(path_)
+                  ->Execute("ALTER TABLE records DROP COLUMN revalidated_from;"
+                            "PRAGMA user_version = 8;")
+                  .ok());
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawInt(path_, "PRAGMA user_version"), kStoreSchemaVersion);
+  absl::StatusOr<std::optional<Record>> got = store->Get(record.key);
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  EXPECT_EQ((*got)->revalidated_from_cudnn, 0);
+  record.revalidated_from_cudnn = 91400;
+  ASSERT_TRUE(store->Put(record).ok());
+  got = store->Get(record.key);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->revalidated_from_cudnn, 91400);
 }
 
 TEST_F(StoreFileTest, RefusesANewerSchemaWithoutTouchingIt) {

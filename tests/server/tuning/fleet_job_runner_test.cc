@@ -125,7 +125,7 @@ TEST_F(FleetJobRunnerTest, RunsEveryQueuedJobOfItsDeviceOnceAndMarksItDone) {
 
 TEST_F(FleetJobRunnerTest, AJobWhoseKeyIsStoredHereIsDoneWithoutASearch) {
   ASSERT_NO_FATAL_FAILURE(Start(""));
-  auto tuned = core_->Tune(TestProblem(7), std::nullopt, Constraints{}, false,
+  auto tuned = core_->Tune(TestProblem(7), std::nullopt, Constraints{}, TuneMode{},
                            absl::Now() + absl::Seconds(30));
   ASSERT_TRUE(tuned.ok()) << tuned.status();
   ASSERT_EQ(finder_->searches(), 1);

@@ -18,7 +18,8 @@ namespace {
 
 using testing_util::TestProblem;
 
-// The simulated finder, with the stored plans each search was given kept.
+// The simulated finder, with the stored plans and the configs to re-time
+// each search was given kept.
 class RecordingFinder final : public Finder {
  public:
   explicit RecordingFinder(Finder* inner) : inner_(inner) {}
@@ -32,6 +33,7 @@ class RecordingFinder final : public Finder {
     {
       absl::MutexLock lock(&mu_);
       stored_plans_.push_back(options.stored_plans);
+      retime_only_.push_back(options.retime_only);
     }
     return inner_->Search(device_index, problem, options);
   }
@@ -40,11 +42,17 @@ class RecordingFinder final : public Finder {
     absl::MutexLock lock(&mu_);
     return stored_plans_;
   }
+  // The configs each search so far was to re-time only, in order.
+  std::vector<std::vector<AlgoResult>> retime_only() const {
+    absl::MutexLock lock(&mu_);
+    return retime_only_;
+  }
 
  private:
   Finder* const inner_;
   mutable absl::Mutex mu_;
   std::vector<std::vector<AlgoResult>> stored_plans_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::vector<AlgoResult>> retime_only_ ABSL_GUARDED_BY(mu_);
 };
 
 // A GPU-use test double: which device ordinals a "program" uses, and how
@@ -99,7 +107,8 @@ class TuningCoreTest : public testing::Test {
   absl::StatusOr<TuneAnswer> Tune(const ConvProblem& p,
                                   absl::Duration timeout = absl::Seconds(30),
                                   bool force = false, Constraints c = {}) {
-    return core_->Tune(p, std::nullopt, c, force, absl::Now() + timeout);
+    return core_->Tune(p, std::nullopt, c, TuneMode{force},
+                       absl::Now() + timeout);
   }
 
   // Lookup of `p` on the first device, as the service calls it.
@@ -216,7 +225,7 @@ TEST_F(TuningCoreTest, DeadlineReturnsButSearchCompletesAndQueueMovesOn) {
 TEST_F(TuningCoreTest, CancelledCallerStopsWaiting) {
   Start("slow_ms=400");
   std::atomic<bool> gone{true};
-  auto a = core_->Tune(TestProblem(8), std::nullopt, {}, false,
+  auto a = core_->Tune(TestProblem(8), std::nullopt, {}, TuneMode{},
                        absl::InfiniteFuture(), [&] { return gone.load(); });
   EXPECT_EQ(a.status().code(), absl::StatusCode::kCancelled);
 }
@@ -239,7 +248,8 @@ TEST_F(TuningCoreTest, UnknownDeviceIsFailedPrecondition) {
   DeviceKey other = core_->devices()[0].key;
   other.gpu_model = "Some Other GPU";
   auto a =
-      core_->Tune(TestProblem(8), other, {}, false, absl::InfiniteFuture());
+      core_->Tune(TestProblem(8), other, {}, TuneMode{},
+                  absl::InfiniteFuture());
   EXPECT_EQ(a.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(a.status().message().find("Some%20Other%20GPU"),
             absl::string_view::npos)
@@ -296,6 +306,98 @@ TEST_F(TuningCoreTest, ASearchAgainIsGivenThePlansTheLastOneKeptOpened) {
   }
   EXPECT_TRUE(given[2].empty());
   EXPECT_TRUE(given[3].empty());
+}
+
+// Revalidation (revalidation.h): the same graph problem stored under cuDNN
+// 9.14, its plans included, revalidated for the device's 9.19.
+class RevalidationCoreTest : public TuningCoreTest {
+ protected:
+  static constexpr int kOld = 91400;
+  // Searches `p` on the device and stores the record again as cuDNN kOld's
+  // (and deletes the device's own); returns the old record.
+  Record StoreAsOld(const ConvProblem& p) {
+    auto searched = Tune(p);
+    EXPECT_TRUE(searched.ok()) << searched.status();
+    Record old = *searched->record;
+    old.id = 0;
+    old.key.device.cudnn_version = kOld;
+    EXPECT_TRUE(store_->Put(old).ok());
+    RecordFilter own;
+    own.fields["cudnn"] =
+        CudnnVersionText(core_->devices()[0].key.cudnn_version);
+    EXPECT_EQ(core_->Invalidate(own).value_or(-1), 1);
+    return old;
+  }
+  absl::StatusOr<TuneAnswer> Revalidate(const ConvProblem& p, int from) {
+    TuneMode mode;
+    mode.revalidate_from_cudnn = from;
+    return core_->Tune(p, std::nullopt, {}, mode,
+                       absl::Now() + absl::Seconds(30));
+  }
+};
+
+TEST_F(RevalidationCoreTest, RetimesOnlyTheOldCandidatesBuildsTheirPlansAndSaysSo) {
+  Start("");
+  ConvProblem graph = TestProblem(8);
+  graph.api = ConvApi::kGraph;
+  graph.alignment = 16;
+  const Record old = StoreAsOld(graph);
+  auto answer = Revalidate(graph, kOld);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->searched);
+  EXPECT_EQ(answer->record->revalidated_from_cudnn, kOld);
+
+  const std::vector<AlgoResult> asked = recording_->retime_only().back();
+  EXPECT_EQ(asked.size(), RevalidationCandidates(old).size());
+  ASSERT_FALSE(asked.empty());
+  for (const AlgoResult& c : asked) EXPECT_TRUE(c.plan.empty());
+  // No plan of the old version is handed on: they are built again.
+  EXPECT_TRUE(recording_->stored_plans().back().empty());
+  // The record holds the re-timed configs only, the old choice first.
+  EXPECT_EQ(answer->record->results.size(), asked.size());
+  EXPECT_EQ(answer->choice->algo, Choose(old, {})->algo);
+  EXPECT_EQ(core_->Stats().revalidated, 1);
+  EXPECT_EQ(core_->Stats().revalidation_full_searches, 0);
+  // The old record is untouched.
+  ProblemKey old_key = old.key;
+  auto kept = store_->Get(old_key);
+  ASSERT_TRUE(kept.ok() && kept->has_value());
+  EXPECT_EQ((*kept)->results.size(), old.results.size());
+  EXPECT_EQ((*kept)->revalidated_from_cudnn, 0);
+}
+
+TEST_F(RevalidationCoreTest, WithNothingStoredUnderTheOldVersionItSearchesInFull) {
+  Start("");
+  auto answer = Revalidate(TestProblem(8), kOld);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->record->revalidated_from_cudnn, 0);
+  EXPECT_TRUE(recording_->retime_only().back().empty());
+  EXPECT_GT(answer->record->results.size(), 3u);
+  EXPECT_EQ(core_->Stats().revalidation_full_searches, 1);
+}
+
+TEST_F(RevalidationCoreTest, OldCandidatesThatNoLongerRunLeadToAFullSearch) {
+  Start("");
+  Record old = StoreAsOld(TestProblem(8));
+  // Algorithms the new version does not have.
+  for (AlgoResult& r : old.results) r.algo += 50;
+  ASSERT_TRUE(store_->Put(old).ok());
+  auto answer = Revalidate(TestProblem(8), kOld);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->record->revalidated_from_cudnn, 0);
+  EXPECT_GT(answer->record->results.size(), 3u);
+  EXPECT_EQ(core_->Stats().revalidation_full_searches, 1);
+  const auto asked = recording_->retime_only();
+  ASSERT_GE(asked.size(), 2u);
+  EXPECT_FALSE(asked[asked.size() - 2].empty());  // the revalidation
+  EXPECT_TRUE(asked.back().empty());              // then the full search
+}
+
+TEST_F(RevalidationCoreTest, RevalidatingFromTheDevicesOwnVersionIsInvalid) {
+  Start("");
+  auto answer =
+      Revalidate(TestProblem(8), core_->devices()[0].key.cudnn_version);
+  EXPECT_EQ(answer.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(TuningCoreTest, StaleRecordIsServedByLookupAndSearchedAgainByTune) {
@@ -430,6 +532,8 @@ TEST_F(TuningCoreTest, ShutdownFailsQueuedSearches) {
 }
 
 // Searches that programs' misses cause (SearchWhen::kWhenIdle).
+constexpr TuneMode kMissMode{false, SearchWhen::kWhenIdle};
+
 class WhenIdleTest : public TuningCoreTest {
  protected:
   void StartWithGpuUse(const std::string& sim,
@@ -441,9 +545,8 @@ class WhenIdleTest : public TuningCoreTest {
   }
   std::future<absl::StatusOr<TuneAnswer>> MissTune(int size) {
     return std::async(std::launch::async, [this, size] {
-      return core_->Tune(TestProblem(size), std::nullopt, {}, false,
-                         absl::Now() + absl::Seconds(30), {},
-                         SearchWhen::kWhenIdle);
+      return core_->Tune(TestProblem(size), std::nullopt, {}, kMissMode,
+                         absl::Now() + absl::Seconds(30));
     });
   }
   static bool Done(std::future<absl::StatusOr<TuneAnswer>>& f,
@@ -489,9 +592,8 @@ TEST_F(WhenIdleTest, AMissThatJoinsAWaitingSearchDoesNotAskTheGpuAgain) {
   EXPECT_FALSE(Done(miss, 300));
   const int asked = gpu_use_.asked();
   // A client's retry of the same miss joins the waiting search.
-  auto retry = core_->Tune(TestProblem(8), std::nullopt, {}, false,
-                           absl::Now() + absl::Milliseconds(50), {},
-                           SearchWhen::kWhenIdle);
+  auto retry = core_->Tune(TestProblem(8), std::nullopt, {}, kMissMode,
+                           absl::Now() + absl::Milliseconds(50));
   EXPECT_EQ(retry.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(gpu_use_.asked(), asked);
   EXPECT_EQ(core_->Stats().coalesced, 1);
@@ -524,9 +626,8 @@ TEST_F(WhenIdleTest, AMissSearchGoesToAnIdleGpuOfTheSameModel) {
 
 TEST_F(WhenIdleTest, WithoutAGpuUseAMissSearchRunsAtOnce) {
   Start("");
-  auto a = core_->Tune(TestProblem(8), std::nullopt, {}, false,
-                       absl::Now() + absl::Seconds(30), {},
-                       SearchWhen::kWhenIdle);
+  auto a = core_->Tune(TestProblem(8), std::nullopt, {}, kMissMode,
+                       absl::Now() + absl::Seconds(30));
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_TRUE(a->searched);
 }
@@ -534,9 +635,8 @@ TEST_F(WhenIdleTest, WithoutAGpuUseAMissSearchRunsAtOnce) {
 TEST_F(WhenIdleTest, AMissWaitingPastItsDeadlineIsStillSearchedOnceIdle) {
   StartWithGpuUse("");
   gpu_use_.Set(0, true);
-  auto late = core_->Tune(TestProblem(8), std::nullopt, {}, false,
-                          absl::Now() + absl::Milliseconds(100), {},
-                          SearchWhen::kWhenIdle);
+  auto late = core_->Tune(TestProblem(8), std::nullopt, {}, kMissMode,
+                          absl::Now() + absl::Milliseconds(100));
   EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded);
   gpu_use_.Set(0, false);
   // The next process finds it stored.

@@ -1,0 +1,110 @@
+#include "server/tuning/revalidation.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "common/caller_filters.h"
+#include "common/record_results.h"
+
+namespace tunedb {
+namespace {
+
+bool SameConfig(const AlgoResult& a, const AlgoResult& b) {
+  return a.algo == b.algo && a.math_type == b.math_type && a.knobs == b.knobs;
+}
+
+bool Listed(const std::vector<AlgoResult>& list, const AlgoResult& r) {
+  return std::any_of(list.begin(), list.end(),
+                     [&](const AlgoResult& c) { return SameConfig(c, r); });
+}
+
+// `r` as a config to re-time: what identifies it and what a caller's
+// constraints read (notes, determinism), nothing measured.
+AlgoResult ConfigOf(const AlgoResult& r) {
+  AlgoResult c;
+  c.algo = r.algo;
+  c.math_type = r.math_type;
+  c.knobs = r.knobs;
+  c.numerical_notes = r.numerical_notes;
+  c.behavior_notes = r.behavior_notes;
+  c.deterministic = r.deterministic;
+  return c;
+}
+
+double DirectMs(const AlgoResult& r) {
+  return r.cost(LaunchMode::kDirect).median_ms;
+}
+
+}  // namespace
+
+const Record* RevalidationSource(const ProblemKey& key, int from_cudnn,
+                                 const std::vector<Record>& others) {
+  const Record* best = nullptr;
+  for (const Record& r : others) {
+    DeviceKey device = r.key.device;
+    if (device.cudnn_version != from_cudnn) continue;
+    device.cudnn_version = key.device.cudnn_version;
+    device.cuda_runtime_version = key.device.cuda_runtime_version;
+    if (device != key.device || r.key.problem != key.problem) continue;
+    if (best == nullptr || r.measured_at_us > best->measured_at_us) best = &r;
+  }
+  return best;
+}
+
+std::vector<AlgoResult> RevalidationCandidates(const Record& source) {
+  std::vector<AlgoResult> out;
+  auto add = [&out](const AlgoResult& r) {
+    if (!Listed(out, r)) out.push_back(ConfigOf(r));
+  };
+  int top = 0;
+  for (const AlgoResult& r : source.results) {  // fastest first
+    if (r.status != AlgoStatus::kOk || top >= kRevalidateTopK) break;
+    add(r);
+    ++top;
+  }
+  for (const CallerFilter& f : FrameworkFilters(source.key.problem.input_type)) {
+    if (std::optional<AlgoResult> chosen = Choose(source, f.constraints)) {
+      add(*chosen);
+    }
+  }
+  return out;
+}
+
+RevalidationVerdict JudgeRevalidation(const Record& source,
+                                      const std::vector<AlgoResult>& retimed) {
+  using Outcome = RevalidationVerdict::Outcome;
+  const std::vector<AlgoResult> candidates = RevalidationCandidates(source);
+  const AlgoResult* best_old = nullptr;  // fastest re-timed candidate
+  const AlgoResult* first_choice = nullptr;  // cuDNN's new first choice
+  for (const AlgoResult& r : retimed) {
+    if (r.heuristic_rank > 0 &&
+        (first_choice == nullptr ||
+         r.heuristic_rank < first_choice->heuristic_rank)) {
+      first_choice = &r;
+    }
+    if (r.status != AlgoStatus::kOk || !Listed(candidates, r)) continue;
+    if (best_old == nullptr || DirectMs(r) < DirectMs(*best_old)) best_old = &r;
+  }
+  if (best_old == nullptr) {
+    return {Outcome::kFullSearch,
+            "none of the old version's candidates runs on the new one"};
+  }
+  if (first_choice != nullptr && first_choice->status == AlgoStatus::kOk &&
+      !Listed(candidates, *first_choice) &&
+      DirectMs(*first_choice) <=
+          DirectMs(*best_old) * (1 + kMinGainOverHeuristic)) {
+    return {Outcome::kFullSearch,
+            "cuDNN's new first choice, which the old version did not rank "
+            "among its fastest, is as fast as the old candidates: too close "
+            "to call"};
+  }
+  const std::optional<AlgoResult> old_choice = Choose(source, Constraints());
+  const AlgoResult* new_choice = ChooseFrom(retimed, Constraints());
+  if (old_choice && new_choice != nullptr &&
+      SameConfig(*old_choice, *new_choice)) {
+    return {Outcome::kKept, ""};
+  }
+  return {Outcome::kChanged, ""};
+}
+
+}  // namespace tunedb

@@ -1,0 +1,130 @@
+// `tunedb revalidate` against an in-process daemon on the simulated finder
+// (cuDNN 9.19.0): records of a made-up older version (the daemon's own,
+// exported, renamed, one ranking changed and one made unsupported,
+// imported back) are revalidated for 9.19 once the daemon's own are gone.
+#include <sstream>
+
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/tuner/cli_test_fixture.h"
+#include "tuner/exit_codes.h"
+
+namespace tunedb::tuner {
+namespace {
+
+using ::testing::HasSubstr;
+
+class RevalidateTest : public CliTest {
+ protected:
+  // Stores the forward problems of resnet18 as cuDNN 9.14.0's only, the
+  // first one's fastest result 100 times slower there (its old choice is
+  // another algorithm) and the second one unsupported there; returns how
+  // many.
+  int StoreOldVersion() {
+    EXPECT_EQ(Run({"prewarm", "--model", "resnet18", "--batch", "2", "--ops",
+                   "fwd"})
+                  .code,
+              kExitOk);
+    CliResult exported = Run({"export"});
+    EXPECT_EQ(exported.code, kExitOk) << exported.err;
+    std::istringstream lines(exported.out);
+    std::string line, old_version;
+    int records = 0;
+    while (std::getline(lines, line)) {
+      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.contains("key")) continue;
+      j["key"] = absl::StrReplaceAll(j["key"].get<std::string>(),
+                                     {{"cudnn=9.19.0", "cudnn=9.14.0"}});
+      if (records == 0) {
+        for (const char* t : {"launch", "gpu", "host"}) {
+          auto& m = j["results"][0][t]["median_ms"];
+          m = m.get<double>() * 100;
+        }
+      } else if (records == 1) {
+        for (auto& r : j["results"]) r["status"] = "not_supported";
+      }
+      ++records;
+      old_version += j.dump() + "\n";
+    }
+    EXPECT_EQ(Run({"invalidate", "--all", "--yes"}).code, kExitOk);
+    EXPECT_EQ(Run({"import", WriteFile("old.jsonl", old_version)}).code,
+              kExitOk);
+    return records;
+  }
+};
+
+TEST_F(RevalidateTest, KeepsChangesOrSearchesEachKeyAndSaysWhereItCameFrom) {
+  const int records = StoreOldVersion();
+  ASSERT_GT(records, 3);
+  const int64_t before = SearchesRun();
+  CliResult r = Run({"--json", "revalidate", "--from", "9.14", "--no-progress"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const nlohmann::json j = r.Json();
+  EXPECT_EQ(j["old_records"], records);
+  EXPECT_EQ(j["already_stored"], 0);
+  // The made-slow leader was re-timed: the old choice changed back; the
+  // unsupported one had nothing to re-time.
+  EXPECT_EQ(j["changed"], 1);
+  EXPECT_EQ(j["full_searches"], 1);
+  EXPECT_EQ(j["kept"], records - 2);
+  EXPECT_EQ(j["failed"], 0);
+  EXPECT_GT(j["median_speedup_of_changed"].get<double>(), 1.0);
+  // One search per key: the one with nothing to re-time went straight to
+  // its full search.
+  EXPECT_EQ(SearchesRun() - before, records);
+
+  // The new records say where they came from; the old ones are untouched.
+  CliResult fresh = Run({"--json", "query", "--filter", "cudnn=9.19.0"});
+  ASSERT_EQ(fresh.code, kExitOk) << fresh.err;
+  int revalidated = 0;
+  for (const auto& rec : fresh.Json()) {
+    if (rec["revalidated_from_cudnn"] == 91400) ++revalidated;
+  }
+  EXPECT_EQ(revalidated, records - 1);
+  CliResult old = Run({"--json", "query", "--filter", "cudnn=9.14.0"});
+  ASSERT_EQ(old.code, kExitOk) << old.err;
+  EXPECT_EQ(old.Json().size(), static_cast<size_t>(records));
+
+  // Run again: everything is stored, nothing is searched (a run that was
+  // interrupted resumes the same way).
+  const int64_t after = SearchesRun();
+  CliResult again = Run({"--json", "revalidate", "--from", "9.14.0",
+                         "--to", "9.19", "--no-progress"});
+  ASSERT_EQ(again.code, kExitOk) << again.err;
+  EXPECT_EQ(again.Json()["already_stored"], records);
+  EXPECT_EQ(SearchesRun(), after);
+
+  CliResult stats = Run({"stats"});
+  EXPECT_THAT(stats.out, HasSubstr(absl::StrCat(
+                             records - 1, " re-timed an older version's")));
+}
+
+TEST_F(RevalidateTest, TheTableSaysWhatStoodAndWhatItCost) {
+  StoreOldVersion();
+  CliResult r = Run({"revalidate", "--from", "9.14", "--no-progress"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("revalidated from cuDNN 9.14.0"));
+  EXPECT_THAT(r.out, HasSubstr("choice changed"));
+  EXPECT_THAT(r.out, HasSubstr("full search needed"));
+  EXPECT_THAT(r.out, HasSubstr("legacy fwd f32"));
+}
+
+TEST_F(RevalidateTest, VersionsThatCannotBeUsedAreRefusedClearly) {
+  for (const char* bad : {"9", "latest", "9.14.0.1"}) {
+    CliResult r = Run({"revalidate", "--from", bad});
+    EXPECT_EQ(r.code, kExitUsage) << bad;
+    EXPECT_THAT(r.err, HasSubstr("cannot be read")) << bad;
+  }
+  CliResult same = Run({"revalidate", "--from", "9.19", "--to", "9.19.0"});
+  EXPECT_EQ(same.code, kExitUsage);
+  EXPECT_THAT(same.err, HasSubstr("same version"));
+  // The daemon serves 9.19 only: there is nothing to revalidate for 9.14.
+  CliResult none = Run({"revalidate", "--from", "9.19"});
+  EXPECT_EQ(none.code, kExitUsage);
+  EXPECT_THAT(none.err, HasSubstr("cuDNN version asked for"));
+}
+
+}  // namespace
+}  // namespace tunedb::tuner
