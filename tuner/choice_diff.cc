@@ -1,5 +1,7 @@
 #include "tuner/choice_diff.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -39,6 +41,13 @@ absl::StatusOr<int> ParseCudnnVersionFlag(absl::string_view text) {
         "\" cannot be read: give MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 9.19"));
   }
   return v[0] * 10000 + v[1] * 100 + v[2];
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 void ChoiceDiff::Add(const std::vector<Record>& from,

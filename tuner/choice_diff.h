@@ -25,6 +25,9 @@ namespace tunedb::tuner {
 // the text otherwise.
 absl::StatusOr<int> ParseCudnnVersionFlag(absl::string_view text);
 
+// The median of `v` (0 for none).
+double Median(std::vector<double> v);
+
 struct KeyChange {
   std::string key;  // the new version's key text
   AlgoResult from, to;  // each version's choice

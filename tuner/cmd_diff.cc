@@ -38,13 +38,6 @@ absl::StatusOr<std::vector<Record>> RecordsOf(CliContext& ctx,
   return RecordsMatching(ctx, *filter);
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 std::string ConfigText(const AlgoResult& r) {
   return r.knobs.empty() ? absl::StrCat(r.algo)
                          : absl::StrCat(r.algo, " ", KnobsText(r.knobs));

@@ -57,13 +57,6 @@ struct RevalidateResult {
   ChoiceDiff diff;  // the revalidated keys, by group
 };
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 std::string SpeedupText(const std::vector<double>& speedups) {
   if (speedups.empty()) return "";
   return absl::StrFormat(" (old choice %.3fx the new one's time, median; "

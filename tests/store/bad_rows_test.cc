@@ -217,6 +217,7 @@ TEST_F(BadRowsTest, AVersion6FileKeepsItsIdsAndRetiresItsQuarantinedOnes) {
   store_.reset();
   Damage(R"sql(
 CREATE TABLE records_v6 AS SELECT * FROM records;
+ALTER TABLE records_v6 DROP COLUMN revalidated_from;
 DROP TABLE records;
 DROP TABLE import_receipts;
 DELETE FROM sqlite_sequence;

@@ -1,10 +1,6 @@
 // `tunedb diff` against an in-process daemon: records of a made-up older
 // cuDNN version (the daemon's own, exported, renamed and one ranking
 // changed, imported back) against the daemon's.
-#include <fstream>
-#include <sstream>
-
-#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -24,27 +20,14 @@ TEST_F(DiffTest, AChangedChoiceIsCountedWithItsSpeedupAndTheRestAreTheSame) {
                  "fwd"})
                 .code,
             kExitOk);
-  CliResult exported = Run({"export"});
-  ASSERT_EQ(exported.code, kExitOk) << exported.err;
   // The same records as cuDNN 9.14.0's, the first one's fastest result made
   // 100 times slower there: its old choice is another algorithm.
-  std::istringstream lines(exported.out);
-  std::string line, old_version;
   int records = 0;
-  while (std::getline(lines, line)) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.contains("key")) continue;
-    j["key"] = absl::StrReplaceAll(j["key"].get<std::string>(),
-                                   {{"cudnn=9.19.0", "cudnn=9.14.0"}});
-    if (records == 0) {
-      for (const char* t : {"launch", "gpu", "host"}) {
-        auto& m = j["results"][0][t]["median_ms"];
-        m = m.get<double>() * 100;
-      }
-    }
-    ++records;
-    old_version += j.dump() + "\n";
-  }
+  const std::string old_version = ExportedAsCudnn914(
+      [](int i, nlohmann::json& j) {
+        if (i == 0) SlowFirstResult(j, 100);
+      },
+      &records);
   ASSERT_GT(records, 3);
   ASSERT_EQ(Run({"import", WriteFile("old.jsonl", old_version)}).code,
             kExitOk);

@@ -2,9 +2,7 @@
 // (cuDNN 9.19.0): records of a made-up older version (the daemon's own,
 // exported, renamed, one ranking changed and one made unsupported,
 // imported back) are revalidated for 9.19 once the daemon's own are gone.
-#include <sstream>
-
-#include "absl/strings/str_replace.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -27,27 +25,16 @@ class RevalidateTest : public CliTest {
                    "fwd"})
                   .code,
               kExitOk);
-    CliResult exported = Run({"export"});
-    EXPECT_EQ(exported.code, kExitOk) << exported.err;
-    std::istringstream lines(exported.out);
-    std::string line, old_version;
     int records = 0;
-    while (std::getline(lines, line)) {
-      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.contains("key")) continue;
-      j["key"] = absl::StrReplaceAll(j["key"].get<std::string>(),
-                                     {{"cudnn=9.19.0", "cudnn=9.14.0"}});
-      if (records == 0) {
-        for (const char* t : {"launch", "gpu", "host"}) {
-          auto& m = j["results"][0][t]["median_ms"];
-          m = m.get<double>() * 100;
-        }
-      } else if (records == 1) {
-        for (auto& r : j["results"]) r["status"] = "not_supported";
-      }
-      ++records;
-      old_version += j.dump() + "\n";
-    }
+    const std::string old_version = ExportedAsCudnn914(
+        [](int i, nlohmann::json& j) {
+          if (i == 0) {
+            SlowFirstResult(j, 100);
+          } else if (i == 1) {
+            for (auto& r : j["results"]) r["status"] = "not_supported";
+          }
+        },
+        &records);
     EXPECT_EQ(Run({"invalidate", "--all", "--yes"}).code, kExitOk);
     EXPECT_EQ(Run({"import", WriteFile("old.jsonl", old_version)}).code,
               kExitOk);

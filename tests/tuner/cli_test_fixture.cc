@@ -3,7 +3,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_replace.h"
 #include "tuner/cli.h"
+#include "tuner/exit_codes.h"
 #include "tuner/interrupt.h"
 
 namespace tunedb::tuner {
@@ -84,5 +86,30 @@ int64_t CliTest::StoredRecords() {
 }
 
 int64_t CliTest::SearchesRun() { return server_->core().Stats().searches; }
+
+void CliTest::SlowFirstResult(nlohmann::json& line, double factor) {
+  for (const char* t : {"launch", "gpu", "host"}) {
+    auto& m = line["results"][0][t]["median_ms"];
+    m = m.get<double>() * factor;
+  }
+}
+
+std::string CliTest::ExportedAsCudnn914(
+    const std::function<void(int, nlohmann::json&)>& edit, int* records) {
+  CliResult exported = Run({"export"});
+  EXPECT_EQ(exported.code, kExitOk) << exported.err;
+  std::istringstream lines(exported.out);
+  std::string line, out;
+  *records = 0;
+  while (std::getline(lines, line)) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("key")) continue;
+    j["key"] = absl::StrReplaceAll(j["key"].get<std::string>(),
+                                   {{"cudnn=9.19.0", "cudnn=9.14.0"}});
+    edit((*records)++, j);
+    out += j.dump() + "\n";
+  }
+  return out;
+}
 
 }  // namespace tunedb::tuner

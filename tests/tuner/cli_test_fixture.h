@@ -7,6 +7,7 @@
 #ifndef TUNEDB_TESTS_TUNER_CLI_TEST_FIXTURE_H_
 #define TUNEDB_TESTS_TUNER_CLI_TEST_FIXTURE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,14 @@ class CliTest : public ::testing::Test {
 
   int64_t StoredRecords();
   int64_t SearchesRun();
+
+  // The daemon's records (cuDNN 9.19.0) as export lines of cuDNN 9.14.0,
+  // each line first passed to `edit` with its position; sets *records to
+  // how many.
+  std::string ExportedAsCudnn914(
+      const std::function<void(int, nlohmann::json&)>& edit, int* records);
+  // An export line's fastest result made `factor` times slower.
+  static void SlowFirstResult(nlohmann::json& line, double factor);
 
   testing_util::TempDir temp_dir_;
   std::string dir_;  // temp_dir_.path()
