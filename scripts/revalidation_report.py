@@ -7,7 +7,10 @@ targets, for each direction (old -> new cuDNN version):
   - accuracy: each key's revalidated choice timed by the full search of the
     same key and version, over the full search's own choice (within 2 % on
     >= 95 % of keys; none above 1.10); a choice the full search did not time
-    is counted apart;
+    is counted apart. Each search is judged by its own times here, so the
+    same comparison is also made the other way: the full search's choice
+    timed by the revalidation, over the revalidation's choice, where the
+    revalidation timed it ("own");
   - k from data: how often the full search's choice on the new version is
     among the old version's k fastest, k = 1..5.
 
@@ -85,7 +88,7 @@ def top_k(record, k):
 def judge(old_full, new_full, revalidated, summary):
     """One direction: the figures and the targets' verdicts."""
     keys = [p for p in revalidated if p in new_full]
-    ratios, untimed, no_choice = [], 0, 0
+    ratios, own, untimed, no_choice = [], [], 0, 0
     reval_ms = full_ms = 0.0
     by_origin = {"revalidated": 0, "full search": 0}
     for p in keys:
@@ -98,6 +101,9 @@ def judge(old_full, new_full, revalidated, summary):
         if rc is None or fc is None:
             no_choice += 1
             continue
+        retimed = {config(x): cost(x) for x in ok_results(r)}
+        if config(fc) in retimed:
+            own.append(retimed[config(fc)] / cost(rc))
         timed = {config(x): cost(x) for x in ok_results(f)}
         if config(rc) not in timed:
             untimed += 1
@@ -128,6 +134,9 @@ def judge(old_full, new_full, revalidated, summary):
         "within_met": bool(ratios) and within / len(ratios) >= SHARE_TARGET,
         "worst": worst,
         "worst_met": worst is not None and worst <= WORST_TARGET,
+        "own_compared": len(own),
+        "own_within_2pct": sum(1 for x in own if x <= WITHIN),
+        "own_worst": max(own) if own else None,
         "new_choice_in_old_top_k": k_share,
     }
 
@@ -138,20 +147,23 @@ def fmt(x, f="%.3f"):
 
 def markdown(results):
     lines = ["| direction | keys | revalidated / full | search time vs full "
-             "| within 2 % | worst | new choice in old top-1..5 |",
-             "|---|---|---|---|---|---|---|"]
+             "| within 2 % | worst | the other way: within 2 %, worst "
+             "| new choice in old top-1..5 |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, j in results.items():
         k = " / ".join(fmt(j["new_choice_in_old_top_k"][i], "%.2f")
                        for i in range(1, 6))
         lines.append(
-            "| %s | %d | %d / %d | %s (%s s vs %s s)%s | %s of %d%s | %s%s | %s |"
+            "| %s | %d | %d / %d | %s (%s s vs %s s)%s | %s of %d%s | %s%s "
+            "| %d of %d, %s | %s |"
             % (name, j["keys"], j["by_origin"]["revalidated"],
                j["by_origin"]["full search"], fmt(j["time_ratio"]),
                fmt(j["search_s"], "%.1f"), fmt(j["full_search_s"], "%.1f"),
                "" if j["time_met"] else " **missed**",
                fmt(j["within_share"]),
                j["compared"], "" if j["within_met"] else " **missed**",
-               fmt(j["worst"]), "" if j["worst_met"] else " **missed**", k))
+               fmt(j["worst"]), "" if j["worst_met"] else " **missed**",
+               j["own_within_2pct"], j["own_compared"], fmt(j["own_worst"]), k))
     return "\n".join(lines) + "\n"
 
 

@@ -67,6 +67,10 @@ class ReportTest(unittest.TestCase):
             self.assertFalse(j["within_met"])
             self.assertAlmostEqual(j["worst"], 1.2)
             self.assertFalse(j["worst_met"])
+            # The other way: the full search's choice as the revalidation
+            # timed it, where it did (n=1 and n=3).
+            self.assertEqual(j["own_compared"], 2)
+            self.assertEqual(j["own_within_2pct"], 2)
             # The new choice in the old top-1: n=1 (1), n=2 (heuristic's 2:
             # no), n=3 (2: no), n=4 (9: never).
             self.assertAlmostEqual(j["new_choice_in_old_top_k"]["1"], 0.25)

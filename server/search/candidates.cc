@@ -181,18 +181,19 @@ absl::StatusOr<std::vector<AlgoResult>> ListedCandidates(
     }
   };
   for (const AlgoResult& r : search.retime_only) add(r.algo, r.math_type);
-  // cuDNN's first choice, and every algorithm's determinism, as the
+  // cuDNN's first choices, and every algorithm's determinism, as the
   // heuristic reports them.
   const MathType math = PolicyMathType(problem);
   std::map<int, bool> deterministic;
   absl::StatusOr<std::vector<CudnnConv::Entry>> entries = conv.Heuristic(math);
   if (entries.ok()) {
-    bool first = true;
+    int choices = 0;
     for (const CudnnConv::Entry& e : *entries) {
       if (e.status != CUDNN_STATUS_SUCCESS) continue;
       deterministic.emplace(e.algo, e.deterministic);
-      if (first) add(e.algo, MathTypeAllowed(problem, e.math) ? e.math : math);
-      first = false;
+      if (choices++ < search.first_choices) {
+        add(e.algo, MathTypeAllowed(problem, e.math) ? e.math : math);
+      }
     }
   }
   RETURN_IF_ERROR(CheckStickyError());

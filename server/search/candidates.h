@@ -39,7 +39,8 @@ absl::StatusOr<std::vector<AlgoResult>> FindCandidates(CudnnConv& conv,
 
 // A revalidation's candidates (search.retime_only): the listed (algorithm,
 // math type) pairs that the problem's policy allows and cuDNN's first
-// choice (cudnnGet*Algorithm_v7 under the problem's math type), each run
+// search.first_choices choices (cudnnGet*Algorithm_v7 under the problem's
+// math type), each run
 // once and timed as Find would (its first launch-time sample), without
 // Find: an unsupported pair is kNotSupported, one needing more workspace
 // than offered kFailed with its need. Determinism and heuristic ranks come

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -54,19 +56,22 @@ std::optional<BackendDescriptor> LoadStored(
   return std::nullopt;
 }
 
-// The heuristic rank of cuDNN's first choice among `configs`: the first
-// mode-A config the problem's policy allows (0: none).
-int FirstChoiceRank(const ConvProblem& problem,
-                    const std::vector<EngineConfig>& configs) {
-  int first = 0;
+// The heuristic ranks of cuDNN's first `count` choices among `configs`:
+// the first mode-A configs the problem's policy allows.
+std::set<int> FirstChoiceRanks(const ConvProblem& problem,
+                               const std::vector<EngineConfig>& configs,
+                               int count) {
+  std::set<int> ranks;
   for (const EngineConfig& config : configs) {
     const int rank = ResultOf(config).heuristic_rank;
-    if (rank > 0 && (first == 0 || rank < first) &&
-        GraphPolicyAllows(problem, config.numerical_notes)) {
-      first = rank;
+    if (rank > 0 && GraphPolicyAllows(problem, config.numerical_notes)) {
+      ranks.insert(rank);
     }
   }
-  return first;
+  while (static_cast<int>(ranks.size()) > std::max(count, 0)) {
+    ranks.erase(std::prev(ranks.end()));
+  }
+  return ranks;
 }
 
 }  // namespace
@@ -116,14 +121,14 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
                               .count();
   ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::Create());
   ASSIGN_OR_RETURN(CudaEvent stop, CudaEvent::Create());
-  const int first_choice = FirstChoiceRank(graph.problem(), configs);
+  const std::set<int> first_choices =
+      FirstChoiceRanks(graph.problem(), configs, search.first_choices);
   std::vector<AlgoResult> results;
   std::chrono::steady_clock::duration compiled{};
   for (EngineConfig& config : configs) {
     AlgoResult r = ResultOf(config);
     if (!GraphPolicyAllows(graph.problem(), config.numerical_notes)) continue;
-    if (!Retimes(search, r) &&
-        (first_choice == 0 || r.heuristic_rank != first_choice)) {
+    if (!Retimes(search, r) && first_choices.count(r.heuristic_rank) == 0) {
       continue;
     }
     std::optional<BackendDescriptor> loaded =

@@ -75,8 +75,8 @@ class GraphLauncher final : public ConvLauncher {
 // search.stored_plans loads it instead of building it (compiling), and so
 // spends none of the compile budget; one cuDNN refuses is built. A
 // revalidation (search.retime_only) builds and times only the configs it
-// lists and cuDNN's first choice (the first mode-A config the problem's
-// policy allows). Results sorted by SortResults; each OK one has its plan in
+// lists and cuDNN's first search.first_choices choices (the first mode-A
+// configs the problem's policy allows). Results sorted by SortResults; each OK one has its plan in
 // `launcher`. Errors: the fatal one of a broken CUDA context, or an
 // operation graph cuDNN refuses for a reason other than not supporting it
 // (then every result is kNotSupported). `phases` (optional) receives the

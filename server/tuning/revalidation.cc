@@ -75,28 +75,22 @@ RevalidationVerdict JudgeRevalidation(const Record& source,
   using Outcome = RevalidationVerdict::Outcome;
   const std::vector<AlgoResult> candidates = RevalidationCandidates(source);
   const AlgoResult* best_old = nullptr;  // fastest re-timed candidate
-  const AlgoResult* first_choice = nullptr;  // cuDNN's new first choice
+  const AlgoResult* best_new = nullptr;  // fastest of cuDNN's new choices
   for (const AlgoResult& r : retimed) {
-    if (r.heuristic_rank > 0 &&
-        (first_choice == nullptr ||
-         r.heuristic_rank < first_choice->heuristic_rank)) {
-      first_choice = &r;
-    }
-    if (r.status != AlgoStatus::kOk || !Listed(candidates, r)) continue;
-    if (best_old == nullptr || DirectMs(r) < DirectMs(*best_old)) best_old = &r;
+    if (r.status != AlgoStatus::kOk) continue;
+    const AlgoResult*& best = Listed(candidates, r) ? best_old : best_new;
+    if (best == nullptr || DirectMs(r) < DirectMs(*best)) best = &r;
   }
   if (best_old == nullptr) {
     return {Outcome::kFullSearch,
             "none of the old version's candidates runs on the new one"};
   }
-  if (first_choice != nullptr && first_choice->status == AlgoStatus::kOk &&
-      !Listed(candidates, *first_choice) &&
-      DirectMs(*first_choice) <=
-          DirectMs(*best_old) * (1 + kMinGainOverHeuristic)) {
+  if (best_new != nullptr && DirectMs(*best_new) * (1 + kMinGainOverHeuristic) <
+                                 DirectMs(*best_old)) {
     return {Outcome::kFullSearch,
-            "cuDNN's new first choice, which the old version did not rank "
-            "among its fastest, is as fast as the old candidates: too close "
-            "to call"};
+            "a config the old version did not rank among its fastest now "
+            "beats all of them by more than 2 %: its ranking no longer "
+            "decides"};
   }
   const std::optional<AlgoResult> old_choice = Choose(source, Constraints());
   const AlgoResult* new_choice = ChooseFrom(retimed, Constraints());

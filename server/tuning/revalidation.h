@@ -47,14 +47,15 @@ struct RevalidationVerdict {
 };
 
 // Judges a revalidation's results (`retimed`: the candidates and cuDNN's
-// new first choice, as the finder timed them) against its `source`:
+// new first choices, as the finder timed them) against its `source`:
 //   - none of the source's candidates runs: full search;
-//   - cuDNN's new first choice is not among them and comes within
-//     kMinGainOverHeuristic of (or beats) the fastest of them: too close
-//     to call, since the new version ranks configs the old one did not
-//     time first: full search;
+//   - one of cuDNN's new choices that is not among them beats the fastest
+//     of them by more than kMinGainOverHeuristic: the old ranking no longer
+//     decides for this key (a config neither version ranks first may be
+//     faster still): full search;
 //   - else kept, when the new choice (Choose's rule over `retimed`) is the
-//     source's, or changed.
+//     source's, or changed (a new choice within 2 % of the old candidates
+//     is served by Choose's rule where it is cuDNN's first).
 RevalidationVerdict JudgeRevalidation(const Record& source,
                                       const std::vector<AlgoResult>& retimed);
 

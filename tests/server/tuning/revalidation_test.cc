@@ -109,22 +109,32 @@ TEST(RevalidationTest, OldCandidatesThatNoLongerRunNeedAFullSearch) {
   EXPECT_NE(v.why.find("none of the old"), std::string::npos);
 }
 
-TEST(RevalidationTest, ANewFirstChoiceAsFastAsTheOldOnesIsTooCloseToCall) {
-  AlgoResult first = Ok(9, 1.01);  // within 2 % of the old leader's 1.0
+TEST(RevalidationTest, ANewChoiceClearlyFasterThanEveryOldOneNeedsAFullSearch) {
+  AlgoResult first = Ok(9, 0.9);  // 10 % faster than the old leader's 1.0
   first.heuristic_rank = 1;
-  RevalidationVerdict v =
-      JudgeRevalidation(Old(), {Ok(1, 1.0), Ok(2, 2.0), Ok(3, 3.0), first});
+  AlgoResult second = Ok(8, 5.0);
+  second.heuristic_rank = 2;
+  RevalidationVerdict v = JudgeRevalidation(
+      Old(), {Ok(1, 1.0), Ok(2, 2.0), Ok(3, 3.0), first, second});
   EXPECT_EQ(v.outcome, RevalidationVerdict::Outcome::kFullSearch);
-  EXPECT_NE(v.why.find("too close to call"), std::string::npos);
-  // Clearly slower, it does not: the old choice stands.
+  EXPECT_NE(v.why.find("no longer decides"), std::string::npos);
+  // Within 2 %, the re-timed result stands: Choose serves cuDNN's first
+  // choice where the fastest does not beat it by 2 %.
+  first.launch.median_ms = 0.99;
+  v = JudgeRevalidation(Old(), {Ok(1, 1.0), Ok(2, 2.0), Ok(3, 3.0), first});
+  EXPECT_EQ(v.outcome, RevalidationVerdict::Outcome::kChanged);
+  // Clearly slower, it changes nothing: the old choice stands.
   first.launch.median_ms = 1.5;
   v = JudgeRevalidation(Old(), {Ok(1, 1.0), Ok(2, 2.0), Ok(3, 3.0), first});
   EXPECT_EQ(v.outcome, RevalidationVerdict::Outcome::kKept);
-  // A first choice that is one of the old candidates was timed as one:
+}
+
+TEST(RevalidationTest, AnOldCandidateThatIsCudnnsFirstChoiceIsJudgedAsOne) {
   // Choose's rule serves it where the fastest does not beat it by 2 %.
   AlgoResult listed = Ok(2, 1.01);
   listed.heuristic_rank = 1;
-  v = JudgeRevalidation(Old(), {Ok(1, 1.0), listed, Ok(3, 3.0)});
+  const RevalidationVerdict v =
+      JudgeRevalidation(Old(), {Ok(1, 1.0), listed, Ok(3, 3.0)});
   EXPECT_EQ(v.outcome, RevalidationVerdict::Outcome::kChanged);
 }
 
