@@ -43,11 +43,8 @@ struct SearchOptions {
   std::vector<AlgoResult> retime_only;
   // With retime_only: how many of cuDNN's heuristic choices are timed too
   // (legacy: cudnnGet*Algorithm_v7's first; graph API: the first mode-A
-  // configs the problem's policy allows). Default 3: on the H200's records
-  // of cuDNN 9.14 and 9.19 (bench/results/2026-12-02-h200-revalidation),
-  // the old top 3 alone hold a config within 2 % of the new best for
-  // 94.8-95.9 % of keys, with the new first choice 95.6-96.1 %, with the
-  // first three 97.0-97.2 %.
+  // configs the problem's policy allows). Default 3 (why:
+  // docs/revalidation.md).
   int first_choices = 3;
 };
 
