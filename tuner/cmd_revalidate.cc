@@ -65,6 +65,11 @@ std::string SpeedupText(const std::vector<double>& speedups) {
                          *std::max_element(speedups.begin(), speedups.end()));
 }
 
+int64_t ChangedIn(const std::vector<KeyChange>& changes) {
+  return std::count_if(changes.begin(), changes.end(),
+                       [](const KeyChange& c) { return c.changed; });
+}
+
 nlohmann::json ResultToJson(const RevalidateResult& r) {
   nlohmann::json j;
   j["from_cudnn"] = CudnnVersionText(r.from);
@@ -83,11 +88,9 @@ nlohmann::json ResultToJson(const RevalidateResult& r) {
   j["interrupted"] = r.run.interrupted;
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& [name, changes] : r.diff.groups) {
-    int64_t changed = 0;
-    for (const KeyChange& c : changes) changed += c.changed ? 1 : 0;
     groups.push_back({{"group", name},
                       {"revalidated", changes.size()},
-                      {"changed", changed}});
+                      {"changed", ChangedIn(changes)}});
   }
   j["groups"] = groups;
   nlohmann::json failures = nlohmann::json::array();
@@ -129,9 +132,8 @@ void PrintResult(const RevalidateResult& r, std::ostream& out) {
   out << "\n";
   Table g({"group", "revalidated>", "changed>"});
   for (const auto& [name, changes] : r.diff.groups) {
-    int64_t changed = 0;
-    for (const KeyChange& c : changes) changed += c.changed ? 1 : 0;
-    g.AddRow({name, absl::StrCat(changes.size()), absl::StrCat(changed)});
+    g.AddRow({name, absl::StrCat(changes.size()),
+              absl::StrCat(ChangedIn(changes))});
   }
   g.Print(out);
 }

@@ -282,12 +282,7 @@ absl::StatusOr<Prediction> TuningCore::Predict(const ValidKey& key,
                                                const Constraints& constraints) {
   // The same problem under another cuDNN version first (after an upgrade),
   // then the nearest shapes of this version.
-  std::vector<Record> others;
-  RETURN_IF_ERROR(store_->Query(OtherVersionsFilter(key.key()), 0,
-                                kOtherVersionsRead, [&](const Record& r) {
-                                  others.push_back(r);
-                                  return true;
-                                }));
+  ASSIGN_OR_RETURN(std::vector<Record> others, OtherVersions(key));
   if (std::optional<Prediction> p =
           PredictFromOtherVersion(key.key(), others, constraints)) {
     predictions_.fetch_add(1, std::memory_order_relaxed);
@@ -566,21 +561,27 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
   Complete(pending, std::move(result), true);
 }
 
+absl::StatusOr<std::vector<Record>> TuningCore::OtherVersions(
+    const ValidKey& key) {
+  std::vector<Record> others;
+  RETURN_IF_ERROR(store_->Query(OtherVersionsFilter(key.key()), 0,
+                                kOtherVersionsRead, [&](const Record& r) {
+                                  others.push_back(r);
+                                  return true;
+                                }));
+  return others;
+}
+
 std::optional<Record> TuningCore::RevalidationSourceOf(const ValidKey& key,
                                                        int from) {
-  std::vector<Record> others;
-  absl::Status read = store_->Query(OtherVersionsFilter(key.key()), 0,
-                                    kOtherVersionsRead, [&](const Record& r) {
-                                      others.push_back(r);
-                                      return true;
-                                    });
-  if (!read.ok()) {
+  absl::StatusOr<std::vector<Record>> others = OtherVersions(key);
+  if (!others.ok()) {
     spdlog::warn("revalidating {}: its records of other versions cannot be "
                  "read ({}); searching in full",
-                 key.HashText(), read.ToString());
+                 key.HashText(), others.status().ToString());
     return std::nullopt;
   }
-  const Record* source = RevalidationSource(key.key(), from, others);
+  const Record* source = RevalidationSource(key.key(), from, *others);
   if (source == nullptr) return std::nullopt;
   return *source;
 }

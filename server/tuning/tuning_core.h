@@ -245,6 +245,9 @@ class TuningCore {
   // or where the revalidation cannot decide, a full search.
   absl::StatusOr<SearchResult> Search(int index, const Pending& pending,
                                       int* revalidated_from);
+  // `key`'s problem on its GPU model under other cuDNN versions (at most
+  // kOtherVersionsRead records), for predictions and revalidations.
+  absl::StatusOr<std::vector<Record>> OtherVersions(const ValidKey& key);
   // The record `key`'s problem has under cuDNN `from`, or nullopt.
   std::optional<Record> RevalidationSourceOf(const ValidKey& key, int from);
   // Ends `pending`: leaves inflight_ and wakes its waiters.
