@@ -17,9 +17,17 @@
 //                    stored serialized plans.
 //   --phase build    The same plans built from engine id + knobs (what a
 //                    process without the blobs compiles).
+//   --phase agree    Two exports of the same keys (--judged, --reference:
+//                    a revalidation and a full search, docs/revalidation.md)
+//                    judged against each other: for every key of this
+//                    process's cuDNN, both records' choices re-timed side by
+//                    side as above; judged / reference per key, the share
+//                    within 2 %, the worst and the geometric mean. No --db.
 //
 //   tunedb_graph_regret --db tunedb.db --model resnet50 --batch 64
 //       --dtype fp16 --layout nhwc --phase quality --json out.json
+//   tunedb_graph_regret --phase agree --judged revalidated-9.19.jsonl
+//       --reference full-9.19.jsonl --json agree.json
 //
 // Exit status: 0 done, 1 nothing measured or the GPU failed, 2 bad flags,
 // 77 no usable GPU.
@@ -38,7 +46,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/regret/batch_timer.h"
+#include "bench/regret/choice_pairs.h"
 #include "bench/regret/problem_set.h"
+#include "common/sealed_plan.h"
 #include "common/status_macros.h"
 #include "cudnn/backend_graph.h"
 #include "cudnn/cudnn_conv.h"
@@ -67,6 +77,7 @@ struct Flags {
   std::string db;
   std::string phase = "quality";
   std::string json;
+  std::string judged, reference;  // --phase agree: export files
   int align = 16;
   int rounds = 15;
   double min_sample_ms = 1.0;
@@ -114,6 +125,36 @@ absl::StatusOr<AlgoResult> AddCandidate(const ConvOpGraph& graph,
   ASSIGN_OR_RETURN(r.workspace_bytes, PlanWorkspaceBytes(plan.get()));
   launcher.Add(r, std::move(plan));
   return r;
+}
+
+// A stored choice's plan, unsealed for `key` and loaded on `handle`.
+absl::StatusOr<BackendDescriptor> LoadStoredPlan(cudnnHandle_t handle,
+                                                 const ProblemKey& key,
+                                                 const AlgoResult& r) {
+  ASSIGN_OR_RETURN(absl::string_view plan,
+                   OpenSealedPlan(r.plan, key, r.algo, r.knobs));
+  return LoadPlan(handle, std::string(plan));
+}
+
+// `r`'s config on `graph` as a candidate of `launcher`: its stored plan
+// loaded where it has one that loads, else built from engine id + knobs.
+absl::StatusOr<AlgoResult> AddStoredChoice(cudnnHandle_t handle,
+                                           const ProblemKey& key,
+                                           const ConvOpGraph& graph,
+                                           GraphLauncher& launcher,
+                                           const AlgoResult& r) {
+  if (!r.plan.empty()) {
+    absl::StatusOr<BackendDescriptor> loaded = LoadStoredPlan(handle, key, r);
+    if (loaded.ok()) {
+      AlgoResult added = r;
+      added.plan.clear();
+      ASSIGN_OR_RETURN(added.workspace_bytes, PlanWorkspaceBytes(loaded->get()));
+      launcher.Add(added, *std::move(loaded));
+      return added;
+    }
+  }
+  ASSIGN_OR_RETURN(EngineConfig config, graph.ConfigFor(r.algo, r.knobs));
+  return AddCandidate(graph, launcher, config);
 }
 
 Json MeasureQuality(const Context& ctx, const Flags& f, const RegretProblem& rp,
@@ -214,7 +255,7 @@ Json MeasureQuality(const Context& ctx, const Flags& f, const RegretProblem& rp,
   absl::StatusOr<AlgoResult> tunedb = rebuilt;
   if (!stored->plan.empty()) {
     absl::StatusOr<BackendDescriptor> loaded =
-        LoadPlan(ctx.handle, stored->plan);
+        LoadStoredPlan(ctx.handle, ProblemKey{ctx.device, p}, *stored);
     if (loaded.ok()) {
       AlgoResult r = *stored;
       r.plan.clear();
@@ -312,7 +353,11 @@ Json ObtainPlans(const Context& ctx, const std::vector<RegretProblem>& ps,
     stored_plans.emplace_back(&rp, *std::move(stored));
   }
   auto obtain = [&](const RegretProblem& rp, const AlgoResult& stored) {
-    if (load) return LoadPlan(ctx.handle, stored.plan).status();
+    if (load) {
+      return LoadStoredPlan(ctx.handle, ProblemKey{ctx.device, rp.problem},
+                            stored)
+          .status();
+    }
     absl::StatusOr<ConvOpGraph> graph =
         ConvOpGraph::Create(rp.problem, ctx.handle);
     absl::StatusOr<EngineConfig> config =
@@ -361,15 +406,254 @@ Json ObtainPlans(const Context& ctx, const std::vector<RegretProblem>& ps,
           {"each", each}};
 }
 
+// One key's two choices re-timed side by side (--phase agree): {key,
+// judged, reference, ratio = judged / reference}; {key, error} where either
+// does not build or run. Two choices of one config are one kernel: ratio 1,
+// not timed.
+Json MeasureAgreement(const Context& ctx, const Flags& f,
+                      const ChoicePair& pair) {
+  Json out = {{"key", pair.key.ToText()},
+              {"judged", ConfigName(pair.judged)},
+              {"reference", ConfigName(pair.reference)}};
+  if (pair.same_config()) {
+    out["same_config"] = true;
+    out["ratio"] = 1.0;
+    return out;
+  }
+  const ConvProblem& p = pair.key.problem;
+  absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
+      CudnnConv::Create(p, ctx.handle, ctx.stream, /*seed=*/11);
+  absl::StatusOr<ConvOpGraph> graph = ConvOpGraph::Create(p, ctx.handle);
+  if (!conv.ok() || !graph.ok()) {
+    out["error"] =
+        std::string((!conv.ok() ? conv.status() : graph.status()).message());
+    return out;
+  }
+  GraphLauncher launcher(ctx.handle, ctx.stream, (*conv)->buffers());
+  BatchTimer::Options options;
+  options.mode = LaunchMode::kDirect;
+  options.min_sample_ms = f.min_sample_ms;
+  std::vector<std::unique_ptr<BatchTimer>> timers;
+  for (const AlgoResult* r : {&pair.judged, &pair.reference}) {
+    absl::StatusOr<AlgoResult> added =
+        AddStoredChoice(ctx.handle, pair.key, *graph, launcher, *r);
+    absl::StatusOr<std::unique_ptr<BatchTimer>> t =
+        added.ok() && added->workspace_bytes <=
+                          static_cast<int64_t>(ctx.workspace_bytes)
+            ? BatchTimer::Create(&launcher, *added, ctx.stream, ctx.workspace,
+                                 static_cast<size_t>(added->workspace_bytes),
+                                 options)
+            : absl::StatusOr<std::unique_ptr<BatchTimer>>(
+                  added.ok() ? absl::ResourceExhaustedError(
+                                   "needs more workspace than offered")
+                             : added.status());
+    if (!t.ok()) {
+      out["error"] = absl::StrCat(ConfigName(*r), " does not run: ",
+                                  t.status().message());
+      return out;
+    }
+    timers.push_back(*std::move(t));
+  }
+  std::vector<double> samples[2];
+  for (int round = 0; round < f.rounds; ++round) {
+    // Alternate which goes first, so neither always follows the other.
+    for (int k = 0; k < 2; ++k) {
+      const int i = (round + k) % 2;
+      absl::StatusOr<double> ms = timers[i]->Sample();
+      if (ms.ok()) samples[i].push_back(*ms);
+    }
+  }
+  if (samples[0].empty() || samples[1].empty()) {
+    out["error"] = "a choice failed every timed sample";
+    return out;
+  }
+  const double judged_ms = Median(samples[0]);
+  const double reference_ms = Median(samples[1]);
+  out["judged_ms"] = judged_ms;
+  out["reference_ms"] = reference_ms;
+  out["ratio"] = judged_ms / reference_ms;
+  return out;
+}
+
+// --phase agree: every paired key of this process's cuDNN, in file order.
+int RunAgree(const Context& ctx, const Flags& f, Json& result) {
+  absl::StatusOr<ChoicePairs> pairs =
+      ReadChoicePairs(f.judged, f.reference, ctx.device.cudnn_version);
+  if (!pairs.ok()) {
+    std::cerr << "tunedb_graph_regret: " << pairs.status().message() << "\n";
+    return 2;
+  }
+  if (pairs->pairs.empty()) {
+    std::cerr << "tunedb_graph_regret: no key of cuDNN "
+              << CudnnVersionText(ctx.device.cudnn_version)
+              << " is in both files\n";
+    return 1;
+  }
+  // The clock ramps up under load: one pair of two configs, timed and
+  // discarded for half a second, warms it.
+  for (const ChoicePair& pair : pairs->pairs) {
+    if (pair.same_config()) continue;
+    for (const Clock::time_point w0 = Clock::now(); MsSince(w0) < 500;) {
+      (void)MeasureAgreement(ctx, f, pair);
+    }
+    break;
+  }
+  Json rows = Json::array();
+  std::vector<double> ratios;
+  int same = 0, errors = 0;
+  const size_t n = pairs->pairs.size();
+  for (size_t i = 0; i < n; ++i) {
+    Json row = MeasureAgreement(ctx, f, pairs->pairs[i]);
+    if (row.contains("ratio")) {
+      ratios.push_back(row["ratio"].get<double>());
+      if (row.value("same_config", false)) ++same;
+    } else {
+      ++errors;
+    }
+    std::cerr << absl::StrFormat(
+        "[%zu/%zu] %s\n", i + 1, n,
+        row.contains("ratio") ? absl::StrFormat("%.3f", row["ratio"].get<double>())
+                              : row["error"].get<std::string>());
+    rows.push_back(std::move(row));
+  }
+  const AgreementSummary s = SummarizeAgreement(ratios, same);
+  result["rows"] = rows;
+  result["summary"] = {
+      {"keys", n},
+      {"measured", s.ratios.ratios},
+      {"errors", errors},
+      {"same_config", s.same_config},
+      {"within_2pct", s.within_tolerance},
+      {"share_within_2pct", s.share_within()},
+      {"over_10pct", s.ratios.over_10pct},
+      {"worst", s.ratios.worst},
+      {"geomean", s.ratios.geomean},
+      {"skipped_other_version", pairs->other_version},
+      {"skipped_unmatched", pairs->unmatched},
+      {"skipped_no_choice", pairs->no_choice}};
+  std::cout << result["summary"].dump(2) << "\n";
+  return 0;
+}
+
+// --phase quality over `set`.
+int RunQuality(Context& ctx, const Flags& f, const ProblemSet* set,
+               Json& result) {
+  absl::StatusOr<std::unique_ptr<CudnnFinder>> finder =
+      CudnnFinder::Create(CudnnFinder::Options());
+  if (!finder.ok()) {
+    std::cerr << "tunedb_graph_regret: " << finder.status().message() << "\n";
+    return 1;
+  }
+  ctx.finder = finder->get();
+  Json rows = Json::array();
+  double pytorch_total = 0, search_total = 0;
+  int measured = 0, slower5 = 0, heur_slower5 = 0;
+  double log_sum = 0, heur_log_sum = 0, worst = 0;
+  int heur_n = 0;
+  for (size_t i = 0; i < set->problems.size(); ++i) {
+    double pt_ms = 0, search_ms = 0;
+    Json row = MeasureQuality(ctx, f, set->problems[i], &pt_ms, &search_ms);
+    pytorch_total += pt_ms;
+    search_total += search_ms;
+    std::cerr << absl::StrFormat("[%zu/%zu] %s\n", i + 1,
+                                 set->problems.size(),
+                                 set->problems[i].source);
+    if (row.contains("tunedb") && row.contains("pytorch_benchmark")) {
+      const double ratio =
+          row["tunedb"]["median_ms"].get<double>() /
+          row["pytorch_benchmark"]["median_ms"].get<double>();
+      row["tunedb_vs_pytorch"] = ratio;
+      ++measured;
+      if (ratio > 1.05) ++slower5;
+      worst = std::max(worst, ratio);
+      log_sum += std::log(ratio);
+      if (row.contains("heuristic_a")) {
+        const double h = row["heuristic_a"]["median_ms"].get<double>() /
+                         row["pytorch_benchmark"]["median_ms"].get<double>();
+        ++heur_n;
+        if (h > 1.05) ++heur_slower5;
+        heur_log_sum += std::log(h);
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  result["rows"] = rows;
+  result["summary"] = {
+      {"measured", measured},
+      {"tunedb_slower_than_pytorch_pick_by_5pct", slower5},
+      {"tunedb_vs_pytorch_geomean",
+       measured ? std::exp(log_sum / measured) : 0},
+      {"tunedb_vs_pytorch_worst", worst},
+      {"heuristic_a_slower_than_pytorch_pick_by_5pct", heur_slower5},
+      {"heuristic_a_vs_pytorch_geomean",
+       heur_n ? std::exp(heur_log_sum / heur_n) : 0},
+      {"pytorch_benchmark_emulated_ms", pytorch_total},
+      {"tunedb_search_ms", search_total},
+      {"search_vs_pytorch_benchmark",
+       pytorch_total > 0 ? search_total / pytorch_total : 0}};
+  std::cout << result["summary"].dump(2) << "\n";
+  return 0;
+}
+
+// The problems of --model/--problems as graph-API keys of alignment --align.
+absl::StatusOr<ProblemSet> GraphProblemSet(const Flags& f) {
+  ASSIGN_OR_RETURN(ProblemSet set, BuildProblemSet(f.spec));
+  for (RegretProblem& rp : set.problems) {
+    rp.problem.api = ConvApi::kGraph;
+    rp.problem.alignment = f.align;
+  }
+  return set;
+}
+
+// Runs f.phase on the set-up GPU; the exit status.
+int RunPhase(Context& ctx, const Flags& f, Json& result) {
+  absl::StatusOr<DeviceBuffer> ws =
+      DeviceBuffer::Allocate(static_cast<size_t>(f.workspace_cap));
+  if (!ws.ok()) {
+    std::cerr << "tunedb_graph_regret: " << ws.status().message() << "\n";
+    return 1;
+  }
+  ctx.workspace = ws->get();
+  ctx.workspace_bytes = ws->bytes();
+  if (f.phase == "agree") return RunAgree(ctx, f, result);
+  absl::StatusOr<ProblemSet> set = GraphProblemSet(f);
+  Store::Options store_options;
+  store_options.path = f.db;
+  store_options.read_only = true;
+  absl::StatusOr<std::unique_ptr<Store>> store =
+      set.ok() ? Store::Open(store_options)
+               : absl::StatusOr<std::unique_ptr<Store>>(set.status());
+  if (!store.ok()) {
+    std::cerr << "tunedb_graph_regret: " << store.status().message() << "\n";
+    return 2;
+  }
+  ctx.store = store->get();
+  result["problems"] = set->problems.size();
+  if (f.phase == "quality") return RunQuality(ctx, f, &*set, result);
+  const Clock::time_point t0 = Clock::now();
+  Json plans = ObtainPlans(ctx, set->problems, f.phase == "load");
+  plans["process_ms"] = MsSince(t0) + result["handle_setup_ms"].get<double>();
+  result["plans"] = plans;
+  std::cout << plans.dump(2) << "\n";
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   Flags f;
   CLI::App app(
-      "tunedb_graph_regret: graph-API choice quality and plan "
-      "loading on this GPU");
-  app.add_option("--db", f.db, "tunedb database file (prewarmed)")->required();
-  app.add_option("--phase", f.phase, "quality, load or build")
-      ->check(CLI::IsMember({"quality", "load", "build"}))
+      "tunedb_graph_regret: graph-API choice quality, plan loading, and two "
+      "exports' choices judged against each other, on this GPU");
+  app.add_option("--db", f.db,
+                 "tunedb database file (prewarmed); all phases but agree");
+  app.add_option("--phase", f.phase, "quality, load, build or agree")
+      ->check(CLI::IsMember({"quality", "load", "build", "agree"}))
       ->capture_default_str();
+  app.add_option("--judged", f.judged,
+                 "agree: the export whose choices are judged")
+      ->check(CLI::ExistingFile);
+  app.add_option("--reference", f.reference,
+                 "agree: the export they are judged against")
+      ->check(CLI::ExistingFile);
   app.add_option("--model", f.spec.models, "Built-in model(s)")->delimiter(',');
   app.add_option("--batch", f.spec.batches, "Batch size(s)")->delimiter(',');
   app.add_option("--dtype", f.spec.dtypes, "fp32, fp16, bf16")->delimiter(',');
@@ -384,28 +668,18 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--json", f.json, "Write the results here");
   CLI11_PARSE(app, argc, argv);
-
+  const bool agree = f.phase == "agree";
+  if (agree ? (f.judged.empty() || f.reference.empty()) : f.db.empty()) {
+    std::cerr << "tunedb_graph_regret: "
+              << (agree ? "--phase agree needs --judged and --reference"
+                        : "--db is required")
+              << "\n";
+    return 2;
+  }
   absl::StatusOr<int> devices = CudaDeviceCount();
   if (!devices.ok() || *devices == 0) {
     std::cerr << "tunedb_graph_regret: no usable GPU\n";
     return 77;
-  }
-  absl::StatusOr<ProblemSet> set = BuildProblemSet(f.spec);
-  if (!set.ok()) {
-    std::cerr << "tunedb_graph_regret: " << set.status().message() << "\n";
-    return 2;
-  }
-  for (RegretProblem& rp : set->problems) {
-    rp.problem.api = ConvApi::kGraph;
-    rp.problem.alignment = f.align;
-  }
-  Store::Options store_options;
-  store_options.path = f.db;
-  store_options.read_only = true;
-  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(store_options);
-  if (!store.ok()) {
-    std::cerr << "tunedb_graph_regret: " << store.status().message() << "\n";
-    return 2;
   }
   const Clock::time_point process0 = Clock::now();
   absl::StatusOr<DeviceInfo> info = QueryCudaDevice(0);
@@ -416,93 +690,18 @@ int Main(int argc, char** argv) {
     return 1;
   }
   cudnnSetStream(handle->get(), stream->get());
-  const double setup_ms = MsSince(process0);
-  Context ctx{nullptr,   handle->get(), stream->get(),
-              info->key, store->get(),  nullptr,
-              0};
-  std::unique_ptr<CudnnFinder> finder;
+  Context ctx{nullptr, handle->get(), stream->get(), info->key,
+              nullptr, nullptr,       0};
   Json result = {{"device", info->key.ToText()},
                  {"phase", f.phase},
-                 {"problems", set->problems.size()},
-                 {"handle_setup_ms", setup_ms}};
-  if (f.phase == "quality") {
-    absl::StatusOr<std::unique_ptr<CudnnFinder>> created =
-        CudnnFinder::Create(CudnnFinder::Options());
-    if (!created.ok()) {
-      std::cerr << "tunedb_graph_regret: " << created.status().message()
-                << "\n";
-      return 1;
-    }
-    finder = *std::move(created);
-    ctx.finder = finder.get();
-    absl::StatusOr<DeviceBuffer> ws =
-        DeviceBuffer::Allocate(static_cast<size_t>(f.workspace_cap));
-    if (!ws.ok()) {
-      std::cerr << "tunedb_graph_regret: " << ws.status().message() << "\n";
-      return 1;
-    }
-    ctx.workspace = ws->get();
-    ctx.workspace_bytes = ws->bytes();
-    Json rows = Json::array();
-    double pytorch_total = 0, search_total = 0;
-    int measured = 0, slower5 = 0, heur_slower5 = 0;
-    double log_sum = 0, heur_log_sum = 0, worst = 0;
-    int heur_n = 0;
-    for (size_t i = 0; i < set->problems.size(); ++i) {
-      double pt_ms = 0, search_ms = 0;
-      Json row = MeasureQuality(ctx, f, set->problems[i], &pt_ms, &search_ms);
-      pytorch_total += pt_ms;
-      search_total += search_ms;
-      std::cerr << absl::StrFormat("[%zu/%zu] %s\n", i + 1,
-                                   set->problems.size(),
-                                   set->problems[i].source);
-      if (row.contains("tunedb") && row.contains("pytorch_benchmark")) {
-        const double ratio =
-            row["tunedb"]["median_ms"].get<double>() /
-            row["pytorch_benchmark"]["median_ms"].get<double>();
-        row["tunedb_vs_pytorch"] = ratio;
-        ++measured;
-        if (ratio > 1.05) ++slower5;
-        worst = std::max(worst, ratio);
-        log_sum += std::log(ratio);
-        if (row.contains("heuristic_a")) {
-          const double h = row["heuristic_a"]["median_ms"].get<double>() /
-                           row["pytorch_benchmark"]["median_ms"].get<double>();
-          ++heur_n;
-          if (h > 1.05) ++heur_slower5;
-          heur_log_sum += std::log(h);
-        }
-      }
-      rows.push_back(std::move(row));
-    }
-    result["rows"] = rows;
-    result["summary"] = {
-        {"measured", measured},
-        {"tunedb_slower_than_pytorch_pick_by_5pct", slower5},
-        {"tunedb_vs_pytorch_geomean",
-         measured ? std::exp(log_sum / measured) : 0},
-        {"tunedb_vs_pytorch_worst", worst},
-        {"heuristic_a_slower_than_pytorch_pick_by_5pct", heur_slower5},
-        {"heuristic_a_vs_pytorch_geomean",
-         heur_n ? std::exp(heur_log_sum / heur_n) : 0},
-        {"pytorch_benchmark_emulated_ms", pytorch_total},
-        {"tunedb_search_ms", search_total},
-        {"search_vs_pytorch_benchmark",
-         pytorch_total > 0 ? search_total / pytorch_total : 0}};
-    std::cout << result["summary"].dump(2) << "\n";
-  } else {
-    Json plans = ObtainPlans(ctx, set->problems, f.phase == "load");
-    plans["process_ms"] = MsSince(process0);
-    result["plans"] = plans;
-    std::cout << plans.dump(2) << "\n";
-  }
-  if (!f.json.empty()) {
-    std::ofstream out(f.json);
-    out << result.dump(2) << "\n";
-    if (!out) {
-      std::cerr << "tunedb_graph_regret: cannot write " << f.json << "\n";
-      return 1;
-    }
+                 {"handle_setup_ms", MsSince(process0)}};
+  const int rc = RunPhase(ctx, f, result);
+  if (rc != 0 || f.json.empty()) return rc;
+  std::ofstream out(f.json);
+  out << result.dump(2) << "\n";
+  if (!out) {
+    std::cerr << "tunedb_graph_regret: cannot write " << f.json << "\n";
+    return 1;
   }
   return 0;
 }
