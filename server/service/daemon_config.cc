@@ -96,6 +96,12 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
   app.add_option("--fleet-jobs", s.fleet_jobs,
                  "Run fleet prewarm jobs for this host's GPUs")
       ->capture_default_str();
+  app.add_option("--revalidate-on-start", s.revalidate_on_start,
+                 "Make the records this host's cuDNN versions lack from "
+                 "older versions' records of the same GPU model, in the "
+                 "background, by re-timing their choices "
+                 "(docs/revalidation.md)")
+      ->capture_default_str();
   app.add_option("--log-level", c->log_level, "Log level")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

@@ -228,6 +228,10 @@ absl::Status Server::StartCore() {
         options_.fleet_job_runner, fleet_jobs_.get(), fleet_.get(),
         core_.get());
   }
+  if (options_.revalidate_on_start && !core_->devices().empty()) {
+    revalidator_ = std::make_unique<BackgroundRevalidator>(
+        options_.revalidation, store_.get(), core_.get());
+  }
   if (metrics_) {
     absl::Status serving = metrics_->Serve(
         core_.get(), dynamic_cast<const WorkerSupervisor*>(finder_.get()));
@@ -360,6 +364,7 @@ void Server::Shutdown(absl::Duration drain) {
   if (activated_) activated_->Stop();
   // Fleet jobs stop claiming first (a job running now is left to its lease).
   if (fleet_job_runner_) fleet_job_runner_->Stop();
+  if (revalidator_) revalidator_->Stop();
   // Searches first: waiters get their answer (or UNAVAILABLE) so the calls
   // blocked on them can finish before gRPC's deadline cancels them.
   if (core_) core_->Shutdown(drain);
@@ -380,6 +385,7 @@ void Server::Shutdown(absl::Duration drain) {
   activated_.reset();  // closes systemd's sockets; their files stay
   metrics_.reset();    // its scrapes read the core
   fleet_job_runner_.reset();
+  revalidator_.reset();
   core_.reset();
   fleet_.reset();
   fleet_jobs_.reset();

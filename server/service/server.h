@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "proto/tls_credentials.h"
 #include "server/finder/finder.h"
+#include "server/tuning/background_revalidator.h"
 #include "server/tuning/fleet_job_runner.h"
 #include "server/tuning/fleet_sync.h"
 #include "server/tuning/tuning_core.h"
@@ -84,6 +85,11 @@ struct ServerOptions {
   // Run fleet prewarm jobs for this host's devices. Default true.
   bool fleet_jobs = true;
   FleetJobRunner::Options fleet_job_runner;
+  // On start, make the records the served cuDNN versions lack from those
+  // of older versions of the same GPU models, in the background
+  // (BackgroundRevalidator, docs/revalidation.md). Default true.
+  bool revalidate_on_start = true;
+  BackgroundRevalidator::Options revalidation;
   // Prometheus endpoint, "host:port" or a bare port (127.0.0.1:PORT); ""
   // (default) serves no metrics. See DaemonMetrics.
   std::string metrics_address;
@@ -162,6 +168,7 @@ class Server {
   std::unique_ptr<GpuUse> gpu_use_;  // null: misses searched at once
   std::unique_ptr<TuningCore> core_;
   std::unique_ptr<FleetJobRunner> fleet_job_runner_;
+  std::unique_ptr<BackgroundRevalidator> revalidator_;  // stopped before core_
   std::unique_ptr<DaemonMetrics> metrics_;  // destroyed before core_
   std::unique_ptr<TuneDbService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;

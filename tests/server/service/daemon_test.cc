@@ -551,5 +551,54 @@ TEST(DaemonTest, AMissSearchPolicyOtherThanWhenIdleOrAtOnceIsRefused) {
   }
 }
 
+// The daemon's stats, or a default message when the call fails.
+v1::StatsResponse Stats(v1::TuneDb::Stub* stub) {
+  grpc::ClientContext ctx;
+  v1::StatsResponse stats;
+  (void)stub->Stats(&ctx, v1::StatsRequest(), &stats);
+  return stats;
+}
+
+// An upgrade: records imported for cuDNN 9.14 on the simulated GPU model
+// are made for the daemon's own 9.19 when it next starts, in the
+// background, unless --revalidate-on-start is false.
+TEST(DaemonTest, ARestartedDaemonRevalidatesAnOlderVersionsRecordsInTheBackground) {
+  TempDir dir;
+  std::vector<ProblemKey> old_keys;
+  for (int64_t n = 1; n <= 3; ++n) {
+    ProblemKey key = testing_util::TestKey(n);
+    key.device.cudnn_version = 91400;
+    old_keys.push_back(key);
+  }
+  {
+    DaemonProcess daemon(dir, {"--finder", "simulated"});
+    auto stub = daemon.Connect();
+    ASSERT_TRUE(ImportKeys(stub.get(), old_keys));
+    ASSERT_EQ(daemon.Stop(SIGTERM), 0);
+  }
+  {
+    DaemonProcess daemon(
+        dir, {"--finder", "simulated", "--revalidate-on-start", "false"});
+    auto stub = daemon.Connect();
+    absl::SleepFor(absl::Milliseconds(500));  // sim searches take < 1 ms
+    EXPECT_EQ(Stats(stub.get()).records(), 3);
+    ASSERT_EQ(daemon.Stop(SIGTERM), 0);
+  }
+  DaemonProcess daemon(dir, {"--finder", "simulated"});
+  auto stub = daemon.Connect();
+  v1::StatsResponse stats;
+  for (int i = 0; i < 300; ++i) {
+    stats = Stats(stub.get());
+    if (stats.records() >= 6) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_EQ(stats.records(), 6);
+  EXPECT_EQ(stats.revalidated(), 3);
+  v1::TuneResponse resp;
+  ASSERT_TRUE(Tune(stub.get(), 2, &resp).ok());
+  EXPECT_FALSE(resp.searched());
+  EXPECT_EQ(resp.record().revalidated_from_cudnn(), 91400);
+}
+
 }  // namespace
 }  // namespace tunedb

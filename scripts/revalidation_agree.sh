@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Judges a revalidation run (scripts/revalidate_run.sh's output) by
+# re-timing, on a GPU machine: for each cuDNN version, every key's
+# revalidated choice against the full search's, side by side in one process
+# (tunedb_graph_regret --phase agree), and, as the noise floor, two full
+# searches of the same keys against each other where a second run is given.
+#
+#   scripts/revalidation_agree.sh BUNDLE_DIR RUN_DIR [CONTROL_RUN_DIR]
+#
+# RUN_DIR holds full-<v>.jsonl[.xz] and revalidated-<v>.jsonl[.xz] for
+# v = 9.14 and 9.19; CONTROL_RUN_DIR another run's full-<v>.jsonl[.xz].
+# Environment: PY (default /opt/torch/.venv/bin/python), WORK (default
+# /tmp/tunedb-agree), OUT (default ./out), ROUNDS (15). Writes under $OUT
+# <label>.json (every key) and <label>.out (the summary), label
+# revalidated-<v> or control-<v>.
+set -uo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  exit 0
+fi
+B=$(cd "${1:?bundle folder}" && pwd)
+RUN=$(cd "${2:?run folder}" && pwd)
+CONTROL=${3:+$(cd "$3" && pwd)}
+PY=${PY:-/opt/torch/.venv/bin/python}
+WORK=${WORK:-/tmp/tunedb-agree}
+OUT=${OUT:-$PWD/out}
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$OUT" "$WORK"
+PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
+[[ -n "$PIP_CUDNN" && -n "$SYS_CUDNN" ]] ||
+  { echo "needs both PyTorch's cuDNN and the system's"; exit 1; }
+
+# $1/$2.jsonl(.xz) as a plain file under $WORK named $3; its path.
+plain() {
+  local to="$WORK/$3.jsonl"
+  if [[ -f "$1/$2.jsonl" ]]; then cp "$1/$2.jsonl" "$to"
+  elif [[ -f "$1/$2.jsonl.xz" ]]; then xz -dc "$1/$2.jsonl.xz" > "$to"
+  else return 1; fi
+  echo "$to"
+}
+# label cudnn-folder judged reference
+agree() {
+  LD_LIBRARY_PATH="$2:$B/lib${EXTRA:+:$EXTRA}" "$B/tests/tunedb_graph_regret" \
+    --phase agree --judged "$3" --reference "$4" --rounds "${ROUNDS:-15}" \
+    --json "$OUT/$1.json" > "$OUT/$1.out" 2> "$OUT/$1.err"
+  echo "=== $1: exit $?"
+  cat "$OUT/$1.out"
+}
+for v in 9.14 9.19; do
+  dir=$PIP_CUDNN; [[ $v == 9.14 ]] && dir=$SYS_CUDNN
+  full=$(plain "$RUN" "full-$v" "full-$v") || { echo "no full-$v"; continue; }
+  if reval=$(plain "$RUN" "revalidated-$v" "revalidated-$v"); then
+    agree "revalidated-$v" "$dir" "$reval" "$full"
+  fi
+  if [[ -n "$CONTROL" ]] && other=$(plain "$CONTROL" "full-$v" "control-$v"); then
+    agree "control-$v" "$dir" "$other" "$full"
+  fi
+done
