@@ -451,7 +451,7 @@ class ClientImpl final : public Client {
       DaemonLink::Reply reply =
           wait ? link_.Tune(key, constraints, deadline)
                : link_.Lookup(key, constraints, deadline,
-                              options_.predict_misses);
+                              LookupPredictions());
       if (reply.status.ok() && reply.predicted && reply.choice.has_value()) {
         // Not measured: the key itself is still tuned for the next process.
         counters_.Add(kPredictedAnswers);
@@ -546,7 +546,7 @@ class ClientImpl final : public Client {
     } else if (options_.lookup_deadline > absl::ZeroDuration()) {
       counters_.Add(kDaemonCalls);
       DaemonLink::Reply reply = link_.Lookup(
-          key, constraints, options_.lookup_deadline, options_.predict_misses);
+          key, constraints, options_.lookup_deadline, LookupPredictions());
       if (reply.status.ok() && reply.predicted && reply.choice.has_value()) {
         const Answer a = Predicted(*reply.choice, slot);
         if (options_.tune_misses) Enqueue(Job::kTune, key, constraints);
@@ -643,7 +643,16 @@ class ClientImpl final : public Client {
     cache_->Insert(slot.packed, slot.hash, v, measured_at_us);
   }
 
-  // A prediction for a key never tuned (ClientOptions::predict_misses),
+  // The predictions a Lookup miss may be answered with.
+  DaemonLink::Predict LookupPredictions() const {
+    if (options_.predict_misses) return DaemonLink::Predict::kAll;
+    return options_.predict_from_other_versions
+               ? DaemonLink::Predict::kOtherVersions
+               : DaemonLink::Predict::kNone;
+  }
+
+  // A prediction for a key never tuned (ClientOptions::predict_misses,
+  // predict_from_other_versions),
   // cached for negative_ttl as a provisional answer: the key's own search,
   // once stored, is what the next lookup after that finds.
   Answer Predicted(const AlgoResult& choice, const Slot& slot) {

@@ -113,13 +113,15 @@ void DaemonLink::Shutdown() {
 
 DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
                                      const Constraints& constraints,
-                                     absl::Duration deadline, bool predict) {
+                                     absl::Duration deadline,
+                                     Predict predict) {
   v1::LookupRequest request;
   ToProto(key.problem, request.mutable_problem());
   ToProto(key.device, request.mutable_device());
   ToProto(constraints, request.mutable_constraints());
   request.set_choice_only(true);
-  request.set_predict(predict);
+  request.set_predict(predict == Predict::kAll);
+  request.set_predict_from_other_versions(predict == Predict::kOtherVersions);
   request.set_job(options_.job_id);
   v1::LookupResponse response;
   grpc::ClientContext context;

@@ -61,9 +61,14 @@ class DaemonLink {
     return retry_at_ms_.load(std::memory_order_relaxed);
   }
 
-  // `predict`: a miss may be answered with a prediction (Reply::predicted).
+  // Which predictions may answer a Lookup miss (Reply::predicted).
+  enum class Predict {
+    kNone,
+    kOtherVersions,  // the same problem under another cuDNN version
+    kAll,            // that, or the nearest tuned problems of its family
+  };
   Reply Lookup(const ProblemKey& key, const Constraints& constraints,
-               absl::Duration deadline, bool predict = false);
+               absl::Duration deadline, Predict predict = Predict::kNone);
   // `when_idle`: the key is this program's own miss, searched only while
   // no program uses the GPU (TuneRequest.when_idle).
   Reply Tune(const ProblemKey& key, const Constraints& constraints,

@@ -127,6 +127,8 @@ PreloadOptions PreloadOptionsFromEnv() {
   on_off("TUNEDB_PRELOAD_LEAD_PLAN_ONLY", &o.lead_plan_only);
   on_off("TUNEDB_PRELOAD_STORED_PLANS", &o.stored_plans);
   on_off("TUNEDB_PRELOAD_PREDICT", &o.client.predict_misses);
+  on_off("TUNEDB_PRELOAD_PREDICT_VERSIONS",
+         &o.client.predict_from_other_versions);
   if (Env("CUDNN_ERRATA_JSON_FILE") != nullptr) o.lead_plan_only = false;
   ReadPinOptions(o);
   if (const char* v = Env("TUNEDB_PRELOAD_GRAPH_CONFIGS")) {

@@ -46,6 +46,11 @@
 //                              from the nearest tuned problems of its
 //                              family, and tuned all the same
 //                              (ClientOptions::predict_misses; default off)
+//   TUNEDB_PRELOAD_PREDICT_VERSIONS
+//                              "off": a key stored only under another cuDNN
+//                              version is not answered with that version's
+//                              choice (ClientOptions::
+//                              predict_from_other_versions; default on)
 //   TUNEDB_PRELOAD_COMPILE_HORIZON  calls over which a runtime-compiled
 //                              engine's build time is weighed (default
 //                              10000; 0: not weighed)

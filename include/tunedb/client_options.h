@@ -139,6 +139,12 @@ struct ClientOptions {
   // GPU).
   bool predict_misses = false;
 
+  // kBackground: whether a miss is answered, like predict_misses but
+  // alone, with the same problem's choice under another cuDNN version of
+  // the GPU model where one is stored: after an upgrade, until the daemon
+  // has revalidated the key (docs/revalidation.md). Default: true.
+  bool predict_from_other_versions = true;
+
   // How this program launches its convolutions, for every Get and Prefetch:
   // when set, it replaces Constraints::launch_mode (a program that captures
   // CUDA graphs sets kGraph once here instead of in every call). nullopt:

@@ -275,7 +275,9 @@ absl::Status TuneDbService::Lookup(const v1::LookupRequest& request,
   const std::string slot =
       absl::StrCat(args.key.text(), "|",
                    request.constraints().SerializeAsString(), "|",
-                   request.predict() ? 1 : 0, request.choice_only() ? 1 : 0);
+                   request.predict() ? 1 : 0,
+                   request.predict_from_other_versions() ? 1 : 0,
+                   request.choice_only() ? 1 : 0);
   return job_answers_.Fix(args.job, slot, std::move(answered), response,
                           absl::Now());
 }
@@ -284,8 +286,13 @@ absl::Status TuneDbService::LookupAnswer(const LookupArgs& args,
                                          const v1::LookupRequest& request,
                                          v1::LookupResponse* response) {
   absl::StatusOr<TuneAnswer> found = core_->Lookup(args.key, args.constraints);
-  if (absl::IsNotFound(found.status()) && request.predict()) {
-    ASSIGN_OR_RETURN(Prediction p, core_->Predict(args.key, args.constraints));
+  if (absl::IsNotFound(found.status()) &&
+      (request.predict() || request.predict_from_other_versions())) {
+    ASSIGN_OR_RETURN(Prediction p,
+                     core_->Predict(args.key, args.constraints,
+                                    request.predict()
+                                        ? Predictors::kAll
+                                        : Predictors::kOtherVersions));
     ToProto(p, response->mutable_prediction());
     ToProto(p.candidates.front(), response->mutable_choice()->mutable_algo());
     return absl::OkStatus();

@@ -279,7 +279,8 @@ absl::StatusOr<TuneAnswer> TuningCore::Lookup(const ValidKey& key,
 }
 
 absl::StatusOr<Prediction> TuningCore::Predict(const ValidKey& key,
-                                               const Constraints& constraints) {
+                                               const Constraints& constraints,
+                                               Predictors predictors) {
   // The same problem under another cuDNN version first (after an upgrade),
   // then the nearest shapes of this version.
   ASSIGN_OR_RETURN(std::vector<Record> others, OtherVersions(key));
@@ -287,6 +288,11 @@ absl::StatusOr<Prediction> TuningCore::Predict(const ValidKey& key,
           PredictFromOtherVersion(key.key(), others, constraints)) {
     predictions_.fetch_add(1, std::memory_order_relaxed);
     return *std::move(p);
+  }
+  if (predictors == Predictors::kOtherVersions) {
+    return absl::NotFoundError(
+        absl::StrCat("no record for key ", key.HashText(),
+                     " under this or another cuDNN version"));
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const FamilyCache::Records> family,
                    families_.Family(key.key()));

@@ -78,6 +78,15 @@ struct TuneMode {
   int revalidate_from_cudnn = 0;
 };
 
+// Which predictors TuningCore::Predict may answer from.
+enum class Predictors {
+  // The same problem under another cuDNN version of the GPU model only (an
+  // upgrade not yet revalidated).
+  kOtherVersions,
+  // That, else the nearest tuned problems of the key's family.
+  kAll,
+};
+
 struct TuneAnswer {
   // Never null. Shared with the daemon's record cache and with every caller
   // of a coalesced search, so answering copies no ranking.
@@ -172,11 +181,12 @@ class TuningCore {
 
   // For a key with no record: a prediction under `constraints` from the
   // same problem tuned under another cuDNN version of this GPU model
-  // (version_predictor.h), else from the nearest tuned problems of its
-  // family (shape_predictor.h). NOT_FOUND when neither has an answer.
-  // Counted in Stats().predictions.
+  // (version_predictor.h), else, with Predictors::kAll, from the nearest
+  // tuned problems of its family (shape_predictor.h). NOT_FOUND when none
+  // has an answer. Counted in Stats().predictions.
   absl::StatusOr<Prediction> Predict(const ValidKey& key,
-                                     const Constraints& constraints);
+                                     const Constraints& constraints,
+                                     Predictors predictors = Predictors::kAll);
 
   // Store, else search as `mode` says; a stale record is searched again, as
   // with mode.force. `problem` and `device` have passed Validate(). `device`

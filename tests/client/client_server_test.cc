@@ -166,6 +166,40 @@ TEST(ClientServerTest, ALegacyKeyNeverTunedGetsAPredictionUntilItsOwnIsStored) {
   server->Shutdown(absl::Seconds(1));
 }
 
+TEST(ClientServerTest, AfterAnUpgradeADefaultClientGetsTheOldVersionsChoiceUntilItsOwnIsStored) {
+  TempDir dir;
+  auto server = StartServer(dir.File("d.sock"));
+  ASSERT_NE(server, nullptr);
+  const ProblemKey key = Key(*server, 32);
+  Record old;
+  old.key = key;
+  old.key.device.cudnn_version = 91400;
+  old.results = SimulatedFinder::Model(ConvProblem(key.problem));
+  old.finder = "simulated";
+  old.repeats = 3;
+  ASSERT_TRUE(server->core().store().Put(old).ok());
+  ClientOptions o;
+  o.address = server->address();
+  o.heuristic = Heuristic();
+  o.lookup_deadline = absl::Seconds(2);
+  {
+    ClientOptions off = o;
+    off.predict_from_other_versions = false;
+    off.tune_misses = false;
+    auto plain = Client::Create(off).value();
+    EXPECT_EQ(plain->Get(key).source, Source::kHeuristic);
+  }
+  auto client = Client::Create(o).value();  // the defaults
+  Answer a = client->Get(key);
+  ASSERT_EQ(a.source, Source::kPredicted);
+  EXPECT_EQ(a.algo, Choose(old, {})->algo);
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  client->ClearCache();
+  a = client->Get(key);
+  EXPECT_TRUE(a.tuned()) << SourceName(a.source);
+  server->Shutdown(absl::Seconds(1));
+}
+
 TEST(ClientServerTest, RecoversWhenTheDaemonRestarts) {
   TempDir dir;
   const std::string socket = dir.File("r.sock");

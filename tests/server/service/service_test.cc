@@ -228,6 +228,33 @@ TEST_F(ServiceTest, ALookupMissUnderANewCudnnIsPredictedFromTheOldVersionsChoice
   EXPECT_TRUE(resp.choice().algo().plan().empty());
 }
 
+TEST_F(ServiceTest, PredictFromOtherVersionsAloneAnswersFromAnotherVersionNotFromNeighbours) {
+  v1::TuneResponse tuned;
+  ASSERT_TRUE(Tune(32, &tuned).ok());  // a neighbour of batch 16 and 24
+  absl::StatusOr<Record> old = FromProto(tuned.record());
+  ASSERT_TRUE(old.ok()) << old.status();
+  old->id = 0;
+  old->key.problem.n = 16;
+  old->key.device.cudnn_version = 91400;
+  ASSERT_TRUE(server_->core().store().Put(*old).ok());
+
+  v1::LookupRequest req;
+  *req.mutable_device() = Device();
+  req.set_predict_from_other_versions(true);
+  *req.mutable_problem() = ProtoProblem(16);
+  grpc::ClientContext ctx;
+  v1::LookupResponse resp;
+  grpc::Status s = stub_->Lookup(&ctx, req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(resp.prediction().source_keys_size(), 1);
+  EXPECT_EQ(resp.prediction().source_keys(0), old->key.ToText());
+  // Batch 24 is stored under no version: its neighbours do not answer.
+  *req.mutable_problem() = ProtoProblem(24);
+  grpc::ClientContext miss;
+  EXPECT_EQ(stub_->Lookup(&miss, req, &resp).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
 TEST_F(ServiceTest, ALookupMissAsksForAPredictionFromTheNearestTunedShape) {
   // Batch 8 and 64 are tuned; batch 16 never was.
   v1::TuneResponse near, far;
