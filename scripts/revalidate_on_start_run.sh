@@ -23,16 +23,8 @@ B=$(cd "${1:?bundle folder}" && pwd)
 RUN=$(cd "${2:?run folder}" && pwd)
 PY=${PY:-/opt/torch/.venv/bin/python}
 WORK=${WORK:-/tmp/tunedb-onstart}
-OUT=${OUT:-$PWD/out}
-HERE=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$OUT" "$WORK"
-PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
-[[ -n "$PIP_CUDNN" && -n "$SYS_CUDNN" ]] ||
-  { echo "needs both PyTorch's cuDNN and the system's"; exit 1; }
-for v in 9.14 9.19; do
-  if [[ -f "$RUN/full-$v.jsonl" ]]; then cp "$RUN/full-$v.jsonl" "$WORK/full-$v.jsonl"
-  else xz -dc "$RUN/full-$v.jsonl.xz" > "$WORK/full-$v.jsonl" || exit 1; fi
-done
+source "$(dirname "$0")/revalidation_env.sh"
+for v in 9.14 9.19; do plain "$RUN" "full-$v" "full-$v" > /dev/null || exit 1; done
 SOCK="$WORK/d.sock"
 T=("$B/bin/tunedb" --address "unix:$SOCK")
 rm -f "$SOCK" "$WORK"/onstart.db*

@@ -30,12 +30,7 @@ PY=${PY:-/opt/torch/.venv/bin/python}
 MODELS=${MODELS:-resnet50 mobilenet_v3_large}
 DTYPES=${DTYPES:-fp16 fp32}
 WORK=${WORK:-/tmp/tunedb-reval}
-OUT=${OUT:-$PWD/out}
-HERE=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$OUT" "$WORK"
-PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
-[[ -n "$PIP_CUDNN" && -n "$SYS_CUDNN" ]] ||
-  { echo "needs both PyTorch's cuDNN and the system's"; exit 1; }
+source "$(dirname "$0")/revalidation_env.sh"
 SOCK="$WORK/d.sock"
 ADDR="unix:$SOCK"
 rm -f "$SOCK" "$WORK"/reval.db*

@@ -23,21 +23,8 @@ RUN=$(cd "${2:?run folder}" && pwd)
 CONTROL=${3:+$(cd "$3" && pwd)}
 PY=${PY:-/opt/torch/.venv/bin/python}
 WORK=${WORK:-/tmp/tunedb-agree}
-OUT=${OUT:-$PWD/out}
-HERE=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$OUT" "$WORK"
-PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
-[[ -n "$PIP_CUDNN" && -n "$SYS_CUDNN" ]] ||
-  { echo "needs both PyTorch's cuDNN and the system's"; exit 1; }
+source "$(dirname "$0")/revalidation_env.sh"
 
-# $1/$2.jsonl(.xz) as a plain file under $WORK named $3; its path.
-plain() {
-  local to="$WORK/$3.jsonl"
-  if [[ -f "$1/$2.jsonl" ]]; then cp "$1/$2.jsonl" "$to"
-  elif [[ -f "$1/$2.jsonl.xz" ]]; then xz -dc "$1/$2.jsonl.xz" > "$to"
-  else return 1; fi
-  echo "$to"
-}
 # label cudnn-folder judged reference
 agree() {
   LD_LIBRARY_PATH="$2:$B/lib${EXTRA:+:$EXTRA}" "$B/tests/tunedb_graph_regret" \

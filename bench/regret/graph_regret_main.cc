@@ -127,6 +127,19 @@ absl::StatusOr<AlgoResult> AddCandidate(const ConvOpGraph& graph,
   return r;
 }
 
+// A problem's buffers (seeded data) and operation graph on the GPU.
+struct GraphOnGpu {
+  std::unique_ptr<CudnnConv> conv;
+  ConvOpGraph graph;
+};
+absl::StatusOr<GraphOnGpu> SetUpGraph(const Context& ctx,
+                                      const ConvProblem& p) {
+  ASSIGN_OR_RETURN(std::unique_ptr<CudnnConv> conv,
+                   CudnnConv::Create(p, ctx.handle, ctx.stream, /*seed=*/11));
+  ASSIGN_OR_RETURN(ConvOpGraph graph, ConvOpGraph::Create(p, ctx.handle));
+  return GraphOnGpu{std::move(conv), std::move(graph)};
+}
+
 // A stored choice's plan, unsealed for `key` and loaded on `handle`.
 absl::StatusOr<BackendDescriptor> LoadStoredPlan(cudnnHandle_t handle,
                                                  const ProblemKey& key,
@@ -182,15 +195,14 @@ Json MeasureQuality(const Context& ctx, const Flags& f, const RegretProblem& rp,
     out["error"] = std::string(stored.status().message());
     return out;
   }
-  absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
-      CudnnConv::Create(p, ctx.handle, ctx.stream, /*seed=*/11);
-  absl::StatusOr<ConvOpGraph> graph = ConvOpGraph::Create(p, ctx.handle);
-  if (!conv.ok() || !graph.ok()) {
-    out["error"] =
-        std::string((!conv.ok() ? conv.status() : graph.status()).message());
+  absl::StatusOr<GraphOnGpu> on_gpu = SetUpGraph(ctx, p);
+  if (!on_gpu.ok()) {
+    out["error"] = std::string(on_gpu.status().message());
     return out;
   }
-  GraphLauncher launcher(ctx.handle, ctx.stream, (*conv)->buffers());
+  const ConvOpGraph* graph = &on_gpu->graph;
+  const CudnnConv* conv = on_gpu->conv.get();
+  GraphLauncher launcher(ctx.handle, ctx.stream, conv->buffers());
   absl::StatusOr<CudaEvent> start = CudaEvent::Create();
   absl::StatusOr<CudaEvent> stop = CudaEvent::Create();
   if (!start.ok() || !stop.ok()) {
@@ -246,7 +258,7 @@ Json MeasureQuality(const Context& ctx, const Flags& f, const RegretProblem& rp,
   // tunedb's choice as a caller gets it (GetExecutionPlan): its stored
   // plan loaded; and, apart, built again from its engine id and knobs (the
   // fallback when a blob is refused), in a launcher of its own.
-  GraphLauncher rebuilt_launcher(ctx.handle, ctx.stream, (*conv)->buffers());
+  GraphLauncher rebuilt_launcher(ctx.handle, ctx.stream, conv->buffers());
   absl::StatusOr<EngineConfig> tuned_config =
       graph->ConfigFor(stored->algo, stored->knobs);
   absl::StatusOr<AlgoResult> rebuilt =
@@ -421,15 +433,14 @@ Json MeasureAgreement(const Context& ctx, const Flags& f,
     return out;
   }
   const ConvProblem& p = pair.key.problem;
-  absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
-      CudnnConv::Create(p, ctx.handle, ctx.stream, /*seed=*/11);
-  absl::StatusOr<ConvOpGraph> graph = ConvOpGraph::Create(p, ctx.handle);
-  if (!conv.ok() || !graph.ok()) {
-    out["error"] =
-        std::string((!conv.ok() ? conv.status() : graph.status()).message());
+  absl::StatusOr<GraphOnGpu> on_gpu = SetUpGraph(ctx, p);
+  if (!on_gpu.ok()) {
+    out["error"] = std::string(on_gpu.status().message());
     return out;
   }
-  GraphLauncher launcher(ctx.handle, ctx.stream, (*conv)->buffers());
+  const ConvOpGraph* graph = &on_gpu->graph;
+  const CudnnConv* conv = on_gpu->conv.get();
+  GraphLauncher launcher(ctx.handle, ctx.stream, conv->buffers());
   BatchTimer::Options options;
   options.mode = LaunchMode::kDirect;
   options.min_sample_ms = f.min_sample_ms;

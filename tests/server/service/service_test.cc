@@ -64,6 +64,20 @@ class ServiceTest : public testing::Test {
     return stub_->Tune(&ctx, req, resp);
   }
 
+  // A record of batch `n` stored under cuDNN 9.14 only: batch 32's results
+  // (searched here under the daemon's 9.19), restated.
+  Record StoreUnderCudnn914(int64_t n) {
+    v1::TuneResponse tuned;
+    EXPECT_TRUE(Tune(32, &tuned).ok());
+    absl::StatusOr<Record> old = FromProto(tuned.record());
+    EXPECT_TRUE(old.ok()) << old.status();
+    old->id = 0;
+    old->key.problem.n = n;
+    old->key.device.cudnn_version = 91400;
+    EXPECT_TRUE(server_->core().store().Put(*old).ok());
+    return *old;
+  }
+
   // Tunes problems 1..count, exports them, and restarts on an empty database;
   // returns the exported lines.
   std::vector<std::string> ExportFromAFilledDaemon(int64_t count) {
@@ -197,15 +211,7 @@ TEST(JobAnswersTest, AnIdleJobIsForgottenAndAFullTableFixesNothingNew) {
 }
 
 TEST_F(ServiceTest, ALookupMissUnderANewCudnnIsPredictedFromTheOldVersionsChoice) {
-  // A record of batch 16 under cuDNN 9.14 only (batch 32's results).
-  v1::TuneResponse tuned;
-  ASSERT_TRUE(Tune(32, &tuned).ok());
-  absl::StatusOr<Record> old = FromProto(tuned.record());
-  ASSERT_TRUE(old.ok()) << old.status();
-  old->id = 0;
-  old->key.problem.n = 16;
-  old->key.device.cudnn_version = 91400;
-  ASSERT_TRUE(server_->core().store().Put(*old).ok());
+  const Record old = StoreUnderCudnn914(16);
   // A neighbour shape under 9.19 too: the other version's answer wins.
   v1::TuneResponse near;
   ASSERT_TRUE(Tune(8, &near).ok());
@@ -221,22 +227,16 @@ TEST_F(ServiceTest, ALookupMissUnderANewCudnnIsPredictedFromTheOldVersionsChoice
   ASSERT_TRUE(resp.has_prediction());
   const v1::Prediction& p = resp.prediction();
   ASSERT_EQ(p.source_keys_size(), 1);
-  EXPECT_EQ(p.source_keys(0), old->key.ToText());
+  EXPECT_EQ(p.source_keys(0), old.key.ToText());
   EXPECT_NE(p.source_keys(0).find("cudnn=9.14.0"), std::string::npos);
   EXPECT_EQ(p.distance(), 0);
-  EXPECT_EQ(resp.choice().algo().algo(), tuned.choice().algo().algo());
+  EXPECT_EQ(resp.choice().algo().algo(), Choose(old, {})->algo);
   EXPECT_TRUE(resp.choice().algo().plan().empty());
 }
 
 TEST_F(ServiceTest, PredictFromOtherVersionsAloneAnswersFromAnotherVersionNotFromNeighbours) {
-  v1::TuneResponse tuned;
-  ASSERT_TRUE(Tune(32, &tuned).ok());  // a neighbour of batch 16 and 24
-  absl::StatusOr<Record> old = FromProto(tuned.record());
-  ASSERT_TRUE(old.ok()) << old.status();
-  old->id = 0;
-  old->key.problem.n = 16;
-  old->key.device.cudnn_version = 91400;
-  ASSERT_TRUE(server_->core().store().Put(*old).ok());
+  // Batch 32, tuned, is a neighbour of batch 16 and 24.
+  const Record old = StoreUnderCudnn914(16);
 
   v1::LookupRequest req;
   *req.mutable_device() = Device();
@@ -247,7 +247,7 @@ TEST_F(ServiceTest, PredictFromOtherVersionsAloneAnswersFromAnotherVersionNotFro
   grpc::Status s = stub_->Lookup(&ctx, req, &resp);
   ASSERT_TRUE(s.ok()) << s.error_message();
   ASSERT_EQ(resp.prediction().source_keys_size(), 1);
-  EXPECT_EQ(resp.prediction().source_keys(0), old->key.ToText());
+  EXPECT_EQ(resp.prediction().source_keys(0), old.key.ToText());
   // Batch 24 is stored under no version: its neighbours do not answer.
   *req.mutable_problem() = ProtoProblem(24);
   grpc::ClientContext miss;
