@@ -10,9 +10,12 @@
 # RUN_DIR holds full-<v>.jsonl[.xz] and revalidated-<v>.jsonl[.xz] for
 # v = 9.14 and 9.19; CONTROL_RUN_DIR another run's full-<v>.jsonl[.xz].
 # Environment: PY (default /opt/torch/.venv/bin/python), WORK (default
-# /tmp/tunedb-agree), OUT (default ./out), ROUNDS (15). Writes under $OUT
-# <label>.json (every key) and <label>.out (the summary), label
-# revalidated-<v> or control-<v>.
+# /tmp/tunedb-agree), OUT (default ./out), ROUNDS (15), PLANS ("stored",
+# the default: each side's stored plans loaded where they load; "built":
+# every plan built from engine id + knobs), LOADED_VS_BUILT (1: also the
+# full search's own choices, loaded against built, label plans-<v>). Writes
+# under $OUT <label>.json (every key) and <label>.out (the summary), label
+# revalidated-<v>, control-<v> or plans-<v>.
 set -uo pipefail
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
   sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
@@ -25,10 +28,12 @@ PY=${PY:-/opt/torch/.venv/bin/python}
 WORK=${WORK:-/tmp/tunedb-agree}
 source "$(dirname "$0")/revalidation_env.sh"
 
-# label cudnn-folder judged reference
+# label cudnn-folder judged reference [judged-plan reference-plan]
 agree() {
   LD_LIBRARY_PATH="$2:$B/lib${EXTRA:+:$EXTRA}" "$B/tests/tunedb_graph_regret" \
     --phase agree --judged "$3" --reference "$4" --rounds "${ROUNDS:-15}" \
+    --judged-plan "${5:-${PLANS:-stored}}" \
+    --reference-plan "${6:-${PLANS:-stored}}" \
     --json "$OUT/$1.json" > "$OUT/$1.out" 2> "$OUT/$1.err"
   echo "=== $1: exit $?"
   cat "$OUT/$1.out"
@@ -38,6 +43,9 @@ for v in 9.14 9.19; do
   full=$(plain "$RUN" "full-$v" "full-$v") || { echo "no full-$v"; continue; }
   if reval=$(plain "$RUN" "revalidated-$v" "revalidated-$v"); then
     agree "revalidated-$v" "$dir" "$reval" "$full"
+  fi
+  if [[ ${LOADED_VS_BUILT:-0} == 1 ]]; then
+    agree "plans-$v" "$dir" "$full" "$full" stored built
   fi
   if [[ -n "$CONTROL" ]] && other=$(plain "$CONTROL" "full-$v" "control-$v"); then
     agree "control-$v" "$dir" "$other" "$full"

@@ -22,7 +22,12 @@
 //                    judged against each other: for every key of this
 //                    process's cuDNN, both records' choices re-timed side by
 //                    side as above; judged / reference per key, the share
-//                    within 2 %, the worst and the geometric mean. No --db.
+//                    within 2 %, the worst and the geometric mean. Each
+//                    side's plans loaded from the records where they load
+//                    (--judged-plan/--reference-plan stored) or built from
+//                    engine id + knobs (built): the same file on both sides,
+//                    stored against built, times loaded plans against
+//                    built ones. No --db.
 //
 //   tunedb_graph_regret --db tunedb.db --model resnet50 --batch 64
 //       --dtype fp16 --layout nhwc --phase quality --json out.json
@@ -78,6 +83,9 @@ struct Flags {
   std::string phase = "quality";
   std::string json;
   std::string judged, reference;  // --phase agree: export files
+  // --phase agree: each side's plans: "stored" (loaded where the record
+  // has one that loads, else built) or "built" (from engine id + knobs).
+  std::string judged_plan = "stored", reference_plan = "stored";
   int align = 16;
   int rounds = 15;
   double min_sample_ms = 1.0;
@@ -149,16 +157,20 @@ absl::StatusOr<BackendDescriptor> LoadStoredPlan(cudnnHandle_t handle,
   return LoadPlan(handle, std::string(plan));
 }
 
-// `r`'s config on `graph` as a candidate of `launcher`: its stored plan
-// loaded where it has one that loads, else built from engine id + knobs.
+// `r`'s config on `graph` as a candidate of `launcher`: with `use_stored`,
+// its stored plan loaded where it has one that loads (then *loaded is set),
+// else built from engine id + knobs.
 absl::StatusOr<AlgoResult> AddStoredChoice(cudnnHandle_t handle,
                                            const ProblemKey& key,
                                            const ConvOpGraph& graph,
                                            GraphLauncher& launcher,
-                                           const AlgoResult& r) {
-  if (!r.plan.empty()) {
+                                           const AlgoResult& r, bool use_stored,
+                                           bool* loaded_plan) {
+  *loaded_plan = false;
+  if (use_stored && !r.plan.empty()) {
     absl::StatusOr<BackendDescriptor> loaded = LoadStoredPlan(handle, key, r);
     if (loaded.ok()) {
+      *loaded_plan = true;
       AlgoResult added = r;
       added.plan.clear();
       ASSIGN_OR_RETURN(added.workspace_bytes, PlanWorkspaceBytes(loaded->get()));
@@ -427,7 +439,7 @@ Json MeasureAgreement(const Context& ctx, const Flags& f,
   Json out = {{"key", pair.key.ToText()},
               {"judged", ConfigName(pair.judged)},
               {"reference", ConfigName(pair.reference)}};
-  if (pair.same_config()) {
+  if (pair.same_config() && f.judged_plan == f.reference_plan) {
     out["same_config"] = true;
     out["ratio"] = 1.0;
     return out;
@@ -440,18 +452,31 @@ Json MeasureAgreement(const Context& ctx, const Flags& f,
   }
   const ConvOpGraph* graph = &on_gpu->graph;
   const CudnnConv* conv = on_gpu->conv.get();
-  GraphLauncher launcher(ctx.handle, ctx.stream, conv->buffers());
+  // A launcher per side: the same config may run as a loaded and as a
+  // built plan.
+  GraphLauncher launchers[2] = {
+      GraphLauncher(ctx.handle, ctx.stream, conv->buffers()),
+      GraphLauncher(ctx.handle, ctx.stream, conv->buffers())};
   BatchTimer::Options options;
   options.mode = LaunchMode::kDirect;
   options.min_sample_ms = f.min_sample_ms;
   std::vector<std::unique_ptr<BatchTimer>> timers;
-  for (const AlgoResult* r : {&pair.judged, &pair.reference}) {
+  const AlgoResult* sides[2] = {&pair.judged, &pair.reference};
+  const bool use_stored[2] = {f.judged_plan == "stored",
+                              f.reference_plan == "stored"};
+  const char* names[2] = {"judged_plan", "reference_plan"};
+  for (int i = 0; i < 2; ++i) {
+    const AlgoResult& r = *sides[i];
+    bool loaded = false;
     absl::StatusOr<AlgoResult> added =
-        AddStoredChoice(ctx.handle, pair.key, *graph, launcher, *r);
+        AddStoredChoice(ctx.handle, pair.key, *graph, launchers[i], r,
+                        use_stored[i], &loaded);
+    out[names[i]] = loaded ? "loaded" : "built";
     absl::StatusOr<std::unique_ptr<BatchTimer>> t =
         added.ok() && added->workspace_bytes <=
                           static_cast<int64_t>(ctx.workspace_bytes)
-            ? BatchTimer::Create(&launcher, *added, ctx.stream, ctx.workspace,
+            ? BatchTimer::Create(&launchers[i], *added, ctx.stream,
+                                 ctx.workspace,
                                  static_cast<size_t>(added->workspace_bytes),
                                  options)
             : absl::StatusOr<std::unique_ptr<BatchTimer>>(
@@ -459,7 +484,7 @@ Json MeasureAgreement(const Context& ctx, const Flags& f,
                                    "needs more workspace than offered")
                              : added.status());
     if (!t.ok()) {
-      out["error"] = absl::StrCat(ConfigName(*r), " does not run: ",
+      out["error"] = absl::StrCat(ConfigName(r), " does not run: ",
                                   t.status().message());
       return out;
     }
@@ -665,6 +690,15 @@ int Main(int argc, char** argv) {
   app.add_option("--reference", f.reference,
                  "agree: the export they are judged against")
       ->check(CLI::ExistingFile);
+  app.add_option("--judged-plan", f.judged_plan,
+                 "agree: the judged side's plans: stored (loaded where the "
+                 "record has one that loads, else built) or built")
+      ->check(CLI::IsMember({"stored", "built"}))
+      ->capture_default_str();
+  app.add_option("--reference-plan", f.reference_plan,
+                 "agree: the reference side's plans, as --judged-plan")
+      ->check(CLI::IsMember({"stored", "built"}))
+      ->capture_default_str();
   app.add_option("--model", f.spec.models, "Built-in model(s)")->delimiter(',');
   app.add_option("--batch", f.spec.batches, "Batch size(s)")->delimiter(',');
   app.add_option("--dtype", f.spec.dtypes, "fp32, fp16, bf16")->delimiter(',');
