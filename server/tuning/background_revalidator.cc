@@ -123,15 +123,10 @@ void BackgroundRevalidator::Run() {
     absl::MutexLock lock(&mu_);
     if (jobs.ok()) jobs_ = *std::move(jobs);
     progress_.planned = static_cast<int64_t>(planned);
-    size_t devices = 0;
-    std::vector<DeviceKey> seen;
-    for (const DeviceKey& d : served) {
-      if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;
-      seen.push_back(d);
-      ++devices;
-    }
-    const size_t n = std::min(
-        planned, devices * static_cast<size_t>(std::max(1, options_.parallel)));
+    // Each Tune goes to the least busy GPU of its key's model.
+    const size_t n =
+        std::min(planned, served.size() * static_cast<size_t>(
+                                               std::max(1, options_.parallel)));
     workers_left_ = static_cast<int>(n);
     for (size_t i = 0; i < n; ++i) workers.emplace_back([this] { Work(); });
     if (n == 0) progress_.finished = true;

@@ -5,7 +5,7 @@
 //
 // On start it plans (PlanRevalidations) every problem stored for a served
 // device's GPU model under another cuDNN version and not under the served
-// one, then revalidates them a few at a time per device as TuningCore Tunes
+// one, then revalidates them a few at a time per GPU as TuningCore Tunes
 // with SearchWhen::kWhenIdle: they never compete with programs for their
 // GPU. A key that fails is logged and counted, and the others go on. A
 // daemon stopped half-way loses nothing: what was made is stored, and the
@@ -51,8 +51,8 @@ absl::StatusOr<std::vector<RevalidationJob>> PlanRevalidations(
 class BackgroundRevalidator {
  public:
   struct Options {
-    // Revalidations in flight per served device key: one searching, one
-    // queued behind it. Default 2.
+    // Revalidations in flight per GPU: one searching, one queued behind
+    // it. Default 2.
     int parallel = 2;
     // At most this many keys per start (0: all). Default 0.
     int64_t max_keys = 0;
