@@ -20,6 +20,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <utility>
@@ -57,6 +58,9 @@ class BatchTimer {
   // One sample: milliseconds per run.
   absl::StatusOr<double> Sample();
   int batch() const { return batch_; }
+  // Sets the batch length (runs per sample): two candidates compared side
+  // by side sample equally long batches.
+  absl::Status SetBatch(int batch) { return Prepare(std::max(batch, 1)); }
   bool graphed() const { return exec_ != nullptr; }
 
  private:

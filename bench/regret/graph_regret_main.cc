@@ -86,6 +86,9 @@ struct Flags {
   // --phase agree: each side's plans: "stored" (loaded where the record
   // has one that loads, else built) or "built" (from engine id + knobs).
   std::string judged_plan = "stored", reference_plan = "stored";
+  // --phase agree: time two choices of one config too (an A/A check of
+  // the timing itself) instead of counting them 1.
+  bool time_same_config = false;
   int align = 16;
   int rounds = 15;
   double min_sample_ms = 1.0;
@@ -439,7 +442,8 @@ Json MeasureAgreement(const Context& ctx, const Flags& f,
   Json out = {{"key", pair.key.ToText()},
               {"judged", ConfigName(pair.judged)},
               {"reference", ConfigName(pair.reference)}};
-  if (pair.same_config() && f.judged_plan == f.reference_plan) {
+  if (pair.same_config() && f.judged_plan == f.reference_plan &&
+      !f.time_same_config) {
     out["same_config"] = true;
     out["ratio"] = 1.0;
     return out;
@@ -490,6 +494,17 @@ Json MeasureAgreement(const Context& ctx, const Flags& f,
     }
     timers.push_back(*std::move(t));
   }
+  // Equally long batches: a batch sized while the clock still rose would
+  // be shorter, and charge its side more per run.
+  const int batch = std::max(timers[0]->batch(), timers[1]->batch());
+  for (std::unique_ptr<BatchTimer>& t : timers) {
+    const absl::Status sized = t->SetBatch(batch);
+    if (!sized.ok()) {
+      out["error"] = std::string(sized.message());
+      return out;
+    }
+  }
+  out["batch"] = batch;
   std::vector<double> samples[2];
   for (int round = 0; round < f.rounds; ++round) {
     // Alternate which goes first, so neither always follows the other.
@@ -695,6 +710,8 @@ int Main(int argc, char** argv) {
                  "record has one that loads, else built) or built")
       ->check(CLI::IsMember({"stored", "built"}))
       ->capture_default_str();
+  app.add_flag("--time-same-config", f.time_same_config,
+               "agree: time two choices of one config too (an A/A check)");
   app.add_option("--reference-plan", f.reference_plan,
                  "agree: the reference side's plans, as --judged-plan")
       ->check(CLI::IsMember({"stored", "built"}))
