@@ -433,10 +433,30 @@ Json ObtainPlans(const Context& ctx, const std::vector<RegretProblem>& ps,
           {"each", each}};
 }
 
+// The timer of choice `r` on `launcher`: its plan as AddStoredChoice adds
+// it (*loaded says which way), within the workspace offered.
+absl::StatusOr<std::unique_ptr<BatchTimer>> ChoiceTimer(
+    const Context& ctx, const Flags& f, const ProblemKey& key,
+    const ConvOpGraph& graph, GraphLauncher& launcher, const AlgoResult& r,
+    bool use_stored, bool* loaded) {
+  ASSIGN_OR_RETURN(AlgoResult added,
+                   AddStoredChoice(ctx.handle, key, graph, launcher, r,
+                                   use_stored, loaded));
+  if (added.workspace_bytes > static_cast<int64_t>(ctx.workspace_bytes)) {
+    return absl::ResourceExhaustedError("needs more workspace than offered");
+  }
+  BatchTimer::Options options;
+  options.mode = LaunchMode::kDirect;
+  options.min_sample_ms = f.min_sample_ms;
+  return BatchTimer::Create(&launcher, added, ctx.stream, ctx.workspace,
+                            static_cast<size_t>(added.workspace_bytes),
+                            options);
+}
+
 // One key's two choices re-timed side by side (--phase agree): {key,
 // judged, reference, ratio = judged / reference}; {key, error} where either
-// does not build or run. Two choices of one config are one kernel: ratio 1,
-// not timed.
+// does not build or run. Two choices of one config, both stored or both
+// built, are one kernel: ratio 1, not timed (unless --time-same-config).
 Json MeasureAgreement(const Context& ctx, const Flags& f,
                       const ChoicePair& pair) {
   Json out = {{"key", pair.key.ToText()},
@@ -461,34 +481,19 @@ Json MeasureAgreement(const Context& ctx, const Flags& f,
   GraphLauncher launchers[2] = {
       GraphLauncher(ctx.handle, ctx.stream, conv->buffers()),
       GraphLauncher(ctx.handle, ctx.stream, conv->buffers())};
-  BatchTimer::Options options;
-  options.mode = LaunchMode::kDirect;
-  options.min_sample_ms = f.min_sample_ms;
   std::vector<std::unique_ptr<BatchTimer>> timers;
   const AlgoResult* sides[2] = {&pair.judged, &pair.reference};
   const bool use_stored[2] = {f.judged_plan == "stored",
                               f.reference_plan == "stored"};
   const char* names[2] = {"judged_plan", "reference_plan"};
   for (int i = 0; i < 2; ++i) {
-    const AlgoResult& r = *sides[i];
     bool loaded = false;
-    absl::StatusOr<AlgoResult> added =
-        AddStoredChoice(ctx.handle, pair.key, *graph, launchers[i], r,
-                        use_stored[i], &loaded);
-    out[names[i]] = loaded ? "loaded" : "built";
     absl::StatusOr<std::unique_ptr<BatchTimer>> t =
-        added.ok() && added->workspace_bytes <=
-                          static_cast<int64_t>(ctx.workspace_bytes)
-            ? BatchTimer::Create(&launchers[i], *added, ctx.stream,
-                                 ctx.workspace,
-                                 static_cast<size_t>(added->workspace_bytes),
-                                 options)
-            : absl::StatusOr<std::unique_ptr<BatchTimer>>(
-                  added.ok() ? absl::ResourceExhaustedError(
-                                   "needs more workspace than offered")
-                             : added.status());
+        ChoiceTimer(ctx, f, pair.key, *graph, launchers[i], *sides[i],
+                    use_stored[i], &loaded);
+    out[names[i]] = loaded ? "loaded" : "built";
     if (!t.ok()) {
-      out["error"] = absl::StrCat(ConfigName(r), " does not run: ",
+      out["error"] = absl::StrCat(ConfigName(*sides[i]), " does not run: ",
                                   t.status().message());
       return out;
     }
