@@ -12,12 +12,17 @@
 //             (WithTensorIds: 1, 2, 3 to PyTorch's 'x', 'w', 'y'), loaded
 //             on a descriptor of its own and run with a variant pack of
 //             the new ids;
+//   twice     first of all, the blob loaded on two descriptors with only
+//             the handle set, one after the other, as the preload's check
+//             and then the caller's load do: both times;
 //   build     the same config built from scratch in this process (the
 //             engine's compile, for the ratio).
 //
 // Then, on the first plan only, what cuDNN does with a damaged blob on such
-// a descriptor (a cuDNN version edited, the blob cut in half), and whether
-// the descriptor can still be finalized the ordinary way afterwards.
+// a descriptor (a cuDNN version edited, the blob cut in half), whether that
+// same descriptor still builds when the engine config is set on it after
+// the refusal (and its output is right), and whether a new descriptor can
+// still be finalized the ordinary way afterwards.
 //
 //   tunedb_plan_adopt_probe --plans=PLANS.jsonl [--dump=DIR] [--max=8]
 //
@@ -147,6 +152,61 @@ void Damaged(cudnnHandle_t handle, const std::string& name,
   std::fflush(stdout);
 }
 
+// The caller's descriptor as the preload leaves it without the scratch
+// check (handle set, engine config held back): `blob` refused there, then
+// the engine config set on the same descriptor and finalized, as the
+// preload's fallback does. Prints both statuses and the output check.
+void Recovery(const ConvProblem& p, CudnnConv& conv, cudnnHandle_t handle,
+              cudnnBackendDescriptor_t config, const std::string& name,
+              const std::string& blob) {
+  absl::StatusOr<BackendDescriptor> d =
+      CreateBackendDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  if (!d.ok()) return;
+  cudnnHandle_t h = handle;
+  cudnnBackendSetAttribute(d->get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
+                           CUDNN_TYPE_HANDLE, 1, &h);
+  const cudnnStatus_t set = SetBlob(d->get(), blob);
+  const cudnnStatus_t load =
+      set == CUDNN_STATUS_SUCCESS ? cudnnBackendFinalize(d->get()) : set;
+  std::printf("recovery (%s): load %s; ", name.c_str(), Name(load).c_str());
+  std::fflush(stdout);
+  const cudnnStatus_t set_config = cudnnBackendSetAttribute(
+      d->get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config);
+  const cudnnStatus_t build = set_config == CUDNN_STATUS_SUCCESS
+                                  ? cudnnBackendFinalize(d->get())
+                                  : set_config;
+  const int64_t uids[] = {kUidX, kUidW, kUidY};
+  std::printf("config set %s, build %s (%s); check: %s\n",
+              Name(set_config).c_str(), Name(build).c_str(),
+              LastError().c_str(),
+              build == CUDNN_STATUS_SUCCESS
+                  ? Check(p, conv, handle, d->get(), uids).c_str()
+                  : "-");
+  std::fflush(stdout);
+}
+
+// Loads `blob` on two handle-only descriptors in turn; prints both times.
+void Twice(cudnnHandle_t handle, const std::string& blob) {
+  double ms[2] = {0, 0};
+  cudnnStatus_t fin[2] = {CUDNN_STATUS_INTERNAL_ERROR,
+                          CUDNN_STATUS_INTERNAL_ERROR};
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<BackendDescriptor> d =
+        CreateBackendDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    if (!d.ok()) return;
+    cudnnHandle_t h = handle;
+    cudnnBackendSetAttribute(d->get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
+                             CUDNN_TYPE_HANDLE, 1, &h);
+    const Clock::time_point t0 = Clock::now();
+    const cudnnStatus_t set = SetBlob(d->get(), blob);
+    fin[i] = set == CUDNN_STATUS_SUCCESS ? cudnnBackendFinalize(d->get()) : set;
+    ms[i] = MsSince(t0);
+  }
+  std::printf("twice: first load %s in %.2f ms, second %s in %.2f ms\n",
+              Name(fin[0]).c_str(), ms[0], Name(fin[1]).c_str(), ms[1]);
+}
+
 int Main(int argc, char** argv) {
   std::string plans_path, dump;
   int max = 8;
@@ -204,6 +264,7 @@ int Main(int argc, char** argv) {
     std::printf("--- engine %d, build in process 1: %.2f ms; %s\n",
                 row.value("engine", -1), row.value("build_ms", 0.0),
                 key->problem.ToText().c_str());
+    Twice(handle->get(), blob);
     // adopt
     {
       std::optional<BackendDescriptor> d =
@@ -282,6 +343,16 @@ int Main(int argc, char** argv) {
   absl::StatusOr<EngineConfig> config =
       graph.ok() ? graph->ConfigFor(first_config->engine, first_config->knobs)
                  : absl::StatusOr<EngineConfig>(graph.status());
+  absl::StatusOr<std::unique_ptr<CudnnConv>> conv =
+      CudnnConv::Create(first_graph->problem(), handle->get(), stream->get(),
+                        /*seed=*/7);
+  if (config.ok() && conv.ok()) {
+    Recovery(first_graph->problem(), **conv, handle->get(),
+             config->descriptor.get(), "another cuDNN version", edited);
+    Recovery(first_graph->problem(), **conv, handle->get(),
+             config->descriptor.get(), "half",
+             first_blob->substr(0, first_blob->size() / 2));
+  }
   std::optional<BackendDescriptor> d =
       config.ok() ? CallerPlan(handle->get(), config->descriptor.get())
                   : std::nullopt;
