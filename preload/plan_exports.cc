@@ -24,16 +24,23 @@
 // A plan whose engine config has a stored plan (GraphAnswer::plans) was set
 // to that config in the shadow only (GraphShadow::HoldConfig; cuDNN refuses
 // a serialized plan on a descriptor with an engine config). Its finalize
-// first loads the stored plan on a scratch descriptor with the plan's
-// handle (or, where that set was not seen, its graph's): one that cuDNN
-// refuses (another cuDNN, driver or GPU) never reaches the caller's
-// descriptor; it is counted, and the caller's config is set and built as
-// without tunedb. One that loads is set on the
-// caller's descriptor (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION), with
-// that handle where the caller set none (cudnn_frontend sets none), and
-// cuDNN's finalize loads it instead of compiling the engine: two loads
-// instead of a compile (docs/preload.md has the times). A loaded plan that
-// then fails to run is replaced by its config's build (execute_exports.cc).
+// sets the stored plan on the caller's descriptor
+// (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION), with the plan's handle
+// (or, where that set was not seen, its graph's) where the caller set none
+// (cudnn_frontend sets none), and cuDNN's finalize loads it instead of
+// compiling the engine. A descriptor on which cuDNN refused a plan stays
+// refused (cuDNN keeps loading the refused form, engine config or not), so
+// a plan is first loaded on a scratch descriptor of its own (the check;
+// each load costs as much as the first, docs/preload.md) while this process
+// has not yet loaded one on a caller's, and always once it had one refused
+// there: a cuDNN, driver or GPU that takes none of tunedb's plans is found
+// on the first, and the caller builds its config as without tunedb. After a
+// refusal on the caller's descriptor, the empty form and the engine config
+// are set there and it is finalized again; where cuDNN still refuses, the
+// caller gets cuDNN's status and goes on to its next config.
+// TUNEDB_PRELOAD_PLAN_CHECK=always checks every plan, =off none. A loaded
+// plan that then fails to run is replaced by its config's build
+// (execute_exports.cc).
 //
 // Every other descriptor costs two atomic loads (before any offer or plan
 // was marked) or a few thread-local reads.
@@ -42,6 +49,7 @@
 // per thread).
 #include <cudnn.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -123,17 +131,43 @@ void Trace(const char* step, const void* d) {
   if (on) std::fprintf(stderr, "tunedb preload: trace %s %p\n", step, d);
 }
 
-// TUNEDB_PRELOAD_PLAN_CHECK=off: a stored plan is loaded on the caller's
-// descriptor without first being checked on a scratch one (one load
-// instead of two; what cuDNN does with the caller's descriptor after
-// refusing a plan there is not known, so this stays an experiment, off by
-// default).
-bool CheckOnScratch() {
-  static const bool on = [] {
+// When a stored plan is first loaded on a scratch descriptor
+// (TUNEDB_PRELOAD_PLAN_CHECK).
+enum class PlanCheck {
+  kUntilOneLoads,  // default ("first")
+  kAlways,         // "always" (or "on")
+  kNever,          // "off"
+};
+
+PlanCheck PlanCheckMode() {
+  static const PlanCheck mode = [] {
     const char* v = std::getenv("TUNEDB_PRELOAD_PLAN_CHECK");
-    return v == nullptr || std::strcmp(v, "off") != 0;
+    if (v == nullptr) return PlanCheck::kUntilOneLoads;
+    if (std::strcmp(v, "off") == 0) return PlanCheck::kNever;
+    if (std::strcmp(v, "always") == 0 || std::strcmp(v, "on") == 0) {
+      return PlanCheck::kAlways;
+    }
+    return PlanCheck::kUntilOneLoads;
   }();
-  return on;
+  return mode;
+}
+
+// Whether a caller's descriptor has loaded a stored plan in this process,
+// and whether one has refused it.
+std::atomic<bool> caller_loaded{false};
+std::atomic<bool> caller_refused{false};
+
+bool CheckOnScratch() {
+  switch (PlanCheckMode()) {
+    case PlanCheck::kAlways:
+      return true;
+    case PlanCheck::kNever:
+      return false;
+    case PlanCheck::kUntilOneLoads:
+      break;
+  }
+  return caller_refused.load(std::memory_order_relaxed) ||
+         !caller_loaded.load(std::memory_order_relaxed);
 }
 
 // Sets serialized plan `stored` on plan descriptor `d` (its handle set) and
@@ -186,6 +220,44 @@ bool LoadsOnScratch(cudnnHandle_t handle, const std::string& stored,
   return loads;
 }
 
+// `prefix` and cuDNN's last error, in a per-thread buffer.
+const char* CudnnSays(const char* prefix) {
+  thread_local char text[400];
+  std::snprintf(text, sizeof(text), "%s", prefix);
+  if (const auto last = real_last_error.get()) {
+    const size_t used = std::strlen(text);
+    last(text + used, sizeof(text) - used);
+  }
+  return text;
+}
+
+// As without tunedb: engine config `config` set on plan `d`, then cuDNN's
+// build.
+cudnnStatus_t SetConfigAndBuild(cudnnBackendDescriptor_t d,
+                                cudnnBackendDescriptor_t config,
+                                decltype(&cudnnBackendFinalize) real) {
+  const auto set = real_set_attribute.get();
+  const cudnnStatus_t s =
+      set == nullptr ? CUDNN_STATUS_NOT_INITIALIZED
+                     : set(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config);
+  return s == CUDNN_STATUS_SUCCESS ? real(d) : s;
+}
+
+// Plan `d` refused the stored plan set on it: the empty form set there
+// (to clear the refused one, where cuDNN allows), then its engine config
+// built. cuDNN's status when it still refuses.
+cudnnStatus_t BuildAfterRefusal(cudnnBackendDescriptor_t d,
+                                cudnnBackendDescriptor_t config,
+                                decltype(&cudnnBackendFinalize) real) {
+  if (const auto set = real_set_attribute.get()) {
+    static const char kEmpty[] = "";
+    set(d, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0,
+        kEmpty);
+  }
+  return SetConfigAndBuild(d, config, real);
+}
+
 // cuDNN's finalize of plan `d`; from its stored plan when it held one.
 cudnnStatus_t Build(cudnnBackendDescriptor_t d,
                     decltype(&cudnnBackendFinalize) real,
@@ -205,22 +277,16 @@ cudnnStatus_t Build(cudnnBackendDescriptor_t d,
     why = "no handle seen on the plan or its graph";
   } else if (CheckOnScratch() &&
              !LoadsOnScratch(handle, *held->stored, real)) {
-    // cuDNN says why (another version, GPU, driver; a malformed plan).
-    thread_local char text[400];
-    std::snprintf(text, sizeof(text), "cuDNN does not load it: ");
-    if (const auto last = real_last_error.get()) {
-      const size_t used = std::strlen(text);
-      last(text + used, sizeof(text) - used);
-    }
-    why = text;
+    why = CudnnSays("cuDNN does not load it: ");
   } else if (EnsureHandle(d, handle) != CUDNN_STATUS_SUCCESS) {
     why = "the caller's plan took no handle";
   } else if (LoadInto(d, *held->stored, real) != CUDNN_STATUS_SUCCESS) {
-    why = CheckOnScratch()
-              ? "cuDNN loaded it on a scratch plan but not on the caller's"
-              : "cuDNN does not load it on the caller's plan (not checked "
-                "first: TUNEDB_PRELOAD_PLAN_CHECK=off)";
+    caller_refused.store(true, std::memory_order_relaxed);
+    Note(PlanEvent::kStoredRefused,
+         CudnnSays("cuDNN does not load it on the caller's plan: "));
+    return BuildAfterRefusal(d, held->config, real);
   } else {
+    caller_loaded.store(true, std::memory_order_relaxed);
     Note(PlanEvent::kStoredLoaded);
     if (cudnnBackendDescriptor_t stale = LoadedPlans::Instance().Add(
             d, held->config, WorkspaceOf(d))) {
@@ -230,13 +296,7 @@ cudnnStatus_t Build(cudnnBackendDescriptor_t d,
   }
   Note(PlanEvent::kStoredRefused, why);
   // As without tunedb: the caller's engine config, then cuDNN's build.
-  const auto set = real_set_attribute.get();
-  const cudnnBackendDescriptor_t config = held->config;
-  const cudnnStatus_t s =
-      set == nullptr ? CUDNN_STATUS_NOT_INITIALIZED
-                     : set(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config);
-  return s == CUDNN_STATUS_SUCCESS ? real(d) : s;
+  return SetConfigAndBuild(d, held->config, real);
 }
 
 }  // namespace

@@ -155,10 +155,12 @@ void Damaged(cudnnHandle_t handle, const std::string& name,
 // The caller's descriptor as the preload leaves it without the scratch
 // check (handle set, engine config held back): `blob` refused there, then
 // the engine config set on the same descriptor and finalized, as the
-// preload's fallback does. Prints both statuses and the output check.
+// preload's fallback does; with `reset`, an empty serialized form (0
+// chars) set first, to clear the refused one. Prints the statuses and the
+// output check.
 void Recovery(const ConvProblem& p, CudnnConv& conv, cudnnHandle_t handle,
               cudnnBackendDescriptor_t config, const std::string& name,
-              const std::string& blob) {
+              const std::string& blob, bool reset) {
   absl::StatusOr<BackendDescriptor> d =
       CreateBackendDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
   if (!d.ok()) return;
@@ -168,7 +170,11 @@ void Recovery(const ConvProblem& p, CudnnConv& conv, cudnnHandle_t handle,
   const cudnnStatus_t set = SetBlob(d->get(), blob);
   const cudnnStatus_t load =
       set == CUDNN_STATUS_SUCCESS ? cudnnBackendFinalize(d->get()) : set;
-  std::printf("recovery (%s): load %s; ", name.c_str(), Name(load).c_str());
+  std::printf("recovery (%s%s): load %s; ", name.c_str(),
+              reset ? ", reset" : "", Name(load).c_str());
+  if (reset) {
+    std::printf("empty form set %s; ", Name(SetBlob(d->get(), "")).c_str());
+  }
   std::fflush(stdout);
   const cudnnStatus_t set_config = cudnnBackendSetAttribute(
       d->get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
@@ -348,10 +354,16 @@ int Main(int argc, char** argv) {
                         /*seed=*/7);
   if (config.ok() && conv.ok()) {
     Recovery(first_graph->problem(), **conv, handle->get(),
-             config->descriptor.get(), "another cuDNN version", edited);
+             config->descriptor.get(), "another cuDNN version", edited,
+             /*reset=*/false);
+    for (bool reset : {false, true}) {
+      Recovery(first_graph->problem(), **conv, handle->get(),
+               config->descriptor.get(), "half",
+               first_blob->substr(0, first_blob->size() / 2), reset);
+    }
     Recovery(first_graph->problem(), **conv, handle->get(),
-             config->descriptor.get(), "half",
-             first_blob->substr(0, first_blob->size() / 2));
+             config->descriptor.get(), "another cuDNN version", edited,
+             /*reset=*/true);
   }
   std::optional<BackendDescriptor> d =
       config.ok() ? CallerPlan(handle->get(), config->descriptor.get())

@@ -13,7 +13,9 @@
 // JSON_REPRESENTATION) loads it instead of building, as cuDNN does: never
 // together with an engine config (BAD_PARAM), and only a form that holds an
 // "operationGraph" and this cuDNN's version as "cudnnVersion" (else
-// BAD_PARAM: "backend_plan_load_refused"). A load counts as
+// BAD_PARAM: "backend_plan_load_refused"); with FAKE_CUDNN_PLAN_LOADS=N,
+// every form after the process's first N loads is refused too, as by a
+// cuDNN that stopped taking them. A load counts as
 // "backend_plan_load", and as "backend_plan_load_caller_ids" too when its
 // graph names its tensors x, w and y by the ids the graph probe gives them
 // ('x', 'w', 'y'). A load makes and finalizes a descriptor of its own
@@ -626,13 +628,17 @@ bool LoadsSerializedPlan(Desc& d) {
   const Attr& a = d.attrs[CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION];
   const nlohmann::json plan =
       nlohmann::json::parse(a.bytes.begin(), a.bytes.end(), nullptr, false);
+  static const char* limit = std::getenv("FAKE_CUDNN_PLAN_LOADS");
+  static std::atomic<int64_t> loads{0};
   if (plan.is_discarded() || !plan.is_object() ||
       !plan.contains("operationGraph") ||
       plan.value("cudnnVersion", int64_t{-1}) !=
-          static_cast<int64_t>(cudnnGetVersion())) {
+          static_cast<int64_t>(cudnnGetVersion()) ||
+      (limit != nullptr && loads.load() >= std::strtoll(limit, nullptr, 10))) {
     Count("backend_plan_load_refused");
     return false;
   }
+  ++loads;
   Count("backend_plan_load");
   ReenterAsCudnnDoes();
   std::vector<std::string> names;

@@ -14,7 +14,7 @@
 //       [--align-w A] [--mode instant|a|b|fallback] [--requested N]
 //       [--ops 1|2] [--destroy-early] [--then-fallback]
 //       [--build-plans [--drop-engine E] [--finalize-between]
-//        [--run-plans]]
+//        [--rounds R] [--run-plans]]
 //       [--bad-fill null_elements|null_count|wrong_type] [--fidelity]
 //       [--exit-code E]
 //   {"status":0,"queried":3,"count":3,
@@ -46,7 +46,9 @@
 // "status":0},...] (status 9, NOT_SUPPORTED: not built); with
 // --finalize-between it finalizes a variant pack after each plan, as a
 // caller that runs a plan before it builds the next (PyTorch's benchmark
-// off, trying one config after another). --run-plans then runs every plan
+// off, trying one config after another); --rounds R builds them all R
+// times over, in turn (new plan descriptors each round, as a program that
+// meets the convolution again). --run-plans then runs every plan
 // that built twice on one variant pack, as PyTorch's benchmark times them,
 // and the first whose runs succeeded once more, as the program's own run:
 // "runs":[{"engine":107,"status":[0,0]},...], "ran":107 (-1: none). --fidelity
@@ -97,6 +99,7 @@ struct Args {
   std::string mode = "instant";
   int64_t requested = -1;  // -1: a count query first
   int ops = 1;
+  int rounds = 1;
   std::string bad_fill;  // "", null_elements, null_count or wrong_type
   int exit_code = 0;
 };
@@ -162,6 +165,8 @@ Args Parse(int argc, char** argv) {
       a.drop_engine = num;
     } else if (f == "--bad-fill") {
       a.bad_fill = v;
+    } else if (f == "--rounds") {
+      a.rounds = num;
     } else if (f == "--ops") {
       a.ops = num;
     } else if (f == "--exit-code") {
@@ -181,6 +186,7 @@ Args Parse(int argc, char** argv) {
     Usage("--mode is instant, a, b or fallback");
   }
   if (a.ops != 1 && a.ops != 2) Usage("--ops is 1 or 2");
+  if (a.rounds < 1) Usage("--rounds is at least 1");
   return a;
 }
 
@@ -585,6 +591,10 @@ int main(int argc, char** argv) {
       return pack;
     };
     std::vector<std::pair<int64_t, cudnnBackendDescriptor_t>> built;
+    const size_t listed = all.size();
+    for (int round = 1; round < a.rounds; ++round) {
+      for (size_t i = 0; i < listed; ++i) all.push_back(all[i]);
+    }
     for (const auto& [config, read] : all) {
       const int64_t engine = read.value("engine", int64_t{-1});
       if (engine == a.drop_engine) continue;

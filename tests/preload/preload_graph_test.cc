@@ -583,10 +583,10 @@ TEST_F(PreloadGraphTest, WithoutTheScratchCheckAStoredPlanIsLoadedOnce) {
 
 TEST_F(PreloadGraphTest, WithoutTheScratchCheckARefusedPlanCostsTheCallerThatConfig) {
   // A plan of another cuDNN, refused on the caller's own descriptor: the
-  // held engine config is set there and finalized, and the fake cuDNN, like
-  // cuDNN with a plan descriptor that holds both, refuses that too. The
-  // program loses the config (it goes on to its next one). This is why the
-  // check on a scratch descriptor stays on by default.
+  // empty form and the held engine config are set there and finalized, and
+  // the fake cuDNN, like cuDNN 9.19 on the H200 (the engine config set
+  // after a refusal), refuses that too. The program loses the config (it
+  // goes on to its next one).
   Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan(91400)));
   ProbeRun run = Probe({"--then-fallback", "--build-plans"},
                        {kStoredPlansOn, "TUNEDB_PRELOAD_PLAN_CHECK=off"});
@@ -597,7 +597,53 @@ TEST_F(PreloadGraphTest, WithoutTheScratchCheckARefusedPlanCostsTheCallerThatCon
   EXPECT_NE(plans[0].second, kBuilt);
   EXPECT_EQ(run.real("backend_plan_load_refused"), 1);
   EXPECT_THAT(run.err, HasSubstr("; 0 stored plans loaded, 1 refused"));
-  EXPECT_THAT(run.err, HasSubstr("not checked first"));
+  EXPECT_THAT(run.err, HasSubstr("on the caller's plan"));
+}
+
+// Whether each plan of `engine` the probe made built, in order.
+std::vector<bool> BuiltOf(const ProbeRun& run, int64_t engine) {
+  std::vector<bool> built;
+  for (const auto& [e, status] : PlansOf(run)) {
+    if (e == engine) built.push_back(status == kBuilt);
+  }
+  return built;
+}
+
+TEST_F(PreloadGraphTest, OnceAStoredPlanHasLoadedLaterOnesSkipTheScratchCheck) {
+  // Three rounds of the same convolution: the first load is checked on a
+  // scratch descriptor, the two after it load on the caller's only.
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
+  ProbeRun run = Probe({"--build-plans", "--finalize-between", "--rounds", "3"},
+                       {kStoredPlansOn});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(BuiltOf(run, 110), (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(run.real("backend_plan_load"), 4);
+  EXPECT_EQ(run.real("backend_plan_load_refused"), 0);
+  EXPECT_THAT(run.err, HasSubstr("; 3 stored plans loaded"));
+}
+
+TEST_F(PreloadGraphTest, WithThePlanCheckAlwaysEveryStoredPlanIsLoadedTwice) {
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
+  ProbeRun run = Probe({"--build-plans", "--finalize-between", "--rounds", "3"},
+                       {kStoredPlansOn, "TUNEDB_PRELOAD_PLAN_CHECK=always"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(BuiltOf(run, 110), (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(run.real("backend_plan_load"), 6);
+}
+
+TEST_F(PreloadGraphTest, APlanRefusedOnTheCallersDescriptorTurnsTheScratchCheckBackOn) {
+  // The fake takes two loads, then refuses every plan. Round 1: checked and
+  // loaded. Round 2: not checked, refused on the caller's descriptor, which
+  // stays refused (the config is lost, as with cuDNN). Round 3: checked
+  // again, refused there, so the caller builds its config.
+  Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan()));
+  ProbeRun run = Probe({"--build-plans", "--finalize-between", "--rounds", "3"},
+                       {kStoredPlansOn, "FAKE_CUDNN_PLAN_LOADS=2"});
+  ASSERT_EQ(run.out["status"], 0) << run.err;
+  EXPECT_EQ(BuiltOf(run, 110), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(run.real("backend_plan_load"), 2);
+  EXPECT_EQ(run.real("backend_plan_load_refused"), 2);
+  EXPECT_THAT(run.err, HasSubstr("; 1 stored plans loaded, 2 refused"));
 }
 
 TEST_F(PreloadGraphTest, ADamagedOrForeignStoredPlanNeverReachesCudnn) {
