@@ -208,16 +208,22 @@ const AlgoResult* ChooseFrom(const std::vector<AlgoResult>& results,
                                                                     : heuristic;
 }
 
-absl::Status CheckRevalidatedFrom(const Record& record) {
-  const int from = record.revalidated_from_cudnn;
-  if (from < 0 || (from != 0 && from == record.key.device.cudnn_version)) {
+absl::Status CheckRevalidatedFrom(int from, int cudnn_version,
+                                  absl::string_view field) {
+  if (from < 0 || (from != 0 && from == cudnn_version)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "record.revalidated_from_cudnn: ", from,
+        field, ": ", from,
         " is neither 0 (a full search) nor another cuDNN version than the "
         "key's ",
-        record.key.device.cudnn_version));
+        cudnn_version));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckRevalidatedFrom(const Record& record) {
+  return CheckRevalidatedFrom(record.revalidated_from_cudnn,
+                              record.key.device.cudnn_version,
+                              "record.revalidated_from_cudnn");
 }
 
 }  // namespace tunedb

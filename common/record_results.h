@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
@@ -41,9 +42,12 @@ double EffectiveCost(const AlgoResult& r, const Constraints& constraints);
 // workspace, then lower algo id), then not-supported, then failed ones.
 void SortResults(std::vector<AlgoResult>& results);
 
-// A record's provenance as it may be stored: revalidated_from_cudnn is 0 (a
-// full search) or another cuDNN version than the key's. INVALID_ARGUMENT
-// naming the field otherwise.
+// A provenance `from` for a key of cuDNN `cudnn_version`: 0 (a full
+// search) or another cuDNN version. INVALID_ARGUMENT naming `field`
+// otherwise.
+absl::Status CheckRevalidatedFrom(int from, int cudnn_version,
+                                  absl::string_view field);
+// The same for a record as it may be stored (revalidated_from_cudnn).
 absl::Status CheckRevalidatedFrom(const Record& record);
 
 }  // namespace tunedb

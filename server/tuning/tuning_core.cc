@@ -314,13 +314,9 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   const bool force = mode.force;
   const SearchWhen when = mode.when;
   ASSIGN_OR_RETURN(int index, PickDevice(device));
-  if (mode.revalidate_from_cudnn < 0 ||
-      mode.revalidate_from_cudnn == devices_[index].key.cudnn_version) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "revalidate_from_cudnn: ", mode.revalidate_from_cudnn,
-        " is not another cuDNN version than the device's ",
-        devices_[index].key.cudnn_version));
-  }
+  RETURN_IF_ERROR(CheckRevalidatedFrom(mode.revalidate_from_cudnn,
+                                       devices_[index].key.cudnn_version,
+                                       "revalidate_from_cudnn"));
   // The finder's device keys were validated when its workers reported them.
   const ValidKey key =
       ValidKey::FromValidated(ProblemKey{devices_[index].key, problem});
