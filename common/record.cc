@@ -208,6 +208,17 @@ const AlgoResult* ChooseFrom(const std::vector<AlgoResult>& results,
                                                                     : heuristic;
 }
 
+AlgoResult* FirstChoiceOf(std::vector<AlgoResult>& results) {
+  AlgoResult* first = nullptr;
+  for (AlgoResult& r : results) {
+    if (r.status != AlgoStatus::kOk || r.heuristic_rank <= 0) continue;
+    if (first == nullptr || r.heuristic_rank < first->heuristic_rank) {
+      first = &r;
+    }
+  }
+  return first;
+}
+
 absl::Status CheckRevalidatedFrom(int from, int cudnn_version,
                                   absl::string_view field) {
   if (from < 0 || (from != 0 && from == cudnn_version)) {

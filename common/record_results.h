@@ -38,6 +38,12 @@ inline bool RuntimeCompiled(const AlgoResult& r) {
 // (no stored plan it loads), build_ms spread over the compile horizon.
 double EffectiveCost(const AlgoResult& r, const Constraints& constraints);
 
+// cuDNN's own first choice among the OK results: the lowest heuristic_rank
+// above 0; null when no OK result carries a rank. Choose weighs the fastest
+// against it, so a search screens and re-times it whatever its first call
+// cost (screen.h, retime.h).
+AlgoResult* FirstChoiceOf(std::vector<AlgoResult>& results);
+
 // Puts OK results first by ascending cost for direct launches (ties: less
 // workspace, then lower algo id), then not-supported, then failed ones.
 void SortResults(std::vector<AlgoResult>& results);

@@ -12,8 +12,9 @@
 // slower), or max_rounds, or the budget cannot pay for another round
 // (SearchBudget::MayRunRound; two rounds always, of the near-ties within
 // options.floor_margin of the leader where the budget cannot pay for the
-// whole pool). A clear leader's pool is
-// the leader alone, for one round. A screened candidate outside the pool
+// whole pool). cuDNN's first choice (FirstChoiceOf) always joins the first
+// pool, which Choose's rule needs. A clear leader's pool is
+// the leader alone (and that first choice), for one round. A screened candidate outside the pool
 // within the margin of the re-timed leader then joins it (a held-out one
 // only where its screened time is below the re-timed leader's) and the
 // rounds go on (at most four passes), so the result ranked first has the

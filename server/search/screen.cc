@@ -15,6 +15,26 @@ bool WorthScreening(double find_ms, double best_ms,
   return find_ms <= best_ms * options.screen_ratio;
 }
 
+namespace {
+
+// One batch of direct launches of `r` after an untimed run, sized from its
+// Find time; it becomes r's launch and host time. Only a broken CUDA
+// context's error is returned.
+absl::Status ScreenOne(CandidateTimer& timer, const CudnnFinderOptions& options,
+                       AlgoResult& r) {
+  const int batch = SampleBatch(r.launch.median_ms, options.screen_sample_ms,
+                                options.max_batch);
+  absl::StatusOr<DirectSample> sample =
+      timer.TimeDirect(r, batch, DirectStart::kAfterUntimedRun);
+  if (!sample.ok()) return MarkFailed(r, sample.status());
+  r.launch = {sample->launch_ms, 0, 1};
+  r.host = {sample->host_ms, 0, 1};
+  r.retimed = true;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status Screen(CandidateTimer& timer, const CudnnFinderOptions& options,
                     const SearchBudget& budget,
                     std::vector<AlgoResult>& results) {
@@ -38,16 +58,14 @@ absl::Status Screen(CandidateTimer& timer, const CudnnFinderOptions& options,
     if (!budget.MayScreen(screened, expected)) break;
     ++screened;
     const absl::Time start = budget.Now();
-    absl::StatusOr<DirectSample> sample =
-        timer.TimeDirect(r, batch, DirectStart::kAfterUntimedRun);
+    RETURN_IF_ERROR(ScreenOne(timer, options, r));
     longest = std::max(longest, budget.Now() - start);
-    if (!sample.ok()) {
-      RETURN_IF_ERROR(MarkFailed(r, sample.status()));
-      continue;
-    }
-    r.launch = {sample->launch_ms, 0, 1};
-    r.host = {sample->host_ms, 0, 1};
-    r.retimed = true;
+  }
+  // cuDNN's first choice, whatever its Find time (its first call may have
+  // loaded its kernels).
+  if (AlgoResult* first = FirstChoiceOf(results);
+      first != nullptr && !first->retimed) {
+    RETURN_IF_ERROR(ScreenOne(timer, options, *first));
   }
   SortResults(results);
   return absl::OkStatus();

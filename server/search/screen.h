@@ -8,7 +8,9 @@
 // direct launches after one untimed run (TimeDirectRuns), the batch sized from
 // its Find time to last about options.screen_sample_ms (SampleBatch, at most
 // options.max_batch runs). That sample becomes its launch time, with its host
-// time (samples = 1, spread 0, retimed = true); the others keep Find's sample.
+// time (samples = 1, spread 0, retimed = true); so is cuDNN's first choice
+// (FirstChoiceOf), whatever its Find time or the budget, since Choose weighs
+// the leader against it. The others keep Find's sample.
 // Screening launches directly, as the callers that rank by launch time do;
 // GPU time (CUDA-graph replays) is measured for the leaders only, in
 // re-timing. A candidate that fails is marked kFailed. The results end

@@ -461,5 +461,44 @@ TEST_F(SearchBudgetTest, ScreeningSkipsACandidateItsShareCannotPayFor) {
   EXPECT_LE(screen_took_, Timing() * options_.screen_share);
 }
 
+// cuDNN's first choice (heuristic rank 1) whose Find time was its first
+// call's, five times its steady cost (its kernels loaded then): outside the
+// screen ratio, yet screened and re-timed beside the leader it nearly ties,
+// so that Choose's rule compares samples taken alike and answers with it.
+TEST_F(SearchBudgetTest, CudnnsFirstChoiceIsRetimedWhateverItsFirstCallCost) {
+  Add(0, MathType::kFma, 0.100);
+  Cost steady;
+  steady.launch_ms = 0.101;
+  Add(1, MathType::kFma, 0.500, steady);
+  results_.back().heuristic_rank = 1;
+  ASSERT_FALSE(WorthScreening(0.500, 0.100, options_));
+  Search(200);
+  const AlgoResult& first = Result(1, MathType::kFma);
+  EXPECT_GE(first.launch.samples, kFloorRounds);
+  EXPECT_TRUE(first.gpu.measured());
+  EXPECT_NEAR(first.launch.median_ms, 0.101, 1e-9);
+  const AlgoResult* chosen = ChooseFrom(results_, Constraints{});
+  ASSERT_NE(chosen, nullptr);
+  EXPECT_EQ(chosen->algo, 1);  // 1 % slower: within kMinGainOverHeuristic
+}
+
+TEST_F(SearchBudgetTest, CudnnsFirstChoiceJoinsAClearLeadersRound) {
+  Add(0, MathType::kFma, 0.10);
+  Add(1, MathType::kFma, 0.25);
+  Cost slower;
+  slower.launch_ms = 0.30;
+  Add(2, MathType::kFma, 0.60, slower);
+  results_.back().heuristic_rank = 1;
+  Search(200);
+  EXPECT_EQ(rounds_, 1);
+  const AlgoResult& first = Result(2, MathType::kFma);
+  EXPECT_EQ(timer_.DirectSamples(first), 2);  // screened, then one round
+  EXPECT_TRUE(first.gpu.measured());
+  EXPECT_FALSE(Result(1, MathType::kFma).gpu.measured());
+  const AlgoResult* chosen = ChooseFrom(results_, Constraints{});
+  ASSERT_NE(chosen, nullptr);
+  EXPECT_EQ(chosen->algo, 0);  // 3x faster than cuDNN's first choice
+}
+
 }  // namespace
 }  // namespace tunedb
