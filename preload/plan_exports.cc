@@ -35,9 +35,9 @@
 // has not yet loaded one on a caller's, and always once it had one refused
 // there: a cuDNN, driver or GPU that takes none of tunedb's plans is found
 // on the first, and the caller builds its config as without tunedb. After a
-// refusal on the caller's descriptor, the empty form and the engine config
-// are set there and it is finalized again; where cuDNN still refuses, the
-// caller gets cuDNN's status and goes on to its next config.
+// refusal on the caller's descriptor, the engine config is set there and it
+// is finalized again; cuDNN 9.19 still refuses, so the caller gets cuDNN's
+// status and goes on to its next config.
 // TUNEDB_PRELOAD_PLAN_CHECK=always checks every plan, =off none. A loaded
 // plan that then fails to run is replaced by its config's build
 // (execute_exports.cc).
@@ -244,20 +244,6 @@ cudnnStatus_t SetConfigAndBuild(cudnnBackendDescriptor_t d,
   return s == CUDNN_STATUS_SUCCESS ? real(d) : s;
 }
 
-// Plan `d` refused the stored plan set on it: the empty form set there
-// (to clear the refused one, where cuDNN allows), then its engine config
-// built. cuDNN's status when it still refuses.
-cudnnStatus_t BuildAfterRefusal(cudnnBackendDescriptor_t d,
-                                cudnnBackendDescriptor_t config,
-                                decltype(&cudnnBackendFinalize) real) {
-  if (const auto set = real_set_attribute.get()) {
-    static const char kEmpty[] = "";
-    set(d, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0,
-        kEmpty);
-  }
-  return SetConfigAndBuild(d, config, real);
-}
-
 // cuDNN's finalize of plan `d`; from its stored plan when it held one.
 cudnnStatus_t Build(cudnnBackendDescriptor_t d,
                     decltype(&cudnnBackendFinalize) real,
@@ -284,7 +270,10 @@ cudnnStatus_t Build(cudnnBackendDescriptor_t d,
     caller_refused.store(true, std::memory_order_relaxed);
     Note(PlanEvent::kStoredRefused,
          CudnnSays("cuDNN does not load it on the caller's plan: "));
-    return BuildAfterRefusal(d, held->config, real);
+    // cuDNN 9.19 keeps refusing this descriptor (the refused form stays
+    // set; an empty one set over it is refused too): the caller gets
+    // cuDNN's status, or its build where another cuDNN allows it.
+    return SetConfigAndBuild(d, held->config, real);
   } else {
     caller_loaded.store(true, std::memory_order_relaxed);
     Note(PlanEvent::kStoredLoaded);

@@ -583,9 +583,8 @@ TEST_F(PreloadGraphTest, WithoutTheScratchCheckAStoredPlanIsLoadedOnce) {
 
 TEST_F(PreloadGraphTest, WithoutTheScratchCheckARefusedPlanCostsTheCallerThatConfig) {
   // A plan of another cuDNN, refused on the caller's own descriptor: the
-  // empty form and the held engine config are set there and finalized, and
-  // the fake cuDNN, like cuDNN 9.19 on the H200 (the engine config set
-  // after a refusal), refuses that too. The program loses the config (it
+  // held engine config is set there and finalized, and the fake cuDNN, like
+  // cuDNN 9.19 on the H200, refuses that too. The program loses the config (it
   // goes on to its next one).
   Put(Key(), RankingWithStoredPlan(Key(), SerializedPlan(91400)));
   ProbeRun run = Probe({"--then-fallback", "--build-plans"},
