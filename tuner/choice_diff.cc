@@ -82,7 +82,7 @@ void ChoiceDiff::Add(const std::vector<Record>& from,
         break;
       }
     }
-    groups[GroupOf(r.key)].push_back(std::move(c));
+    groups[group_prefix + GroupOf(r.key)].push_back(std::move(c));
   }
   only_from += static_cast<int64_t>(old.size());
 }

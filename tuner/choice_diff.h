@@ -41,7 +41,10 @@ struct KeyChange {
 };
 
 struct ChoiceDiff {
-  // By group ("api op dtype"): the keys in both versions.
+  // Put before the name of each group Add makes, e.g. "resnet50 ".
+  std::string group_prefix;
+  // By group ("api op dtype", after group_prefix): the keys in both
+  // versions.
   std::map<std::string, std::vector<KeyChange>> groups;
   int64_t only_from = 0;  // keys stored for the old version alone
   int64_t only_to = 0;

@@ -1,7 +1,8 @@
-// `tunedb diff --from VERSION --to VERSION`: which stored choices changed
-// from one cuDNN version to another, and by how much (ChoiceDiff), per API,
-// pass and data type, as a table or --json. Records of either version are
-// only read.
+// `tunedb diff --from VERSION --to VERSION [--model NAME...]`: which stored
+// choices changed from one cuDNN version to another, and by how much
+// (ChoiceDiff), per API, pass and data type (per model too with --model:
+// only the models' layers, ModelMatcher), as a table or --json. Records of
+// either version are only read.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/filter_flags.h"
+#include "tuner/model_matcher.h"
 #include "tuner/record_stream.h"
 #include "tuner/table.h"
 
@@ -25,7 +27,21 @@ struct DiffFlags {
   std::string from, to;
   FilterFlags filter;
   bool keys = false;  // list every changed key
+  std::vector<std::string> models;  // --model: per model, its layers only
+  std::string input;                 // --input: their input size
 };
+
+// The records of `records` that are layers of model `name`.
+std::vector<Record> OfModel(const std::vector<Record>& records,
+                            const ModelMatcher& models,
+                            const std::string& name) {
+  std::vector<Record> kept;
+  for (const Record& r : records) {
+    const std::vector<std::string> of = models.ModelsOf(r.key.problem);
+    if (std::find(of.begin(), of.end(), name) != of.end()) kept.push_back(r);
+  }
+  return kept;
+}
 
 // The records of cuDNN `version` that `f`'s filter keeps.
 absl::StatusOr<std::vector<Record>> RecordsOf(CliContext& ctx,
@@ -120,8 +136,17 @@ int RunDiff(CliContext& ctx, const DiffFlags& f) {
   if (!old_records.ok()) return ctx.Fail(old_records.status());
   absl::StatusOr<std::vector<Record>> new_records = RecordsOf(ctx, f, *to);
   if (!new_records.ok()) return ctx.Fail(new_records.status());
+  absl::StatusOr<ModelMatcher> models = ModelMatcher::Create(f.models, f.input);
+  if (!models.ok()) return ctx.Fail(models.status());
   ChoiceDiff d;
-  d.Add(*old_records, *new_records);
+  if (models->empty()) {
+    d.Add(*old_records, *new_records);
+  }
+  for (const std::string& name : models->names()) {
+    d.group_prefix = name + " ";
+    d.Add(OfModel(*old_records, *models, name),
+          OfModel(*new_records, *models, name));
+  }
   if (ctx.json()) {
     ctx.out() << DiffJson(d, f.keys).dump(1) << "\n";
   } else {
@@ -143,6 +168,7 @@ void AddDiffCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   cmd->add_option("--to", flags->to, "The new cuDNN version, e.g. 9.19")
       ->required();
   cmd->add_flag("--keys", flags->keys, "Also list every changed key");
+  AddModelFlags(cmd, &flags->models, &flags->input);
   AddFilterFlags(cmd, &flags->filter);
   cmd->callback(
       [&ctx, flags, exit_code] { *exit_code = RunDiff(ctx, *flags); });

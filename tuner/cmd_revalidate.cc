@@ -1,11 +1,13 @@
-// `tunedb revalidate --from VERSION [--to VERSION] [filters]`:
+// `tunedb revalidate --from VERSION [--to VERSION] [--model NAME...]
+// [filters]`:
 // makes the new cuDNN version's records for the problems stored under an
 // older one by re-timing their old choices (docs/revalidation.md), through
 // the daemon's TuneBatch with revalidate_from_cudnn, with a progress bar,
 // and summarises what stood: keys kept, choices changed (with the speed
 // change), full searches needed, and the time spent. Records of the old
 // version are only read. Keys already stored for the new version are
-// skipped, so an interrupted run resumes where it stopped.
+// skipped, so an interrupted run resumes where it stopped. --model keeps the
+// problems that are layers of built-in models (ModelMatcher).
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -23,6 +25,7 @@
 #include "tuner/exit_codes.h"
 #include "tuner/filter_flags.h"
 #include "tuner/interrupt.h"
+#include "tuner/model_matcher.h"
 #include "tuner/prewarm_runner.h"
 #include "tuner/progress_bar.h"
 #include "tuner/record_stream.h"
@@ -35,6 +38,8 @@ namespace {
 struct RevalidateFlags {
   std::string from, to;
   FilterFlags filter;  // its --gpu also picks the device
+  std::vector<std::string> models;  // --model: built-in models' layers only
+  std::string input;                 // --input: their input size
   int64_t limit = 0;
   int window = 8;
   bool no_progress = false;
@@ -172,6 +177,8 @@ int RunRevalidate(CliContext& ctx, const RevalidateFlags& f) {
   const absl::Time start = absl::Now();
   absl::StatusOr<int> from = ParseCudnnVersionFlag(f.from);
   if (!from.ok()) return ctx.Fail(from.status());
+  absl::StatusOr<ModelMatcher> models = ModelMatcher::Create(f.models, f.input);
+  if (!models.ok()) return ctx.Fail(models.status());
   absl::StatusOr<DeviceKey> to = TargetDevice(ctx, f, *from);
   if (!to.ok()) return ctx.Fail(to.status());
   FilterFlags old_records = f.filter;
@@ -182,6 +189,13 @@ int RunRevalidate(CliContext& ctx, const RevalidateFlags& f) {
   if (!filter.ok()) return ctx.Fail(filter.status());
   absl::StatusOr<std::vector<Record>> old = RecordsMatching(ctx, *filter);
   if (!old.ok()) return ctx.Fail(old.status());
+  if (!models->empty()) {
+    old->erase(std::remove_if(old->begin(), old->end(),
+                              [&](const Record& r) {
+                                return !models->Matches(r.key.problem);
+                              }),
+               old->end());
+  }
 
   RevalidateResult result;
   result.from = *from;
@@ -270,6 +284,7 @@ void AddRevalidateCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   cmd->add_option("--window", flags->window, "Requests in flight")
       ->capture_default_str();
   cmd->add_flag("--no-progress", flags->no_progress, "No progress bar");
+  AddModelFlags(cmd, &flags->models, &flags->input);
   AddFilterFlags(cmd, &flags->filter);
   cmd->callback(
       [&ctx, flags, exit_code] { *exit_code = RunRevalidate(ctx, *flags); });

@@ -88,6 +88,19 @@ TEST_F(RevalidateTest, KeepsChangesOrSearchesEachKeyAndSaysWhereItCameFrom) {
                              records - 1, " re-timed an older version's")));
 }
 
+TEST_F(RevalidateTest, WithAModelOnlyItsLayersAreRevalidated) {
+  const int records = StoreOldVersion();  // resnet18's forward problems
+  CliResult none = Run({"--json", "revalidate", "--from", "9.14",
+                        "--no-progress", "--model", "vgg16"});
+  ASSERT_EQ(none.code, kExitOk) << none.err;
+  EXPECT_EQ(none.Json()["old_records"], 0);
+  CliResult r = Run({"--json", "revalidate", "--from", "9.14",
+                     "--no-progress", "--model", "resnet18"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.Json()["old_records"], records);
+  EXPECT_EQ(r.Json()["changed"], 1);
+}
+
 TEST_F(RevalidateTest, TheTableSaysWhatStoodAndWhatItCost) {
   StoreOldVersion();
   CliResult r = Run({"revalidate", "--from", "9.14", "--no-progress"});
