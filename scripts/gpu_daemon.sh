@@ -1,5 +1,5 @@
 # Sourced by the GPU benchmark scripts (pytorch_dropin.sh,
-# varying_shapes.sh): start_gpu_daemon DB SOCKET LOG starts the bundle's
+# varying_shapes.sh, model_table.sh, warm_ab.sh): start_gpu_daemon DB SOCKET LOG starts the bundle's
 # tunedbd ($B) with the cuDNN finder on PyTorch's cuDNN ($PIP_CUDNN, with
 # $EXTRA's libraries; cudnn_env.sh sets both), stops it when the script
 # exits, and waits up to 30 s for its socket. Sets DAEMON to its pid.
@@ -11,4 +11,19 @@ start_gpu_daemon() {
   DAEMON=$!
   trap 'kill -TERM $DAEMON 2>/dev/null; wait $DAEMON 2>/dev/null' EXIT
   for _ in $(seq 1 300); do [[ -S "$sock" ]] && break; sleep 0.1; done
+}
+
+# start_bench_daemon NAME: PyTorch's cuDNN found from $PY's folder
+# (cudnn_env.sh, in $HERE), then a daemon on $WORK/NAME.db (emptied first)
+# at $WORK/d.sock, logging to $OUT/tunedbd.log. Sets SOCK and ADDR; ends the
+# script when PyTorch has no cuDNN package or the daemon does not answer.
+start_bench_daemon() {
+  PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
+  [[ -n "$PIP_CUDNN" ]] || { echo "no nvidia.cudnn package next to PyTorch"; exit 1; }
+  SOCK="$WORK/d.sock"
+  ADDR="unix:$SOCK"
+  rm -f "$SOCK" "$WORK/$1".db*
+  start_gpu_daemon "$WORK/$1.db" "$SOCK" "$OUT/tunedbd.log"
+  "$B/bin/tunedb" --address "$ADDR" devices > /dev/null ||
+    { echo "daemon did not come up"; exit 1; }
 }

@@ -42,15 +42,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 RUNS="$OUT/table-runs.jsonl"
 mkdir -p "$OUT/runs" "$WORK"
 START=$SECONDS
-PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
-[[ -n "$PIP_CUDNN" ]] || { echo "no nvidia.cudnn package next to PyTorch"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-SOCK="$WORK/d.sock"
-ADDR="unix:$SOCK"
-rm -f "$SOCK" "$WORK"/table.db*
 source "$HERE/gpu_daemon.sh"
-start_gpu_daemon "$WORK/table.db" "$SOCK" "$OUT/tunedbd.log"
-"$B/bin/tunedb" --address "$ADDR" devices > /dev/null || { echo "daemon did not come up"; exit 1; }
+start_bench_daemon table
 
 # row MODEL DTYPE LABEL BENCH [bench flags...] [-- tunedb run flags...]:
 # one fresh process; its JSON line (with model_name, the preload's summary

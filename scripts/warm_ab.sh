@@ -30,14 +30,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 RUNS="$OUT/ab-runs.jsonl"
 mkdir -p "$OUT/runs" "$WORK"
 START=$SECONDS
-PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
-[[ -n "$PIP_CUDNN" ]] || { echo "no nvidia.cudnn package next to PyTorch"; exit 1; }
-SOCK="$WORK/d.sock"
-ADDR="unix:$SOCK"
-rm -f "$SOCK" "$WORK"/ab.db*
 source "$HERE/gpu_daemon.sh"
-start_gpu_daemon "$WORK/ab.db" "$SOCK" "$OUT/tunedbd.log"
-"$B/bin/tunedb" --address "$ADDR" devices > /dev/null || { echo "daemon did not come up"; exit 1; }
+start_bench_daemon ab
 
 # one MODEL DTYPE BENCH VARIANT [ENV...]: a fresh warm process; its JSON
 # line, with the variant, the preload's summary and the timer's sums, goes
@@ -87,5 +81,9 @@ for round in $(seq 1 "$ROUNDS"); do
     done
   done
 done
-"$PY" "$HERE/warm_ab.py" "$RUNS" > "$OUT/ab.md" && cat "$OUT/ab.md"
+if [[ -s "$RUNS" ]]; then
+  "$PY" "$HERE/warm_ab.py" "$RUNS" > "$OUT/ab.md" && cat "$OUT/ab.md"
+else
+  echo "no process finished"
+fi
 echo "done in $((SECONDS - START)) s"

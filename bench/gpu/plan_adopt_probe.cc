@@ -132,16 +132,27 @@ std::string Check(const ConvProblem& p, CudnnConv& conv, cudnnHandle_t handle,
   return diff <= tol ? "ok" : absl::StrCat("mismatch ", diff, " > ", tol);
 }
 
+// A plan descriptor with only `handle` set, as the preload makes its
+// scratch descriptors and leaves the caller's (its engine config held back).
+std::optional<BackendDescriptor> HandleOnlyPlan(cudnnHandle_t handle) {
+  absl::StatusOr<BackendDescriptor> d =
+      CreateBackendDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  if (!d.ok()) return std::nullopt;
+  cudnnHandle_t h = handle;
+  if (cudnnBackendSetAttribute(d->get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
+                               CUDNN_TYPE_HANDLE, 1, &h) !=
+      CUDNN_STATUS_SUCCESS) {
+    return std::nullopt;
+  }
+  return *std::move(d);
+}
+
 // A damaged blob loaded as the preload checks one: on a plan descriptor of
 // its own with only the handle set.
 void Damaged(cudnnHandle_t handle, const std::string& name,
              const std::string& blob) {
-  absl::StatusOr<BackendDescriptor> d =
-      CreateBackendDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-  if (!d.ok()) return;
-  cudnnHandle_t h = handle;
-  cudnnBackendSetAttribute(d->get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
-                           CUDNN_TYPE_HANDLE, 1, &h);
+  std::optional<BackendDescriptor> d = HandleOnlyPlan(handle);
+  if (!d.has_value()) return;
   std::printf("damaged blob (%s): set ", name.c_str());
   std::fflush(stdout);
   const cudnnStatus_t set = SetBlob(d->get(), blob);
@@ -161,12 +172,8 @@ void Damaged(cudnnHandle_t handle, const std::string& name,
 void Recovery(const ConvProblem& p, CudnnConv& conv, cudnnHandle_t handle,
               cudnnBackendDescriptor_t config, const std::string& name,
               const std::string& blob, bool reset) {
-  absl::StatusOr<BackendDescriptor> d =
-      CreateBackendDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-  if (!d.ok()) return;
-  cudnnHandle_t h = handle;
-  cudnnBackendSetAttribute(d->get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
-                           CUDNN_TYPE_HANDLE, 1, &h);
+  std::optional<BackendDescriptor> d = HandleOnlyPlan(handle);
+  if (!d.has_value()) return;
   const cudnnStatus_t set = SetBlob(d->get(), blob);
   const cudnnStatus_t load =
       set == CUDNN_STATUS_SUCCESS ? cudnnBackendFinalize(d->get()) : set;
@@ -198,12 +205,8 @@ void Twice(cudnnHandle_t handle, const std::string& blob) {
   cudnnStatus_t fin[2] = {CUDNN_STATUS_INTERNAL_ERROR,
                           CUDNN_STATUS_INTERNAL_ERROR};
   for (int i = 0; i < 2; ++i) {
-    absl::StatusOr<BackendDescriptor> d =
-        CreateBackendDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    if (!d.ok()) return;
-    cudnnHandle_t h = handle;
-    cudnnBackendSetAttribute(d->get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
-                             CUDNN_TYPE_HANDLE, 1, &h);
+    std::optional<BackendDescriptor> d = HandleOnlyPlan(handle);
+    if (!d.has_value()) return;
     const Clock::time_point t0 = Clock::now();
     const cudnnStatus_t set = SetBlob(d->get(), blob);
     fin[i] = set == CUDNN_STATUS_SUCCESS ? cudnnBackendFinalize(d->get()) : set;
