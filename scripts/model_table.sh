@@ -44,6 +44,7 @@ mkdir -p "$OUT/runs" "$WORK"
 START=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 source "$HERE/gpu_daemon.sh"
+source "$HERE/keep_row.sh"
 start_bench_daemon table
 
 # row MODEL DTYPE LABEL BENCH [bench flags...] [-- tunedb run flags...]:
@@ -64,22 +65,9 @@ row() {
   ${timer[@]+"${timer[@]}"} ${pre[@]+"${pre[@]}"} "$PY" "$HERE/pytorch_dropin_bench.py" run \
     --model "$model" --dtype "$dtype" --benchmark "$bench" --label "$label" \
     ${flags[@]+"${flags[@]}"} > "$base.out" 2> "$base.err"
-  local rc=$? json timed line
-  json=$(grep '^{' "$base.out" | tail -1)
-  timed=$(grep '^{"cudnn_call_timer"' "$base.err" | tail -1)
-  line=$(grep '^tunedb preload:' "$base.err" | tail -1)
-  if [[ -z "$json" ]]; then
-    echo "  $model $dtype $label bench=$bench FAILED (exit $rc):"
-    tail -n 12 "$base.err" | sed 's/^/    /'
-    return 1
-  fi
-  "$PY" -c 'import json, sys
-r = json.loads(sys.argv[1]); r["model_name"] = sys.argv[2]; r["preload"] = sys.argv[4]
-r["exit_code"] = int(sys.argv[5]); r["wall_s"] = int(sys.argv[6])
-if sys.argv[3]: r["timer"] = json.loads(sys.argv[3])["cudnn_call_timer"]
-print(json.dumps(r))' "$json" "$model" "$timed" "$line" "$rc" "$((SECONDS - t0))" >> "$RUNS"
-  printf '  %-22s %s %-12s bench=%s first %ss %s\n' "$model" "$dtype" "$label" "$bench" \
-    "$(grep -o '"first_iter_s": [0-9.]*' "$base.out" | tail -1 | cut -d' ' -f2)" "$line"
+  local rc=$?
+  keep_row "$base" "$rc" "$(printf '%-22s %s %-12s bench=%s' "$model" "$dtype" "$label" "$bench")" \
+    "model_name=$model" "exit_code=$rc" "wall_s=$((SECONDS - t0))"
 }
 
 # The searches the daemon logged after line $1 of its log: "SECONDS COUNT".

@@ -31,6 +31,7 @@ RUNS="$OUT/ab-runs.jsonl"
 mkdir -p "$OUT/runs" "$WORK"
 START=$SECONDS
 source "$HERE/gpu_daemon.sh"
+source "$HERE/keep_row.sh"
 start_bench_daemon ab
 
 # one MODEL DTYPE BENCH VARIANT [ENV...]: a fresh warm process; its JSON
@@ -44,22 +45,8 @@ one() {
     "$PY" "$HERE/pytorch_dropin_bench.py" run --model "$model" --dtype "$dtype" \
     --benchmark "$bench" --label "tunedb warm" --iters 2 --blocks 1 --warmup-s 0 \
     > "$base.out" 2> "$base.err"
-  local rc=$? json timed line
-  json=$(grep '^{' "$base.out" | tail -1)
-  timed=$(grep '^{"cudnn_call_timer"' "$base.err" | tail -1)
-  line=$(grep '^tunedb preload:' "$base.err" | tail -1)
-  if [[ -z "$json" ]]; then
-    echo "  $model $dtype bench=$bench $variant FAILED (exit $rc):"
-    tail -n 12 "$base.err" | sed 's/^/    /'
-    return 1
-  fi
-  "$PY" -c 'import json, sys
-r = json.loads(sys.argv[1]); r["model_name"] = sys.argv[2]; r["variant"] = sys.argv[3]
-r["preload"] = sys.argv[5]; r["round"] = int(sys.argv[6])
-if sys.argv[4]: r["timer"] = json.loads(sys.argv[4])["cudnn_call_timer"]
-print(json.dumps(r))' "$json" "$model" "$variant" "$timed" "$line" "$round" >> "$RUNS"
-  printf '  %-20s %s bench=%s %-32s first %ss %s\n' "$model" "$dtype" "$bench" "$variant" \
-    "$(grep -o '"first_iter_s": [0-9.]*' "$base.out" | tail -1 | cut -d' ' -f2)" "$line"
+  keep_row "$base" "$?" "$(printf '%-20s %s bench=%s %-32s' "$model" "$dtype" "$bench" "$variant")" \
+    "model_name=$model" "variant=$variant" "round=$round"
 }
 
 for pair in $PAIRS; do

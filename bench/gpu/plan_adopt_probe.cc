@@ -66,24 +66,34 @@ std::string LastError() {
   return why;
 }
 
-// A plan descriptor as a framework leaves it before finalizing: handle and
-// engine config set.
-std::optional<BackendDescriptor> CallerPlan(cudnnHandle_t handle,
-                                            cudnnBackendDescriptor_t config) {
+// A plan descriptor with only `handle` set, as the preload makes its
+// scratch descriptors and leaves the caller's (its engine config held back).
+std::optional<BackendDescriptor> HandleOnlyPlan(cudnnHandle_t handle) {
   absl::StatusOr<BackendDescriptor> d =
       CreateBackendDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
   if (!d.ok()) return std::nullopt;
   cudnnHandle_t h = handle;
   if (cudnnBackendSetAttribute(d->get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
                                CUDNN_TYPE_HANDLE, 1, &h) !=
-          CUDNN_STATUS_SUCCESS ||
+      CUDNN_STATUS_SUCCESS) {
+    return std::nullopt;
+  }
+  return *std::move(d);
+}
+
+// A plan descriptor as a framework leaves it before finalizing: handle and
+// engine config set.
+std::optional<BackendDescriptor> CallerPlan(cudnnHandle_t handle,
+                                            cudnnBackendDescriptor_t config) {
+  std::optional<BackendDescriptor> d = HandleOnlyPlan(handle);
+  if (!d.has_value() ||
       cudnnBackendSetAttribute(d->get(),
                                CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config) !=
           CUDNN_STATUS_SUCCESS) {
     return std::nullopt;
   }
-  return *std::move(d);
+  return d;
 }
 
 cudnnStatus_t SetBlob(cudnnBackendDescriptor_t d, const std::string& blob) {
@@ -130,21 +140,6 @@ std::string Check(const ConvProblem& p, CudnnConv& conv, cudnnHandle_t handle,
   const double diff = RelativeL2(*out, *legacy);
   const double tol = VerifyTolerance(p, MathType::kTensorOp);
   return diff <= tol ? "ok" : absl::StrCat("mismatch ", diff, " > ", tol);
-}
-
-// A plan descriptor with only `handle` set, as the preload makes its
-// scratch descriptors and leaves the caller's (its engine config held back).
-std::optional<BackendDescriptor> HandleOnlyPlan(cudnnHandle_t handle) {
-  absl::StatusOr<BackendDescriptor> d =
-      CreateBackendDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-  if (!d.ok()) return std::nullopt;
-  cudnnHandle_t h = handle;
-  if (cudnnBackendSetAttribute(d->get(), CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
-                               CUDNN_TYPE_HANDLE, 1, &h) !=
-      CUDNN_STATUS_SUCCESS) {
-    return std::nullopt;
-  }
-  return *std::move(d);
 }
 
 // A damaged blob loaded as the preload checks one: on a plan descriptor of
