@@ -24,8 +24,13 @@ double Cost(const AlgoResult& r) {
   return r.cost(LaunchMode::kDirect).median_ms;
 }
 
-// Whether `r` ran, with a time to compare.
-bool Ran(const AlgoResult& r) { return Meets(r, AnyConfig()) && Cost(r) > 0; }
+// Whether `r` ran, with a steady time to compare: screened or re-timed
+// (retimed). A config with only its Find time has the first run of its
+// kernels as its time (their loading included, up to 5x its steady cost on
+// the H200), and is not compared.
+bool Ran(const AlgoResult& r) {
+  return Meets(r, AnyConfig()) && Cost(r) > 0 && r.retimed;
+}
 
 // The time `record` measured for config `id`, or nullopt where it did not
 // time it (or it did not run).
@@ -46,14 +51,15 @@ const AlgoResult* Fastest(const Record& record) {
   return best;
 }
 
-// The heuristic's first choice that ran in `record`, or null.
+// The heuristic's first choice in `record` where it ran with a steady time,
+// else null.
 const AlgoResult* HeuristicPick(const Record& record) {
   const AlgoResult* pick = nullptr;
   for (const AlgoResult& r : record.results) {
-    if (r.heuristic_rank <= 0 || !Ran(r)) continue;
+    if (r.heuristic_rank <= 0 || r.status != AlgoStatus::kOk) continue;
     if (pick == nullptr || r.heuristic_rank < pick->heuristic_rank) pick = &r;
   }
-  return pick;
+  return pick != nullptr && Ran(*pick) ? pick : nullptr;
 }
 
 // Family-best: configs by mean log-regret over `tuned`, for configs timed in

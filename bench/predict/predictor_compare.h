@@ -3,7 +3,12 @@
 // keys are ordered by shape and every other one is held out; the rest are
 // the tuned set. For each held-out key, each predictor names a config, and
 // that config's time is read from the held-out key's own record (its search
-// timed every candidate it kept), against the fastest there:
+// timed every candidate it kept), against the fastest there. Only steady
+// times count (screened or re-timed results: AlgoResult::retimed); a
+// config with only its Find time, its kernels' first run, counts as not
+// timed, and a held-out key whose heuristic pick has no steady time is not
+// judged (records searched before the search re-timed cuDNN's first choice
+// often lack one):
 //   - "nearest": PredictFrom, the nearest tuned shapes' vote (the daemon's);
 //   - "family-best": learned from the tuned set, the config with the lowest
 //     mean log-regret over the family's tuned keys that timed it (in at

@@ -17,6 +17,7 @@ AlgoResult Timed(int algo, double ms, int heuristic_rank = 0) {
   r.launch.samples = 3;
   r.gpu.median_ms = ms;
   r.heuristic_rank = heuristic_rank;
+  r.retimed = true;
   return r;
 }
 
@@ -83,6 +84,24 @@ TEST(PredictorCompareTest, AHeldOutKeyWithoutTheHeuristicsPickIsNotJudged) {
   for (AlgoResult& r : held.results) r.heuristic_rank = 0;
   const auto groups = ComparePredictors({Made(8), held}, 1);
   EXPECT_TRUE(groups.empty());
+}
+
+TEST(PredictorCompareTest, FindTimesAreNotComparedAsIfTheyWereSteady) {
+  // At 12, algo 1 has only its Find time (its kernels' first run, 3x its
+  // steady cost): the nearest vote's algo 1 counts as not timed there and
+  // falls to a later candidate; the fastest steady time there is the
+  // heuristic's algo 3 (1.1; algo 2 takes 1.5).
+  Record held = Made(12);
+  held.results[0].launch.median_ms = 3.0;
+  held.results[0].retimed = false;
+  const auto groups = ComparePredictors({Made(8), held}, 1);
+  const PredictorScore& nearest = Score(groups, "nearest");
+  EXPECT_EQ(nearest.fallbacks, 1);
+  EXPECT_NEAR(nearest.geomean_ratio, 1.0, 1e-9);
+  // And a key whose heuristic pick has only its Find time is not judged.
+  Record unsteady = Made(12);
+  unsteady.results[2].retimed = false;
+  EXPECT_TRUE(ComparePredictors({Made(8), unsteady}, 1).empty());
 }
 
 }  // namespace
