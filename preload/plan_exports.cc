@@ -267,13 +267,11 @@ cudnnStatus_t Build(cudnnBackendDescriptor_t d,
   } else if (EnsureHandle(d, handle) != CUDNN_STATUS_SUCCESS) {
     why = "the caller's plan took no handle";
   } else if (LoadInto(d, *held->stored, real) != CUDNN_STATUS_SUCCESS) {
-    caller_refused.store(true, std::memory_order_relaxed);
-    Note(PlanEvent::kStoredRefused,
-         CudnnSays("cuDNN does not load it on the caller's plan: "));
     // cuDNN 9.19 keeps refusing this descriptor (the refused form stays
-    // set; an empty one set over it is refused too): the caller gets
-    // cuDNN's status, or its build where another cuDNN allows it.
-    return SetConfigAndBuild(d, held->config, real);
+    // set; an empty one set over it is refused too), so the build below
+    // gets cuDNN's status, or the build where another cuDNN allows it.
+    caller_refused.store(true, std::memory_order_relaxed);
+    why = CudnnSays("cuDNN does not load it on the caller's plan: ");
   } else {
     caller_loaded.store(true, std::memory_order_relaxed);
     Note(PlanEvent::kStoredLoaded);
