@@ -125,7 +125,7 @@ class Retimer {
 
   // cuDNN's first choice joins the first pool, outside the margin, held out
   // or not: Choose weighs the leader against it, and only samples taken
-  // alike can tell a 2 % gain. Returns whether it joined.
+  // alike can tell a 2 % gain. Returns 1 where it joined, else 0.
   int AddFirstChoice() {
     const AlgoResult* first = FirstChoiceOf(results_);
     if (first == nullptr || !first->retimed) return 0;
