@@ -51,7 +51,8 @@ double Median(std::vector<double> v) {
 }
 
 void ChoiceDiff::Add(const std::vector<Record>& from,
-                     const std::vector<Record>& to) {
+                     const std::vector<Record>& to,
+                     absl::string_view group_prefix) {
   std::map<std::string, const Record*> old;
   for (const Record& r : from) old[Unversioned(r.key)] = &r;
   for (const Record& r : to) {
@@ -82,7 +83,7 @@ void ChoiceDiff::Add(const std::vector<Record>& from,
         break;
       }
     }
-    groups[group_prefix + GroupOf(r.key)].push_back(std::move(c));
+    groups[absl::StrCat(group_prefix, GroupOf(r.key))].push_back(std::move(c));
   }
   only_from += static_cast<int64_t>(old.size());
 }

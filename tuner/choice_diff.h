@@ -41,17 +41,17 @@ struct KeyChange {
 };
 
 struct ChoiceDiff {
-  // Put before the name of each group Add makes, e.g. "resnet50 ".
-  std::string group_prefix;
-  // By group ("api op dtype", after group_prefix): the keys in both
+  // By group ("api op dtype", after Add's group_prefix): the keys in both
   // versions.
   std::map<std::string, std::vector<KeyChange>> groups;
   int64_t only_from = 0;  // keys stored for the old version alone
   int64_t only_to = 0;
   int64_t without_choice = 0;  // in both, but one side has no OK result
 
-  // Adds the records of both versions (keys differ only in cuDNN version).
-  void Add(const std::vector<Record>& from, const std::vector<Record>& to);
+  // Adds the records of both versions (keys differ only in cuDNN version),
+  // `group_prefix` (e.g. "resnet50 ") before each group's name.
+  void Add(const std::vector<Record>& from, const std::vector<Record>& to,
+           absl::string_view group_prefix = "");
 };
 
 }  // namespace tunedb::tuner

@@ -143,9 +143,8 @@ int RunDiff(CliContext& ctx, const DiffFlags& f) {
     d.Add(*old_records, *new_records);
   }
   for (const std::string& name : models->names()) {
-    d.group_prefix = name + " ";
     d.Add(OfModel(*old_records, *models, name),
-          OfModel(*new_records, *models, name));
+          OfModel(*new_records, *models, name), name + " ");
   }
   if (ctx.json()) {
     ctx.out() << DiffJson(d, f.keys).dump(1) << "\n";
