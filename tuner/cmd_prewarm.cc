@@ -117,21 +117,12 @@ void PlanBuilder::Add(const ConvProblem& p, const DeviceKey& d,
 
 int PlanBuilder::AddModels() {
   for (const std::string& name : f_.models) {
-    auto model = FindModel(name);
-    if (!model.ok())
-      return ctx_.Fail(absl::InvalidArgumentError(
-          absl::StrCat("--model: ", model.status().message())));
-    std::vector<int64_t> input;
-    if (!f_.input.empty()) {
-      auto parsed = ParseInputSize(f_.input, (*model)->spatial_dims);
-      if (!parsed.ok()) return ctx_.Fail(parsed.status());
-      input = *parsed;
-    }
-    auto built = BuildModel(**model, input);
+    absl::StatusOr<BuiltModel> built = BuildModelFlag(name, f_.input);
     if (!built.ok()) return ctx_.Fail(built.status());
+    const ModelInfo& model = *built->info;
     for (const ProblemOptions& o : combos_) {
-      for (const PlannedProblem& p : LayerProblems(
-               built->layers, (*model)->spatial_dims, o, (*model)->name)) {
+      for (const PlannedProblem& p :
+           LayerProblems(built->layers, model.spatial_dims, o, model.name)) {
         Add(p.problem, default_device_, p.source);
       }
     }

@@ -1,6 +1,5 @@
 #include "tuner/model_matcher.h"
 
-#include "absl/strings/str_cat.h"
 #include "tuner/models.h"
 #include "tuner/training_problems.h"
 
@@ -30,33 +29,15 @@ absl::StatusOr<ModelMatcher> ModelMatcher::Create(
     const std::vector<std::string>& models, const std::string& input) {
   ModelMatcher m;
   for (const std::string& name : models) {
-    absl::StatusOr<const ModelInfo*> model = FindModel(name);
-    if (!model.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--model: ", model.status().message()));
-    }
-    std::vector<int64_t> size;
-    if (!input.empty()) {
-      absl::StatusOr<std::vector<int64_t>> parsed =
-          ParseInputSize(input, (*model)->spatial_dims);
-      if (!parsed.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--input: ", parsed.status().message()));
-      }
-      size = *std::move(parsed);
-    }
-    absl::StatusOr<BuiltModel> built = BuildModel(**model, size);
-    if (!built.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input: ", built.status().message()));
-    }
+    absl::StatusOr<BuiltModel> built = BuildModelFlag(name, input);
+    if (!built.ok()) return built.status();
+    const ModelInfo& model = *built->info;
     std::set<std::string> shapes;
-    for (const PlannedProblem& p :
-         LayerProblems(built->layers, (*model)->spatial_dims,
-                       ProblemOptions{}, (*model)->name)) {
+    for (const PlannedProblem& p : LayerProblems(
+             built->layers, model.spatial_dims, ProblemOptions{}, model.name)) {
       shapes.insert(GeometryOf(p.problem));
     }
-    m.models_.emplace_back((*model)->name, std::move(shapes));
+    m.models_.emplace_back(model.name, std::move(shapes));
   }
   return m;
 }

@@ -25,8 +25,8 @@ namespace tunedb::tuner {
 class ModelMatcher {
  public:
   // The layers of `models` (built-in names, `tunedb models`) at `input`
-  // ("" for each model's default). INVALID_ARGUMENT naming the flag for a
-  // name or input that does not build.
+  // ("" for each model's default). INVALID_ARGUMENT for a name or input
+  // that does not build (BuildModelFlag).
   static absl::StatusOr<ModelMatcher> Create(
       const std::vector<std::string>& models, const std::string& input);
 

@@ -113,4 +113,21 @@ absl::StatusOr<BuiltModel> BuildModel(const ModelInfo& model,
   return built;
 }
 
+absl::StatusOr<BuiltModel> BuildModelFlag(absl::string_view name,
+                                          absl::string_view input) {
+  absl::StatusOr<const ModelInfo*> model = FindModel(name);
+  if (!model.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--model: ", model.status().message()));
+  }
+  std::vector<int64_t> size;
+  if (!input.empty()) {
+    absl::StatusOr<std::vector<int64_t>> parsed =
+        ParseInputSize(input, (*model)->spatial_dims);
+    if (!parsed.ok()) return parsed.status();
+    size = *std::move(parsed);
+  }
+  return BuildModel(**model, size);
+}
+
 }  // namespace tunedb::tuner

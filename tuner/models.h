@@ -53,6 +53,12 @@ absl::StatusOr<BuiltModel> BuildModel(const ModelInfo& model,
 absl::StatusOr<std::vector<int64_t>> ParseInputSize(absl::string_view text,
                                                     int spatial_dims);
 
+// The model a command's `--model NAME` names, built at its `--input INPUT`
+// ("" for the model's default): INVALID_ARGUMENT naming --model for a name
+// that is not built in; ParseInputSize's or BuildModel's error otherwise.
+absl::StatusOr<BuiltModel> BuildModelFlag(absl::string_view name,
+                                          absl::string_view input);
+
 }  // namespace tunedb::tuner
 
 #endif  // TUNEDB_TUNER_MODELS_H_
