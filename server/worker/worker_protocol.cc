@@ -139,6 +139,15 @@ void ToProto(const SearchResult& result, worker::Response* out) {
   out->set_repeats(result.repeats);
   out->set_workspace_cap_bytes(result.workspace_cap_bytes);
   out->set_verified(result.verified);
+  const SearchPhases& p = result.phases;
+  worker::Phases* phases = out->mutable_phases();
+  phases->set_setup_ms(p.setup_ms);
+  phases->set_find_ms(p.find_ms);
+  phases->set_heuristics_ms(p.heuristics_ms);
+  phases->set_screen_ms(p.screen_ms);
+  phases->set_retime_ms(p.retime_ms);
+  phases->set_verify_ms(p.verify_ms);
+  phases->set_plans_loaded(p.plans_loaded);
 }
 
 absl::StatusOr<SearchResult> FromProto(const worker::Response& in) {
@@ -154,6 +163,14 @@ absl::StatusOr<SearchResult> FromProto(const worker::Response& in) {
   result.repeats = in.repeats();
   result.workspace_cap_bytes = in.workspace_cap_bytes();
   result.verified = in.verified();
+  const worker::Phases& phases = in.phases();
+  result.phases.setup_ms = phases.setup_ms();
+  result.phases.find_ms = phases.find_ms();
+  result.phases.heuristics_ms = phases.heuristics_ms();
+  result.phases.screen_ms = phases.screen_ms();
+  result.phases.retime_ms = phases.retime_ms();
+  result.phases.verify_ms = phases.verify_ms();
+  result.phases.plans_loaded = phases.plans_loaded();
   return result;
 }
 
