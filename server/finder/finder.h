@@ -46,19 +46,36 @@ struct SearchOptions {
   // configs the problem's policy allows). Default 3 (why:
   // docs/revalidation.md).
   int first_choices = 3;
+  // A search again of a key stored for the same device and cuDNN version
+  // (docs/graph-api.md, "Searching again"): configs its stored record has far behind the
+  // leader, which a graph-API search does not build or run again; the
+  // tuning core carries their stored results into the new record. cuDNN's
+  // first choices always run. Default: empty, every config runs.
+  std::vector<AlgoResult> far_behind;
 };
+
+// Whether two results are of one config (algorithm, math type and knobs).
+inline bool SameConfig(const AlgoResult& a, const AlgoResult& b) {
+  return a.algo == b.algo && a.math_type == b.math_type && a.knobs == b.knobs;
+}
+
+// Whether `list` holds `r`'s config.
+inline bool ListsConfig(const std::vector<AlgoResult>& list,
+                        const AlgoResult& r) {
+  for (const AlgoResult& c : list) {
+    if (SameConfig(c, r)) return true;
+  }
+  return false;
+}
 
 // Whether `r`'s config is one a search under `options` times, cuDNN's
 // first choices aside (each finder adds its own): every config in a full
-// search; in a revalidation, those in options.retime_only.
+// search but those options.far_behind lists; in a revalidation, those in
+// options.retime_only.
 inline bool Retimes(const SearchOptions& options, const AlgoResult& r) {
+  if (ListsConfig(options.far_behind, r)) return false;
   if (options.retime_only.empty()) return true;
-  for (const AlgoResult& c : options.retime_only) {
-    if (c.algo == r.algo && c.math_type == r.math_type && c.knobs == r.knobs) {
-      return true;
-    }
-  }
-  return false;
+  return ListsConfig(options.retime_only, r);
 }
 
 // Where a search's wall time went, in milliseconds. CudnnFinder fills it;

@@ -1,22 +1,13 @@
 #include "server/tuning/revalidation.h"
 
-#include <algorithm>
 #include <optional>
 
 #include "common/caller_filters.h"
 #include "common/record_results.h"
+#include "server/finder/finder.h"
 
 namespace tunedb {
 namespace {
-
-bool SameConfig(const AlgoResult& a, const AlgoResult& b) {
-  return a.algo == b.algo && a.math_type == b.math_type && a.knobs == b.knobs;
-}
-
-bool Listed(const std::vector<AlgoResult>& list, const AlgoResult& r) {
-  return std::any_of(list.begin(), list.end(),
-                     [&](const AlgoResult& c) { return SameConfig(c, r); });
-}
 
 // `r` as a config to re-time: what identifies it and what a caller's
 // constraints read (notes, determinism), nothing measured.
@@ -54,7 +45,7 @@ const Record* RevalidationSource(const ProblemKey& key, int from_cudnn,
 std::vector<AlgoResult> RevalidationCandidates(const Record& source) {
   std::vector<AlgoResult> out;
   auto add = [&out](const AlgoResult& r) {
-    if (!Listed(out, r)) out.push_back(ConfigOf(r));
+    if (!ListsConfig(out, r)) out.push_back(ConfigOf(r));
   };
   int top = 0;
   for (const AlgoResult& r : source.results) {  // fastest first
@@ -78,7 +69,7 @@ RevalidationVerdict JudgeRevalidation(const Record& source,
   const AlgoResult* best_new = nullptr;  // fastest of cuDNN's new choices
   for (const AlgoResult& r : retimed) {
     if (r.status != AlgoStatus::kOk) continue;
-    const AlgoResult*& best = Listed(candidates, r) ? best_old : best_new;
+    const AlgoResult*& best = ListsConfig(candidates, r) ? best_old : best_new;
     if (best == nullptr || DirectMs(r) < DirectMs(*best)) best = &r;
   }
   if (best_old == nullptr) {

@@ -234,12 +234,11 @@ absl::StatusOr<std::shared_ptr<const Record>> TuningCore::Stored(
   return shared;
 }
 
-std::vector<AlgoResult> TuningCore::StoredPlans(const ValidKey& key) {
+std::vector<AlgoResult> TuningCore::StoredPlans(const ValidKey& key,
+                                                const Record& record) {
   std::vector<AlgoResult> plans;
   if (key.problem().api != ConvApi::kGraph) return plans;
-  absl::StatusOr<std::shared_ptr<const Record>> record = Stored(key);
-  if (!record.ok() || *record == nullptr) return plans;
-  for (const AlgoResult& r : (*record)->results) {
+  for (const AlgoResult& r : record.results) {
     if (r.plan.empty()) continue;
     AlgoResult p;
     p.algo = r.algo;
@@ -546,8 +545,14 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
       auto stored = std::make_shared<const Record>(std::move(record));
       cache_.Put(pending->key.text(), stored);
       families_.Forget(pending->key.key());
-      spdlog::info("searched {} on device {} in {:.1f} ms ({} algorithms)",
-                   pending->key.HashText(), index, ms, stored->results.size());
+      const SearchPhases& p = found->phases;
+      spdlog::info(
+          "searched {} on device {} in {:.1f} ms ({} algorithms; setup {:.0f}, "
+          "find {:.0f} (heuristics {:.0f}), screen {:.0f}, retime {:.0f}, "
+          "verify {:.0f} ms; {} stored plans loaded)",
+          pending->key.HashText(), index, ms, stored->results.size(),
+          p.setup_ms, p.find_ms, p.heuristics_ms, p.screen_ms, p.retime_ms,
+          p.verify_ms, p.plans_loaded);
       result = std::move(stored);
     }
   }
@@ -620,8 +625,16 @@ absl::StatusOr<SearchResult> TuningCore::Search(int index,
                    pending.key.HashText(), pending.revalidate_from);
     }
   }
-  search.stored_plans = StoredPlans(pending.key);
-  return finder_->Search(index, pending.key.problem(), search);
+  absl::StatusOr<std::shared_ptr<const Record>> stored = Stored(pending.key);
+  if (stored.ok() && *stored != nullptr) {
+    search.stored_plans = StoredPlans(pending.key, **stored);
+    search.far_behind = FarBehind(**stored, options_.far_behind_factor,
+                                  search.first_choices);
+  }
+  absl::StatusOr<SearchResult> found =
+      finder_->Search(index, pending.key.problem(), search);
+  if (found.ok()) CarryFarBehind(search.far_behind, found->results);
+  return found;
 }
 
 void TuningCore::Complete(const std::shared_ptr<Pending>& pending,

@@ -54,6 +54,7 @@
 #include "server/tuning/version_predictor.h"
 #include "server/tuning/reported_counters.h"
 #include "server/tuning/revalidation.h"
+#include "server/tuning/search_again.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
@@ -165,6 +166,10 @@ class TuningCore {
     // How often a device whose queue holds only kWhenIdle searches asks
     // gpu_use again while the GPU is in use. Default 1 s.
     absl::Duration idle_poll = absl::Seconds(1);
+    // A search again of a stored graph-API key does not run the configs its
+    // record has this many times behind the leader (search_again.h); 0 runs
+    // every config. Default kFarBehindFactor.
+    double far_behind_factor = kFarBehindFactor;
   };
 
   // Takes the finder's device list at construction; `store`, `finder` and
@@ -276,12 +281,12 @@ class TuningCore {
   // The stored record for `key` (memory first, then the store), or nullptr;
   // also nullptr (logged) when its row cannot be read.
   absl::StatusOr<std::shared_ptr<const Record>> Stored(const ValidKey& key);
-  // The plans an earlier search of graph-API `key` kept, opened
+  // The plans an earlier search of graph-API `key` kept in `record`, opened
   // (SearchOptions::stored_plans): a search again (forced, stale, after a
   // restart, or on another host of the fleet) loads them instead of
-  // compiling. None for legacy keys, nothing stored, or plans that do not
-  // open.
-  std::vector<AlgoResult> StoredPlans(const ValidKey& key);
+  // compiling. None for legacy keys or plans that do not open.
+  std::vector<AlgoResult> StoredPlans(const ValidKey& key,
+                                      const Record& record);
   // An answer from a stored record, counted as a hit.
   TuneAnswer Serve(std::shared_ptr<const Record> record,
                    const Constraints& constraints);

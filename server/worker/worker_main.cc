@@ -103,8 +103,9 @@ bool IsFatal(const absl::Status& s) {
 }
 
 // The search options a request carries. A stored plan that does not decode
-// is only not loaded; a config to re-time that does not decode fails the
-// request: a revalidation must not quietly time fewer configs than asked.
+// is only not loaded, a far-behind config only runs; a config to re-time
+// that does not decode fails the request: a revalidation must not quietly
+// time fewer configs than asked.
 absl::StatusOr<SearchOptions> OptionsOf(const worker::Request& request) {
   SearchOptions options;
   options.workspace_cap_bytes = request.workspace_cap_bytes();
@@ -120,6 +121,10 @@ absl::StatusOr<SearchOptions> OptionsOf(const worker::Request& request) {
           absl::StrCat("retime_only: ", r.status().message()));
     }
     options.retime_only.push_back(*std::move(r));
+  }
+  for (const v1::AlgoResult& wire : request.far_behind()) {
+    absl::StatusOr<AlgoResult> r = FromProto(wire);
+    if (r.ok()) options.far_behind.push_back(*std::move(r));
   }
   return options;
 }

@@ -367,6 +367,9 @@ absl::StatusOr<SearchResult> WorkerSupervisor::Search(
   for (const AlgoResult& r : options.retime_only) {
     ToProto(r, request.add_retime_only());
   }
+  for (const AlgoResult& r : options.far_behind) {
+    ToProto(r, request.add_far_behind());
+  }
   absl::Status s = WriteFrame(w.proc.fd, request);
   if (!s.ok()) {
     const std::string how = Reap(w.proc, true, absl::Seconds(2));

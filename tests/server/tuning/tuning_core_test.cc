@@ -34,8 +34,13 @@ class RecordingFinder final : public Finder {
       absl::MutexLock lock(&mu_);
       stored_plans_.push_back(options.stored_plans);
       retime_only_.push_back(options.retime_only);
+      far_behind_.push_back(options.far_behind);
     }
-    return inner_->Search(device_index, problem, options);
+    absl::StatusOr<SearchResult> found =
+        inner_->Search(device_index, problem, options);
+    absl::MutexLock lock(&mu_);
+    returned_.push_back(found.ok() ? found->results.size() : 0);
+    return found;
   }
   // The stored plans of each search so far, in order.
   std::vector<std::vector<AlgoResult>> stored_plans() const {
@@ -47,12 +52,24 @@ class RecordingFinder final : public Finder {
     absl::MutexLock lock(&mu_);
     return retime_only_;
   }
+  // The configs each search so far was not to run, in order.
+  std::vector<std::vector<AlgoResult>> far_behind() const {
+    absl::MutexLock lock(&mu_);
+    return far_behind_;
+  }
+  // How many results each search so far returned, in order.
+  std::vector<size_t> returned() const {
+    absl::MutexLock lock(&mu_);
+    return returned_;
+  }
 
  private:
   Finder* const inner_;
   mutable absl::Mutex mu_;
   std::vector<std::vector<AlgoResult>> stored_plans_ ABSL_GUARDED_BY(mu_);
   std::vector<std::vector<AlgoResult>> retime_only_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::vector<AlgoResult>> far_behind_ ABSL_GUARDED_BY(mu_);
+  std::vector<size_t> returned_ ABSL_GUARDED_BY(mu_);
 };
 
 // A GPU-use test double: which device ordinals a "program" uses, and how
@@ -306,6 +323,66 @@ TEST_F(TuningCoreTest, ASearchAgainIsGivenThePlansTheLastOneKeptOpened) {
   }
   EXPECT_TRUE(given[2].empty());
   EXPECT_TRUE(given[3].empty());
+}
+
+TEST_F(TuningCoreTest, ASearchAgainSkipsConfigsFarBehindAndKeepsTheirResults) {
+  // The simulated model's configs lie within 5x of each other.
+  TuningCore::Options options;
+  options.far_behind_factor = 1.5;
+  Start("", options);
+  ConvProblem graph = TestProblem(8);
+  graph.api = ConvApi::kGraph;
+  graph.alignment = 16;
+  auto first = Tune(graph);
+  ASSERT_TRUE(first.ok()) << first.status();
+  const std::vector<AlgoResult> behind =
+      FarBehind(*first->record, 1.5, SearchOptions().first_choices);
+  ASSERT_FALSE(behind.empty()) << "the model has no config 1.5x behind";
+  auto again = Tune(graph, absl::Seconds(30), /*force=*/true);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_TRUE(again->searched);
+  // The legacy key of the same convolution runs every config again.
+  ASSERT_TRUE(Tune(TestProblem(8)).ok());
+  ASSERT_TRUE(Tune(TestProblem(8), absl::Seconds(30), /*force=*/true).ok());
+
+  const std::vector<std::vector<AlgoResult>> asked = recording_->far_behind();
+  const std::vector<size_t> returned = recording_->returned();
+  ASSERT_EQ(asked.size(), 4u);
+  EXPECT_TRUE(asked[0].empty());  // nothing stored yet
+  ASSERT_EQ(asked[1].size(), behind.size());
+  for (size_t i = 0; i < behind.size(); ++i) {
+    EXPECT_TRUE(SameConfig(asked[1][i], behind[i]));
+  }
+  EXPECT_EQ(returned[1] + behind.size(), returned[0]);  // not run
+  // Carried into the new record as stored, with every config run.
+  ASSERT_EQ(again->record->results.size(), first->record->results.size());
+  for (const AlgoResult& r : behind) {
+    const AlgoResult* kept = nullptr;
+    for (const AlgoResult& n : again->record->results) {
+      if (SameConfig(n, r)) kept = &n;
+    }
+    ASSERT_NE(kept, nullptr);
+    EXPECT_EQ(kept->launch.median_ms, r.launch.median_ms);
+    EXPECT_EQ(kept->status, AlgoStatus::kOk);
+  }
+  EXPECT_TRUE(asked[2].empty());
+  EXPECT_TRUE(asked[3].empty());
+  EXPECT_EQ(returned[3], returned[2]);
+}
+
+TEST_F(TuningCoreTest, WithTheFactorAtZeroASearchAgainRunsEveryConfig) {
+  TuningCore::Options options;
+  options.far_behind_factor = 0;
+  Start("", options);
+  ConvProblem graph = TestProblem(8);
+  graph.api = ConvApi::kGraph;
+  graph.alignment = 16;
+  ASSERT_TRUE(Tune(graph).ok());
+  ASSERT_TRUE(Tune(graph, absl::Seconds(30), /*force=*/true).ok());
+  const std::vector<size_t> returned = recording_->returned();
+  ASSERT_EQ(returned.size(), 2u);
+  EXPECT_EQ(returned[1], returned[0]);
+  EXPECT_TRUE(recording_->far_behind()[1].empty());
 }
 
 // Revalidation (revalidation.h): the same graph problem stored under cuDNN

@@ -1,0 +1,58 @@
+#include "server/tuning/search_again.h"
+
+#include <optional>
+
+#include "common/caller_filters.h"
+#include "common/record_results.h"
+#include "server/finder/finder.h"
+
+namespace tunedb {
+
+std::vector<AlgoResult> FarBehind(const Record& stored, double factor,
+                                  int first_choices) {
+  std::vector<AlgoResult> out;
+  if (factor <= 1 || stored.key.problem.api != ConvApi::kGraph ||
+      stored.timing_version < kCurrentTimingVersion) {
+    return out;
+  }
+  const AlgoResult* fastest = nullptr;
+  for (const AlgoResult& r : stored.results) {
+    if (r.status != AlgoStatus::kOk) continue;
+    if (fastest == nullptr || r.cost(LaunchMode::kDirect).median_ms <
+                                  fastest->cost(LaunchMode::kDirect).median_ms) {
+      fastest = &r;
+    }
+  }
+  if (fastest == nullptr) return out;
+  const double limit = fastest->cost(LaunchMode::kDirect).median_ms * factor;
+  if (limit <= 0) return out;
+  std::vector<AlgoResult> chosen;
+  for (const CallerFilter& f : FrameworkFilters(stored.key.problem.input_type)) {
+    if (std::optional<AlgoResult> c = Choose(stored, f.constraints)) {
+      chosen.push_back(*std::move(c));
+    }
+  }
+  for (const AlgoResult& r : stored.results) {
+    if (r.status != AlgoStatus::kOk ||
+        r.cost(LaunchMode::kDirect).median_ms < limit ||
+        (r.heuristic_rank > 0 && r.heuristic_rank <= first_choices) ||
+        ListsConfig(chosen, r)) {
+      continue;
+    }
+    AlgoResult behind = r;
+    behind.plan.clear();
+    out.push_back(std::move(behind));
+  }
+  return out;
+}
+
+void CarryFarBehind(const std::vector<AlgoResult>& far_behind,
+                    std::vector<AlgoResult>& results) {
+  const std::vector<AlgoResult> returned = results;
+  for (const AlgoResult& r : far_behind) {
+    if (!ListsConfig(returned, r)) results.push_back(r);
+  }
+  SortResults(results);
+}
+
+}  // namespace tunedb
