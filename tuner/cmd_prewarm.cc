@@ -440,20 +440,6 @@ void AddRunFlags(CLI::App* cmd, PrewarmFlags* flags) {
                   "(the device part of a key: `tunedb devices` lists its fields)");
 }
 
-void AddFleetFlags(CLI::App* cmd, PrewarmFlags* flags) {
-  cmd->add_option("--fleet", flags->fleet.url,
-                  "Fleet database URL: queue the problems as fleet jobs that "
-                  "every daemon serving the device runs, and show fleet-wide "
-                  "progress (docs/fleet.md); rerun to resume");
-  cmd->add_option("--fleet-password-file", flags->fleet.password_file,
-                  "libpq password file for --fleet");
-  cmd->add_option("--fleet-batch", flags->fleet.batch,
-                  "Name of the fleet batch (default: named after its "
-                  "problems, so the same command resumes it)");
-  cmd->add_flag("!--no-wait", flags->fleet.wait,
-                "With --fleet: queue the jobs and return without waiting");
-}
-
 // `tunedb pin make`: the plan's answers from the daemon's records into the
 // pin `out` (merged with a pin already there, whose answers stay).
 int MakePin(CliContext& ctx, const PrewarmFlags& f, const std::string& out,
@@ -553,7 +539,7 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
       "ones; rerun to resume)");
   AddProblemFlags(cmd, flags.get());
   AddRunFlags(cmd, flags.get());
-  AddFleetFlags(cmd, flags.get());
+  AddFleetFlags(cmd, &flags->fleet);
   cmd->add_flag("--dry-run", flags->dry_run,
                 "List the problems that would be tuned; contact no daemon");
   cmd->callback([&ctx, flags, exit_code] {

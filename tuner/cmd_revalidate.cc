@@ -7,7 +7,8 @@
 // change), full searches needed, and the time spent. Records of the old
 // version are only read. Keys already stored for the new version are
 // skipped, so an interrupted run resumes where it stopped. --model keeps the
-// problems that are layers of built-in models (ModelMatcher).
+// problems that are layers of built-in models (ModelMatcher). --fleet
+// queues the keys as fleet revalidation jobs instead (fleet_prewarm.h).
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -24,6 +25,7 @@
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/filter_flags.h"
+#include "tuner/fleet_prewarm.h"
 #include "tuner/interrupt.h"
 #include "tuner/model_matcher.h"
 #include "tuner/prewarm_runner.h"
@@ -43,6 +45,7 @@ struct RevalidateFlags {
   int64_t limit = 0;
   int window = 8;
   bool no_progress = false;
+  FleetPrewarmFlags fleet;  // --fleet: the keys become fleet jobs
 };
 
 struct RevalidateResult {
@@ -173,6 +176,22 @@ void Classify(RevalidateResult& r, const Record& source, const Record& fresh,
   revalidated.push_back(fresh);
 }
 
+// --fleet: every daemon serving the new version's device runs the keys as
+// revalidation jobs, each from the old record in its store or the fleet's.
+// What each job kept or changed is in its host's records (`tunedb diff`).
+int RevalidateOnFleet(CliContext& ctx, const RevalidateFlags& f,
+                      const std::vector<PrewarmItem>& items, int from) {
+  std::vector<ProblemKey> keys;
+  for (const PrewarmItem& item : items) keys.push_back(item.key);
+  if (f.limit > 0 && static_cast<int64_t>(keys.size()) > f.limit) {
+    keys.resize(f.limit);
+  }
+  FleetPrewarmFlags fleet = f.fleet;
+  fleet.progress = !f.no_progress;
+  ScopedSigintHandler sigint(ctx.io().handle_signals);
+  return RunFleetPrewarm(ctx, fleet, keys, from);
+}
+
 int RunRevalidate(CliContext& ctx, const RevalidateFlags& f) {
   const absl::Time start = absl::Now();
   absl::StatusOr<int> from = ParseCudnnVersionFlag(f.from);
@@ -216,6 +235,7 @@ int RunRevalidate(CliContext& ctx, const RevalidateFlags& f) {
             << CudnnVersionText(*from) << " to revalidate for "
             << to->gpu_model << ", cuDNN "
             << CudnnVersionText(to->cudnn_version) << "\n";
+  if (!f.fleet.url.empty()) return RevalidateOnFleet(ctx, f, items, *from);
 
   std::vector<Record> sources, revalidated;
   PrewarmOptions options;
@@ -286,6 +306,7 @@ void AddRevalidateCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   cmd->add_flag("--no-progress", flags->no_progress, "No progress bar");
   AddModelFlags(cmd, &flags->models, &flags->input);
   AddFilterFlags(cmd, &flags->filter);
+  AddFleetFlags(cmd, &flags->fleet);
   cmd->callback(
       [&ctx, flags, exit_code] { *exit_code = RunRevalidate(ctx, *flags); });
 }

@@ -25,12 +25,31 @@ std::string Detail(const FleetBatchProgress& p) {
 
 }  // namespace
 
-std::string FleetBatchName(const std::vector<ProblemKey>& keys) {
+void AddFleetFlags(CLI::App* cmd, FleetPrewarmFlags* flags) {
+  cmd->add_option("--fleet", flags->url,
+                  "Fleet database URL: queue the problems as fleet jobs that "
+                  "every daemon serving the device runs, and show fleet-wide "
+                  "progress (docs/fleet.md); rerun to resume");
+  cmd->add_option("--fleet-password-file", flags->password_file,
+                  "libpq password file for --fleet");
+  cmd->add_option("--fleet-batch", flags->batch,
+                  "Name of the fleet batch (default: named after its "
+                  "problems, so the same command resumes it)");
+  cmd->add_flag("!--no-wait", flags->wait,
+                "With --fleet: queue the jobs and return without waiting");
+}
+
+std::string FleetBatchName(const std::vector<ProblemKey>& keys,
+                           int revalidate_from) {
   std::vector<std::string> texts;
   for (const ProblemKey& k : keys) texts.push_back(k.ToText());
   std::sort(texts.begin(), texts.end());
   std::string all;
   for (const std::string& t : texts) absl::StrAppend(&all, t, "\n");
+  if (revalidate_from != 0) {
+    return absl::StrCat("revalidate-", revalidate_from, "-",
+                        KeyHashText(KeyTextHash(all)));
+  }
   return absl::StrCat("prewarm-", KeyHashText(KeyTextHash(all)));
 }
 
@@ -38,6 +57,7 @@ namespace {
 
 // What a fleet prewarm shows: the batch, what was queued, where it stands.
 struct FleetPrewarmResult {
+  std::string what;  // "prewarm" or "revalidation"
   std::string batch;
   FleetEnqueued enqueued;
   FleetBatchProgress progress;
@@ -59,7 +79,7 @@ nlohmann::json FleetPrewarmToJson(const FleetPrewarmResult& r) {
 
 void PrintFleetPrewarm(const FleetPrewarmResult& r, std::ostream& out) {
   const FleetBatchProgress& p = r.progress;
-  out << "fleet prewarm summary (" << r.batch << ")\n";
+  out << "fleet " << r.what << " summary (" << r.batch << ")\n";
   PrintKeyValues(out, {{"  jobs", absl::StrCat(p.total())},
                        {"  done", absl::StrCat(p.done)},
                        {"  searched (others were stored already)",
@@ -96,15 +116,17 @@ absl::Status FollowBatch(CliContext& ctx, const FleetPrewarmFlags& flags,
 }  // namespace
 
 int RunFleetPrewarm(CliContext& ctx, const FleetPrewarmFlags& flags,
-                    const std::vector<ProblemKey>& keys) {
+                    const std::vector<ProblemKey>& keys, int revalidate_from) {
   FleetOptions options;
   options.url = flags.url;
   options.password_file = flags.password_file;
   auto jobs = FleetJobs::Open(options);
   if (!jobs.ok()) return ctx.Fail(jobs.status());
   FleetPrewarmResult result;
-  result.batch = flags.batch.empty() ? FleetBatchName(keys) : flags.batch;
-  auto enqueued = (*jobs)->Enqueue(result.batch, keys);
+  result.what = revalidate_from != 0 ? "revalidation" : "prewarm";
+  result.batch = flags.batch.empty() ? FleetBatchName(keys, revalidate_from)
+                                     : flags.batch;
+  auto enqueued = (*jobs)->Enqueue(result.batch, keys, revalidate_from);
   if (!enqueued.ok()) return ctx.Fail(enqueued.status());
   result.enqueued = *enqueued;
   ctx.err() << "fleet batch " << result.batch << " on " << (*jobs)->display()

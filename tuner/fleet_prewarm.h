@@ -3,7 +3,8 @@
 // their device, then shows the batch's fleet-wide progress until no job is
 // queued or running. The batch is named after its keys unless
 // --fleet-batch names it, so running the same command again resumes it:
-// done jobs stay done, failed ones are queued again.
+// done jobs stay done, failed ones are queued again. `tunedb revalidate
+// --fleet` queues revalidations the same way.
 //
 // Thread safety: runs on the CLI's thread.
 #ifndef TUNEDB_TUNER_FLEET_PREWARM_H_
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "tunedb/problem.h"
 #include "tuner/cli_context.h"
 
@@ -26,12 +28,19 @@ struct FleetPrewarmFlags {
   bool progress = true;
 };
 
-// The default batch name of `keys`: "prewarm-" and a hash of their texts.
-std::string FleetBatchName(const std::vector<ProblemKey>& keys);
+// --fleet, --fleet-password-file, --fleet-batch and --no-wait on `cmd`.
+void AddFleetFlags(CLI::App* cmd, FleetPrewarmFlags* flags);
 
-// Enqueues `keys` and follows the batch; returns the exit code.
+// The default batch name of `keys`: "prewarm-" and a hash of their texts;
+// for a revalidation, "revalidate-", the old version and the hash.
+std::string FleetBatchName(const std::vector<ProblemKey>& keys,
+                           int revalidate_from = 0);
+
+// Enqueues `keys` (with `revalidate_from`, a cuDNN version: as
+// revalidations from it) and follows the batch; returns the exit code.
 int RunFleetPrewarm(CliContext& ctx, const FleetPrewarmFlags& flags,
-                    const std::vector<ProblemKey>& keys);
+                    const std::vector<ProblemKey>& keys,
+                    int revalidate_from = 0);
 
 }  // namespace tunedb::tuner
 

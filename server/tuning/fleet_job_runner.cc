@@ -76,8 +76,10 @@ void FleetJobRunner::RunLoop() {
       absl::MutexLock lock(&mu_);
       running_.insert(job.id);
     }
+    TuneMode mode;
+    mode.revalidate_from_cudnn = job.revalidate_from;
     absl::StatusOr<TuneAnswer> answer =
-        core_->Tune(job.key.problem, job.key.device, Constraints{}, TuneMode{},
+        core_->Tune(job.key.problem, job.key.device, Constraints{}, mode,
                     absl::InfiniteFuture(), stopping);
     {
       absl::MutexLock lock(&mu_);

@@ -1,6 +1,8 @@
 // FleetJobRunner: runs fleet prewarm jobs (store/fleet/fleet_jobs.h) on this
 // daemon. Its threads claim jobs for the devices the core serves, run each
-// as a Tune (a key stored here or in the fleet is a hit, not a search),
+// as a Tune (a key stored here or in the fleet is a hit, not a search; a
+// revalidation job's Tune revalidates from the job's cuDNN version, with
+// the old record from this daemon's store or else from the fleet),
 // renew the jobs' leases while they run, and finish them: done, or queued
 // again after an error until max_attempts. A job this daemon holds when it
 // stops or dies is taken by another daemon once its lease expires.

@@ -589,8 +589,15 @@ std::optional<Record> TuningCore::RevalidationSourceOf(const ValidKey& key,
     return std::nullopt;
   }
   const Record* source = RevalidationSource(key.key(), from, *others);
-  if (source == nullptr) return std::nullopt;
-  return *source;
+  if (source != nullptr) return *source;
+  // A fleet host that never held the old version's records: the fleet's
+  // record of the same problem under it (same CUDA runtime), if any.
+  if (fleet_ == nullptr) return std::nullopt;
+  ProblemKey old = key.key();
+  old.device.cudnn_version = from;
+  absl::StatusOr<ValidKey> old_key = ValidKey::Make(old);
+  if (!old_key.ok()) return std::nullopt;
+  return fleet_->Fetch(*old_key);
 }
 
 absl::StatusOr<SearchResult> TuningCore::Search(int index,

@@ -263,7 +263,9 @@ class TuningCore {
   // `key`'s problem on its GPU model under other cuDNN versions (at most
   // kOtherVersionsRead records), for predictions and revalidations.
   absl::StatusOr<std::vector<Record>> OtherVersions(const ValidKey& key);
-  // The record `key`'s problem has under cuDNN `from`, or nullopt.
+  // The record `key`'s problem has under cuDNN `from` in the store, else
+  // (with a fleet) the fleet's record of it under `from` and the same CUDA
+  // runtime; nullopt where there is none.
   std::optional<Record> RevalidationSourceOf(const ValidKey& key, int from);
   // Ends `pending`: leaves inflight_ and wakes its waiters.
   void Complete(const std::shared_ptr<Pending>& pending,

@@ -11,8 +11,8 @@ namespace tunedb {
 namespace {
 
 constexpr const char kInsert[] =
-    "INSERT INTO fleet_jobs(batch, device_text, key_text) VALUES ($1, $2, $3) "
-    "ON CONFLICT (batch, key_text) DO NOTHING";
+    "INSERT INTO fleet_jobs(batch, device_text, key_text, revalidate_from) "
+    "VALUES ($1, $2, $3, $4) ON CONFLICT (batch, key_text) DO NOTHING";
 constexpr const char kRequeueFailed[] =
     "UPDATE fleet_jobs SET state = 'queued', attempts = 0, error = '', "
     "holder = '' WHERE batch = $1 AND state = 'failed'";
@@ -24,7 +24,7 @@ constexpr const char kClaim[] =
     "WHERE id = (SELECT id FROM fleet_jobs WHERE device_text = ANY($1::text[]) "
     "AND (state = 'queued' OR (state = 'running' AND lease_expires_at < now())) "
     "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
-    "RETURNING id, batch, key_text, attempts";
+    "RETURNING id, batch, key_text, attempts, revalidate_from";
 constexpr const char kRenew[] =
     "UPDATE fleet_jobs SET lease_expires_at = now() + $3 * interval "
     "'1 millisecond' WHERE id = $1 AND holder = $2 AND state = 'running'";
@@ -73,12 +73,13 @@ FleetJobs::~FleetJobs() = default;
 const std::string& FleetJobs::display() const { return db_->display(); }
 
 absl::StatusOr<FleetEnqueued> FleetJobs::Enqueue(
-    const std::string& batch, const std::vector<ProblemKey>& keys) {
+    const std::string& batch, const std::vector<ProblemKey>& keys,
+    int revalidate_from) {
   FleetEnqueued enqueued;
   RETURN_IF_ERROR(db_->Run([&](pqxx::work& txn) {
     for (const ProblemKey& key : keys) {
       enqueued.added += txn.exec_params(kInsert, batch, key.device.ToText(),
-                                        key.ToText())
+                                        key.ToText(), revalidate_from)
                             .affected_rows();
     }
     enqueued.requeued = txn.exec_params(kRequeueFailed, batch).affected_rows();
@@ -99,6 +100,7 @@ absl::StatusOr<std::optional<FleetJob>> FleetJobs::Claim(
   job.id = rows[0][0].as<int64_t>();
   job.batch = rows[0][1].c_str();
   job.attempts = rows[0][3].as<int>();
+  job.revalidate_from = rows[0][4].as<int>();
   absl::StatusOr<ProblemKey> key = ProblemKey::Parse(rows[0][2].c_str());
   if (!key.ok()) {
     // A job no daemon can run: fail it for good, so it is not claimed again.

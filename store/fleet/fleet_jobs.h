@@ -1,5 +1,6 @@
 // FleetJobs: the fleet prewarm job table (fleet_jobs). `tunedb prewarm
-// --fleet` enqueues a batch of keys; every daemon serving a job's device
+// --fleet` enqueues a batch of keys (`tunedb revalidate --fleet` a batch
+// of revalidations); every daemon serving a job's device
 // claims jobs (FOR UPDATE SKIP LOCKED, so no two daemons take one job),
 // holds each under a lease it renews while the search runs, and finishes it.
 // A job whose lease expired (its daemon died) is claimed again by another.
@@ -30,6 +31,8 @@ struct FleetJob {
   std::string batch;
   ProblemKey key;
   int attempts = 0;  // claims so far, this one included
+  // A revalidation from this other cuDNN version (TuneMode); 0: a search.
+  int revalidate_from = 0;
 };
 
 // A batch's jobs by state.
@@ -59,9 +62,12 @@ class FleetJobs {
   ~FleetJobs();
 
   // Adds the keys to `batch` (keys it holds already are kept as they are)
-  // and queues its failed jobs again.
+  // and queues its failed jobs again. With `revalidate_from` (a cuDNN
+  // version), each new job revalidates its key from that version's records
+  // instead of searching it (docs/revalidation.md).
   absl::StatusOr<FleetEnqueued> Enqueue(const std::string& batch,
-                                        const std::vector<ProblemKey>& keys);
+                                        const std::vector<ProblemKey>& keys,
+                                        int revalidate_from = 0);
 
   // Claims the oldest claimable job for one of `device_texts`
   // (DeviceKey::ToText()): queued, or running under an expired lease.

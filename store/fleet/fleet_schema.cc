@@ -1,5 +1,6 @@
 #include "store/fleet/fleet_schema.h"
 
+#include <algorithm>
 #include <string>
 
 namespace tunedb {
@@ -50,6 +51,15 @@ CREATE TABLE fleet_jobs(
 CREATE INDEX fleet_jobs_ready ON fleet_jobs(device_text, state, id);
 )sql";
 
+// Migrations: kMigrations[v - 2] takes version v - 1 to v.
+constexpr const char* kMigrations[] = {
+    // 2: a job may be a revalidation from another cuDNN version (0: none).
+    "ALTER TABLE fleet_jobs ADD COLUMN revalidate_from integer NOT NULL "
+    "DEFAULT 0",
+};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
+              kFleetSchemaVersion - 1);
+
 }  // namespace
 
 int ReadFleetSchemaVersion(pqxx::work& txn) {
@@ -69,7 +79,9 @@ int CreateOrMigrateFleetSchema(pqxx::work& txn) {
   if (found == 0) {
     txn.exec(kCreateSchema);
   }
-  // Later versions: one migration per version from `found` on.
+  for (int v = std::max(found, 1) + 1; v <= kFleetSchemaVersion; ++v) {
+    txn.exec(kMigrations[v - 2]);
+  }
   txn.exec("DELETE FROM tunedb_fleet_schema");
   txn.exec("INSERT INTO tunedb_fleet_schema(version) VALUES (" +
            std::to_string(kFleetSchemaVersion) + ")");

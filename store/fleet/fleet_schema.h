@@ -16,7 +16,7 @@
 namespace tunedb {
 
 // The fleet schema version this build writes and reads.
-inline constexpr int kFleetSchemaVersion = 1;
+inline constexpr int kFleetSchemaVersion = 2;
 
 // The database's schema version, 0 where it has none yet.
 int ReadFleetSchemaVersion(pqxx::work& txn);

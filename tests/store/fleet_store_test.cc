@@ -26,6 +26,7 @@ namespace {
 
 using testing_util::PostgresServer;
 using testing_util::TempDir;
+using testing_util::TestDevice;
 using testing_util::TestKey;
 using testing_util::TestRecord;
 
@@ -187,9 +188,36 @@ TEST_F(FleetStoreTest, ANewerSchemaIsRefusedWithAClearError) {
   EXPECT_TRUE(absl::IsFailedPrecondition(store.status())) << store.status();
   EXPECT_NE(store.status().message().find(
                 "has tunedb fleet schema version 7, newer than the newest "
-                "this build understands (1)"),
+                "this build understands (2)"),
             std::string::npos)
       << store.status();
+}
+
+TEST_F(FleetStoreTest, AVersionOneSchemaIsMigratedAndKeepsItsJobs) {
+  ASSERT_NE(MustOpen(), nullptr);
+  {
+    auto jobs = FleetJobs::Open(options_);
+    ASSERT_TRUE(jobs.ok()) << jobs.status();
+    ASSERT_EQ((*jobs)->Enqueue("old", {TestKey(1)})->added, 1);
+  }
+  // Version 1: the job table without revalidate_from.
+  server()->Sql(db_, "ALTER TABLE fleet_jobs DROP COLUMN revalidate_from");
+  server()->Sql(db_, "UPDATE tunedb_fleet_schema SET version = 1");
+  auto jobs = FleetJobs::Open(options_);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  EXPECT_EQ(SqlInt("SELECT version FROM tunedb_fleet_schema"), 2);
+  EXPECT_EQ((*jobs)->Progress("old")->queued, 1);
+  ASSERT_EQ((*jobs)->Enqueue("new", {TestKey(2)}, 91400)->added, 1);
+  auto claimed = (*jobs)->Claim({TestDevice().ToText()}, "host-a",
+                                absl::Seconds(30));
+  ASSERT_TRUE(claimed.ok() && claimed->has_value()) << claimed.status();
+  EXPECT_EQ((*claimed)->key, TestKey(1));  // the older job first
+  EXPECT_EQ((*claimed)->revalidate_from, 0);
+  claimed = (*jobs)->Claim({TestDevice().ToText()}, "host-a",
+                           absl::Seconds(30));
+  ASSERT_TRUE(claimed.ok() && claimed->has_value()) << claimed.status();
+  EXPECT_EQ((*claimed)->key, TestKey(2));
+  EXPECT_EQ((*claimed)->revalidate_from, 91400);
 }
 
 TEST_F(FleetStoreTest, AWrongPasswordIsUnauthenticatedAndNeverShown) {

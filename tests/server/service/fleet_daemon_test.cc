@@ -15,6 +15,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -422,6 +423,58 @@ TEST_F(FleetDaemonTest, TheCliPrewarmsThroughTheFleetShowsProgressAndResumes) {
     EXPECT_EQ(check["ok"], true) << check.dump();
   }
   EXPECT_TRUE(fleet_checked) << doctor.dump();
+}
+
+TEST_F(FleetDaemonTest, TheCliRevalidatesThroughTheFleetFromTheOldVersionsRecords) {
+  TempDir da;
+  auto a = Daemon(da, "host-a", 0);
+  auto sa = a->Connect();
+  const std::string cli =
+      absl::StrCat(TUNEDB_CLI_PATH, " --address unix:", a->socket());
+  int code = -1;
+  RunToExit(cli + " prewarm -m resnet18 --batch 1 --ops fwd --no-progress",
+            &code);
+  ASSERT_EQ(code, 0);
+  ASSERT_TRUE(OutboxesDrain({sa.get()}, 10));
+  // The daemon's records become cuDNN 9.14's only, here and in the fleet.
+  const std::string exported = RunToExit(cli + " export", &code);
+  ASSERT_EQ(code, 0);
+  std::string old_version;
+  int records = 0;
+  for (absl::string_view line : absl::StrSplit(exported, '\n')) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("key")) continue;
+    j["key"] = absl::StrReplaceAll(j["key"].get<std::string>(),
+                                   {{"cudnn=9.19.0", "cudnn=9.14.0"}});
+    old_version += j.dump() + "\n";
+    ++records;
+  }
+  ASSERT_GT(records, 5);
+  std::ofstream(da.File("old.jsonl")) << old_version;
+  RunToExit(cli + " invalidate --all --yes", &code);
+  ASSERT_EQ(code, 0);
+  server()->Sql(db_, "DELETE FROM fleet_records");
+  RunToExit(cli + " import " + da.File("old.jsonl"), &code);
+  ASSERT_EQ(code, 0);
+
+  auto run = nlohmann::json::parse(RunToExit(
+      cli + " --json revalidate --from 9.14 --no-progress --fleet '" + url_ +
+          "'",
+      &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(run["total"], records);
+  EXPECT_EQ(run["done"], records);
+  EXPECT_EQ(run["failed"], 0);
+  EXPECT_EQ(run["batch"].get<std::string>().rfind("revalidate-91400-", 0), 0u)
+      << run.dump();
+  auto fresh = nlohmann::json::parse(
+      RunToExit(cli + " --json query --filter cudnn=9.19.0", &code));
+  EXPECT_EQ(code, 0);
+  int revalidated = 0;
+  for (const auto& rec : fresh) {
+    if (rec["revalidated_from_cudnn"] == 91400) ++revalidated;
+  }
+  EXPECT_EQ(revalidated, records);
 }
 
 TEST_F(FleetDaemonTest, TheConfigFileNamesTheFleetAndMetricsReportIt) {

@@ -152,6 +152,49 @@ TEST_F(FleetJobRunnerTest, AJobWhoseKeyTheFleetHasIsDoneWithoutASearch) {
   EXPECT_EQ(core_->Stats().records, 1);  // kept here as well
 }
 
+TEST_F(FleetJobRunnerTest, ARevalidationJobRetimesTheOldRecordTheFleetHolds) {
+  ASSERT_NO_FATAL_FAILURE(Start(""));
+  // Only host-b ever held the problem's record under cuDNN 9.14.
+  constexpr int kOld = 91400;
+  const ProblemKey key = TestKey(20);
+  auto searched = finder_->Search(0, key.problem, SearchOptions());
+  ASSERT_TRUE(searched.ok()) << searched.status();
+  Record old;
+  old.key = key;
+  old.key.device.cudnn_version = kOld;
+  old.results = searched->results;
+  old.host = "host-b";
+  old.finder = "simulated";
+  old.measured_at_us = 1'700'000'000'000'000;
+  old.timing_version = kCurrentTimingVersion;
+  ASSERT_TRUE(fleet_->Publish({old}, "host-b").ok());
+  ASSERT_TRUE(jobs_->Enqueue("upgrade", {key}, kOld).ok());
+  Run();
+  FleetBatchProgress progress = WaitFor("upgrade", Finished);
+  runner_->Stop();
+  EXPECT_EQ(progress.done, 1);
+  EXPECT_EQ(progress.searched, 1);
+  const CoreStats stats = core_->Stats();
+  EXPECT_EQ(stats.revalidated, 1);
+  EXPECT_EQ(stats.revalidation_full_searches, 0);
+  auto stored = store_->Get(key);
+  ASSERT_TRUE(stored.ok() && stored->has_value()) << stored.status();
+  EXPECT_EQ((*stored)->revalidated_from_cudnn, kOld);
+}
+
+TEST_F(FleetJobRunnerTest, ARevalidationJobWithNoOldRecordAnywhereSearchesInFull) {
+  ASSERT_NO_FATAL_FAILURE(Start(""));
+  ASSERT_TRUE(jobs_->Enqueue("nothing-old", {TestKey(21)}, 91400).ok());
+  Run();
+  FleetBatchProgress progress = WaitFor("nothing-old", Finished);
+  runner_->Stop();
+  EXPECT_EQ(progress.done, 1);
+  EXPECT_EQ(core_->Stats().revalidation_full_searches, 1);
+  auto stored = store_->Get(TestKey(21));
+  ASSERT_TRUE(stored.ok() && stored->has_value()) << stored.status();
+  EXPECT_EQ((*stored)->revalidated_from_cudnn, 0);
+}
+
 TEST_F(FleetJobRunnerTest, AJobForAGpuItDoesNotServeStaysQueuedForADaemonThatDoes) {
   ASSERT_NO_FATAL_FAILURE(Start(""));
   ASSERT_TRUE(
