@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -63,9 +64,17 @@ RecordFilter RecordFilter::OfKeyFieldsBut(
   absl::StatusOr<std::map<std::string, std::string>> fields =
       KeyFields(key.ToText());
   if (!fields.ok()) return filter;
+  const std::string problem = key.problem.ToText();
+  bool problem_kept = true;
   for (auto& [name, value] : *fields) {
-    if (!leave_out(name)) filter.fields[name] = value;
+    if (!leave_out(name)) {
+      filter.fields[name] = value;
+    } else if (absl::StartsWith(problem, name + "=") ||
+               absl::StrContains(problem, " " + name + "=")) {
+      problem_kept = false;
+    }
   }
+  if (problem_kept) filter.problem_text = problem;
   return filter;
 }
 
@@ -80,6 +89,9 @@ bool RecordFilter::UsesIndex() const {
 bool RecordFilter::Matches(const Record& record) const {
   if (since_us != 0 && record.measured_at_us < since_us) return false;
   if (until_us != 0 && record.measured_at_us >= until_us) return false;
+  if (!problem_text.empty() && record.key.problem.ToText() != problem_text) {
+    return false;
+  }
   if (fields.empty()) return true;
   absl::StatusOr<std::map<std::string, std::string>> key_fields =
       KeyFields(record.key.ToText());

@@ -78,6 +78,13 @@ std::string FieldScanSql(const RecordFilter& filter,
     }
     values->push_back(std::move(value));
   }
+  if (!filter.problem_text.empty()) {
+    // The key text's problem part: from " op=" (after the device's fields,
+    // whose values never hold a space) to the end.
+    absl::StrAppend(&sql, " AND substr(key_text, instr(key_text, ' op=') + 1)"
+                          " = ?", param);
+    values->push_back({param++, std::nullopt, filter.problem_text});
+  }
   if (filter.since_us != 0 || filter.until_us != 0) {
     absl::StrAppend(&sql, " AND measured_at_us >= ?", param,
                     " AND measured_at_us < ?", param + 1);

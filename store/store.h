@@ -50,9 +50,14 @@ struct RecordFilter {
   std::map<std::string, std::string> fields;
   int64_t since_us = 0;
   int64_t until_us = 0;
+  // If set, the key's problem part (ConvProblem::ToText()) must be this:
+  // the store compares it in SQL, before reading a row.
+  std::string problem_text = "";
 
   // A filter on every field of `key` (KeyFields) for which `leave_out` is
-  // false: the records that differ from `key` only there.
+  // false: the records that differ from `key` only there. Where only device
+  // fields are left out, problem_text is set too (the same records, read
+  // without parsing every candidate row's key).
   static RecordFilter OfKeyFieldsBut(
       const ProblemKey& key,
       const std::function<bool(const std::string&)>& leave_out);
@@ -66,7 +71,8 @@ struct RecordFilter {
   // True if the filter names an indexed field (see above).
   bool UsesIndex() const;
   bool empty() const {
-    return fields.empty() && since_us == 0 && until_us == 0;
+    return fields.empty() && since_us == 0 && until_us == 0 &&
+           problem_text.empty();
   }
 };
 

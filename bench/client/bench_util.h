@@ -72,11 +72,12 @@ inline std::string MakeTempDir() {
   return made ? made : "/tmp";
 }
 
-// The in-process daemon with the simulated finder and an in-memory store.
+// The in-process daemon with the simulated finder and a store file beside
+// its socket (SOCKET.db), as a real daemon has.
 inline std::unique_ptr<Server> StartDaemon(const std::string& socket) {
   ServerOptions options;
   options.unix_socket = socket;
-  options.store.path = ":memory:";
+  options.store.path = socket + ".db";
   options.finder = "simulated";
   absl::StatusOr<std::unique_ptr<Server>> server =
       Server::BuildAndStart(options);

@@ -1,8 +1,9 @@
 // Miss path of tunedb::Client::Get through the real daemon, against an
 // empty unary gRPC call to the same daemon, in the same run.
 //
-// The daemon runs in process (simulated finder, in-memory store) on a Unix
-// socket, with the record already stored. The client's cache is disabled,
+// The daemon runs in process (simulated finder, a store file as a real
+// daemon has) on a Unix socket, with the records already stored. The
+// client's cache is disabled,
 // so every Get is one Lookup rpc (request built from the key, the daemon's
 // store read, the answer converted back). The reference is
 // grpc.health.v1.Health/Check on a channel with the client's channel
@@ -13,6 +14,10 @@
 // with requests built beforehand: Get against it is the client's own cost
 // (conversions, policy, counters); it against the Check is the daemon's
 // Lookup work (parsing, the store read, the record in the response).
+//
+// Two more time Lookups of keys never stored (NOT_FOUND), asking for the
+// problem under other cuDNN versions (the client's default on a miss) and
+// not: what that store read adds to a daemon miss.
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
 
@@ -37,6 +42,10 @@ struct World {
   std::unique_ptr<grpc::health::v1::Health::Stub> health;
   std::unique_ptr<v1::TuneDb::Stub> stub;
   std::vector<v1::LookupRequest> requests;
+  // Keys never stored (batch 16), with and without
+  // predict_from_other_versions.
+  std::vector<v1::LookupRequest> not_stored_other_versions;
+  std::vector<v1::LookupRequest> not_stored;
 };
 World* world = nullptr;
 
@@ -120,11 +129,48 @@ void BM_RawLookupStub(benchmark::State& state) {
   if (failed != 0) state.SkipWithError("a Lookup failed");
 }
 
+// A Lookup of a key the daemon has not stored, answered NOT_FOUND: with
+// predict_from_other_versions (the client's default on a miss) the daemon
+// also reads the store for the problem under other cuDNN versions.
+void RawLookupNotStored(benchmark::State& state,
+                        const std::vector<v1::LookupRequest>& requests) {
+  size_t i = 0;
+  int64_t wrong = 0;
+  {
+    Latencies lat(state);
+    for (auto _ : state) {
+      const auto start = Clock::now();
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() +
+                           std::chrono::seconds(1));
+      v1::LookupResponse response;
+      grpc::Status s = world->stub->Lookup(
+          &context, requests[i++ % requests.size()], &response);
+      lat.Add(Clock::now() - start);
+      wrong += s.error_code() != grpc::StatusCode::NOT_FOUND;
+    }
+  }
+  if (wrong != 0) state.SkipWithError("a Lookup was not NOT_FOUND");
+}
+
+void BM_RawLookupNotStoredAskingOtherVersions(benchmark::State& state) {
+  RawLookupNotStored(state, world->not_stored_other_versions);
+}
+
+void BM_RawLookupNotStored(benchmark::State& state) {
+  RawLookupNotStored(state, world->not_stored);
+}
+
 // Five repetitions each, randomly interleaved (see main) so that drift
 // affects both alike.
 BENCHMARK(BM_ClientGetMiss)->Repetitions(5)->UseRealTime()->MinTime(0.5);
 BENCHMARK(BM_HealthCheck)->Repetitions(5)->UseRealTime()->MinTime(0.5);
 BENCHMARK(BM_RawLookupStub)->Repetitions(5)->UseRealTime()->MinTime(0.5);
+BENCHMARK(BM_RawLookupNotStoredAskingOtherVersions)
+    ->Repetitions(5)
+    ->UseRealTime()
+    ->MinTime(0.5);
+BENCHMARK(BM_RawLookupNotStored)->Repetitions(5)->UseRealTime()->MinTime(0.5);
 
 void SetUp() {
   world = new World();
@@ -165,6 +211,10 @@ void SetUp() {
     request.mutable_constraints();
     request.set_choice_only(true);  // as the client sends it
     world->requests.push_back(request);
+    request.mutable_problem()->set_n(16);  // never stored
+    world->not_stored.push_back(request);
+    request.set_predict_from_other_versions(true);
+    world->not_stored_other_versions.push_back(request);
   }
 }
 
@@ -205,6 +255,19 @@ int main(int argc, char** argv) {
         "overhead %.2fx (Get / raw), daemon Lookup work %.2fx (raw / "
         "Check)\n",
         raw_p50, get_p50 / raw_p50, raw_p50 / check_p50);
+  }
+  const double asking_p50 = reporter.Counter(
+      reporter.NameLike("BM_RawLookupNotStoredAskingOtherVersions", "_median"),
+      "p50_us");
+  const double plain_p50 = reporter.Counter(
+      reporter.NameLike("BM_RawLookupNotStored/", "_median"), "p50_us");
+  if (asking_p50 > 0 && plain_p50 > 0) {
+    printf(
+        "  a key not stored (NOT_FOUND), raw stub: asking for other cuDNN "
+        "versions' records (the client's default) p50 %.1f us, not asking "
+        "p50 %.1f us -> %.2fx; against Check %.2fx and %.2fx\n",
+        asking_p50, plain_p50, asking_p50 / plain_p50, asking_p50 / check_p50,
+        plain_p50 / check_p50);
   }
   tunedb::bench::world->client.reset();
   tunedb::bench::world->server->Shutdown(absl::Seconds(1));

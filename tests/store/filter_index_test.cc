@@ -1,8 +1,8 @@
 // Key-field filters read through indexes: a filter naming gpu, cudnn, op,
 // in_type or layout is answered by an index search (EXPLAIN QUERY PLAN),
 // finds exactly the matching records, and a filter of other fields only is
-// a scan that says so (RecordFilter::UsesIndex). A version 3 file is
-// migrated to the indexed columns.
+// a scan that says so (RecordFilter::UsesIndex); a problem's text is
+// compared in SQL. A version 3 file is migrated to the indexed columns.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -147,6 +147,30 @@ TEST_F(FilterIndexTest, IndexedFiltersFindExactlyTheMatchingRecords) {
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   EXPECT_EQ(*deleted, 1);
   EXPECT_THAT(QueryIds({}), ElementsAre(b, c));
+}
+
+TEST_F(FilterIndexTest, TheSameProblemUnderOtherVersionsIsFoundInSqlByItsText) {
+  const Record current = TestRecord(1);
+  Record older = TestRecord(1);
+  older.key.device.cudnn_version = 91400;
+  Record other_problem = TestRecord(2);  // another batch size
+  const int64_t a = MustPut(current);
+  const int64_t b = MustPut(older);
+  const int64_t c = MustPut(other_problem);
+  const RecordFilter filter = RecordFilter::OfKeyFieldsBut(
+      current.key,
+      [](const std::string& name) { return name == "cudnn" || name == "cuda"; });
+  EXPECT_EQ(filter.problem_text, current.key.problem.ToText());
+  std::vector<ScanValue> values;
+  EXPECT_THAT(ScanSql(filter, &values), HasSubstr("instr(key_text, ' op=')"));
+  EXPECT_THAT(QueryIds(filter), ElementsAre(a, b));
+  EXPECT_TRUE(filter.Matches(older));
+  EXPECT_FALSE(filter.Matches(other_problem));
+  // Leaving out a problem field leaves the problem text out too.
+  const RecordFilter any_batch = RecordFilter::OfKeyFieldsBut(
+      current.key, [](const std::string& name) { return name == "n"; });
+  EXPECT_TRUE(any_batch.problem_text.empty());
+  EXPECT_THAT(QueryIds(any_batch), ElementsAre(a, c));
 }
 
 TEST_F(FilterIndexTest, AVersion3FileIsMigratedWithItsKeyColumnsFilled) {
