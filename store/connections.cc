@@ -7,6 +7,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "store/file_checks.h"
 #include "store/sql/statement.h"
@@ -22,13 +24,28 @@ absl::Status OpenError(const absl::Status& status) {
       absl::StrCat("cannot open the tunedb database: ", status.message()));
 }
 
-// Switches `db` to the WAL journal; FAILED_PRECONDITION if it stays in
-// another mode.
-absl::Status UseWal(sql::Database& db, const Store::Options& options) {
+// Sets the WAL journal once: the mode it reports.
+absl::StatusOr<std::string> SetWal(sql::Database& db) {
   ASSIGN_OR_RETURN(sql::Statement wal,
                    db.GetUniqueStatement("PRAGMA journal_mode = WAL"));
   ASSIGN_OR_RETURN(bool row, wal.Step());
-  const std::string mode = row ? wal.ColumnText(0) : std::string();
+  return row ? wal.ColumnText(0) : std::string();
+}
+
+// Switches `db` to the WAL journal; FAILED_PRECONDITION if it stays in
+// another mode. SQLite answers the switch with SQLITE_BUSY at once, without
+// its busy handler, while another connection opening the same new file
+// holds it: tried again until options.busy_timeout_ms has passed.
+absl::Status UseWal(sql::Database& db, const Store::Options& options) {
+  const absl::Time give_up =
+      absl::Now() + absl::Milliseconds(options.busy_timeout_ms);
+  absl::StatusOr<std::string> set = SetWal(db);
+  while (absl::IsUnavailable(set.status()) && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(5));
+    set = SetWal(db);
+  }
+  if (!set.ok()) return set.status();
+  const std::string mode = *set;
   if (absl::AsciiStrToLower(mode) != "wal") {
     return absl::FailedPreconditionError(absl::StrCat(
         options.path, ": cannot switch to WAL journal (journal_mode is \"",
