@@ -108,32 +108,10 @@ void BM_HealthCheck(benchmark::State& state) {
   if (failed != 0) state.SkipWithError("a health check failed");
 }
 
-void BM_RawLookupStub(benchmark::State& state) {
-  const std::vector<v1::LookupRequest>& requests = world->requests;
-  size_t i = 0;
-  int64_t failed = 0;
-  {
-    Latencies lat(state);
-    for (auto _ : state) {
-      const auto start = Clock::now();
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() +
-                           std::chrono::seconds(1));
-      v1::LookupResponse response;
-      grpc::Status s = world->stub->Lookup(
-          &context, requests[i++ % requests.size()], &response);
-      lat.Add(Clock::now() - start);
-      failed += !s.ok() || !response.has_choice();
-    }
-  }
-  if (failed != 0) state.SkipWithError("a Lookup failed");
-}
-
-// A Lookup of a key the daemon has not stored, answered NOT_FOUND: with
-// predict_from_other_versions (the client's default on a miss) the daemon
-// also reads the store for the problem under other cuDNN versions.
-void RawLookupNotStored(benchmark::State& state,
-                        const std::vector<v1::LookupRequest>& requests) {
+// Lookups through the generated stub, `requests` in turn: each must be
+// answered with a choice (`found`) or NOT_FOUND.
+void RawLookups(benchmark::State& state,
+                const std::vector<v1::LookupRequest>& requests, bool found) {
   size_t i = 0;
   int64_t wrong = 0;
   {
@@ -147,18 +125,29 @@ void RawLookupNotStored(benchmark::State& state,
       grpc::Status s = world->stub->Lookup(
           &context, requests[i++ % requests.size()], &response);
       lat.Add(Clock::now() - start);
-      wrong += s.error_code() != grpc::StatusCode::NOT_FOUND;
+      wrong += found ? !s.ok() || !response.has_choice()
+                     : s.error_code() != grpc::StatusCode::NOT_FOUND;
     }
   }
-  if (wrong != 0) state.SkipWithError("a Lookup was not NOT_FOUND");
+  if (wrong != 0) {
+    state.SkipWithError(found ? "a Lookup failed"
+                              : "a Lookup was not NOT_FOUND");
+  }
 }
 
+void BM_RawLookupStub(benchmark::State& state) {
+  RawLookups(state, world->requests, /*found=*/true);
+}
+
+// A Lookup of a key the daemon has not stored, answered NOT_FOUND: with
+// predict_from_other_versions (the client's default on a miss) the daemon
+// also reads the store for the problem under other cuDNN versions.
 void BM_RawLookupNotStoredAskingOtherVersions(benchmark::State& state) {
-  RawLookupNotStored(state, world->not_stored_other_versions);
+  RawLookups(state, world->not_stored_other_versions, /*found=*/false);
 }
 
 void BM_RawLookupNotStored(benchmark::State& state) {
-  RawLookupNotStored(state, world->not_stored);
+  RawLookups(state, world->not_stored, /*found=*/false);
 }
 
 // Five repetitions each, randomly interleaved (see main) so that drift

@@ -100,6 +100,14 @@ class FakeGpuUse final : public GpuUse {
   int asked_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// TestProblem(n) as a graph-API problem.
+ConvProblem GraphProblem(int64_t n) {
+  ConvProblem p = TestProblem(n);
+  p.api = ConvApi::kGraph;
+  p.alignment = 16;
+  return p;
+}
+
 class TuningCoreTest : public testing::Test {
  protected:
   void Start(const std::string& sim, TuningCore::Options options = {}) {
@@ -292,9 +300,7 @@ TEST_F(TuningCoreTest, ForceSearchesAgain) {
 
 TEST_F(TuningCoreTest, ASearchAgainIsGivenThePlansTheLastOneKeptOpened) {
   Start("");
-  ConvProblem graph = TestProblem(8);
-  graph.api = ConvApi::kGraph;
-  graph.alignment = 16;
+  const ConvProblem graph = GraphProblem(8);
   auto first = Tune(graph);
   ASSERT_TRUE(first.ok()) << first.status();
   // Stored sealed (sealed_plan.h).
@@ -330,9 +336,7 @@ TEST_F(TuningCoreTest, ASearchAgainSkipsConfigsFarBehindAndKeepsTheirResults) {
   TuningCore::Options options;
   options.far_behind_factor = 1.5;
   Start("", options);
-  ConvProblem graph = TestProblem(8);
-  graph.api = ConvApi::kGraph;
-  graph.alignment = 16;
+  const ConvProblem graph = GraphProblem(8);
   auto first = Tune(graph);
   ASSERT_TRUE(first.ok()) << first.status();
   const std::vector<AlgoResult> behind =
@@ -374,9 +378,7 @@ TEST_F(TuningCoreTest, WithTheFactorAtZeroASearchAgainRunsEveryConfig) {
   TuningCore::Options options;
   options.far_behind_factor = 0;
   Start("", options);
-  ConvProblem graph = TestProblem(8);
-  graph.api = ConvApi::kGraph;
-  graph.alignment = 16;
+  const ConvProblem graph = GraphProblem(8);
   ASSERT_TRUE(Tune(graph).ok());
   ASSERT_TRUE(Tune(graph, absl::Seconds(30), /*force=*/true).ok());
   const std::vector<size_t> returned = recording_->returned();
@@ -415,9 +417,7 @@ class RevalidationCoreTest : public TuningCoreTest {
 
 TEST_F(RevalidationCoreTest, RetimesOnlyTheOldCandidatesBuildsTheirPlansAndSaysSo) {
   Start("");
-  ConvProblem graph = TestProblem(8);
-  graph.api = ConvApi::kGraph;
-  graph.alignment = 16;
+  const ConvProblem graph = GraphProblem(8);
   const Record old = StoreAsOld(graph);
   auto answer = Revalidate(graph, kOld);
   ASSERT_TRUE(answer.ok()) << answer.status();
