@@ -56,8 +56,9 @@ struct RecordFilter {
 
   // A filter on every field of `key` (KeyFields) for which `leave_out` is
   // false: the records that differ from `key` only there. Where only device
-  // fields are left out, problem_text is set too (the same records, read
-  // without parsing every candidate row's key).
+  // fields are left out, problem_text is set too: read without parsing
+  // every candidate row's key, and of exactly `key`'s problem (a legacy
+  // key's fields, which name no api, no longer match a graph-API key).
   static RecordFilter OfKeyFieldsBut(
       const ProblemKey& key,
       const std::function<bool(const std::string&)>& leave_out);

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <map>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,8 +74,12 @@ inline std::string MakeTempDir() {
 }
 
 // The in-process daemon with the simulated finder and a store file beside
-// its socket (SOCKET.db), as a real daemon has.
+// its socket (SOCKET.db, new: an older one is removed), as a real daemon
+// has.
 inline std::unique_ptr<Server> StartDaemon(const std::string& socket) {
+  for (const char* suffix : {".db", ".db-wal", ".db-shm"}) {
+    std::remove((socket + suffix).c_str());
+  }
   ServerOptions options;
   options.unix_socket = socket;
   options.store.path = socket + ".db";

@@ -41,10 +41,10 @@ struct SearchOptions {
   // built, never loaded from another cuDNN version. Default: empty, a full
   // search.
   std::vector<AlgoResult> retime_only;
-  // With retime_only: how many of cuDNN's heuristic choices are timed too
-  // (legacy: cudnnGet*Algorithm_v7's first; graph API: the first mode-A
-  // configs the problem's policy allows). Default 3 (why:
-  // docs/revalidation.md).
+  // With retime_only or far_behind: how many of cuDNN's heuristic choices
+  // are timed whatever those say (legacy: cudnnGet*Algorithm_v7's first;
+  // graph API: the first mode-A configs the problem's policy allows).
+  // Default 3 (why: docs/revalidation.md).
   int first_choices = 3;
   // A search again of a key stored for the same device and cuDNN version
   // (docs/graph-api.md, "Searching again"): configs its stored record has far behind the

@@ -234,8 +234,9 @@ absl::StatusOr<SearchResult> SimulatedFinder::Search(
   }
   SortResults(result.results);
   if (problem.api == ConvApi::kGraph) AsGraphResults(result.results);
-  // A revalidation times only the configs it lists (the model has no
-  // heuristic ranking: no first choice of cuDNN's joins them).
+  // A revalidation times only the configs it lists, and a search again
+  // skips those far behind (the model has no heuristic ranking: no first
+  // choice of cuDNN's joins them).
   result.results.erase(
       std::remove_if(result.results.begin(), result.results.end(),
                      [&](const AlgoResult& r) {

@@ -73,7 +73,8 @@ class GraphLauncher final : public ConvLauncher {
 
 // Phase 1 (see above) with `workspace` offered. A config with a plan in
 // search.stored_plans loads it instead of building it (compiling), and so
-// spends none of the compile budget; one cuDNN refuses is built. A
+// spends none of the compile budget; one cuDNN refuses is built. Configs
+// search.far_behind lists are not built (cuDNN's first choices aside). A
 // revalidation (search.retime_only) builds and times only the configs it
 // lists and cuDNN's first search.first_choices choices (the first mode-A
 // configs the problem's policy allows). Results sorted by SortResults; each OK one has its plan in

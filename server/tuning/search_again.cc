@@ -1,5 +1,6 @@
 #include "server/tuning/search_again.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "common/caller_filters.h"
@@ -39,18 +40,26 @@ std::vector<AlgoResult> FarBehind(const Record& stored, double factor,
         ListsConfig(chosen, r)) {
       continue;
     }
-    AlgoResult behind = r;
-    behind.plan.clear();
-    out.push_back(std::move(behind));
+    out.push_back(r);
   }
   return out;
 }
 
 void CarryFarBehind(const std::vector<AlgoResult>& far_behind,
+                    int64_t workspace_cap_bytes,
                     std::vector<AlgoResult>& results) {
+  const bool any_ok =
+      std::any_of(results.begin(), results.end(), [](const AlgoResult& r) {
+        return r.status == AlgoStatus::kOk;
+      });
+  if (!any_ok) return;
   const std::vector<AlgoResult> returned = results;
   for (const AlgoResult& r : far_behind) {
-    if (!ListsConfig(returned, r)) results.push_back(r);
+    if (ListsConfig(returned, r)) continue;
+    if (workspace_cap_bytes >= 0 && r.workspace_bytes > workspace_cap_bytes) {
+      continue;
+    }
+    results.push_back(r);
   }
   SortResults(results);
 }

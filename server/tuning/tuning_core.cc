@@ -584,12 +584,12 @@ std::optional<Record> TuningCore::RevalidationSourceOf(const ValidKey& key,
   absl::StatusOr<std::vector<Record>> others = OtherVersions(key);
   if (!others.ok()) {
     spdlog::warn("revalidating {}: its records of other versions cannot be "
-                 "read ({}); searching in full",
+                 "read here ({})",
                  key.HashText(), others.status().ToString());
-    return std::nullopt;
+  } else if (const Record* source =
+                 RevalidationSource(key.key(), from, *others)) {
+    return *source;
   }
-  const Record* source = RevalidationSource(key.key(), from, *others);
-  if (source != nullptr) return *source;
   // A fleet host that never held the old version's records: the fleet's
   // record of the same problem under it (same CUDA runtime), if any.
   if (fleet_ == nullptr) return std::nullopt;
@@ -635,12 +635,18 @@ absl::StatusOr<SearchResult> TuningCore::Search(int index,
   absl::StatusOr<std::shared_ptr<const Record>> stored = Stored(pending.key);
   if (stored.ok() && *stored != nullptr) {
     search.stored_plans = StoredPlans(pending.key, **stored);
-    search.far_behind = FarBehind(**stored, options_.far_behind_factor,
-                                  search.first_choices);
+    // Under another driver the stored timings may not hold.
+    if ((*stored)->driver_version == devices_[index].driver_version) {
+      search.far_behind = FarBehind(**stored, options_.far_behind_factor,
+                                    search.first_choices);
+    }
   }
   absl::StatusOr<SearchResult> found =
       finder_->Search(index, pending.key.problem(), search);
-  if (found.ok()) CarryFarBehind(search.far_behind, found->results);
+  if (found.ok()) {
+    CarryFarBehind(search.far_behind, found->workspace_cap_bytes,
+                   found->results);
+  }
   return found;
 }
 

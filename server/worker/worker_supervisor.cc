@@ -367,7 +367,8 @@ absl::StatusOr<SearchResult> WorkerSupervisor::Search(
   for (const AlgoResult& r : options.retime_only) {
     ToProto(r, request.add_retime_only());
   }
-  for (const AlgoResult& r : options.far_behind) {
+  for (AlgoResult r : options.far_behind) {
+    r.plan.clear();  // the worker needs the config only
     ToProto(r, request.add_far_behind());
   }
   absl::Status s = WriteFrame(w.proc.fd, request);

@@ -13,6 +13,8 @@ namespace {
 constexpr const char kInsert[] =
     "INSERT INTO fleet_jobs(batch, device_text, key_text, revalidate_from) "
     "VALUES ($1, $2, $3, $4) ON CONFLICT (batch, key_text) DO NOTHING";
+constexpr const char kOtherKind[] =
+    "SELECT COUNT(*) FROM fleet_jobs WHERE batch = $1 AND revalidate_from <> $2";
 constexpr const char kRequeueFailed[] =
     "UPDATE fleet_jobs SET state = 'queued', attempts = 0, error = '', "
     "holder = '' WHERE batch = $1 AND state = 'failed'";
@@ -76,7 +78,13 @@ absl::StatusOr<FleetEnqueued> FleetJobs::Enqueue(
     const std::string& batch, const std::vector<ProblemKey>& keys,
     int revalidate_from) {
   FleetEnqueued enqueued;
+  bool other_kind = false;
   RETURN_IF_ERROR(db_->Run([&](pqxx::work& txn) {
+    // A batch is one kind of job: its name must not add searches to
+    // revalidations, or revalidations from another version.
+    other_kind = txn.exec_params(kOtherKind, batch, revalidate_from)[0][0]
+                     .as<int64_t>() > 0;
+    if (other_kind) return;
     for (const ProblemKey& key : keys) {
       enqueued.added += txn.exec_params(kInsert, batch, key.device.ToText(),
                                         key.ToText(), revalidate_from)
@@ -84,6 +92,13 @@ absl::StatusOr<FleetEnqueued> FleetJobs::Enqueue(
     }
     enqueued.requeued = txn.exec_params(kRequeueFailed, batch).affected_rows();
   }));
+  if (other_kind) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "fleet batch ", batch, " holds jobs of another kind (",
+        revalidate_from == 0 ? "revalidations" : "searches or revalidations "
+                                                 "from another version",
+        "); name another batch"));
+  }
   return enqueued;
 }
 

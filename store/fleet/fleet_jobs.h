@@ -64,7 +64,8 @@ class FleetJobs {
   // Adds the keys to `batch` (keys it holds already are kept as they are)
   // and queues its failed jobs again. With `revalidate_from` (a cuDNN
   // version), each new job revalidates its key from that version's records
-  // instead of searching it (docs/revalidation.md).
+  // instead of searching it (docs/revalidation.md). FAILED_PRECONDITION
+  // where `batch` holds jobs of another kind (nothing added).
   absl::StatusOr<FleetEnqueued> Enqueue(const std::string& batch,
                                         const std::vector<ProblemKey>& keys,
                                         int revalidate_from = 0);

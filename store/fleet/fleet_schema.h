@@ -6,6 +6,9 @@
 //   1  fleet_records (every host's measurement of a key: indexed key columns
 //      and the record as its export-format line), fleet_leases (who
 //      searches a key now) and fleet_jobs (fleet prewarm).
+//   2  fleet_jobs.revalidate_from (a job may be a revalidation; 0: none).
+//      A build of version 1 refuses a version-2 database: upgrade every
+//      daemon of the fleet together.
 //
 // Thread safety: free functions on a transaction the caller owns.
 #ifndef TUNEDB_STORE_FLEET_FLEET_SCHEMA_H_

@@ -220,6 +220,20 @@ TEST_F(FleetStoreTest, AVersionOneSchemaIsMigratedAndKeepsItsJobs) {
   EXPECT_EQ((*claimed)->revalidate_from, 91400);
 }
 
+TEST_F(FleetStoreTest, ABatchNameHoldsOneKindOfJob) {
+  ASSERT_NE(MustOpen(), nullptr);
+  auto jobs = FleetJobs::Open(options_);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_EQ((*jobs)->Enqueue("b", {TestKey(1)}, 91400)->added, 1);
+  EXPECT_EQ((*jobs)->Enqueue("b", {TestKey(2)}, 91400)->added, 1);
+  for (int other : {0, 90100}) {
+    auto refused = (*jobs)->Enqueue("b", {TestKey(3)}, other);
+    EXPECT_TRUE(absl::IsFailedPrecondition(refused.status()))
+        << refused.status();
+  }
+  EXPECT_EQ((*jobs)->Progress("b")->queued, 2);
+}
+
 TEST_F(FleetStoreTest, AWrongPasswordIsUnauthenticatedAndNeverShown) {
   options_.url = server()->Url(db_, "wrong-password");
   auto store = FleetStore::Open(options_);

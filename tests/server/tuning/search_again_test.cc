@@ -53,7 +53,7 @@ TEST(SearchAgainTest, FarBehindListsOkConfigsAtLeastTheFactorBehindTheLeader) {
   const std::vector<AlgoResult> behind = FarBehind(Stored(), 5, 3);
   EXPECT_EQ(Algos(behind), std::vector<int>({5}));
   ASSERT_EQ(behind.size(), 1u);
-  EXPECT_TRUE(behind[0].plan.empty());  // a config, its timings kept
+  EXPECT_EQ(behind[0].plan, "a stored plan");  // as stored
   EXPECT_EQ(behind[0].launch.median_ms, 8.0);
   EXPECT_EQ(Algos(FarBehind(Stored(), 3, 3)), std::vector<int>({2, 5}));
 }
@@ -85,10 +85,29 @@ TEST(SearchAgainTest, CarryAddsOnlyConfigsTheSearchDidNotReturnAndSorts) {
                                      Ok(5, 7.0, false)};
   const std::vector<AlgoResult> behind = {Ok(5, 8.0, false),
                                           Ok(7, 9.0, false)};
-  CarryFarBehind(behind, results);
+  CarryFarBehind(behind, -1, results);
   EXPECT_EQ(Algos(results), std::vector<int>({1, 2, 5, 7}));
   EXPECT_EQ(results[2].launch.median_ms, 7.0);  // run again: its new time
   EXPECT_EQ(results[3].launch.median_ms, 9.0);  // carried as stored
+  EXPECT_EQ(results[3].plan, "a stored plan");
+}
+
+TEST(SearchAgainTest, NothingIsCarriedWhereNoConfigThatRanIsOk) {
+  AlgoResult failed = Ok(1, 0, false);
+  failed.status = AlgoStatus::kFailed;
+  std::vector<AlgoResult> results = {failed};
+  CarryFarBehind({Ok(7, 9.0, false)}, -1, results);
+  EXPECT_EQ(Algos(results), std::vector<int>({1}));
+}
+
+TEST(SearchAgainTest, AConfigNeedingMoreWorkspaceThanOfferedIsNotCarried) {
+  AlgoResult big = Ok(7, 9.0, false);
+  big.workspace_bytes = 2 << 20;
+  AlgoResult small = Ok(8, 9.5, false);
+  small.workspace_bytes = 1 << 20;
+  std::vector<AlgoResult> results = {Ok(1, 1.0, false)};
+  CarryFarBehind({big, small}, 1 << 20, results);
+  EXPECT_EQ(Algos(results), std::vector<int>({1, 8}));
 }
 
 }  // namespace
