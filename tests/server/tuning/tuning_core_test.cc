@@ -374,6 +374,31 @@ TEST_F(TuningCoreTest, ASearchAgainSkipsConfigsFarBehindAndKeepsTheirResults) {
   EXPECT_EQ(returned[3], returned[2]);
 }
 
+TEST_F(TuningCoreTest, ASearchAgainOfARecordFromAnotherDriverRunsEveryConfig) {
+  TuningCore::Options options;
+  options.far_behind_factor = 1.5;  // as in the test above
+  Start("", options);
+  const ConvProblem graph = GraphProblem(8);
+  auto first = Tune(graph);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_FALSE(FarBehind(*first->record, 1.5, 3).empty());
+  // The record as a host with another driver stored it; a new core reads it
+  // from the store.
+  Record other_driver = *first->record;
+  other_driver.driver_version = "1.0";
+  ASSERT_TRUE(store_->Put(other_driver).ok());
+  core_->Shutdown(absl::Seconds(5));
+  options.flush_interval = absl::Milliseconds(20);
+  auto core = TuningCore::Create(options, store_.get(), recording_.get());
+  ASSERT_TRUE(core.ok()) << core.status();
+  core_ = std::move(*core);
+  ASSERT_TRUE(Tune(graph, absl::Seconds(30), /*force=*/true).ok());
+  const std::vector<size_t> returned = recording_->returned();
+  ASSERT_EQ(returned.size(), 2u);
+  EXPECT_EQ(returned[1], returned[0]);
+  EXPECT_TRUE(recording_->far_behind()[1].empty());
+}
+
 TEST_F(TuningCoreTest, WithTheFactorAtZeroASearchAgainRunsEveryConfig) {
   TuningCore::Options options;
   options.far_behind_factor = 0;
