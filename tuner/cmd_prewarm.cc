@@ -1,5 +1,6 @@
 // `tunedb prewarm`: tune every convolution of built-in models and/or shape
 // files, skipping what is stored.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -301,18 +302,12 @@ int ResolveTarget(CliContext& ctx, const PrewarmFlags& f,
 // --fleet: the plan becomes fleet jobs.
 int PrewarmOnFleet(CliContext& ctx, const PrewarmFlags& f, const Plan& plan,
                    const DeviceKey& device) {
-  std::vector<ProblemKey> keys;
-  for (const PrewarmItem& item : plan.items) keys.push_back(item.key);
-  if (f.limit > 0 && static_cast<int64_t>(keys.size()) > f.limit) {
-    keys.resize(f.limit);
-  }
-  ctx.err() << keys.size() << " unique problems (" << plan.duplicates
+  const int64_t problems = static_cast<int64_t>(plan.items.size());
+  ctx.err() << (f.limit > 0 ? std::min(problems, f.limit) : problems)
+            << " unique problems (" << plan.duplicates
             << " duplicates dropped) for " << device.gpu_model
             << " to the fleet\n";
-  FleetPrewarmFlags fleet = f.fleet;
-  fleet.progress = !f.no_progress;
-  ScopedSigintHandler sigint(ctx.io().handle_signals);
-  return RunFleetPrewarm(ctx, fleet, keys);
+  return RunFleetItems(ctx, f.fleet, !f.no_progress, plan.items, f.limit);
 }
 
 // Tunes the plan through the daemon and shows the summary.

@@ -181,15 +181,7 @@ void Classify(RevalidateResult& r, const Record& source, const Record& fresh,
 // What each job kept or changed is in its host's records (`tunedb diff`).
 int RevalidateOnFleet(CliContext& ctx, const RevalidateFlags& f,
                       const std::vector<PrewarmItem>& items, int from) {
-  std::vector<ProblemKey> keys;
-  for (const PrewarmItem& item : items) keys.push_back(item.key);
-  if (f.limit > 0 && static_cast<int64_t>(keys.size()) > f.limit) {
-    keys.resize(f.limit);
-  }
-  FleetPrewarmFlags fleet = f.fleet;
-  fleet.progress = !f.no_progress;
-  ScopedSigintHandler sigint(ctx.io().handle_signals);
-  return RunFleetPrewarm(ctx, fleet, keys, from);
+  return RunFleetItems(ctx, f.fleet, !f.no_progress, items, f.limit, from);
 }
 
 int RunRevalidate(CliContext& ctx, const RevalidateFlags& f) {

@@ -156,4 +156,17 @@ int RunFleetPrewarm(CliContext& ctx, const FleetPrewarmFlags& flags,
   return p.failed > 0 ? kExitPartial : kExitOk;
 }
 
+int RunFleetItems(CliContext& ctx, FleetPrewarmFlags flags, bool progress,
+                  const std::vector<PrewarmItem>& items, int64_t limit,
+                  int revalidate_from) {
+  std::vector<ProblemKey> keys;
+  for (const PrewarmItem& item : items) keys.push_back(item.key);
+  if (limit > 0 && static_cast<int64_t>(keys.size()) > limit) {
+    keys.resize(limit);
+  }
+  flags.progress = progress;
+  ScopedSigintHandler sigint(ctx.io().handle_signals);
+  return RunFleetPrewarm(ctx, flags, keys, revalidate_from);
+}
+
 }  // namespace tunedb::tuner

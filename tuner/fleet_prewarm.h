@@ -10,12 +10,14 @@
 #ifndef TUNEDB_TUNER_FLEET_PREWARM_H_
 #define TUNEDB_TUNER_FLEET_PREWARM_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "tunedb/problem.h"
 #include "tuner/cli_context.h"
+#include "tuner/prewarm_runner.h"
 
 namespace tunedb::tuner {
 
@@ -41,6 +43,12 @@ std::string FleetBatchName(const std::vector<ProblemKey>& keys,
 int RunFleetPrewarm(CliContext& ctx, const FleetPrewarmFlags& flags,
                     const std::vector<ProblemKey>& keys,
                     int revalidate_from = 0);
+
+// The keys of the first `limit` of `items` (0: all), run as RunFleetPrewarm
+// does with `progress` (or not), Ctrl-C stopping only the watching.
+int RunFleetItems(CliContext& ctx, FleetPrewarmFlags flags, bool progress,
+                  const std::vector<PrewarmItem>& items, int64_t limit,
+                  int revalidate_from = 0);
 
 }  // namespace tunedb::tuner
 
