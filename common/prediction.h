@@ -28,6 +28,15 @@ struct Prediction {
   double distance = 0;
 };
 
+// The constraints a prediction's candidates are chosen under: the caller's,
+// but built rather than loaded. A candidate carries no plan (a stored plan
+// is made for one shape and one cuDNN), so a runtime-compiled config that
+// won a neighbour because its plan loaded must pay its build time here.
+inline Constraints PredictionConstraints(Constraints caller) {
+  caller.loads_stored_plans = false;
+  return caller;
+}
+
 }  // namespace tunedb
 
 #endif  // TUNEDB_COMMON_PREDICTION_H_

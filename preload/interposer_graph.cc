@@ -59,6 +59,8 @@ std::vector<TunedEngine> Interposer::StoredConfigs(const ProblemKey& key) {
       if (out.empty()) return out;
       continue;
     }
+    // A prediction answers, and its key is still to be tuned.
+    if (a.source == Source::kPredicted) AppendMissKey(key);
     auto seen = std::find_if(out.begin(), out.end(), [&](const TunedEngine& t) {
       return SameConfig(t.config, a.config.algo, a.config.knobs);
     });

@@ -81,7 +81,8 @@ double ShapeDistance(const ConvProblem& a, const ConvProblem& b) {
 std::optional<Prediction> PredictFrom(
     const ProblemKey& key,
     const std::vector<std::shared_ptr<const Record>>& family,
-    const Constraints& constraints, int neighbours) {
+    const Constraints& caller, int neighbours) {
+  const Constraints constraints = PredictionConstraints(caller);
   std::vector<Neighbour> near;
   for (const std::shared_ptr<const Record>& r : family) {
     if (r == nullptr || !r->supported() || r->key == key ||

@@ -49,7 +49,9 @@ double ShapeDistance(const ConvProblem& a, const ConvProblem& b);
 
 // The prediction for `key` from `family` (records of its family; others,
 // `key` itself and records with nothing that meets `constraints` are
-// ignored), or nullopt when none can vote.
+// ignored), or nullopt when none can vote. Each neighbour votes for its
+// choice under PredictionConstraints(constraints): what the caller would
+// build, not load.
 std::optional<Prediction> PredictFrom(
     const ProblemKey& key,
     const std::vector<std::shared_ptr<const Record>>& family,

@@ -45,7 +45,8 @@ RecordFilter OtherVersionsFilter(const ProblemKey& key) {
 
 std::optional<Prediction> PredictFromOtherVersion(
     const ProblemKey& key, const std::vector<Record>& others,
-    const Constraints& constraints) {
+    const Constraints& caller) {
+  const Constraints constraints = PredictionConstraints(caller);
   const Record* from = Nearest(key, others, constraints);
   if (from == nullptr) return std::nullopt;
   const std::optional<AlgoResult> chosen = Choose(*from, constraints);

@@ -137,5 +137,33 @@ TEST(ShapePredictorTest, EachVoteIsTheNeighboursChoiceUnderTheConstraints) {
   EXPECT_TRUE(p->candidates[0].plan.empty());
 }
 
+TEST(ShapePredictorTest, ARuntimeCompiledChoiceVotesAsBuiltNotAsLoaded) {
+  // Batch 8's fastest (algo 1, 0.5 ms) is compiled at run time in 500 ms and
+  // its search kept the plan, so a caller that loads plans gets it there.
+  // A new shape has no plan: over 1,000 calls the build adds 0.5 ms a call,
+  // and the precompiled runner-up (1.0 ms) is the cheaper answer.
+  Record r = *Tuned(8, 64, 1);
+  for (AlgoResult& a : r.results) {
+    if (a.algo != 1) continue;
+    a.behavior_notes = NoteBit(kBehaviorNoteRuntimeCompilation);
+    a.build_ms = 500;
+    a.plan = "a plan for batch 8";
+  }
+  const std::vector<std::shared_ptr<const Record>> family = {
+      std::make_shared<const Record>(r)};
+  Constraints loads;
+  loads.loads_stored_plans = true;
+  loads.compile_horizon_calls = 1000;
+  ASSERT_EQ(Choose(r, loads)->algo, 1);  // the neighbour's own answer
+  std::optional<Prediction> p = PredictFrom(KeyOf(16, 64), family, loads, 3);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->candidates[0].algo, 101);
+  // Where the build is not weighed, the faster config still wins.
+  loads.compile_horizon_calls = 0;
+  p = PredictFrom(KeyOf(16, 64), family, loads, 3);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->candidates[0].algo, 1);
+}
+
 }  // namespace
 }  // namespace tunedb

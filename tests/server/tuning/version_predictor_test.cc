@@ -99,5 +99,24 @@ TEST(VersionPredictorTest, TheFilterReadsEveryVersionOfTheProblemOnThisGpu) {
   EXPECT_FALSE(f.Matches(other_problem));
 }
 
+TEST(VersionPredictorTest, ARuntimeCompiledChoiceCountsItsBuildAsThePlanCannotLoad) {
+  // The old version's fastest (algo 1, 0.5 ms) compiles at run time in
+  // 500 ms; its plan is the old cuDNN's and never loads under the new one.
+  Record old = Under(91400, 1);
+  for (AlgoResult& a : old.results) {
+    if (a.algo != 1) continue;
+    a.behavior_notes = NoteBit(kBehaviorNoteRuntimeCompilation);
+    a.build_ms = 500;
+  }
+  Constraints loads;
+  loads.loads_stored_plans = true;
+  loads.compile_horizon_calls = 1000;
+  ASSERT_EQ(Choose(old, loads)->algo, 1);
+  std::optional<Prediction> p =
+      PredictFromOtherVersion(KeyUnder(91900), {old}, loads);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->candidates[0].algo, 101);
+}
+
 }  // namespace
 }  // namespace tunedb
