@@ -65,6 +65,13 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
                  "a GPU with another program on it counts as in use")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  app.add_option("--idle-quiet", c->idle_quiet_seconds,
+                 "With when-idle: seconds a GPU must have been idle, without "
+                 "a break, before a program's miss is searched on it (a "
+                 "program building the plans of a new input size looks idle "
+                 "for a moment)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--search-timeout", c->search_timeout_seconds,
                  "Seconds one search may take before its worker is killed")
       ->check(CLI::PositiveNumber)
@@ -112,6 +119,8 @@ void FinishDaemonConfig(DaemonConfig* c) {
       absl::Milliseconds(std::llround(c->fleet_lease_seconds * 1000));
   c->server.core.search.timeout =
       absl::Milliseconds(std::llround(c->search_timeout_seconds * 1000));
+  c->server.core.idle_quiet =
+      absl::Milliseconds(std::llround(c->idle_quiet_seconds * 1000));
 }
 
 }  // namespace tunedb

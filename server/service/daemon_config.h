@@ -21,6 +21,9 @@ struct DaemonConfig {
   double search_timeout_seconds = 300;
   // Fleet lease on a searched key and on a prewarm job, seconds. Default 30.
   double fleet_lease_seconds = 30;
+  // With --miss-searches when-idle: how long a GPU must have been idle
+  // before a program's miss is searched on it (TuningCore's idle_quiet).
+  double idle_quiet_seconds = 3;
   // "trace", "debug", "info" (default), "warn", "error".
   std::string log_level = "info";
 };

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/nvml_library.h"
 
 namespace tunedb {
@@ -23,6 +25,17 @@ struct NvmlUtilization {
   unsigned int gpu;
   unsigned int memory;
 };
+struct NvmlProcessUtilization {  // nvmlProcessUtilizationSample_t
+  unsigned int pid;
+  unsigned long long time_stamp;  // CPU time, microseconds
+  unsigned int sm_util;
+  unsigned int mem_util;
+  unsigned int enc_util;
+  unsigned int dec_util;
+};
+// How far back per-process samples are read: NVML's sample period is at
+// most 1 s.
+constexpr int64_t kSampleWindowMicros = 1000000;
 struct NvmlProcessInfo {  // nvmlProcessInfo_t (v2 and v3)
   unsigned int pid;
   unsigned long long used_gpu_memory;
@@ -53,6 +66,9 @@ struct NvmlGpuUse::Library {
   NvmlReturn (*utilization)(NvmlDevice, NvmlUtilization*) = nullptr;
   NvmlReturn (*processes)(NvmlDevice, unsigned int*, NvmlProcessInfo*) =
       nullptr;
+  NvmlReturn (*process_utilization)(NvmlDevice, NvmlProcessUtilization*,
+                                    unsigned int*, unsigned long long) =
+      nullptr;
 };
 
 absl::StatusOr<std::unique_ptr<NvmlGpuUse>> NvmlGpuUse::Create(
@@ -71,6 +87,8 @@ absl::StatusOr<std::unique_ptr<NvmlGpuUse>> NvmlGpuUse::Create(
                        "nvmlDeviceGetComputeRunningProcesses_v3")) {
     nvml->lib->Bind(nvml->processes, "nvmlDeviceGetComputeRunningProcesses_v2");
   }
+  nvml->lib->Bind(nvml->process_utilization,
+                  "nvmlDeviceGetProcessUtilization");
   return std::unique_ptr<NvmlGpuUse>(
       new NvmlGpuUse(std::move(nvml), busy_percent));
 }
@@ -91,13 +109,38 @@ std::optional<bool> NvmlGpuUse::ForeignProcess(void* device) {
     r = nvml_->processes(device, &count, infos.data());
   }
   if (r != kNvmlSuccess) return std::nullopt;
-  const long self = static_cast<long>(getpid());
   for (unsigned int i = 0; i < count && i < infos.size(); ++i) {
-    const unsigned int pid = infos[i].pid;
-    if (static_cast<long>(pid) == self || ParentOf(pid) == self) continue;
-    return true;
+    if (!Ours(infos[i].pid)) return true;
   }
   return false;
+}
+
+bool NvmlGpuUse::Ours(unsigned int pid) {
+  const long self = static_cast<long>(getpid());
+  return static_cast<long>(pid) == self || ParentOf(pid) == self;
+}
+
+bool NvmlGpuUse::OnlyOursBusy(void* device) {
+  if (nvml_->process_utilization == nullptr) return false;
+  const unsigned long long since = static_cast<unsigned long long>(
+      absl::ToUnixMicros(absl::Now()) - kSampleWindowMicros);
+  std::vector<NvmlProcessUtilization> samples(64);
+  unsigned int count = static_cast<unsigned int>(samples.size());
+  NvmlReturn r = nvml_->process_utilization(device, samples.data(), &count,
+                                            since);
+  if (r == kNvmlInsufficientSize) {
+    samples.resize(count + 16);
+    count = static_cast<unsigned int>(samples.size());
+    r = nvml_->process_utilization(device, samples.data(), &count, since);
+  }
+  if (r != kNvmlSuccess) return false;  // also NOT_FOUND: no samples
+  bool ours_busy = false;
+  for (unsigned int i = 0; i < count && i < samples.size(); ++i) {
+    if (static_cast<int>(samples[i].sm_util) < busy_percent_) continue;
+    if (!Ours(samples[i].pid)) return false;
+    ours_busy = true;
+  }
+  return ours_busy;
 }
 
 bool NvmlGpuUse::InUse(const DeviceInfo& device) {
@@ -110,7 +153,10 @@ bool NvmlGpuUse::InUse(const DeviceInfo& device) {
   if (foreign.has_value() && !*foreign) return false;
   NvmlUtilization use{};
   if (nvml_->utilization(handle, &use) != kNvmlSuccess) return false;
-  return static_cast<int>(use.gpu) >= busy_percent_;
+  if (static_cast<int>(use.gpu) < busy_percent_) return false;
+  // Busy; but where NVML's per-process samples put every busy one on this
+  // daemon's own searches, the program beside them is not using the GPU.
+  return !OnlyOursBusy(handle);
 }
 
 }  // namespace tunedb

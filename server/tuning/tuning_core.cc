@@ -44,6 +44,9 @@ struct TuningCore::DeviceWorker {
   std::deque<std::shared_ptr<Pending>> queue;
   bool running = false;  // a search is in progress
   bool stop = false;
+  // Since when gpu_use has found the device idle without a break
+  // (InfiniteFuture: in use at the last ask, or not asked yet).
+  absl::Time idle_since = absl::InfiniteFuture();
   std::thread thread;
 };
 
@@ -432,16 +435,30 @@ std::shared_ptr<TuningCore::Pending> TuningCore::NextRunnable(
       // Only programs' misses are queued: ask the GPU, without the lock.
       lock.unlock();
       const bool in_use = InUse(index);
+      const absl::Time now = absl::Now();
       lock.lock();
       if (w.stop || w.queue.empty()) continue;
       if (in_use) {
+        w.idle_since = absl::InfiniteFuture();
+      } else if (w.idle_since == absl::InfiniteFuture()) {
+        w.idle_since = now;
+      }
+      const bool quiet = options_.gpu_use == nullptr ||
+                         now - w.idle_since >= options_.idle_quiet;
+      if (!quiet) {
         for (const auto& p : w.queue) {
           if (p->counted_waiting) continue;
           p->counted_waiting = true;
           waited_for_idle_.fetch_add(1, std::memory_order_relaxed);
-          spdlog::info("device {} is in use by a program: its miss {} waits "
-                       "until the GPU is idle",
-                       index, p->key.HashText());
+          spdlog::info("device {} {}: its miss {} waits until the GPU is "
+                       "idle",
+                       index,
+                       in_use ? std::string("is in use by a program")
+                              : absl::StrCat(
+                                    "was in use by a program less than ",
+                                    absl::FormatDuration(options_.idle_quiet),
+                                    " ago"),
+                       p->key.HashText());
         }
         w.cv.wait_for(lock, absl::ToChronoNanoseconds(options_.idle_poll));
         continue;

@@ -166,6 +166,11 @@ class TuningCore {
     // How often a device whose queue holds only kWhenIdle searches asks
     // gpu_use again while the GPU is in use. Default 1 s.
     absl::Duration idle_poll = absl::Seconds(1);
+    // How long gpu_use must have found a device idle, without a break,
+    // before a kWhenIdle search starts on it: a program between two bursts
+    // of GPU work (building the plans of a new input size, loading data)
+    // does not count as gone. Default 3 s.
+    absl::Duration idle_quiet = absl::Seconds(3);
     // A search again of a stored graph-API key does not run the configs its
     // record has this many times behind the leader (search_again.h); 0 runs
     // every config. Default kFarBehindFactor.
@@ -249,8 +254,8 @@ class TuningCore {
   // Whether a program uses device `index` (false without gpu_use).
   bool InUse(int index);
   // Takes the next search that may run on `w` (device `index`): the first
-  // kNow one, else the first kWhenIdle one once the device is idle. Null
-  // when stopping. Called with `lock` held on w.mu.
+  // kNow one, else the first kWhenIdle one once the device has been idle
+  // for idle_quiet. Null when stopping. Called with `lock` held on w.mu.
   std::shared_ptr<Pending> NextRunnable(int index, DeviceWorker& w,
                                         std::unique_lock<std::mutex>& lock);
   void WorkerLoop(int index);

@@ -18,6 +18,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -541,10 +542,13 @@ TEST(DaemonTest, BadFlagsExitWithAMessage) {
 }
 
 TEST(DaemonTest, AMissSearchPolicyOtherThanWhenIdleOrAtOnceIsRefused) {
-  for (const char* flag : {"--miss-searches", "--busy-percent"}) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"--miss-searches", "later"},
+      {"--busy-percent", "0"},
+      {"--idle-quiet", "-1"}};
+  for (const auto& [flag, value] : bad) {
     TempDir dir;
-    DaemonProcess daemon(
-        dir, {flag, std::string(flag) == "--busy-percent" ? "0" : "later"});
+    DaemonProcess daemon(dir, {flag, value});
     int status = daemon.Stop(0);  // just wait
     ASSERT_TRUE(WIFEXITED(status)) << flag;
     EXPECT_NE(WEXITSTATUS(status), 0) << flag;

@@ -639,10 +639,12 @@ constexpr TuneMode kMissMode{false, SearchWhen::kWhenIdle};
 class WhenIdleTest : public TuningCoreTest {
  protected:
   void StartWithGpuUse(const std::string& sim,
-                       absl::Duration idle_poll = absl::Milliseconds(10)) {
+                       absl::Duration idle_poll = absl::Milliseconds(10),
+                       absl::Duration idle_quiet = absl::ZeroDuration()) {
     TuningCore::Options options;
     options.gpu_use = &gpu_use_;
     options.idle_poll = idle_poll;
+    options.idle_quiet = idle_quiet;
     Start(sim, options);
   }
   std::future<absl::StatusOr<TuneAnswer>> MissTune(int size) {
@@ -671,6 +673,28 @@ TEST_F(WhenIdleTest, AMissSearchWaitsWhileItsGpuIsInUseAndRunsOnceIdle) {
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_TRUE(a->searched);
   EXPECT_EQ(core_->Stats().searches, 1);
+}
+
+TEST_F(WhenIdleTest, AMissSearchWaitsUntilTheGpuHasStayedIdleForTheQuietPeriod) {
+  // A program between two bursts of GPU work looks idle for a moment; the
+  // search starts only once the GPU has been idle for 1 s without a break.
+  StartWithGpuUse("", absl::Milliseconds(10), absl::Seconds(1));
+  gpu_use_.Set(0, true);
+  auto miss = MissTune(8);
+  EXPECT_FALSE(Done(miss, 100));
+  gpu_use_.Set(0, false);
+  EXPECT_FALSE(Done(miss, 500));
+  // The program is back for a moment: the quiet period starts again.
+  gpu_use_.Set(0, true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  gpu_use_.Set(0, false);
+  const absl::Time idle_again = absl::Now();
+  EXPECT_FALSE(Done(miss, 700));
+  EXPECT_EQ(core_->Stats().searches, 0);
+  auto a = miss.get();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->searched);
+  EXPECT_GE(absl::Now() - idle_again, absl::Seconds(1));
 }
 
 TEST_F(WhenIdleTest, AnExplicitTuneRunsOnABusyGpuAheadOfWaitingMisses) {
