@@ -1,16 +1,24 @@
 # Sourced by the GPU benchmark scripts (pytorch_dropin.sh,
-# varying_shapes.sh, model_table.sh, warm_ab.sh): start_gpu_daemon DB SOCKET LOG starts the bundle's
-# tunedbd ($B) with the cuDNN finder on PyTorch's cuDNN ($PIP_CUDNN, with
-# $EXTRA's libraries; cudnn_env.sh sets both), stops it when the script
-# exits, and waits up to 30 s for its socket. Sets DAEMON to its pid.
+# varying_shapes.sh, unseen_sizes.sh, model_table.sh, warm_ab.sh):
+# start_gpu_daemon DB SOCKET LOG [FLAGS...] starts the bundle's tunedbd ($B)
+# with the cuDNN finder on PyTorch's cuDNN ($PIP_CUDNN, with $EXTRA's
+# libraries; cudnn_env.sh sets both) and FLAGS, stops it when the script
+# exits, and waits up to 30 s for its socket (appending to LOG). Sets DAEMON
+# to its pid; stop_gpu_daemon stops it and waits.
 start_gpu_daemon() {
   local db=$1 sock=$2 log=$3
+  shift 3
   LD_LIBRARY_PATH="$B/lib${EXTRA:+:$EXTRA}" "$B/bin/tunedbd" --db "$db" \
     --socket "$sock" --finder cudnn --cudnn-lib-dir "$PIP_CUDNN" \
-    --worker "$B/bin/tunedb-worker" --log-level info > "$log" 2>&1 &
+    --worker "$B/bin/tunedb-worker" --log-level info "$@" >> "$log" 2>&1 &
   DAEMON=$!
   trap 'kill -TERM $DAEMON 2>/dev/null; wait $DAEMON 2>/dev/null' EXIT
   for _ in $(seq 1 300); do [[ -S "$sock" ]] && break; sleep 0.1; done
+}
+
+stop_gpu_daemon() {
+  kill -TERM "$DAEMON" 2>/dev/null
+  wait "$DAEMON" 2>/dev/null
 }
 
 # start_bench_daemon NAME: PyTorch's cuDNN found from $PY's folder

@@ -53,5 +53,33 @@ class SummarizeTest(unittest.TestCase):
     self.assertIsNone(rows[0]["vs_reference"])
 
 
+def replayed(label, ms_by_size):
+  r = run(label, 1.0, 0.5, 3.0)
+  r["shapes"] = [{"batch": 16, "size": size, "graph_ms": ms}
+                 for size, ms in ms_by_size.items()]
+  return r
+
+
+class ReplaysTest(unittest.TestCase):
+
+  def test_each_shape_is_the_median_over_processes_against_the_other_label(self):
+    runs = [replayed("predicted", {224: 1.1, 256: 2.0}),
+            replayed("predicted", {224: 1.3, 256: 2.0}),
+            replayed("predicted", {224: 1.2}),
+            replayed("stored", {224: 1.0, 256: 2.0, 288: 9.0})]
+    with tempfile.TemporaryDirectory() as d:
+      path = os.path.join(d, "runs.jsonl")
+      with open(path, "w") as f:
+        f.write("\n".join(json.dumps(r) for r in runs) + "\n")
+      with contextlib.redirect_stdout(io.StringIO()):
+        out = varying_shapes_bench.replays(path, "predicted", "stored", True)
+    # 288 ran only in the reference: not compared.
+    self.assertEqual([(r["size"], r["ratio"]) for r in out["shapes"]],
+                     [(224, 1.2), (256, 1.0)])
+    self.assertAlmostEqual(out["geomean"], round(1.2 ** 0.5, 4))
+    self.assertEqual(out["sum_ms"], 3.2)
+    self.assertEqual(out["against_sum_ms"], 3.0)
+
+
 if __name__ == "__main__":
   unittest.main()

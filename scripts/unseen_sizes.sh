@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Input sizes never stored, side by side (issue: shapes never seen), on a GPU
+# machine. Unmodified PyTorch runs scripts/varying_shapes_bench.py (ResNet-50
+# inference, fp16 channels-last, batch 16, benchmark on), one fresh process
+# per row. First a daemon learns 12 sizes (A) with `tunedb run --tune-after`;
+# its database is then copied, and each row of a round starts a fresh daemon
+# on a copy, so every row finds the same records. Rows, ROUNDS times,
+# interleaved:
+#   stored                    sizes A, stored (the reference)
+#   predicted                 12 other sizes (C), TUNEDB_PRELOAD_PREDICT=on,
+#                             misses noted, nothing searched while it runs
+#   predicted, searched when idle
+#                             the same, its misses searched by the daemon
+#                             under --miss-searches when-idle (the default):
+#                             against "predicted", the program's slowdown
+#   predicted, horizon 0      TUNEDB_PRELOAD_COMPILE_HORIZON=0: build time
+#                             not weighed (what a runtime-compiled choice
+#                             costs an unseen size)
+#   PyTorch benchmarks        sizes C, no prediction (misses noted)
+#   no tunedb, benchmark off  sizes C
+# Then the GPU time of predicted plans: "predicted" once more with CUDA-graph
+# replays of every size, its noted keys searched (`tunedb prewarm --file`),
+# and sizes C again, stored, with replays. With BATCH64=1, last, a batch
+# sequence 1-64 over three sizes, no tunedb (benchmark on) and predicted.
+#
+#   scripts/unseen_sizes.sh [BUNDLE_DIR]     # default .bundle/tunedb
+#
+# Environment: PY (default /opt/torch/.venv/bin/python), ROUNDS (3),
+# PER_SHAPE (20), REPLAYS (100), BATCH64 (0), WORK (default
+# /tmp/tunedb-unseen), OUT (default ./out). Writes $OUT/runs.jsonl,
+# $OUT/unseen.md, $OUT/replays.md, $OUT/tunedbd.log and each process's
+# stderr under $OUT/err/.
+set -uo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  exit 0
+fi
+B=$(cd "${1:-.bundle/tunedb}" && pwd)
+PY=${PY:-/opt/torch/.venv/bin/python}
+ROUNDS=${ROUNDS:-3}
+PER_SHAPE=${PER_SHAPE:-20}
+REPLAYS=${REPLAYS:-100}
+BATCH64=${BATCH64:-0}
+WORK=${WORK:-/tmp/tunedb-unseen}
+OUT=${OUT:-$PWD/out}
+HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH="$HERE/varying_shapes_bench.py"
+SIZES_A=192,224,256,288,320,352,384,416,448,480,512,544
+SIZES_C=200,232,264,296,328,360,392,424,456,488,520,552
+mkdir -p "$OUT/err" "$WORK"
+PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
+[[ -n "$PIP_CUDNN" ]] || { echo "no nvidia.cudnn package next to PyTorch"; exit 1; }
+SOCK="$WORK/d.sock"
+ADDR="unix:$SOCK"
+source "$HERE/gpu_daemon.sh"
+rm -f "$SOCK" "$WORK"/*.db* "$OUT/runs.jsonl"
+
+# fresh NAME: a daemon on a copy of the learned database, as WORK/NAME.db.
+fresh() {
+  rm -f "$SOCK" "$WORK/$1".db*
+  local f
+  for f in "$WORK"/learned.db*; do cp "$f" "${f/learned.db/$1.db}"; done
+  start_gpu_daemon "$WORK/$1.db" "$SOCK" "$OUT/tunedbd.log"
+}
+
+# row LABEL SIZES [ENV=VALUE...] [-- tunedb run flags...]: one process
+# under `tunedb run`; "--no-tunedb-on" or "--no-tunedb-off" as the only run
+# flag runs it without tunedb, PyTorch's benchmark on or off. ROW_ARGS:
+# more bench flags.
+row() {
+  local label=$1 sizes=$2; shift 2
+  local env=() flags=() extra=() bench=1
+  while [[ $# -gt 0 && $1 != -- ]]; do env+=("$1"); shift; done
+  [[ ${1:-} == -- ]] && shift
+  flags=("$@")
+  local cmd=("$B/bin/tunedb" --address "$ADDR" run ${flags[@]+"${flags[@]}"} --)
+  case "${flags[0]:-}" in
+    --no-tunedb-on) cmd=() ;;
+    --no-tunedb-off) cmd=() bench=0 ;;
+  esac
+  [[ -n "${ROW_ARGS:-}" ]] && read -ra extra <<< "$ROW_ARGS"
+  cmd+=("$PY" "$BENCH" run --label "$label" --benchmark "$bench"
+        --sizes "$sizes" --per-shape "$PER_SHAPE" ${extra[@]+"${extra[@]}"})
+  echo "--- $label ($(date -u +%H:%M:%S))"
+  env ${env[@]+"${env[@]}"} "${cmd[@]}" \
+    2> "$OUT/err/$(echo "$label-$(date +%s%N)" | tr ' ,' '__').err" |
+    grep '^{' | tee -a "$OUT/runs.jsonl" | cut -c1-160
+}
+
+PREDICT=TUNEDB_PRELOAD_PREDICT=on
+NOTED="TUNEDB_PRELOAD_MISSES_FILE=$WORK/noted.keys"
+
+# The learned sizes: searched after the process, not while it runs.
+start_gpu_daemon "$WORK/learned.db" "$SOCK" "$OUT/tunedbd.log"
+row "learning sizes A" "$SIZES_A" -- --tune-after
+stop_gpu_daemon
+
+for round in $(seq 1 "$ROUNDS"); do
+  echo "=== round $round"
+  fresh r; row "stored" "$SIZES_A"; stop_gpu_daemon
+  fresh r; row "predicted" "$SIZES_C" "$PREDICT" "$NOTED"; stop_gpu_daemon
+  fresh r; row "predicted, searched when idle" "$SIZES_C" "$PREDICT"
+  "$B/bin/tunedb" --address "$ADDR" stats | grep -i -E "search|wait" | head -4
+  stop_gpu_daemon
+  fresh r
+  row "predicted, horizon 0" "$SIZES_C" "$PREDICT" "$NOTED" \
+    TUNEDB_PRELOAD_COMPILE_HORIZON=0
+  stop_gpu_daemon
+  fresh r; row "PyTorch benchmarks" "$SIZES_C" "$NOTED"; stop_gpu_daemon
+  row "no tunedb, benchmark off" "$SIZES_C" -- --no-tunedb-off
+done
+"$PY" "$BENCH" summarize "$OUT/runs.jsonl" --reference stored |
+  tee "$OUT/unseen.md"
+
+echo "=== GPU time of predicted plans"
+rm -f "$WORK/replay.keys"
+fresh k
+ROW_ARGS="--graph-replays $REPLAYS" row "predicted, replayed" "$SIZES_C" \
+  "$PREDICT" "TUNEDB_PRELOAD_MISSES_FILE=$WORK/replay.keys"
+"$B/bin/tunedb" --address "$ADDR" prewarm --file "$WORK/replay.keys" \
+  > "$OUT/err/prewarm.log" 2>&1
+tail -3 "$OUT/err/prewarm.log"
+ROW_ARGS="--graph-replays $REPLAYS" row "stored, replayed" "$SIZES_C"
+stop_gpu_daemon
+"$PY" "$BENCH" replays "$OUT/runs.jsonl" --label "predicted, replayed" \
+  --against "stored, replayed" | tee "$OUT/replays.md"
+
+if [[ "$BATCH64" == 1 ]]; then
+  echo "=== batch sequence 1-64"
+  fresh b
+  ROW_ARGS="--batches 1,2,4,8,16,32,64" row "batches, no tunedb" \
+    224,384,544 -- --no-tunedb-on
+  ROW_ARGS="--batches 1,2,4,8,16,32,64" row "batches, predicted" \
+    224,384,544 "$PREDICT" "$NOTED"
+  stop_gpu_daemon
+  "$PY" "$BENCH" summarize "$OUT/runs.jsonl" --reference stored |
+    tee "$OUT/unseen.md"
+fi
