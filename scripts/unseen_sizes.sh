@@ -25,8 +25,10 @@
 #
 #   scripts/unseen_sizes.sh [BUNDLE_DIR]     # default .bundle/tunedb
 #
-# Environment: PY (default /opt/torch/.venv/bin/python), ROUNDS (3),
-# PER_SHAPE (20), REPLAYS (100), BATCH64 (0), WORK (default
+# Environment: PY (default /opt/torch/.venv/bin/python), ROUNDS (3), ROWS
+# (the rows of a round, default "stored predicted idle horizon0 pytorch
+# off"), PER_SHAPE (20), REPLAYS (100; 0 skips the GPU-time part), BATCH64
+# (0), WORK (default
 # /tmp/tunedb-unseen), OUT (default ./out). Writes $OUT/runs.jsonl,
 # $OUT/unseen.md, $OUT/replays.md, $OUT/tunedbd.log and each process's
 # stderr under $OUT/err/.
@@ -95,23 +97,35 @@ start_gpu_daemon "$WORK/learned.db" "$SOCK" "$OUT/tunedbd.log"
 row "learning sizes A" "$SIZES_A" -- --tune-after
 stop_gpu_daemon
 
+# one_round_row NAME: the row of that name, on a fresh daemon.
+one_round_row() {
+  case "$1" in
+    stored) fresh r; row "stored" "$SIZES_A" ;;
+    predicted) fresh r; row "predicted" "$SIZES_C" "$PREDICT" "$NOTED" ;;
+    idle)
+      fresh r; row "predicted, searched when idle" "$SIZES_C" "$PREDICT"
+      "$B/bin/tunedb" --address "$ADDR" stats | grep -i -E "^searches" ;;
+    horizon0)
+      fresh r
+      row "predicted, horizon 0" "$SIZES_C" "$PREDICT" "$NOTED" \
+        TUNEDB_PRELOAD_COMPILE_HORIZON=0 ;;
+    pytorch) fresh r; row "PyTorch benchmarks" "$SIZES_C" "$NOTED" ;;
+    off) row "no tunedb, benchmark off" "$SIZES_C" -- --no-tunedb-off; return ;;
+    *) echo "unknown row $1"; return ;;
+  esac
+  stop_gpu_daemon
+}
+
 for round in $(seq 1 "$ROUNDS"); do
   echo "=== round $round"
-  fresh r; row "stored" "$SIZES_A"; stop_gpu_daemon
-  fresh r; row "predicted" "$SIZES_C" "$PREDICT" "$NOTED"; stop_gpu_daemon
-  fresh r; row "predicted, searched when idle" "$SIZES_C" "$PREDICT"
-  "$B/bin/tunedb" --address "$ADDR" stats | grep -i -E "search|wait" | head -4
-  stop_gpu_daemon
-  fresh r
-  row "predicted, horizon 0" "$SIZES_C" "$PREDICT" "$NOTED" \
-    TUNEDB_PRELOAD_COMPILE_HORIZON=0
-  stop_gpu_daemon
-  fresh r; row "PyTorch benchmarks" "$SIZES_C" "$NOTED"; stop_gpu_daemon
-  row "no tunedb, benchmark off" "$SIZES_C" -- --no-tunedb-off
+  for name in ${ROWS:-stored predicted idle horizon0 pytorch off}; do
+    one_round_row "$name"
+  done
 done
 "$PY" "$BENCH" summarize "$OUT/runs.jsonl" --reference stored |
   tee "$OUT/unseen.md"
 
+if [[ "$REPLAYS" -gt 0 ]]; then
 echo "=== GPU time of predicted plans"
 rm -f "$WORK/replay.keys"
 fresh k
@@ -124,14 +138,15 @@ ROW_ARGS="--graph-replays $REPLAYS" row "stored, replayed" "$SIZES_C"
 stop_gpu_daemon
 "$PY" "$BENCH" replays "$OUT/runs.jsonl" --label "predicted, replayed" \
   --against "stored, replayed" | tee "$OUT/replays.md"
+fi
 
 if [[ "$BATCH64" == 1 ]]; then
   echo "=== batch sequence 1-64"
   fresh b
-  ROW_ARGS="--batches 1,2,4,8,16,32,64" row "batches, no tunedb" \
-    224,384,544 -- --no-tunedb-on
   ROW_ARGS="--batches 1,2,4,8,16,32,64" row "batches, predicted" \
     224,384,544 "$PREDICT" "$NOTED"
+  ROW_ARGS="--batches 1,2,4,8,16,32,64" row "batches, no tunedb" \
+    224,384,544 -- --no-tunedb-on
   stop_gpu_daemon
   "$PY" "$BENCH" summarize "$OUT/runs.jsonl" --reference stored |
     tee "$OUT/unseen.md"
