@@ -55,6 +55,7 @@ enum Counter {
   kBackgroundEnqueued,
   kBackgroundDropped,
   kBackgroundTunes,
+  kBackgroundHeld,
   kRefreshes,
   kDatabaseAnswers,
   kPlansRefused,
@@ -217,6 +218,7 @@ class ClientImpl final : public Client {
     s.background_enqueued = counters_.Sum(kBackgroundEnqueued);
     s.background_dropped = counters_.Sum(kBackgroundDropped);
     s.background_tunes = counters_.Sum(kBackgroundTunes);
+    s.background_held = counters_.Sum(kBackgroundHeld);
     s.refreshes = counters_.Sum(kRefreshes);
     s.plans_refused = counters_.Sum(kPlansRefused);
     s.predicted_answers = counters_.Sum(kPredictedAnswers);
@@ -814,6 +816,13 @@ class ClientImpl final : public Client {
         link_.Tune(job.key, job.constraints, options_.background_tune_deadline,
                    /*when_idle=*/true);
     if (reply.status.ok()) {
+      if (reply.held) {
+        // Searched once the GPU is idle and stored: a lookup after the
+        // cached answer's TTL (or the next process) finds it. Asked again
+        // now, it would only be held again.
+        counters_.Add(kBackgroundHeld);
+        return Retry::kNo;
+      }
       if (reply.choice.has_value()) {
         counters_.Add(kBackgroundTunes);
         CacheTuned(slot, *reply.choice, reply.measured_at_us);

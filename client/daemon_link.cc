@@ -179,6 +179,7 @@ DaemonLink::Reply DaemonLink::Tune(const ProblemKey& key,
                                    absl::Duration deadline, bool when_idle) {
   v1::TuneRequest request;
   request.set_when_idle(when_idle);
+  request.set_return_if_held(when_idle);
   ToProto(key.problem, request.mutable_problem());
   ToProto(key.device, request.mutable_device());
   ToProto(constraints, request.mutable_constraints());
@@ -191,6 +192,7 @@ DaemonLink::Reply DaemonLink::Tune(const ProblemKey& key,
   grpc::Status status = stub_->Tune(&context, request, &response);
   End(&context);
   Reply reply = ReplyFrom(status, response);
+  reply.held = status.ok() && response.held();
   // A Tune past its deadline is a slow search, not a dead daemon.
   UpdateBackoff(reply.status, /*deadline_means_down=*/false);
   return reply;

@@ -42,6 +42,7 @@ class DaemonLink {
     std::optional<AlgoResult> choice;  // OK: the choice, if one fits
     int64_t measured_at_us = 0;        // OK: the record's
     bool predicted = false;  // OK: `choice` is a prediction (no record)
+    bool held = false;  // OK: a when-idle search held until the GPU is idle
   };
 
   // `channel` is the daemon's (see CreateDaemonChannel); `options` give the
@@ -70,7 +71,9 @@ class DaemonLink {
   Reply Lookup(const ProblemKey& key, const Constraints& constraints,
                absl::Duration deadline, Predict predict = Predict::kNone);
   // `when_idle`: the key is this program's own miss, searched only while
-  // no program uses the GPU (TuneRequest.when_idle).
+  // no program uses the GPU (TuneRequest.when_idle); the reply comes at
+  // once, `held`, once the daemon holds the search back for that
+  // (TuneRequest.return_if_held).
   Reply Tune(const ProblemKey& key, const Constraints& constraints,
              absl::Duration deadline, bool when_idle = false);
   // The whole stored record of `key` (a Lookup that keeps the record; no

@@ -91,6 +91,8 @@ struct ClientStats {
   int64_t background_enqueued = 0;  // background Tunes/re-checks queued
   int64_t background_dropped = 0;   // ... dropped, the queue being full
   int64_t background_tunes = 0;     // background Tunes that succeeded
+  int64_t background_held = 0;      // ... that the daemon holds until the
+                                    // GPU is idle (stored for later lookups)
   int64_t database_answers = 0;     // Gets answered kDatabase
   bool database_open = false;       // ClientOptions::db_path is open
   int64_t refreshes = 0;            // cached entries replaced by a newer record

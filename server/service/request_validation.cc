@@ -62,6 +62,11 @@ absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request) {
                      " is not a cuDNN version"));
   }
   args.mode.revalidate_from_cudnn = request.revalidate_from_cudnn();
+  if (request.return_if_held() && !request.when_idle()) {
+    return absl::InvalidArgumentError(
+        "return_if_held: only with when_idle (nothing else is held back)");
+  }
+  args.mode.return_if_held = request.return_if_held();
   return args;
 }
 

@@ -208,7 +208,8 @@ GpuUse* Server::WatchGpuUse() {
 
 absl::Status Server::StartCore() {
   TuningCore::Options core_options = options_.core;
-  core_options.gpu_use = WatchGpuUse();
+  // One given in the options (tests) is kept.
+  if (core_options.gpu_use == nullptr) core_options.gpu_use = WatchGpuUse();
   if (!options_.metrics_address.empty()) {
     DaemonMetrics::Options metrics_options;
     metrics_options.address = options_.metrics_address;

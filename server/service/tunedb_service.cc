@@ -317,6 +317,10 @@ absl::Status TuneDbService::Tune(grpc::ServerContext* context,
                    core_->Tune(args.problem, args.device, args.constraints,
                                args.mode, Deadline(context),
                                [context] { return context->IsCancelled(); }));
+  if (answer.held) {
+    response->set_held(true);
+    return absl::OkStatus();
+  }
   AnswerToProto(answer, response->mutable_choice(), response->mutable_record());
   if (!answer.choice) response->clear_choice();
   response->set_searched(answer.searched);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -28,6 +29,9 @@ struct TuningCore::Pending {
   // uses the device. Guarded by the device worker's mu.
   bool when_idle = false;
   bool counted_waiting = false;  // counted in waited_for_idle_ (worker only)
+  // The worker holds it back until the GPU is idle (set once, by the worker;
+  // read by callers waiting with TuneMode::return_if_held).
+  std::atomic<bool> held{false};
   bool fleet_resolved = false;  // the fleet was asked (worker thread only)
   std::mutex mu;
   std::condition_variable cv;
@@ -359,6 +363,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
         {
           std::lock_guard<std::mutex> wlock(w.mu);
           pending->when_idle = false;
+          pending->held.store(false, std::memory_order_release);
         }
         w.cv.notify_one();
       }
@@ -402,6 +407,12 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
 
   std::unique_lock<std::mutex> lock(pending->mu);
   while (!pending->done) {
+    if (mode.return_if_held &&
+        pending->held.load(std::memory_order_acquire)) {
+      TuneAnswer held;
+      held.held = true;
+      return held;
+    }
     absl::Time wake = std::min(deadline, absl::Now() + absl::Milliseconds(50));
     pending->cv.wait_until(lock, absl::ToChronoTime(wake));
     if (pending->done) break;
@@ -449,6 +460,8 @@ std::shared_ptr<TuningCore::Pending> TuningCore::NextRunnable(
         for (const auto& p : w.queue) {
           if (p->counted_waiting) continue;
           p->counted_waiting = true;
+          p->held.store(true, std::memory_order_release);
+          p->cv.notify_all();
           waited_for_idle_.fetch_add(1, std::memory_order_relaxed);
           spdlog::info("device {} {}: its miss {} waits until the GPU is "
                        "idle",
@@ -467,6 +480,7 @@ std::shared_ptr<TuningCore::Pending> TuningCore::NextRunnable(
     }
     std::shared_ptr<Pending> pending = *it;
     w.queue.erase(it);
+    pending->held.store(false, std::memory_order_release);
     return pending;
   }
 }

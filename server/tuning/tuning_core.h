@@ -77,6 +77,11 @@ struct TuneMode {
   // instead of searching in full, where they decide; a full search where
   // they do not, or where nothing is stored for it. 0: a full search.
   int revalidate_from_cudnn = 0;
+  // With kWhenIdle: answer at once (TuneAnswer::held) once the search is
+  // held back until the GPU is idle, instead of waiting for it up to the
+  // deadline; it still runs and is stored. A program then asks its other
+  // misses without waiting seconds for each. Default: no.
+  bool return_if_held = false;
 };
 
 // Which predictors TuningCore::Predict may answer from.
@@ -89,9 +94,13 @@ enum class Predictors {
 };
 
 struct TuneAnswer {
-  // Never null. Shared with the daemon's record cache and with every caller
-  // of a coalesced search, so answering copies no ranking.
+  // Never null, but for a held answer. Shared with the daemon's record cache
+  // and with every caller of a coalesced search, so answering copies no
+  // ranking.
   std::shared_ptr<const Record> record;
+  // TuneMode::return_if_held: the search waits for an idle GPU; no record
+  // or choice yet.
+  bool held = false;
   std::optional<AlgoResult> choice;  // nullopt: nothing meets the constraints
   // This call ran the search behind the answer.
   bool searched = false;

@@ -3,6 +3,7 @@
 // search under a tune-and-wait deadline.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -10,6 +11,7 @@
 #include "test_server.h"
 #include "server/finder/simulated_finder.h"
 #include "server/service/server.h"
+#include "server/tuning/gpu_use.h"
 #include "tunedb/client.h"
 
 namespace tunedb {
@@ -299,6 +301,47 @@ TEST(ClientServerTest, ABackgroundTuneAskedPastItsDeadlineJoinsTheSameSearch) {
   const CoreStats stats = server->core().Stats();
   EXPECT_EQ(stats.searches, 1);
   EXPECT_GE(stats.coalesced, 1);
+  server->Shutdown(absl::Seconds(1));
+}
+
+// A GPU that a program uses until told otherwise.
+class SwitchedGpuUse final : public GpuUse {
+ public:
+  bool InUse(const DeviceInfo&) override { return busy.load(); }
+  std::atomic<bool> busy{true};
+};
+
+TEST(ClientServerTest, AProgramsMissesAreAllQueuedWhileItsGpuIsBusyNotOnePerDeadline) {
+  TempDir dir;
+  SwitchedGpuUse gpu;
+  auto server = StartServer(dir.File("i.sock"), "", &gpu);
+  ASSERT_NE(server, nullptr);
+  ClientOptions o;
+  o.address = server->address();
+  o.heuristic = Heuristic();
+  o.lookup_deadline = absl::Seconds(2);
+  // Were each miss's Tune to wait for its search, five would take minutes.
+  o.background_tune_deadline = absl::Seconds(60);
+  auto client = Client::Create(o).value();
+  for (int64_t n = 1; n <= 5; ++n) {
+    EXPECT_EQ(client->Get(Key(*server, n)).source, Source::kHeuristic);
+  }
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  EXPECT_EQ(client->Stats().background_held, 5);
+  EXPECT_EQ(client->Stats().daemon_errors, 0);
+  EXPECT_EQ(server->core().Stats().searches, 0);
+  EXPECT_EQ(server->core().Stats().waited_for_idle, 5);
+  // Once the GPU is idle all five are searched and stored: another process
+  // finds each with one Lookup.
+  gpu.busy = false;
+  for (int i = 0; i < 2000 && server->core().Stats().searches < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(server->core().Stats().searches, 5);
+  auto other = Client::Create(o).value();
+  for (int64_t n = 1; n <= 5; ++n) {
+    EXPECT_EQ(other->Get(Key(*server, n)).source, Source::kDaemon) << n;
+  }
   server->Shutdown(absl::Seconds(1));
 }
 

@@ -337,6 +337,9 @@ TEST_F(ServiceTest, BadTuneRequestsGetClearStatuses) {
          r->mutable_device()->set_gpu_model("Imaginary GPU");
        },
        grpc::StatusCode::FAILED_PRECONDITION, "Imaginary"},
+      {"return_if_held without when_idle",
+       [](v1::TuneRequest* r) { r->set_return_if_held(true); },
+       grpc::StatusCode::INVALID_ARGUMENT, "return_if_held"},
   };
   for (const auto& c : cases) {
     v1::TuneRequest req;

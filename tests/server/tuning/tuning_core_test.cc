@@ -697,6 +697,39 @@ TEST_F(WhenIdleTest, AMissSearchWaitsUntilTheGpuHasStayedIdleForTheQuietPeriod) 
   EXPECT_GE(absl::Now() - idle_again, absl::Seconds(1));
 }
 
+TEST_F(WhenIdleTest, AMissAskingToReturnIfHeldIsAnsweredOnceHeldAndSearchedOnceIdle) {
+  StartWithGpuUse("");
+  gpu_use_.Set(0, true);
+  TuneMode held_mode = kMissMode;
+  held_mode.return_if_held = true;
+  // Without it the call would wait its whole 60 s for an idle GPU.
+  auto first = std::async(std::launch::async, [&] {
+    return core_->Tune(TestProblem(8), std::nullopt, {}, held_mode,
+                       absl::Now() + absl::Seconds(60));
+  });
+  ASSERT_EQ(first.wait_for(std::chrono::seconds(20)),
+            std::future_status::ready);
+  absl::StatusOr<TuneAnswer> a = first.get();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->held);
+  EXPECT_EQ(a->record, nullptr);
+  EXPECT_EQ(core_->Stats().searches, 0);
+  // Asked again, it joins the held search and is answered the same way.
+  a = core_->Tune(TestProblem(8), std::nullopt, {}, held_mode,
+                  absl::Now() + absl::Seconds(60));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->held);
+  // Once the GPU is idle it is searched and stored, for the next lookup.
+  gpu_use_.Set(0, false);
+  absl::StatusOr<TuneAnswer> stored = absl::NotFoundError("");
+  for (int i = 0; i < 500 && !stored.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    stored = Lookup(TestProblem(8));
+  }
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(core_->Stats().searches, 1);
+}
+
 TEST_F(WhenIdleTest, AnExplicitTuneRunsOnABusyGpuAheadOfWaitingMisses) {
   StartWithGpuUse("");
   gpu_use_.Set(0, true);
