@@ -757,6 +757,13 @@ class ClientImpl final : public Client {
       }
       Job job = std::move(jobs_.front());
       jobs_.pop_front();
+      if (job.kind == Job::kTune && held_.count(job.key.ToText()) != 0) {
+        // The daemon holds this key's search already (for another caller
+        // constraint): asking again would only be held again.
+        queued_.erase(job.name);
+        if (jobs_.empty()) idle_cv_.notify_all();
+        continue;
+      }
       busy_ = true;
       lock.unlock();
       const Retry retry = Run(job);
@@ -819,8 +826,10 @@ class ClientImpl final : public Client {
       if (reply.held) {
         // Searched once the GPU is idle and stored: a lookup after the
         // cached answer's TTL (or the next process) finds it. Asked again
-        // now, it would only be held again.
+        // now, under any constraints, it would only be held again.
         counters_.Add(kBackgroundHeld);
+        std::lock_guard<std::mutex> lock(mu_);
+        held_.insert(job.key.ToText());
         return Retry::kNo;
       }
       if (reply.choice.has_value()) {
@@ -867,6 +876,9 @@ class ClientImpl final : public Client {
   };
   mutable std::mutex engine_mu_;
   std::map<std::string, EngineEntry> engines_;  // by JobName(false, ...)
+  // Key texts whose search the daemon holds for an idle GPU (guarded by
+  // mu_).
+  std::set<std::string> held_;
   // A followed pin's keys: their records' results that kept a plan
   // (WithStoredPlan), by key text; guarded by engine_mu_.
   std::map<std::string, std::vector<AlgoResult>> pinned_plans_;

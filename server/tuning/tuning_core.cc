@@ -51,6 +51,10 @@ struct TuningCore::DeviceWorker {
   // Since when gpu_use has found the device idle without a break
   // (InfiniteFuture: in use at the last ask, or not asked yet).
   absl::Time idle_since = absl::InfiniteFuture();
+  // The worker holds its kWhenIdle searches back (it last found the device
+  // in use, or idle for less than idle_quiet): one queued now is held at
+  // once.
+  bool holding = false;
   std::thread thread;
 };
 
@@ -399,6 +403,9 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
                            options_.queue_capacity, "); retry later"));
         }
         w.queue.push_back(pending);
+        // Where the worker holds the queue for programs, this miss is held
+        // now, not at the worker's next ask.
+        if (when_idle && w.holding) Hold(index, *pending);
       }
       w.cv.notify_one();
       inflight_[key.text()] = pending;
@@ -457,32 +464,39 @@ std::shared_ptr<TuningCore::Pending> TuningCore::NextRunnable(
       const bool quiet = options_.gpu_use == nullptr ||
                          now - w.idle_since >= options_.idle_quiet;
       if (!quiet) {
-        for (const auto& p : w.queue) {
-          if (p->counted_waiting) continue;
-          p->counted_waiting = true;
-          p->held.store(true, std::memory_order_release);
-          p->cv.notify_all();
-          waited_for_idle_.fetch_add(1, std::memory_order_relaxed);
-          spdlog::info("device {} {}: its miss {} waits until the GPU is "
-                       "idle",
+        if (!w.holding) {
+          spdlog::info("device {} {}: programs' misses wait until it has been "
+                       "idle for {}",
                        index,
-                       in_use ? std::string("is in use by a program")
-                              : absl::StrCat(
-                                    "was in use by a program less than ",
-                                    absl::FormatDuration(options_.idle_quiet),
-                                    " ago"),
-                       p->key.HashText());
+                       in_use ? "is in use by a program"
+                              : "was in use by a program moments ago",
+                       absl::FormatDuration(options_.idle_quiet));
         }
+        w.holding = true;
+        for (const auto& p : w.queue) Hold(index, *p);
         w.cv.wait_for(lock, absl::ToChronoNanoseconds(options_.idle_poll));
         continue;
       }
       it = w.queue.begin();
     }
+    w.holding = false;
     std::shared_ptr<Pending> pending = *it;
     w.queue.erase(it);
     pending->held.store(false, std::memory_order_release);
     return pending;
   }
+}
+
+void TuningCore::Hold(int index, Pending& p) {
+  if (p.counted_waiting) return;
+  p.counted_waiting = true;
+  p.held.store(true, std::memory_order_release);
+  p.cv.notify_all();
+  waited_for_idle_.fetch_add(1, std::memory_order_relaxed);
+  spdlog::debug("device {} is held for programs: its miss {} waits until the "
+                "GPU has been idle for {}",
+                index, p.key.HashText(),
+                absl::FormatDuration(options_.idle_quiet));
 }
 
 void TuningCore::WorkerLoop(int index) {

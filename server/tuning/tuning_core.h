@@ -267,6 +267,10 @@ class TuningCore {
   // for idle_quiet. Null when stopping. Called with `lock` held on w.mu.
   std::shared_ptr<Pending> NextRunnable(int index, DeviceWorker& w,
                                         std::unique_lock<std::mutex>& lock);
+  // Marks a kWhenIdle search held back for programs on device `index`
+  // (counted once, its waiters with return_if_held answered). Called with
+  // the device worker's mu held.
+  void Hold(int index, Pending& p);
   void WorkerLoop(int index);
   void RunSearch(int index, const std::shared_ptr<Pending>& pending);
   // The finder's search for `pending`: a revalidation where it asks for one

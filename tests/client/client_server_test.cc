@@ -323,14 +323,19 @@ TEST(ClientServerTest, AProgramsMissesAreAllQueuedWhileItsGpuIsBusyNotOnePerDead
   // Were each miss's Tune to wait for its search, five would take minutes.
   o.background_tune_deadline = absl::Seconds(60);
   auto client = Client::Create(o).value();
+  Constraints capped;
+  capped.max_workspace_bytes = 0;
   for (int64_t n = 1; n <= 5; ++n) {
     EXPECT_EQ(client->Get(Key(*server, n)).source, Source::kHeuristic);
+    // The same key under other constraints: its search is the same one.
+    EXPECT_EQ(client->Get(Key(*server, n), capped).source, Source::kHeuristic);
   }
   ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
   EXPECT_EQ(client->Stats().background_held, 5);
   EXPECT_EQ(client->Stats().daemon_errors, 0);
   EXPECT_EQ(server->core().Stats().searches, 0);
   EXPECT_EQ(server->core().Stats().waited_for_idle, 5);
+  EXPECT_EQ(server->core().Stats().coalesced, 0);  // one Tune per key
   // Once the GPU is idle all five are searched and stored: another process
   // finds each with one Lookup.
   gpu.busy = false;
