@@ -55,6 +55,7 @@ struct TuningCore::DeviceWorker {
   // in use, or idle for less than idle_quiet): one queued now is held at
   // once.
   bool holding = false;
+  absl::Time last_asked = absl::InfinitePast();  // gpu_use, by this worker
   std::thread thread;
 };
 
@@ -208,11 +209,17 @@ int TuningCore::LeastBusyIdle(const DeviceKey& key) {
   if (options_.gpu_use != nullptr) {
     for (size_t i = 0; i < devices_.size(); ++i) {
       const int index = static_cast<int>(i);
-      if (devices_[i].key != key || InUse(index)) continue;
+      if (devices_[i].key != key || Holding(index) || InUse(index)) continue;
       if (best < 0 || QueueDepth(index) < QueueDepth(best)) best = index;
     }
   }
   return best >= 0 ? best : LeastBusy(key);
+}
+
+bool TuningCore::Holding(int index) {
+  DeviceWorker& w = *workers_[index];
+  std::lock_guard<std::mutex> lock(w.mu);
+  return w.holding;
 }
 
 int TuningCore::LeastBusy(const DeviceKey& key) {
@@ -450,11 +457,21 @@ std::shared_ptr<TuningCore::Pending> TuningCore::NextRunnable(
     auto it = std::find_if(w.queue.begin(), w.queue.end(),
                            [](const auto& p) { return !p->when_idle; });
     if (it == w.queue.end()) {
-      // Only programs' misses are queued: ask the GPU, without the lock.
+      // Only programs' misses are queued. Holding, and asked within
+      // idle_poll (a new miss woke the worker): hold on without asking.
+      const absl::Duration since_asked = absl::Now() - w.last_asked;
+      if (w.holding && since_asked < options_.idle_poll) {
+        for (const auto& p : w.queue) Hold(index, *p);
+        w.cv.wait_for(lock, absl::ToChronoNanoseconds(options_.idle_poll -
+                                                      since_asked));
+        continue;
+      }
+      // Ask the GPU, without the lock.
       lock.unlock();
       const bool in_use = InUse(index);
       const absl::Time now = absl::Now();
       lock.lock();
+      w.last_asked = now;
       if (w.stop || w.queue.empty()) continue;
       if (in_use) {
         w.idle_since = absl::InfiniteFuture();

@@ -258,10 +258,13 @@ class TuningCore {
   // The least busy device with this key, or -1.
   int LeastBusy(const DeviceKey& key);
   // For a kWhenIdle search: the least busy device with this key that no
-  // program uses, else LeastBusy.
+  // program uses (and its worker does not hold), else LeastBusy.
   int LeastBusyIdle(const DeviceKey& key);
   // Whether a program uses device `index` (false without gpu_use).
   bool InUse(int index);
+  // Whether device `index`'s worker holds its kWhenIdle searches back for
+  // programs now (then a program's miss need not ask gpu_use about it).
+  bool Holding(int index);
   // Takes the next search that may run on `w` (device `index`): the first
   // kNow one, else the first kWhenIdle one once the device has been idle
   // for idle_quiet. Null when stopping. Called with `lock` held on w.mu.

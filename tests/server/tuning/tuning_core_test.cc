@@ -730,6 +730,27 @@ TEST_F(WhenIdleTest, AMissAskingToReturnIfHeldIsAnsweredOnceHeldAndSearchedOnceI
   EXPECT_EQ(core_->Stats().searches, 1);
 }
 
+TEST_F(WhenIdleTest, AnotherMissOnAHeldDeviceIsHeldAtOnceWithoutAskingTheGpu) {
+  // The worker asks, holds, then asks again only after 10 s.
+  StartWithGpuUse("", absl::Seconds(10));
+  gpu_use_.Set(0, true);
+  TuneMode held_mode = kMissMode;
+  held_mode.return_if_held = true;
+  absl::StatusOr<TuneAnswer> a = core_->Tune(
+      TestProblem(8), std::nullopt, {}, held_mode, absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(a->held);
+  const int asked = gpu_use_.asked();
+  // A program's next miss: neither the worker nor the call asks NVML again.
+  a = core_->Tune(TestProblem(9), std::nullopt, {}, held_mode,
+                  absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->held);
+  EXPECT_EQ(gpu_use_.asked(), asked);
+  EXPECT_EQ(core_->Stats().waited_for_idle, 2);
+  core_->Shutdown(absl::Seconds(1));
+}
+
 TEST_F(WhenIdleTest, AnExplicitTuneRunsOnABusyGpuAheadOfWaitingMisses) {
   StartWithGpuUse("");
   gpu_use_.Set(0, true);
