@@ -75,6 +75,9 @@ PreloadOptions PreloadOptionsFromEnv() {
   PreloadOptions o;
   o.client.miss_policy = MissPolicy::kBackground;
   o.client.lookup_deadline = absl::Milliseconds(200);
+  // A new input size is answered from the nearest stored ones instead of
+  // paying PyTorch's benchmark (docs/graph-api.md, "Keys never tuned").
+  o.client.predict_misses = true;
   auto problem = [&](const char* name, const char* value) {
     absl::StrAppend(&o.problems, o.problems.empty() ? "" : ", ", name, "=",
                     value, " ignored");

@@ -42,10 +42,11 @@
 //                              default): a plan of an answered config whose
 //                              search kept its serialized plan loads that
 //                              plan instead of compiling
-//   TUNEDB_PRELOAD_PREDICT     "on": a graph key never tuned is answered
-//                              from the nearest tuned problems of its
-//                              family, and tuned all the same
-//                              (ClientOptions::predict_misses; default off)
+//   TUNEDB_PRELOAD_PREDICT     "on" (the default): a graph key never tuned
+//                              is answered from the nearest tuned problems
+//                              of its family, and tuned all the same
+//                              (ClientOptions::predict_misses); "off": such
+//                              a key is a miss, PyTorch's own benchmark
 //   TUNEDB_PRELOAD_PREDICT_VERSIONS
 //                              "off": a key stored only under another cuDNN
 //                              version is not answered with that version's

@@ -7,8 +7,9 @@
 # on a copy, so every row finds the same records. Rows, ROUNDS times,
 # interleaved:
 #   stored                    sizes A, stored (the reference)
-#   predicted                 12 other sizes (C), TUNEDB_PRELOAD_PREDICT=on,
-#                             misses noted, nothing searched while it runs
+#   predicted                 12 other sizes (C), answered from the nearest
+#                             stored sizes (the preload's default), misses
+#                             noted, nothing searched while it runs
 #   predicted, searched when idle
 #                             the same, its misses searched by the daemon
 #                             under --miss-searches when-idle (the default):
@@ -16,7 +17,8 @@
 #   predicted, horizon 0      TUNEDB_PRELOAD_COMPILE_HORIZON=0: build time
 #                             not weighed (what a runtime-compiled choice
 #                             costs an unseen size)
-#   PyTorch benchmarks        sizes C, no prediction (misses noted)
+#   PyTorch benchmarks        sizes C, TUNEDB_PRELOAD_PREDICT=off (misses
+#                             noted)
 #   no tunedb, benchmark off  sizes C
 # Then the GPU time of predicted plans: "predicted" once more with CUDA-graph
 # replays of every size, its noted keys searched (`tunedb prewarm --file`),
@@ -109,7 +111,9 @@ one_round_row() {
       fresh r
       row "predicted, horizon 0" "$SIZES_C" "$PREDICT" "$NOTED" \
         TUNEDB_PRELOAD_COMPILE_HORIZON=0 ;;
-    pytorch) fresh r; row "PyTorch benchmarks" "$SIZES_C" "$NOTED" ;;
+    pytorch)
+      fresh r
+      row "PyTorch benchmarks" "$SIZES_C" "$NOTED" TUNEDB_PRELOAD_PREDICT=off ;;
     off) row "no tunedb, benchmark off" "$SIZES_C" -- --no-tunedb-off; return ;;
     *) echo "unknown row $1"; return ;;
   esac

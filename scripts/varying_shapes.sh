@@ -4,9 +4,10 @@
 # inference by default) over 12 resolutions, one fresh process per row:
 #   no tunedb, benchmark on / off;
 #   tunedb, sizes stored      (sizes A, after a cold run taught them);
-#   tunedb, other sizes       (sizes B, never stored: PyTorch benchmarks);
+#   tunedb, other sizes       (sizes B, never stored, TUNEDB_PRELOAD_PREDICT=off:
+#                              PyTorch benchmarks);
 #   tunedb, other sizes, predicted (sizes C, never stored, answered from
-#                              the nearest stored sizes: TUNEDB_PRELOAD_PREDICT=on).
+#                              the nearest stored sizes, the preload's default).
 # The cold row runs with `tunedb run --tune-after`: its misses are searched
 # after it exits, not on the GPU it measures on. The rows of unseen sizes
 # leave theirs to the daemon, which searches them while the GPU is idle.
@@ -64,6 +65,6 @@ one "tunedb, sizes stored" 1 "$SIZES_A" --
 # The last two rows leave their misses to the daemon's default policy
 # (searched while no program uses the GPU) instead of waiting for them.
 TUNEDB_PRELOAD_PREDICT=on one "tunedb, other sizes, predicted" 1 "$SIZES_C" --
-one "tunedb, other sizes" 1 "$SIZES_B" --
+TUNEDB_PRELOAD_PREDICT=off one "tunedb, other sizes" 1 "$SIZES_B" --
 "$PY" "$BENCH" summarize "$OUT/runs.jsonl" | tee "$OUT/shapes.md"
 "$B/bin/tunedb" --address "$ADDR" stats | head -12

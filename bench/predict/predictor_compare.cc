@@ -111,6 +111,16 @@ std::string GroupOf(const ProblemKey& key) {
                       " ", DataTypeName(key.problem.input_type));
 }
 
+// The held-out keys by the distance of their nearest tuned shape
+// (ShapeDistance): 0.25 is one dim 28 % off (or several less), 1 about one
+// dim 2.7x off.
+std::string DistanceBucket(double distance) {
+  if (distance < 0) return "no neighbour";
+  if (distance <= 0.25) return "nearest <= 0.25";
+  if (distance <= 1.0) return "nearest 0.25-1";
+  return "nearest > 1";
+}
+
 struct Tally {
   int keys = 0, fallbacks = 0, over = 0;
   double log_sum = 0, worst = 0;
@@ -178,30 +188,40 @@ std::vector<GroupScores> ComparePredictors(const std::vector<Record>& records,
       }
       const double best_ms = Cost(*best);
       const double heuristic_ms = Cost(*heuristic);
-      std::map<std::string, Tally>& t = tallies[group];
       std::vector<ConfigId> nearest;
+      double distance = -1;
       if (std::optional<Prediction> p =
               PredictFrom(h->key, tuned, AnyConfig(), neighbours)) {
         for (const AlgoResult& c : p->candidates) {
           nearest.push_back(ConfigIdOf(c));
         }
+        distance = p->distance;
       }
-      bool fell = false;
-      double ms = FirstTimed(*h, nearest, heuristic_ms, &fell);
-      t["nearest"].Add(ms / best_ms, fell);
-      ms = FirstTimed(*h, family_best, heuristic_ms, &fell);
-      t["family-best"].Add(ms / best_ms, fell);
-      t["heuristic"].Add(heuristic_ms / best_ms, false);
+      bool fell_nearest = false, fell_family = false;
+      const double nearest_ms =
+          FirstTimed(*h, nearest, heuristic_ms, &fell_nearest);
+      const double family_ms =
+          FirstTimed(*h, family_best, heuristic_ms, &fell_family);
       const AlgoResult* own = ChooseFrom(h->results, Constraints{});
-      t["tunedb"].Add((own != nullptr ? Cost(*own) : heuristic_ms) / best_ms,
-                      own == nullptr);
+      // The whole group, and the group by how near the nearest tuned shape
+      // is (a program's new input size is near; another model's layer far).
+      for (const std::string& g :
+           {group, absl::StrCat(group, ", ", DistanceBucket(distance))}) {
+        std::map<std::string, Tally>& t = tallies[g];
+        t["nearest"].Add(nearest_ms / best_ms, fell_nearest);
+        t["family-best"].Add(family_ms / best_ms, fell_family);
+        t["heuristic"].Add(heuristic_ms / best_ms, false);
+        t["tunedb"].Add(
+            (own != nullptr ? Cost(*own) : heuristic_ms) / best_ms,
+            own == nullptr);
+      }
     }
   }
   std::vector<GroupScores> out;
   for (const auto& [group, by_name] : tallies) {
     GroupScores g;
     g.group = group;
-    g.tuned = tuned_keys[group];
+    g.tuned = tuned_keys[group.substr(0, group.find(','))];
     for (const auto& [name, tally] : by_name) {
       g.by_predictor[name] = tally.Score();
     }

@@ -18,7 +18,10 @@
 //   - "tunedb": the key's own stored choice (what a tuned key gets).
 // A predicted config that the held-out record did not time is replaced by
 // the predictor's next candidate, then by the heuristic's (as a program
-// falls back), and counted as a fallback.
+// falls back), and counted as a fallback. Each group is also split by the
+// distance of the held-out key's nearest tuned shape ("graph f16, nearest
+// <= 0.25", "... 0.25-1", "... > 1"): a program's new input size is near
+// its stored ones, another model's layer is often far.
 //
 // Thread safety: pure functions.
 #ifndef TUNEDB_BENCH_PREDICT_PREDICTOR_COMPARE_H_
@@ -43,8 +46,8 @@ struct PredictorScore {
 
 // A group (API and data type) and its predictors' scores, by name.
 struct GroupScores {
-  std::string group;  // e.g. "graph fp16"
-  int tuned = 0;      // keys in the tuned set
+  std::string group;  // e.g. "graph f16" or "graph f16, nearest <= 0.25"
+  int tuned = 0;      // keys in the (whole) group's tuned set
   std::map<std::string, PredictorScore> by_predictor;
 };
 

@@ -65,6 +65,12 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
                  "a GPU with another program on it counts as in use")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  app.add_option("--predict-max-distance", s.core.predict_max_distance,
+                 "A Lookup that asks for a prediction is answered from the "
+                 "nearest tuned shapes only where the nearest is at most this "
+                 "far (sum of |ln ratio| over batch, channels and sizes)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--idle-quiet", c->idle_quiet_seconds,
                  "With when-idle: seconds a GPU must have been idle, without "
                  "a break, before a program's miss is searched on it (a "

@@ -320,6 +320,12 @@ absl::StatusOr<Prediction> TuningCore::Predict(const ValidKey& key,
         "no record for key ", key.HashText(),
         ", and no tuned problem of its family to predict from"));
   }
+  if (p->distance > options_.predict_max_distance) {
+    return absl::NotFoundError(absl::StrCat(
+        "no record for key ", key.HashText(), ", and its family's nearest "
+        "tuned shape is ", absl::SixDigits(p->distance), " away (more than ",
+        absl::SixDigits(options_.predict_max_distance), " to predict from)"));
+  }
   predictions_.fetch_add(1, std::memory_order_relaxed);
   return *std::move(p);
 }

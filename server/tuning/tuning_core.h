@@ -162,6 +162,12 @@ class TuningCore {
     // Predict (shape_predictor.h): how many nearest tuned problems vote.
     // Default 3.
     int predict_neighbours = 3;
+    // Predict answers from the nearest shapes only where the nearest tuned
+    // one is at most this far (ShapeDistance); farther, the key is a miss.
+    // On the H200's records of eight models, the vote beat cuDNN's
+    // heuristic up to 1 and lost beyond (docs/graph-api.md, "Keys never
+    // tuned"). Default 1.
+    double predict_max_distance = 1.0;
     // How long a family read from the store for Predict is reused before it
     // is read again (a search of the family drops it at once). Default 5 s.
     absl::Duration family_ttl = absl::Seconds(5);

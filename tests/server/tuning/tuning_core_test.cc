@@ -2,6 +2,7 @@
 #include "server/tuning/tuning_core.h"
 
 #include <atomic>
+#include <cmath>
 #include <future>
 #include <set>
 #include <thread>
@@ -600,6 +601,27 @@ TEST_F(TuningCoreTest, DevicesSearchInParallel) {
   t1.join();
   t2.join();
   EXPECT_TRUE(both);
+}
+
+TEST_F(TuningCoreTest, APredictionNeedsATunedShapeWithinTheMaximumDistance) {
+  Start("");
+  ASSERT_TRUE(Tune(TestProblem(8)).ok());
+  const auto predict = [&](int64_t n) {
+    return core_->Predict(
+        ValidKey::Make(ProblemKey{core_->devices()[0].key, TestProblem(n)})
+            .value(),
+        Constraints{});
+  };
+  // Batch 16 is ln 2 (0.69) from batch 8: near enough.
+  absl::StatusOr<Prediction> near = predict(16);
+  ASSERT_TRUE(near.ok()) << near.status();
+  EXPECT_NEAR(near->distance, std::log(2.0), 1e-9);
+  // Batch 32 is ln 4 (1.39) away: beyond the default 1, a miss.
+  absl::StatusOr<Prediction> far = predict(32);
+  EXPECT_EQ(far.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(far.status().message().find("more than 1 to predict from"),
+            std::string::npos)
+      << far.status();
 }
 
 TEST_F(TuningCoreTest, ServedCountsAreFlushed) {
