@@ -77,13 +77,7 @@ def run(args):
 
 def one_shape(torch, model, x, training, per_shape, batch, size):
     def step():
-        if training:
-            for p in model.parameters():
-                p.grad = None
-            model(x).float().mean().backward()
-        else:
-            with torch.no_grad():
-                model(x)
+        step_once(torch, model, x, training)
 
     row = {"batch": batch, "size": size}
     torch.cuda.reset_peak_memory_stats()
@@ -131,10 +125,10 @@ def graph_replays(torch, model, training, shapes, replays, dtype, fmt):
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
                 for _ in range(2):
-                    graph_step(torch, model, x, training)
+                    step_once(torch, model, x, training)
             torch.cuda.current_stream().wait_stream(side)
             with torch.cuda.graph(graph):
-                graph_step(torch, model, x, training)
+                step_once(torch, model, x, training)
             for _ in range(10):
                 graph.replay()
             per_block = max(replays // 5, 1)
@@ -156,7 +150,8 @@ def graph_replays(torch, model, training, shapes, replays, dtype, fmt):
         torch.cuda.empty_cache()
 
 
-def graph_step(torch, model, x, training):
+def step_once(torch, model, x, training):
+    """One batch: forward (inference) or forward and backward (training)."""
     if training:
         for p in model.parameters():
             p.grad = None
