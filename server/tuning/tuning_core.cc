@@ -28,9 +28,12 @@ struct TuningCore::Pending {
   // A program's miss (SearchWhen::kWhenIdle): runs only while no program
   // uses the device. Guarded by the device worker's mu.
   bool when_idle = false;
-  bool counted_waiting = false;  // counted in waited_for_idle_ (worker only)
-  // The worker holds it back until the GPU is idle (set once, by the worker;
-  // read by callers waiting with TuneMode::return_if_held).
+  // Counted in waited_for_idle_ (Hold; under the device worker's mu).
+  bool counted_waiting = false;
+  // Not running soon: held back until the GPU is idle, or queued behind a
+  // running search (set by Hold or MarkHeld, cleared when the worker takes
+  // it or a kNow call joins it; read by callers waiting with
+  // TuneMode::return_if_held).
   std::atomic<bool> held{false};
   bool fleet_resolved = false;  // the fleet was asked (worker thread only)
   std::mutex mu;
@@ -209,7 +212,14 @@ int TuningCore::LeastBusyIdle(const DeviceKey& key) {
   if (options_.gpu_use != nullptr) {
     for (size_t i = 0; i < devices_.size(); ++i) {
       const int index = static_cast<int>(i);
-      if (devices_[i].key != key || Holding(index) || InUse(index)) continue;
+      if (devices_[i].key != key || Holding(index)) continue;
+      if (InUse(index)) {
+        // A program is there now: a quiet period on it starts again.
+        DeviceWorker& w = *workers_[index];
+        std::lock_guard<std::mutex> lock(w.mu);
+        w.idle_since = absl::InfiniteFuture();
+        continue;
+      }
       if (best < 0 || QueueDepth(index) < QueueDepth(best)) best = index;
     }
   }
@@ -417,8 +427,13 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
         }
         w.queue.push_back(pending);
         // Where the worker holds the queue for programs, this miss is held
-        // now, not at the worker's next ask.
-        if (when_idle && w.holding) Hold(index, *pending);
+        // now, not at the worker's next ask; behind a running search, it
+        // will not run soon either.
+        if (when_idle && w.holding) {
+          Hold(index, *pending);
+        } else if (when_idle && w.running) {
+          MarkHeld(*pending);
+        }
       }
       w.cv.notify_one();
       inflight_[key.text()] = pending;
@@ -477,11 +492,15 @@ std::shared_ptr<TuningCore::Pending> TuningCore::NextRunnable(
       const bool in_use = InUse(index);
       const absl::Time now = absl::Now();
       lock.lock();
+      // Idle since an earlier ask counts only while the worker kept asking
+      // (or searching): after a pause with nothing queued, a program may
+      // have come and be between two bursts of GPU work now.
+      const bool watched = now - w.last_asked <= 2 * options_.idle_poll;
       w.last_asked = now;
       if (w.stop || w.queue.empty()) continue;
       if (in_use) {
         w.idle_since = absl::InfiniteFuture();
-      } else if (w.idle_since == absl::InfiniteFuture()) {
+      } else if (!watched || w.idle_since == absl::InfiniteFuture()) {
         w.idle_since = now;
       }
       const bool quiet = options_.gpu_use == nullptr ||
@@ -492,7 +511,7 @@ std::shared_ptr<TuningCore::Pending> TuningCore::NextRunnable(
                        "idle for {}",
                        index,
                        in_use ? "is in use by a program"
-                              : "was in use by a program moments ago",
+                              : "has not been seen idle that long yet",
                        absl::FormatDuration(options_.idle_quiet));
         }
         w.holding = true;
@@ -510,11 +529,17 @@ std::shared_ptr<TuningCore::Pending> TuningCore::NextRunnable(
   }
 }
 
+void TuningCore::MarkHeld(Pending& p) {
+  // Under p.mu, so that a caller between its check and its wait sees it.
+  std::lock_guard<std::mutex> lock(p.mu);
+  p.held.store(true, std::memory_order_release);
+  p.cv.notify_all();
+}
+
 void TuningCore::Hold(int index, Pending& p) {
   if (p.counted_waiting) return;
   p.counted_waiting = true;
-  p.held.store(true, std::memory_order_release);
-  p.cv.notify_all();
+  MarkHeld(p);
   waited_for_idle_.fetch_add(1, std::memory_order_relaxed);
   spdlog::debug("device {} is held for programs: its miss {} waits until the "
                 "GPU has been idle for {}",
@@ -536,6 +561,9 @@ void TuningCore::WorkerLoop(int index) {
     {
       std::lock_guard<std::mutex> lock(w.mu);
       w.running = false;
+      // The device was watched through the search (its own use is not a
+      // program's): the quiet period goes on from here.
+      w.last_asked = absl::Now();
     }
   }
 }

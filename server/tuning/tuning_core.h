@@ -23,7 +23,9 @@
 // A search that a program's miss caused (SearchWhen::kWhenIdle) does not
 // compete with programs for their GPU: with Options::gpu_use set, it goes
 // to an idle device of the key's model, else waits in its device's queue,
-// passed by every other search, until that device is idle.
+// passed by every other search, until that device has been idle for
+// Options::idle_quiet. A caller asking with TuneMode::return_if_held is
+// answered at once (TuneAnswer::held) once its search is held so.
 //
 // Thread safety: every public method is thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_TUNING_CORE_H_
@@ -280,6 +282,8 @@ class TuningCore {
   // (counted once, its waiters with return_if_held answered). Called with
   // the device worker's mu held.
   void Hold(int index, Pending& p);
+  // Marks `p` held and wakes its waiters (not counted as waiting for idle).
+  static void MarkHeld(Pending& p);
   void WorkerLoop(int index);
   void RunSearch(int index, const std::shared_ptr<Pending>& pending);
   // The finder's search for `pending`: a revalidation where it asks for one

@@ -773,6 +773,42 @@ TEST_F(WhenIdleTest, AnotherMissOnAHeldDeviceIsHeldAtOnceWithoutAskingTheGpu) {
   core_->Shutdown(absl::Seconds(1));
 }
 
+TEST_F(WhenIdleTest, AMissAfterAPauseWaitsAWholeQuietPeriodAgain) {
+  // Idle for 1 s: the first miss is searched.
+  StartWithGpuUse("", absl::Milliseconds(10), absl::Seconds(1));
+  ASSERT_TRUE(MissTune(8).get().ok());
+  // Nothing queued for a while: nobody watched the GPU, so an idle moment
+  // now (a program between two bursts) does not finish a quiet period.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const absl::Time asked = absl::Now();
+  auto next = MissTune(9);
+  EXPECT_FALSE(Done(next, 600));
+  auto a = next.get();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_GE(absl::Now() - asked, absl::Seconds(1));
+}
+
+TEST_F(WhenIdleTest, AMissQueuedBehindARunningSearchIsHeldAtOnce) {
+  StartWithGpuUse("slow_ms=1500");
+  auto running = std::async(std::launch::async,
+                            [&] { return Tune(TestProblem(7)); });
+  // The worker takes it at once; its search takes 1.5 s.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  TuneMode held_mode = kMissMode;
+  held_mode.return_if_held = true;
+  auto miss = std::async(std::launch::async, [&] {
+    return core_->Tune(TestProblem(8), std::nullopt, {}, held_mode,
+                       absl::Now() + absl::Seconds(60));
+  });
+  // Answered long before the running search ends.
+  ASSERT_TRUE(Done(miss, 700));
+  absl::StatusOr<TuneAnswer> a = miss.get();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->held);
+  EXPECT_EQ(core_->Stats().waited_for_idle, 0);  // behind a search, not idle
+  ASSERT_TRUE(running.get().ok());
+}
+
 TEST_F(WhenIdleTest, AnExplicitTuneRunsOnABusyGpuAheadOfWaitingMisses) {
   StartWithGpuUse("");
   gpu_use_.Set(0, true);
