@@ -757,7 +757,7 @@ class ClientImpl final : public Client {
       }
       Job job = std::move(jobs_.front());
       jobs_.pop_front();
-      if (job.kind == Job::kTune && held_.count(job.key.ToText()) != 0) {
+      if (job.kind == Job::kTune && HeldRecently(job.key)) {
         // The daemon holds this key's search already (for another caller
         // constraint): asking again would only be held again.
         queued_.erase(job.name);
@@ -829,7 +829,8 @@ class ClientImpl final : public Client {
         // now, under any constraints, it would only be held again.
         counters_.Add(kBackgroundHeld);
         std::lock_guard<std::mutex> lock(mu_);
-        held_.insert(job.key.ToText());
+        held_[job.key.ToText()] =
+            DeadlineAfter(CoarseNowMs(), options_.refresh_interval);
         return Retry::kNo;
       }
       if (reply.choice.has_value()) {
@@ -876,9 +877,20 @@ class ClientImpl final : public Client {
   };
   mutable std::mutex engine_mu_;
   std::map<std::string, EngineEntry> engines_;  // by JobName(false, ...)
-  // Key texts whose search the daemon holds for an idle GPU (guarded by
-  // mu_).
-  std::set<std::string> held_;
+  // Key texts whose search the daemon held for an idle GPU, and until when
+  // (CoarseNowMs) they are not asked for again: a held search may still be
+  // lost (a daemon restarted before it ran). Guarded by mu_.
+  std::map<std::string, int64_t> held_;
+
+  // Whether `key`'s search was held within refresh_interval (forgets it
+  // after). Called with mu_ held.
+  bool HeldRecently(const ProblemKey& key) {
+    auto it = held_.find(key.ToText());
+    if (it == held_.end()) return false;
+    if (CoarseNowMs() < it->second) return true;
+    held_.erase(it);
+    return false;
+  }
   // A followed pin's keys: their records' results that kept a plan
   // (WithStoredPlan), by key text; guarded by engine_mu_.
   std::map<std::string, std::vector<AlgoResult>> pinned_plans_;

@@ -113,11 +113,13 @@ struct ClientOptions {
 
   // Deadline of a Tune made by the background worker (a miss of this
   // program, searched by the daemon only while no program uses the GPU).
-  // The daemon keeps the search when the call returns at its deadline, and
-  // the call is made again later (joining that search, not counted as a
-  // failed attempt) until it is answered or the client stops; a short
-  // deadline lets the misses behind it reach the daemon while this program
-  // keeps the GPU busy. Default: 2 s.
+  // A daemon that holds the search for an idle GPU answers at once (held):
+  // the key is not asked for again, under any constraints, for
+  // refresh_interval, and a lookup after the cached answer's negative_ttl
+  // finds the record once stored. Otherwise the daemon keeps the search
+  // when the call returns at its deadline, and the call is made again later
+  // (joining that search, not counted as a failed attempt) until it is
+  // answered or the client stops. Default: 2 s.
   absl::Duration background_tune_deadline = absl::Seconds(2);
 
   // What a miss does. Default: kBackground.
@@ -135,8 +137,8 @@ struct ClientOptions {
   // Source::kPredicted; the key itself is still tuned in the background
   // (with tune_misses). Get caches it for negative_ttl, as a provisional
   // answer a tuned one replaces; GetEngine keeps it for the process, like a
-  // tuned answer. Default: false (predictions are not yet measured on a
-  // GPU).
+  // tuned answer. Default: false (the preload sets it: docs/graph-api.md,
+  // "Keys never tuned", has what it was measured to give).
   bool predict_misses = false;
 
   // kBackground: whether a miss is answered, like predict_misses but

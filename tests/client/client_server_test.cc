@@ -350,5 +350,36 @@ TEST(ClientServerTest, AProgramsMissesAreAllQueuedWhileItsGpuIsBusyNotOnePerDead
   server->Shutdown(absl::Seconds(1));
 }
 
+TEST(ClientServerTest, AHeldKeyIsAskedForAgainAfterTheRefreshInterval) {
+  // A held search may be lost (the daemon restarts before it runs): the
+  // client does not give the key up for good.
+  TempDir dir;
+  SwitchedGpuUse gpu;
+  auto server = StartServer(dir.File("h.sock"), "", &gpu);
+  ASSERT_NE(server, nullptr);
+  ClientOptions o;
+  o.address = server->address();
+  o.heuristic = Heuristic();
+  o.lookup_deadline = absl::Seconds(2);
+  o.negative_ttl = absl::Milliseconds(50);
+  o.refresh_interval = absl::Seconds(2);
+  auto client = Client::Create(o).value();
+  const ProblemKey key = Key(*server, 3);
+  EXPECT_EQ(client->Get(key).source, Source::kHeuristic);
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  ASSERT_EQ(client->Stats().background_held, 1);
+  // Within the interval a new miss of the key asks nothing.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(client->Get(key).source, Source::kHeuristic);
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  EXPECT_EQ(client->Stats().background_held, 1);
+  // After it, the key is asked for again (and held again).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  EXPECT_EQ(client->Get(key).source, Source::kHeuristic);
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  EXPECT_EQ(client->Stats().background_held, 2);
+  server->Shutdown(absl::Seconds(1));
+}
+
 }  // namespace
 }  // namespace tunedb
