@@ -24,7 +24,8 @@ struct Prediction {
   // The winner's share of the votes' weight times 1 / (1 + the distance of
   // its nearest voter): 1 only for a unanimous vote of identical shapes.
   double confidence = 0;
-  // The distance of the nearest stored shape (ShapeDistance).
+  // The distance (ShapeDistance) of the nearest stored shape that voted:
+  // one with nothing that meets the caller's constraints does not count.
   double distance = 0;
 };
 

@@ -103,12 +103,13 @@ std::optional<Prediction> PredictFrom(
   };
   std::vector<Vote> votes;
   double total = 0;
+  double nearest_voter = 0;
   int counted = 0;
   for (const Neighbour& n : near) {
     if (counted >= neighbours) break;
     std::optional<AlgoResult> choice = Choose(*n.record, constraints);
     if (!choice) continue;
-    ++counted;
+    if (counted++ == 0) nearest_voter = n.distance;
     const double weight = 1.0 / (1.0 + n.distance);
     total += weight;
     auto it = std::find_if(votes.begin(), votes.end(), [&](const Vote& v) {
@@ -131,7 +132,7 @@ std::optional<Prediction> PredictFrom(
   Prediction p;
   for (Vote& v : votes) p.candidates.push_back(std::move(v.config));
   p.sources = votes[0].voters;
-  p.distance = near.front().distance;
+  p.distance = nearest_voter;
   p.confidence = votes[0].weight / total / (1.0 + votes[0].nearest);
   return p;
 }

@@ -137,16 +137,33 @@ TEST(ShapePredictorTest, EachVoteIsTheNeighboursChoiceUnderTheConstraints) {
   EXPECT_TRUE(p->candidates[0].plan.empty());
 }
 
+TEST(ShapePredictorTest, TheDistanceIsTheNearestVotersNotTheNearestShapes) {
+  // Batch 16 needs 1 GiB of workspace for everything; under a 0-byte limit
+  // it cannot vote for batch 17, and batch 64 answers alone.
+  Record near = *Tuned(16, 64, 1);
+  for (AlgoResult& a : near.results) a.workspace_bytes = int64_t{1} << 30;
+  Record far = *Tuned(64, 64, 2);
+  for (AlgoResult& a : far.results) a.workspace_bytes = 0;
+  const std::vector<std::shared_ptr<const Record>> family = {
+      std::make_shared<const Record>(near), std::make_shared<const Record>(far)};
+  Constraints c;
+  c.max_workspace_bytes = 0;
+  std::optional<Prediction> p = PredictFrom(KeyOf(17, 64), family, c, 3);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->candidates[0].algo, 2);
+  EXPECT_NEAR(p->distance, std::log(64.0 / 17.0), 1e-9);
+}
+
 TEST(ShapePredictorTest, ARuntimeCompiledChoiceVotesAsBuiltNotAsLoaded) {
-  // Batch 8's fastest (algo 1, 0.5 ms) is compiled at run time in 500 ms and
+  // Batch 8's fastest (algo 1, 0.5 ms) is compiled at run time in 600 ms and
   // its search kept the plan, so a caller that loads plans gets it there.
-  // A new shape has no plan: over 1,000 calls the build adds 0.5 ms a call,
+  // A new shape has no plan: over 1,000 calls the build adds 0.6 ms a call,
   // and the precompiled runner-up (1.0 ms) is the cheaper answer.
   Record r = *Tuned(8, 64, 1);
   for (AlgoResult& a : r.results) {
     if (a.algo != 1) continue;
     a.behavior_notes = NoteBit(kBehaviorNoteRuntimeCompilation);
-    a.build_ms = 500;
+    a.build_ms = 600;
     a.plan = "a plan for batch 8";
   }
   const std::vector<std::shared_ptr<const Record>> family = {

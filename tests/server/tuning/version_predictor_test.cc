@@ -101,12 +101,14 @@ TEST(VersionPredictorTest, TheFilterReadsEveryVersionOfTheProblemOnThisGpu) {
 
 TEST(VersionPredictorTest, ARuntimeCompiledChoiceCountsItsBuildAsThePlanCannotLoad) {
   // The old version's fastest (algo 1, 0.5 ms) compiles at run time in
-  // 500 ms; its plan is the old cuDNN's and never loads under the new one.
+  // 600 ms (0.6 ms a call over 1,000: 1.1 ms, against the precompiled
+  // runner-up's 1.0 ms); its plan is the old cuDNN's and never loads under
+  // the new one.
   Record old = Under(91400, 1);
   for (AlgoResult& a : old.results) {
     if (a.algo != 1) continue;
     a.behavior_notes = NoteBit(kBehaviorNoteRuntimeCompilation);
-    a.build_ms = 500;
+    a.build_ms = 600;
   }
   Constraints loads;
   loads.loads_stored_plans = true;
