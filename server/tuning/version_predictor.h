@@ -31,11 +31,10 @@ RecordFilter OtherVersionsFilter(const ProblemKey& key);
 // itself, records of another GPU or problem and unsupported ones are
 // ignored) under PredictionConstraints(constraints), or nullopt when none
 // has an answer. Its candidates are the chosen record's configs that meet
-// `constraints`, its
-// choice first, then fastest first; its source is that record's key; its
-// confidence is the old choice's margin m over its runner-up (cost ratio
-// minus 1) as m / (m + 0.05): 0 for a tie, 0.5 for a 5 % lead (m = 1
-// without a runner-up).
+// `constraints`, its choice first, then fastest first; its source is that
+// record's key; its confidence is the old choice's margin m over its
+// runner-up (cost ratio minus 1) as m / (m + 0.05): 0 for a tie, 0.5 for a
+// 5 % lead (m = 1 without a runner-up).
 std::optional<Prediction> PredictFromOtherVersion(
     const ProblemKey& key, const std::vector<Record>& others,
     const Constraints& constraints);
