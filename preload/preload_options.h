@@ -48,10 +48,11 @@
 //                              (ClientOptions::predict_misses); "off": such
 //                              a key is a miss, PyTorch's own benchmark
 //   TUNEDB_PRELOAD_PREDICT_VERSIONS
-//                              "off": a key stored only under another cuDNN
-//                              version is not answered with that version's
-//                              choice (ClientOptions::
-//                              predict_from_other_versions; default on)
+//                              "off" (with TUNEDB_PRELOAD_PREDICT=off): a
+//                              key stored only under another cuDNN version
+//                              is not answered with that version's choice
+//                              (ClientOptions::predict_from_other_versions;
+//                              default on)
 //   TUNEDB_PRELOAD_COMPILE_HORIZON  calls over which a runtime-compiled
 //                              engine's build time is weighed (default
 //                              10000; 0: not weighed)
