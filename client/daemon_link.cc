@@ -134,7 +134,11 @@ DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
   Reply reply = ReplyFrom(status, response);
   reply.measured_at_us = response.measured_at_us();
   reply.predicted = reply.status.ok() && response.has_prediction();
-  UpdateBackoff(reply.status, /*deadline_means_down=*/true);
+  // A prediction from nearby shapes may first read the key's family from
+  // a large store: past the deadline it is slow, not down (the daemon keeps
+  // the family it read for the next miss).
+  UpdateBackoff(reply.status,
+                /*deadline_means_down=*/predict != Predict::kAll);
   return reply;
 }
 
