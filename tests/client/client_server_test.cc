@@ -43,6 +43,16 @@ HeuristicFn Heuristic() {
   };
 }
 
+// A client of `server` whose misses are answered by the heuristic (2 s
+// lookups).
+ClientOptions HeuristicClientOptions(const Server& server) {
+  ClientOptions o;
+  o.address = server.address();
+  o.heuristic = Heuristic();
+  o.lookup_deadline = absl::Seconds(2);
+  return o;
+}
+
 // The fastest algorithm the simulated finder models for a problem.
 int ModelBest(const ConvProblem& p) {
   return SimulatedFinder::Model(p).at(0).algo;
@@ -316,10 +326,7 @@ TEST(ClientServerTest, AProgramsMissesAreAllQueuedWhileItsGpuIsBusyNotOnePerDead
   SwitchedGpuUse gpu;
   auto server = StartServer(dir.File("i.sock"), "", &gpu);
   ASSERT_NE(server, nullptr);
-  ClientOptions o;
-  o.address = server->address();
-  o.heuristic = Heuristic();
-  o.lookup_deadline = absl::Seconds(2);
+  ClientOptions o = HeuristicClientOptions(*server);
   // Were each miss's Tune to wait for its search, five would take minutes.
   o.background_tune_deadline = absl::Seconds(60);
   auto client = Client::Create(o).value();
@@ -357,10 +364,7 @@ TEST(ClientServerTest, AHeldKeyIsAskedForAgainAfterTheRefreshInterval) {
   SwitchedGpuUse gpu;
   auto server = StartServer(dir.File("h.sock"), "", &gpu);
   ASSERT_NE(server, nullptr);
-  ClientOptions o;
-  o.address = server->address();
-  o.heuristic = Heuristic();
-  o.lookup_deadline = absl::Seconds(2);
+  ClientOptions o = HeuristicClientOptions(*server);
   o.negative_ttl = absl::Milliseconds(50);
   o.refresh_interval = absl::Seconds(2);
   auto client = Client::Create(o).value();
