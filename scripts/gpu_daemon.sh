@@ -21,13 +21,19 @@ stop_gpu_daemon() {
   wait "$DAEMON" 2>/dev/null
 }
 
+# use_pytorch_cudnn: PyTorch's cuDNN found from $PY's folder (cudnn_env.sh,
+# in $HERE); ends the script when PyTorch has no cuDNN package.
+use_pytorch_cudnn() {
+  PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
+  [[ -n "$PIP_CUDNN" ]] || { echo "no nvidia.cudnn package next to PyTorch"; exit 1; }
+}
+
 # start_bench_daemon NAME: PyTorch's cuDNN found from $PY's folder
 # (cudnn_env.sh, in $HERE), then a daemon on $WORK/NAME.db (emptied first)
 # at $WORK/d.sock, logging to $OUT/tunedbd.log. Sets SOCK and ADDR; ends the
 # script when PyTorch has no cuDNN package or the daemon does not answer.
 start_bench_daemon() {
-  PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
-  [[ -n "$PIP_CUDNN" ]] || { echo "no nvidia.cudnn package next to PyTorch"; exit 1; }
+  use_pytorch_cudnn
   SOCK="$WORK/d.sock"
   ADDR="unix:$SOCK"
   rm -f "$SOCK" "$WORK/$1".db*

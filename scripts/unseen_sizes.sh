@@ -49,14 +49,12 @@ WORK=${WORK:-/tmp/tunedb-unseen}
 OUT=${OUT:-$PWD/out}
 HERE=$(cd "$(dirname "$0")" && pwd)
 BENCH="$HERE/varying_shapes_bench.py"
-SIZES_A=192,224,256,288,320,352,384,416,448,480,512,544
-SIZES_C=200,232,264,296,328,360,392,424,456,488,520,552
+source "$HERE/varying_sizes.sh"
 mkdir -p "$OUT/err" "$WORK"
-PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
-[[ -n "$PIP_CUDNN" ]] || { echo "no nvidia.cudnn package next to PyTorch"; exit 1; }
 SOCK="$WORK/d.sock"
 ADDR="unix:$SOCK"
 source "$HERE/gpu_daemon.sh"
+use_pytorch_cudnn
 rm -f "$SOCK" "$WORK"/*.db* "$OUT/runs.jsonl"
 
 # fresh NAME: a daemon on a copy of the learned database, as WORK/NAME.db.

@@ -34,16 +34,13 @@ WORK=${WORK:-/tmp/tunedb-shapes}
 OUT=${OUT:-$PWD/out}
 HERE=$(cd "$(dirname "$0")" && pwd)
 BENCH="$HERE/varying_shapes_bench.py"
-SIZES_A=192,224,256,288,320,352,384,416,448,480,512,544
-SIZES_B=208,240,272,304,336,368,400,432,464,496,528,560
-SIZES_C=200,232,264,296,328,360,392,424,456,488,520,552
+source "$HERE/varying_sizes.sh"
 mkdir -p "$OUT" "$WORK"
-PATH="$(dirname "$PY"):$PATH" source "$HERE/cudnn_env.sh"
-[[ -n "$PIP_CUDNN" ]] || { echo "no nvidia.cudnn package next to PyTorch"; exit 1; }
 SOCK="$WORK/d.sock"
 ADDR="unix:$SOCK"
 rm -f "$SOCK" "$WORK"/shapes.db* "$OUT/runs.jsonl"
 source "$HERE/gpu_daemon.sh"
+use_pytorch_cudnn
 start_gpu_daemon "$WORK/shapes.db" "$SOCK" "$OUT/tunedbd.log"
 
 # one LABEL BENCHMARK SIZES [tunedb run flags... --]
