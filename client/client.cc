@@ -63,6 +63,7 @@ enum Counter {
   kPinnedAnswers,
   kPinMisses,
   kPinRefused,
+  kForegroundWaitUs,
   kNumCounters
 };
 
@@ -219,6 +220,7 @@ class ClientImpl final : public Client {
     s.background_dropped = counters_.Sum(kBackgroundDropped);
     s.background_tunes = counters_.Sum(kBackgroundTunes);
     s.background_held = counters_.Sum(kBackgroundHeld);
+    s.daemon_wait_us = counters_.Sum(kForegroundWaitUs);
     s.refreshes = counters_.Sum(kRefreshes);
     s.plans_refused = counters_.Sum(kPlansRefused);
     s.predicted_answers = counters_.Sum(kPredictedAnswers);
@@ -450,10 +452,11 @@ class ClientImpl final : public Client {
       daemon_failed = true;
     } else if (deadline > absl::ZeroDuration()) {
       counters_.Add(kDaemonCalls);
-      DaemonLink::Reply reply =
-          wait ? link_.Tune(key, constraints, deadline)
-               : link_.Lookup(key, constraints, deadline,
-                              LookupPredictions());
+      DaemonLink::Reply reply = Waited([&] {
+        return wait ? link_.Tune(key, constraints, deadline)
+                    : link_.Lookup(key, constraints, deadline,
+                                   LookupPredictions());
+      });
       if (reply.status.ok() && reply.predicted && reply.choice.has_value()) {
         // Not measured: the key itself is still tuned for the next process.
         counters_.Add(kPredictedAnswers);
@@ -509,6 +512,17 @@ class ClientImpl final : public Client {
     int attempts = 0;
   };
 
+  // `call`'s reply, its wall time counted as the caller's wait on the
+  // daemon (ClientStats::daemon_wait_us).
+  template <typename Call>
+  DaemonLink::Reply Waited(Call call) {
+    const absl::Time start = absl::Now();
+    DaemonLink::Reply reply = call();
+    counters_.Add(kForegroundWaitUs,
+                  absl::ToInt64Microseconds(absl::Now() - start));
+    return reply;
+  }
+
   // The answer for a miss, by policy; `slot` says where to cache it.
   Answer Miss(const ProblemKey& key, const Constraints& constraints,
               const Slot& slot) {
@@ -526,8 +540,8 @@ class ClientImpl final : public Client {
           return a;
         }
         counters_.Add(kDaemonCalls);
-        DaemonLink::Reply reply =
-            link_.Tune(key, constraints, options_.tune_deadline);
+        DaemonLink::Reply reply = Waited(
+            [&] { return link_.Tune(key, constraints, options_.tune_deadline); });
         if (reply.status.ok()) {
           return FromDaemon(reply, key, constraints, slot);
         }
@@ -547,8 +561,10 @@ class ClientImpl final : public Client {
       daemon_failed = true;
     } else if (options_.lookup_deadline > absl::ZeroDuration()) {
       counters_.Add(kDaemonCalls);
-      DaemonLink::Reply reply = link_.Lookup(
-          key, constraints, options_.lookup_deadline, LookupPredictions());
+      DaemonLink::Reply reply = Waited([&] {
+        return link_.Lookup(key, constraints, options_.lookup_deadline,
+                            LookupPredictions());
+      });
       if (reply.status.ok() && reply.predicted && reply.choice.has_value()) {
         const Answer a = Predicted(*reply.choice, slot);
         if (options_.tune_misses) Enqueue(Job::kTune, key, constraints);

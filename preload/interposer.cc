@@ -162,6 +162,11 @@ void Interposer::AtExit() {
   std::string line = self.counters_.Summary(self.options_.client.address,
                                             !self.options_.misses_file.empty());
   line += reported;
+  if (self.client_ != nullptr) {
+    const ClientStats stats = self.client_->Stats();
+    absl::StrAppend(&line, "; ", stats.daemon_wait_us / 1000,
+                    " ms waited on the daemon");
+  }
   if (!self.options_.problems.empty()) {
     absl::StrAppend(&line, "; settings: ", self.options_.problems);
   }

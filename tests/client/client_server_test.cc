@@ -83,6 +83,29 @@ TEST(ClientServerTest, BackgroundTuneThenCachedAnswer) {
   server->Shutdown(absl::Seconds(1));
 }
 
+TEST(ClientServerTest, OnlyTheCallersOwnDaemonCallsCountAsItsWait) {
+  TempDir dir;
+  auto server = StartServer(dir.File("d.sock"));
+  ASSERT_NE(server, nullptr);
+  ClientOptions o;
+  o.address = server->address();
+  o.heuristic = Heuristic();
+  o.lookup_deadline = absl::Seconds(2);
+  auto client = Client::Create(o).value();
+  const ProblemKey key = Key(*server, 32);
+  EXPECT_EQ(client->Stats().daemon_wait_us, 0);
+
+  // The miss's Lookup is the caller's wait; the search it queues is not.
+  EXPECT_EQ(client->Get(key).source, Source::kHeuristic);
+  const int64_t after_miss = client->Stats().daemon_wait_us;
+  EXPECT_GT(after_miss, 0);
+  ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  EXPECT_EQ(client->Stats().background_tunes, 1);
+  EXPECT_EQ(client->Get(key).source, Source::kCache);
+  EXPECT_EQ(client->Stats().daemon_wait_us, after_miss);
+  server->Shutdown(absl::Seconds(1));
+}
+
 TEST(ClientServerTest, GraphKeyGetsTheTunedEngineConfigWithItsPlan) {
   TempDir dir;
   auto server = StartServer(dir.File("d.sock"));
