@@ -231,7 +231,7 @@ absl::Status Server::StartCore() {
   }
   if (options_.revalidate_on_start && !core_->devices().empty()) {
     revalidator_ = std::make_unique<BackgroundRevalidator>(
-        options_.revalidation, store_.get(), core_.get());
+        options_.revalidation, store_.get(), core_.get(), fleet_.get());
   }
   if (metrics_) {
     absl::Status serving = metrics_->Serve(

@@ -1,78 +1,22 @@
 #include "server/tuning/background_revalidator.h"
 
 #include <algorithm>
-#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace tunedb {
-namespace {
-
-// The records of `device`'s GPU model, whatever their versions.
-RecordFilter SameGpuModel(const DeviceKey& device) {
-  return RecordFilter::OfKeyFieldsBut(
-      ProblemKey{device, ConvProblem()}, [](const std::string& name) {
-        return name != "gpu" && name != "cc" && name != "sms";
-      });
-}
-
-// One device's jobs: the problems its model has under other cuDNN versions
-// and not under its own.
-absl::Status PlanFor(Store& store, const DeviceKey& device,
-                     std::vector<RevalidationJob>& jobs) {
-  std::set<std::string> own;  // problem texts stored for `device`
-  // problem text -> its job (the newest other version), in store order
-  std::map<std::string, size_t> planned;
-  std::vector<RevalidationJob> mine;
-  RETURN_IF_ERROR(store.Query(
-      SameGpuModel(device), 0, 0, [&](const Record& r) {
-        const DeviceKey& d = r.key.device;
-        std::string text = r.key.problem.ToText();
-        if (d.cudnn_version == device.cudnn_version) {
-          // Its own version (under any CUDA runtime) is not a source.
-          if (d == device) own.insert(std::move(text));
-          return true;
-        }
-        auto [it, added] = planned.emplace(std::move(text), mine.size());
-        if (added) {
-          mine.push_back({device, r.key.problem, d.cudnn_version});
-        } else {
-          int& from = mine[it->second].from_cudnn;
-          from = std::max(from, d.cudnn_version);
-        }
-        return true;
-      }));
-  for (RevalidationJob& job : mine) {
-    if (own.count(job.problem.ToText()) == 0) jobs.push_back(std::move(job));
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-absl::StatusOr<std::vector<RevalidationJob>> PlanRevalidations(
-    Store& store, const std::vector<DeviceKey>& served, int64_t limit) {
-  std::vector<RevalidationJob> jobs;
-  std::vector<DeviceKey> seen;
-  for (const DeviceKey& device : served) {
-    if (std::find(seen.begin(), seen.end(), device) != seen.end()) continue;
-    seen.push_back(device);
-    RETURN_IF_ERROR(PlanFor(store, device, jobs));
-  }
-  if (limit > 0 && static_cast<int64_t>(jobs.size()) > limit) {
-    jobs.resize(static_cast<size_t>(limit));
-  }
-  return jobs;
-}
 
 BackgroundRevalidator::BackgroundRevalidator(const Options& options,
-                                             Store* store, TuningCore* core)
-    : options_(options), store_(store), core_(core) {
+                                             Store* store, TuningCore* core,
+                                             FleetSync* fleet)
+    : options_(options), store_(store), core_(core), fleet_(fleet) {
   planner_ = std::thread([this] { Run(); });
 }
 
@@ -97,32 +41,47 @@ bool BackgroundRevalidator::WaitFinished(absl::Duration timeout) const {
       timeout);
 }
 
+RevalidationPlan BackgroundRevalidator::Plan(
+    const std::vector<DeviceKey>& served) {
+  absl::StatusOr<RevalidationPlan> plan =
+      PlanRevalidations(*store_, served, options_.max_keys, fleet_);
+  if (!plan.ok()) {
+    spdlog::warn("background revalidation not planned: {}",
+                 plan.status().ToString());
+    return RevalidationPlan();
+  }
+  if (plan->jobs.empty()) return *std::move(plan);
+  std::set<std::string> versions;
+  size_t from_fleet = 0;
+  for (const RevalidationJob& j : plan->jobs) {
+    versions.insert(CudnnVersionText(j.from_cudnn));
+    if (j.fleet_source) ++from_fleet;
+  }
+  spdlog::info(
+      "revalidating {} keys in the background from cuDNN {}{} (searches "
+      "wait while programs use the GPU)",
+      plan->jobs.size(), absl::StrJoin(versions, ", "),
+      from_fleet == 0 ? ""
+                      : absl::StrCat("; ", from_fleet,
+                                     " from old records only the fleet holds"));
+  return *std::move(plan);
+}
+
 void BackgroundRevalidator::Run() {
   std::vector<DeviceKey> served;
   for (const DeviceInfo& d : core_->devices()) served.push_back(d.key);
-  absl::StatusOr<std::vector<RevalidationJob>> jobs =
-      PlanRevalidations(*store_, served, options_.max_keys);
-  if (!jobs.ok()) {
-    spdlog::warn("background revalidation not planned: {}",
-                 jobs.status().ToString());
-  }
-  const size_t planned = jobs.ok() ? jobs->size() : 0;
+  RevalidationPlan plan = Plan(served);
+  const size_t planned = plan.jobs.size();
   const absl::Time start = absl::Now();
-  if (planned > 0) {
-    std::set<std::string> versions;
-    for (const RevalidationJob& j : *jobs) {
-      versions.insert(CudnnVersionText(j.from_cudnn));
-    }
-    spdlog::info(
-        "revalidating {} keys in the background from cuDNN {} (searches "
-        "wait while programs use the GPU)",
-        planned, absl::StrJoin(versions, ", "));
-  }
   std::vector<std::thread> workers;
   {
     absl::MutexLock lock(&mu_);
-    if (jobs.ok()) jobs_ = *std::move(jobs);
     progress_.planned = static_cast<int64_t>(planned);
+    progress_.from_fleet = std::count_if(
+        plan.jobs.begin(), plan.jobs.end(),
+        [](const RevalidationJob& j) { return j.fleet_source.has_value(); });
+    progress_.fleet_planned = plan.fleet_read;
+    jobs_ = std::move(plan.jobs);
     // Each Tune goes to the least busy GPU of its key's model.
     const size_t n =
         std::min(planned, served.size() * static_cast<size_t>(
@@ -143,6 +102,37 @@ void BackgroundRevalidator::Run() {
   }
 }
 
+absl::Status BackgroundRevalidator::KeepFleetSource(const ProblemKey& old) {
+  ASSIGN_OR_RETURN(std::optional<Record> here, store_->Get(old));
+  if (here) return absl::OkStatus();
+  if (fleet_ == nullptr || !fleet_->Reachable()) {
+    return absl::UnavailableError(
+        "its old record is in the fleet, which cannot be reached now");
+  }
+  absl::StatusOr<std::optional<Record>> found = fleet_->fleet().Get(old);
+  if (!fleet_->Succeeded(found.status(), "reading an old version's record")) {
+    return found.status();
+  }
+  if (!*found) {
+    return absl::NotFoundError("the fleet no longer holds its old record");
+  }
+  Record record = **std::move(found);
+  record.id = 0;
+  record.served_count = 0;
+  return store_->Put(record).status();
+}
+
+absl::Status BackgroundRevalidator::Revalidate(const RevalidationJob& job) {
+  if (job.fleet_source) RETURN_IF_ERROR(KeepFleetSource(*job.fleet_source));
+  TuneMode mode;
+  mode.when = SearchWhen::kWhenIdle;
+  mode.revalidate_from_cudnn = job.from_cudnn;
+  return core_
+      ->Tune(job.problem, job.device, Constraints(), mode,
+             absl::InfiniteFuture(), [this] { return stopping(); })
+      .status();
+}
+
 void BackgroundRevalidator::Work() {
   while (!stopping()) {
     RevalidationJob job;
@@ -151,21 +141,16 @@ void BackgroundRevalidator::Work() {
       if (next_ >= jobs_.size()) break;
       job = jobs_[next_++];
     }
-    TuneMode mode;
-    mode.when = SearchWhen::kWhenIdle;
-    mode.revalidate_from_cudnn = job.from_cudnn;
-    absl::StatusOr<TuneAnswer> answer =
-        core_->Tune(job.problem, job.device, Constraints(), mode,
-                    absl::InfiniteFuture(), [this] { return stopping(); });
+    const absl::Status revalidated = Revalidate(job);
     if (stopping()) break;
     absl::MutexLock lock(&mu_);
-    if (answer.ok()) {
+    if (revalidated.ok()) {
       ++progress_.done;
     } else {
       ++progress_.failed;
       spdlog::warn("background revalidation of {} failed: {}",
                    ProblemKey{job.device, job.problem}.ToText(),
-                   answer.status().ToString());
+                   revalidated.ToString());
     }
   }
   absl::MutexLock lock(&mu_);

@@ -3,15 +3,20 @@
 // them in the background (revalidation.h, docs/revalidation.md), so an
 // upgrade does not leave the fleet an empty database.
 //
-// On start it plans (PlanRevalidations) every problem stored for a served
-// device's GPU model under another cuDNN version and not under the served
-// one, then revalidates them a few at a time per GPU as TuningCore Tunes
-// with SearchWhen::kWhenIdle: they never compete with programs for their
-// GPU. A key that fails is logged and counted, and the others go on. A
-// daemon stopped half-way loses nothing: what was made is stored, and the
-// next start plans only the keys still missing. Old records are only read.
-// With a fleet database each Tune asks the fleet first and searches under
-// the key's fleet lease, so a fleet revalidates each key once.
+// On start it plans (PlanRevalidations, revalidation_plan.h) every problem
+// held for a served device's GPU model under another cuDNN version, in its
+// own store or, with a fleet database, in the fleet, and held under the
+// served one neither here nor in the fleet; then revalidates them a few at
+// a time per GPU as TuningCore Tunes with SearchWhen::kWhenIdle: they never
+// compete with programs for their GPU. An old record only the fleet holds
+// is first stored locally (as the fleet's answers are), where the
+// revalidation and the next start read it. Each Tune asks the fleet first
+// and searches under the key's fleet lease, so hosts that start on a new
+// version together search each key once, and one that finds the new record
+// in the fleet takes it. A fleet that cannot be read leaves the local plan;
+// a key that fails is logged and counted, and the others go on. A daemon
+// stopped half-way loses nothing: what was made is stored, and the next
+// start plans only the keys still missing. Old records are never changed.
 //
 // Thread safety: every public method is thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_BACKGROUND_REVALIDATOR_H_
@@ -24,29 +29,16 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/tuning/fleet_sync.h"
+#include "server/tuning/revalidation_plan.h"
 #include "server/tuning/tuning_core.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
 
 namespace tunedb {
-
-// One record a background revalidation makes: `problem` on `device`, from
-// its record under cuDNN `from_cudnn` (cuDNN's encoding).
-struct RevalidationJob {
-  DeviceKey device;
-  ConvProblem problem;
-  int from_cudnn = 0;
-};
-
-// The jobs for `served` devices (repeats counted once), in the store's
-// order: each problem stored for a device's GPU model (gpu, cc, sms) under
-// another cuDNN version and not under the device's own, from the newest
-// other version that has it. At most `limit` jobs (<= 0: no limit).
-absl::StatusOr<std::vector<RevalidationJob>> PlanRevalidations(
-    Store& store, const std::vector<DeviceKey>& served, int64_t limit);
 
 class BackgroundRevalidator {
  public:
@@ -59,15 +51,23 @@ class BackgroundRevalidator {
   };
   struct Progress {
     int64_t planned = 0;
+    // Of `planned`: those whose old record only the fleet held.
+    int64_t from_fleet = 0;
+    // Whether the fleet's records were planned from (false without a fleet
+    // database, or where it could not be read).
+    bool fleet_planned = false;
     int64_t done = 0;    // stored (revalidated, or searched in full)
-    int64_t failed = 0;  // Tune failed; retried at the next start
+    // The old record could not be brought from the fleet, or the Tune
+    // failed; tried again at the next start.
+    int64_t failed = 0;
     bool finished = false;  // every key tried, or stopped
   };
 
-  // Starts planning at once on a thread of its own. `store` and `core` must
-  // outlive the revalidator.
+  // Starts planning at once on a thread of its own. `store`, `core` and
+  // `fleet` (null: no fleet database; else the core's) must outlive the
+  // revalidator.
   BackgroundRevalidator(const Options& options, Store* store,
-                        TuningCore* core);
+                        TuningCore* core, FleetSync* fleet = nullptr);
   ~BackgroundRevalidator();
 
   // Stops: Tunes waiting are cancelled (their searches, if running, still
@@ -79,13 +79,21 @@ class BackgroundRevalidator {
   bool WaitFinished(absl::Duration timeout) const;
 
  private:
+  // Plans and logs the plan; empty where the store cannot be read.
+  RevalidationPlan Plan(const std::vector<DeviceKey>& served);
   void Run();
   void Work();
+  // Stores the fleet's record `old` (a job's source only the fleet holds)
+  // here, unless a record of that key is stored already (never replaced).
+  absl::Status KeepFleetSource(const ProblemKey& old);
+  // One job: its source brought here where needed, then its Tune.
+  absl::Status Revalidate(const RevalidationJob& job);
   bool stopping() const { return stop_.load(std::memory_order_relaxed); }
 
   const Options options_;
   Store* const store_;
   TuningCore* const core_;
+  FleetSync* const fleet_;  // null: no fleet database
   std::atomic<bool> stop_{false};
 
   mutable absl::Mutex mu_;

@@ -21,6 +21,9 @@ constexpr const char kUpsert[] =
     "repeats = excluded.repeats, timing_version = excluded.timing_version, "
     "body = excluded.body, published_at = now() "
     "WHERE fleet_records.measured_at_us <= excluded.measured_at_us";
+constexpr const char kKeysOfModel[] =
+    "SELECT DISTINCT key_text FROM fleet_records WHERE gpu_model = $1 "
+    "ORDER BY key_text";
 constexpr const char kReleaseLease[] =
     "DELETE FROM fleet_leases WHERE key_text = $1 AND holder = $2";
 constexpr const char kClaim[] =
@@ -89,6 +92,17 @@ absl::StatusOr<std::optional<Record>> FleetStore::Get(const ProblemKey& key) {
 absl::StatusOr<std::vector<Record>> FleetStore::Measurements(
     const ProblemKey& key) {
   return Read(key, false);
+}
+
+absl::StatusOr<std::vector<std::string>> FleetStore::KeyTextsOfModel(
+    const std::string& gpu_model) {
+  std::vector<std::string> key_texts;
+  RETURN_IF_ERROR(db_->Run([&](pqxx::work& txn) {
+    for (const auto& row : txn.exec_params(kKeysOfModel, gpu_model)) {
+      key_texts.emplace_back(row[0].c_str());
+    }
+  }));
+  return key_texts;
 }
 
 absl::StatusOr<std::vector<Record>> FleetStore::Read(const ProblemKey& key,

@@ -65,6 +65,12 @@ class FleetStore {
   absl::StatusOr<std::optional<Record>> Get(const ProblemKey& key);
   // Every host's measurement of `key`, in the order of the conflict rule.
   absl::StatusOr<std::vector<Record>> Measurements(const ProblemKey& key);
+  // The texts of the keys the fleet has records of for GPU model
+  // `gpu_model`, under any compute capability, SM count, cuDNN and CUDA
+  // version, each once, in text order (a daemon's revalidation on start
+  // plans from them).
+  absl::StatusOr<std::vector<std::string>> KeyTextsOfModel(
+      const std::string& gpu_model);
 
   // Stores each record as its host's measurement of its key (kept where the
   // host's stored one is newer), and releases the leases `holder` holds on

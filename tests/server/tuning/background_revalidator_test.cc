@@ -98,15 +98,18 @@ TEST_F(BackgroundRevalidatorTest,
   StoreUnder(TestProblem(1), 91700);
   StoreUnder(TestProblem(2), 91400);
   StoreUnder(TestProblem(4), 91400, "NVIDIA A100");
-  auto jobs = PlanRevalidations(*store_, {TestDevice(), TestDevice()}, 0);
-  ASSERT_TRUE(jobs.ok()) << jobs.status();
-  ASSERT_EQ(jobs->size(), 2u);  // a device listed twice plans once
-  EXPECT_EQ((*jobs)[0].problem, TestProblem(1));
-  EXPECT_EQ((*jobs)[0].from_cudnn, 91700);
-  EXPECT_EQ((*jobs)[1].problem, TestProblem(2));
-  EXPECT_EQ((*jobs)[1].from_cudnn, 91400);
-  EXPECT_EQ((*jobs)[1].device, TestDevice());
-  EXPECT_EQ(PlanRevalidations(*store_, {TestDevice()}, 1)->size(), 1u);
+  auto plan = PlanRevalidations(*store_, {TestDevice(), TestDevice()}, 0);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->fleet_read);  // no fleet database
+  const std::vector<RevalidationJob>& jobs = plan->jobs;
+  ASSERT_EQ(jobs.size(), 2u);  // a device listed twice plans once
+  EXPECT_EQ(jobs[0].problem, TestProblem(1));
+  EXPECT_EQ(jobs[0].from_cudnn, 91700);
+  EXPECT_FALSE(jobs[0].fleet_source.has_value());
+  EXPECT_EQ(jobs[1].problem, TestProblem(2));
+  EXPECT_EQ(jobs[1].from_cudnn, 91400);
+  EXPECT_EQ(jobs[1].device, TestDevice());
+  EXPECT_EQ(PlanRevalidations(*store_, {TestDevice()}, 1)->jobs.size(), 1u);
 }
 
 TEST_F(BackgroundRevalidatorTest, ARestartPlansOnlyTheKeysStillMissing) {

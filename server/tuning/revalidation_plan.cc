@@ -1,0 +1,159 @@
+#include "server/tuning/revalidation_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "spdlog/spdlog.h"
+
+namespace tunedb {
+namespace {
+
+// The records of `device`'s GPU model, whatever their versions.
+RecordFilter SameGpuModel(const DeviceKey& device) {
+  return RecordFilter::OfKeyFieldsBut(
+      ProblemKey{device, ConvProblem()}, [](const std::string& name) {
+        return name != "gpu" && name != "cc" && name != "sms";
+      });
+}
+
+// Whether `key` is of `device`'s GPU model (gpu, cc, sms).
+bool OfGpuModel(const DeviceKey& key, const DeviceKey& device) {
+  return key.gpu_model == device.gpu_model &&
+         key.cc_major == device.cc_major && key.cc_minor == device.cc_minor &&
+         key.sm_count == device.sm_count;
+}
+
+// What one problem has on a device's GPU model, here and in the fleet.
+struct Holding {
+  ConvProblem problem;
+  bool own = false;    // held under the device's own key, here or there
+  int local_from = 0;  // the newest other cuDNN version stored here
+  int fleet_from = 0;  // the newest other cuDNN version in the fleet
+  std::optional<ProblemKey> fleet_key;  // the fleet's key under fleet_from
+};
+
+// One device's holdings, problem by problem, in the order first seen.
+class Holdings {
+ public:
+  explicit Holdings(const DeviceKey& device) : device_(device) {}
+
+  // `key` (of the device's GPU model) is held here or, `in_fleet`, there.
+  void Add(const ProblemKey& key, bool in_fleet) {
+    const DeviceKey& d = key.device;
+    auto [it, added] = index_.emplace(key.problem.ToText(), holdings_.size());
+    if (added) holdings_.emplace_back().problem = key.problem;
+    Holding& h = holdings_[it->second];
+    if (d.cudnn_version == device_.cudnn_version) {
+      // Its own version (under any CUDA runtime) is not a source.
+      if (d == device_) h.own = true;
+      return;
+    }
+    if (!in_fleet) {
+      h.local_from = std::max(h.local_from, d.cudnn_version);
+      return;
+    }
+    // Under the newest version, the device's CUDA runtime first, as the
+    // core reads a source from the fleet itself.
+    if (d.cudnn_version > h.fleet_from ||
+        (d.cudnn_version == h.fleet_from &&
+         d.cuda_runtime_version == device_.cuda_runtime_version)) {
+      h.fleet_from = d.cudnn_version;
+      h.fleet_key = key;
+    }
+  }
+
+  // The problems not held under the device's key but under another version.
+  void AppendJobs(std::vector<RevalidationJob>& jobs) const {
+    for (const Holding& h : holdings_) {
+      const int from = std::max(h.local_from, h.fleet_from);
+      if (h.own || from == 0) continue;
+      RevalidationJob& job = jobs.emplace_back();
+      job.device = device_;
+      job.problem = h.problem;
+      job.from_cudnn = from;
+      if (h.fleet_from > h.local_from) job.fleet_source = h.fleet_key;
+    }
+  }
+
+ private:
+  const DeviceKey device_;
+  std::map<std::string, size_t> index_;  // problem text -> holdings_ index
+  std::vector<Holding> holdings_;
+};
+
+// The fleet's keys of GPU model `gpu_model`, parsed (a text this build
+// cannot parse, a newer tunedb's, is left out); nullopt where the fleet
+// cannot be read now (counted and logged by `fleet`).
+std::optional<std::vector<ProblemKey>> FleetKeysOf(
+    FleetSync& fleet, const std::string& gpu_model) {
+  if (!fleet.Reachable()) return std::nullopt;
+  absl::StatusOr<std::vector<std::string>> texts =
+      fleet.fleet().KeyTextsOfModel(gpu_model);
+  if (!fleet.Succeeded(texts.status(), "listing the fleet's keys")) {
+    return std::nullopt;
+  }
+  std::vector<ProblemKey> keys;
+  size_t unreadable = 0;
+  for (const std::string& text : *texts) {
+    absl::StatusOr<ProblemKey> key = ProblemKey::Parse(text);
+    if (key.ok()) {
+      keys.push_back(*std::move(key));
+    } else {
+      ++unreadable;
+    }
+  }
+  if (unreadable > 0) {
+    spdlog::warn("background revalidation: {} of the fleet's keys of {} "
+                 "cannot be read by this build; left out",
+                 unreadable, gpu_model);
+  }
+  return keys;
+}
+
+}  // namespace
+
+absl::StatusOr<RevalidationPlan> PlanRevalidations(
+    Store& store, const std::vector<DeviceKey>& served, int64_t limit,
+    FleetSync* fleet) {
+  RevalidationPlan plan;
+  plan.fleet_read = fleet != nullptr;
+  std::map<std::string, std::vector<ProblemKey>> fleet_keys;  // by GPU model
+  std::vector<DeviceKey> seen;
+  for (const DeviceKey& device : served) {
+    if (std::find(seen.begin(), seen.end(), device) != seen.end()) continue;
+    seen.push_back(device);
+    Holdings holdings(device);
+    RETURN_IF_ERROR(
+        store.Query(SameGpuModel(device), 0, 0, [&](const Record& r) {
+          holdings.Add(r.key, /*in_fleet=*/false);
+          return true;
+        }));
+    if (plan.fleet_read && fleet_keys.count(device.gpu_model) == 0) {
+      std::optional<std::vector<ProblemKey>> keys =
+          FleetKeysOf(*fleet, device.gpu_model);
+      plan.fleet_read = keys.has_value();
+      if (keys) fleet_keys[device.gpu_model] = *std::move(keys);
+    }
+    if (plan.fleet_read) {
+      for (const ProblemKey& key : fleet_keys[device.gpu_model]) {
+        if (OfGpuModel(key.device, device)) holdings.Add(key, true);
+      }
+    }
+    holdings.AppendJobs(plan.jobs);
+  }
+  if (fleet != nullptr && !plan.fleet_read) {
+    spdlog::warn("background revalidation plans from this daemon's records "
+                 "only: the fleet's cannot be read now");
+  }
+  if (limit > 0 && static_cast<int64_t>(plan.jobs.size()) > limit) {
+    plan.jobs.resize(static_cast<size_t>(limit));
+  }
+  return plan;
+}
+
+}  // namespace tunedb
