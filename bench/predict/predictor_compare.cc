@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/record_results.h"
 #include "server/tuning/shape_predictor.h"
+#include "server/tuning/version_predictor.h"
 
 namespace tunedb {
 namespace {
@@ -121,13 +122,16 @@ std::string DistanceBucket(double distance) {
   return "nearest > 1";
 }
 
+// A ratio above this is "more than 5 % off".
+constexpr double kOffRatio = 1.05;
+
 struct Tally {
   int keys = 0, fallbacks = 0, over = 0;
   double log_sum = 0, worst = 0;
   void Add(double ratio, bool fell_back) {
     ++keys;
     fallbacks += fell_back ? 1 : 0;
-    over += ratio > 1.05 ? 1 : 0;
+    over += ratio > kOffRatio ? 1 : 0;
     log_sum += std::log(ratio);
     worst = std::max(worst, ratio);
   }
@@ -148,6 +152,85 @@ bool ShapeLess(const Record& a, const Record& b) {
   return std::tie(x.n, x.c, x.k, x.input) < std::tie(y.n, y.c, y.k, y.input);
 }
 
+// What every predictor of `target` is judged against: its fastest steady
+// time, its heuristic pick's, and its own stored choice's for `caller`
+// ("tunedb"; the heuristic's time where it has none, as a fallback).
+struct Judged {
+  double best_ms = 0;
+  double heuristic_ms = 0;
+  double own_ms = 0;
+  bool own_fell = false;
+};
+
+// nullopt where `target` has no steady time for its fastest or for its
+// heuristic pick: nothing can then be judged.
+std::optional<Judged> JudgeAgainst(const Record& target,
+                                   const Constraints& caller) {
+  const AlgoResult* best = Fastest(target);
+  const AlgoResult* heuristic = HeuristicPick(target);
+  if (best == nullptr || heuristic == nullptr) return std::nullopt;
+  Judged j;
+  j.best_ms = Cost(*best);
+  j.heuristic_ms = Cost(*heuristic);
+  const AlgoResult* own = ChooseFrom(target.results, caller);
+  j.own_fell = own == nullptr;
+  j.own_ms = own != nullptr ? Cost(*own) : j.heuristic_ms;
+  return j;
+}
+
+// Tallies by group, then by predictor name.
+using Tallies = std::map<std::string, std::map<std::string, Tally>>;
+
+// The scores of `tallies`; a group's `tuned` is its own in `tuned_keys`,
+// else that of the whole group (its name up to the first comma).
+std::vector<GroupScores> ScoresOf(
+    const Tallies& tallies, const std::map<std::string, int>& tuned_keys) {
+  std::vector<GroupScores> out;
+  for (const auto& [group, by_name] : tallies) {
+    GroupScores g;
+    g.group = group;
+    auto tuned = tuned_keys.find(group);
+    if (tuned == tuned_keys.end()) {
+      tuned = tuned_keys.find(group.substr(0, group.find(',')));
+    }
+    g.tuned = tuned != tuned_keys.end() ? tuned->second : 0;
+    for (const auto& [name, tally] : by_name) {
+      g.by_predictor[name] = tally.Score();
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+// `source`'s records of `target`'s problem on its GPU model under another
+// cuDNN version: what the daemon reads for it (OtherVersionsFilter), less
+// the records of the target's own version.
+std::vector<Record> OtherVersionsOf(const Record& target,
+                                    const std::vector<Record>& source) {
+  const RecordFilter filter = OtherVersionsFilter(target.key);
+  std::vector<Record> others;
+  for (const Record& r : source) {
+    if (r.key.device.cudnn_version != target.key.device.cudnn_version &&
+        filter.Matches(r)) {
+      others.push_back(r);
+    }
+  }
+  return others;
+}
+
+// The daemon's answer for `key` from `others` to `caller`: its candidates
+// in order, or none.
+std::vector<ConfigId> OldChoices(const ProblemKey& key,
+                                 const std::vector<Record>& others,
+                                 const Constraints& caller) {
+  std::vector<ConfigId> out;
+  if (std::optional<Prediction> p =
+          PredictFromOtherVersion(key, others, caller)) {
+    for (const AlgoResult& c : p->candidates) out.push_back(ConfigIdOf(c));
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& PredictorNames() {
@@ -160,7 +243,7 @@ std::vector<GroupScores> ComparePredictors(const std::vector<Record>& records,
                                            int neighbours) {
   std::map<std::string, std::vector<const Record*>> families;
   for (const Record& r : records) families[FamilyText(r.key)].push_back(&r);
-  std::map<std::string, std::map<std::string, Tally>> tallies;
+  Tallies tallies;
   std::map<std::string, int> tuned_keys;
   for (auto& [family, members] : families) {
     std::sort(members.begin(), members.end(),
@@ -180,14 +263,10 @@ std::vector<GroupScores> ComparePredictors(const std::vector<Record>& records,
     tuned_keys[group] += static_cast<int>(tuned.size());
     const std::vector<ConfigId> family_best = FamilyBest(tuned);
     for (const Record* h : held) {
-      const AlgoResult* best = Fastest(*h);
-      const AlgoResult* heuristic = HeuristicPick(*h);
-      // Without the fastest or the heuristic's pick, nothing can be judged.
-      if (best == nullptr || heuristic == nullptr) {
-        continue;
-      }
-      const double best_ms = Cost(*best);
-      const double heuristic_ms = Cost(*heuristic);
+      const std::optional<Judged> judged = JudgeAgainst(*h, Constraints{});
+      if (!judged) continue;
+      const double best_ms = judged->best_ms;
+      const double heuristic_ms = judged->heuristic_ms;
       std::vector<ConfigId> nearest;
       double distance = -1;
       if (std::optional<Prediction> p =
@@ -202,7 +281,6 @@ std::vector<GroupScores> ComparePredictors(const std::vector<Record>& records,
           FirstTimed(*h, nearest, heuristic_ms, &fell_nearest);
       const double family_ms =
           FirstTimed(*h, family_best, heuristic_ms, &fell_family);
-      const AlgoResult* own = ChooseFrom(h->results, Constraints{});
       // The whole group, and the group by how near the nearest tuned shape
       // is (a program's new input size is near; another model's layer far).
       for (const std::string& g :
@@ -211,22 +289,52 @@ std::vector<GroupScores> ComparePredictors(const std::vector<Record>& records,
         t["nearest"].Add(nearest_ms / best_ms, fell_nearest);
         t["family-best"].Add(family_ms / best_ms, fell_family);
         t["heuristic"].Add(heuristic_ms / best_ms, false);
-        t["tunedb"].Add(
-            (own != nullptr ? Cost(*own) : heuristic_ms) / best_ms,
-            own == nullptr);
+        t["tunedb"].Add(judged->own_ms / best_ms, judged->own_fell);
       }
     }
   }
-  std::vector<GroupScores> out;
-  for (const auto& [group, by_name] : tallies) {
-    GroupScores g;
-    g.group = group;
-    g.tuned = tuned_keys[group.substr(0, group.find(','))];
-    for (const auto& [name, tally] : by_name) {
-      g.by_predictor[name] = tally.Score();
+  return ScoresOf(tallies, tuned_keys);
+}
+
+const std::vector<std::string>& VersionPredictorNames() {
+  static const std::vector<std::string> names = {"old choice", "heuristic",
+                                                 "tunedb"};
+  return names;
+}
+
+VersionComparison CompareVersions(const std::vector<Record>& source,
+                                  const std::vector<Record>& target,
+                                  const Constraints& caller) {
+  VersionComparison out;
+  Tallies tallies;
+  std::map<std::string, int> held_keys;
+  for (const Record& t : target) {
+    ++out.target_keys;
+    const std::vector<Record> others = OtherVersionsOf(t, source);
+    if (others.empty()) continue;
+    ++out.held_by_source;
+    const std::string group = GroupOf(t.key);
+    const std::string groups[] = {
+        "all", group, absl::StrCat(group, ", ", ConvOpName(t.key.problem.op))};
+    for (const std::string& g : groups) ++held_keys[g];
+    const std::optional<Judged> judged = JudgeAgainst(t, caller);
+    if (!judged) {
+      ++out.not_judged;
+      continue;
     }
-    out.push_back(std::move(g));
+    bool fell = false;
+    const double old_ms = FirstTimed(t, OldChoices(t.key, others, caller),
+                                     judged->heuristic_ms, &fell);
+    out.old_choice_faster += judged->heuristic_ms > old_ms * kOffRatio ? 1 : 0;
+    out.heuristic_faster += old_ms > judged->heuristic_ms * kOffRatio ? 1 : 0;
+    for (const std::string& g : groups) {
+      std::map<std::string, Tally>& by_name = tallies[g];
+      by_name["old choice"].Add(old_ms / judged->best_ms, fell);
+      by_name["heuristic"].Add(judged->heuristic_ms / judged->best_ms, false);
+      by_name["tunedb"].Add(judged->own_ms / judged->best_ms, judged->own_fell);
+    }
   }
+  out.groups = ScoresOf(tallies, held_keys);
   return out;
 }
 

@@ -23,6 +23,13 @@
 // <= 0.25", "... 0.25-1", "... > 1"): a program's new input size is near
 // its stored ones, another model's layer is often far.
 //
+// CompareVersions judges the same way the old choices that the daemon
+// serves as predictions after a cuDNN upgrade (version_predictor.h; issue
+// "Upgrades without starting over"): on each key of the new (target)
+// version that the old (source) version holds, "old choice" is the daemon's
+// answer from the source records, against "heuristic" and "tunedb" of the
+// target record.
+//
 // Thread safety: pure functions.
 #ifndef TUNEDB_BENCH_PREDICT_PREDICTOR_COMPARE_H_
 #define TUNEDB_BENCH_PREDICT_PREDICTOR_COMPARE_H_
@@ -47,7 +54,9 @@ struct PredictorScore {
 // A group (API and data type) and its predictors' scores, by name.
 struct GroupScores {
   std::string group;  // e.g. "graph f16" or "graph f16, nearest <= 0.25"
-  int tuned = 0;      // keys in the (whole) group's tuned set
+  // Keys in the (whole) group's tuned set; comparing versions, the group's
+  // target keys that the source holds, judged or not.
+  int tuned = 0;
   std::map<std::string, PredictorScore> by_predictor;
 };
 
@@ -59,6 +68,41 @@ std::vector<GroupScores> ComparePredictors(const std::vector<Record>& records,
 
 // The predictors' names, in report order.
 const std::vector<std::string>& PredictorNames();
+
+// The old choices against the target version's own records.
+struct VersionComparison {
+  int target_keys = 0;     // target records read
+  int held_by_source = 0;  // of those, keys the source holds
+  int not_judged = 0;      // of those, without the steady times to judge
+  // Judged keys where one of the old choice and the heuristic's pick runs
+  // more than 5 % faster than the other.
+  int old_choice_faster = 0;
+  int heuristic_faster = 0;
+  // "all", each API and data type, and that by operation ("graph f16,
+  // fwd").
+  std::vector<GroupScores> groups;
+};
+
+// For each key of `target` that `source` holds under another cuDNN version
+// (OtherVersionsFilter, the daemon's read), judged on the target record as
+// ComparePredictors judges a held-out key, for a program that asks with
+// `caller` (the preload's defaults: compile_horizon_calls 10,000 and
+// loads_stored_plans):
+//   - "old choice": PredictFromOtherVersion from those source records, as
+//     a Lookup that predicts from other versions gets it (no plan loads:
+//     PredictionConstraints); its candidates fall back in order, then to
+//     the heuristic;
+//   - "heuristic": the target record's, as above;
+//   - "tunedb": the target record's choice for `caller` (with its stored
+//     plans where `caller` loads them).
+// Only run times are compared: a runtime-compiled config's build, which
+// the old choice weighs over the compile horizon, is not counted.
+VersionComparison CompareVersions(const std::vector<Record>& source,
+                                  const std::vector<Record>& target,
+                                  const Constraints& caller);
+
+// CompareVersions's predictors' names, in report order.
+const std::vector<std::string>& VersionPredictorNames();
 
 }  // namespace tunedb
 

@@ -2,9 +2,13 @@
 // tuned, judged on stored records (predictor_compare.h).
 //
 //   tunedb_predictor_compare RECORDS.jsonl... [--neighbours 3] [--json]
+//   tunedb_predictor_compare --versions SOURCE.jsonl TARGET.jsonl
+//       [--compile-horizon 10000] [--no-stored-plans] [--json]
 //
 // RECORDS: `tunedb export` files (decompressed). Prints a table per API and
-// data type, or JSON with --json.
+// data type, or JSON with --json. With --versions, the old choices the
+// daemon serves after a cuDNN upgrade (SOURCE: the old version's records,
+// TARGET: the new one's) instead (CompareVersions).
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -19,61 +23,130 @@
 
 namespace {
 
-int Run(const std::vector<std::string>& files, int neighbours, bool json) {
-  std::vector<tunedb::Record> records;
-  int skipped = 0;
+// The records of `files`, counting lines that are not records in
+// `skipped`; false (with a message) where a file cannot be read.
+bool ReadRecords(const std::vector<std::string>& files,
+                 std::vector<tunedb::Record>* records, int* skipped) {
   for (const std::string& file : files) {
     std::ifstream in(file);
     if (!in) {
       std::cerr << "cannot read " << file << "\n";
-      return 1;
+      return false;
     }
     std::string line;
     while (std::getline(in, line)) {
       if (line.empty()) continue;
       absl::StatusOr<tunedb::Record> r = tunedb::RecordFromJson(line);
       if (r.ok()) {
-        records.push_back(*std::move(r));
+        records->push_back(*std::move(r));
       } else {
-        ++skipped;
+        ++*skipped;
       }
     }
   }
-  const std::vector<tunedb::GroupScores> groups =
-      tunedb::ComparePredictors(records, neighbours);
-  if (json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& g : groups) {
-      nlohmann::json j = {{"group", g.group}, {"tuned_keys", g.tuned}};
-      for (const auto& [name, s] : g.by_predictor) {
-        j["predictors"][name] = {{"keys", s.keys},
-                                 {"fallbacks", s.fallbacks},
-                                 {"geomean_ratio", s.geomean_ratio},
-                                 {"share_over_5pct", s.share_over_5pct},
-                                 {"worst_ratio", s.worst_ratio}};
-      }
-      out.push_back(j);
-    }
-    std::cout << out.dump(1) << "\n";
-    return 0;
-  }
-  std::cout << records.size() << " records read";
-  if (skipped > 0) std::cout << ", " << skipped << " lines not records";
-  std::cout << "\n\n| group | tuned keys | held-out keys | predictor | "
-               "geomean vs fastest | > 5 % off | worst | fallbacks |\n"
-               "|---|---|---|---|---|---|---|---|\n";
+  return true;
+}
+
+nlohmann::json GroupsJson(const std::vector<tunedb::GroupScores>& groups,
+                          const std::string& count_name) {
+  nlohmann::json out = nlohmann::json::array();
   for (const auto& g : groups) {
-    for (const std::string& name : tunedb::PredictorNames()) {
+    nlohmann::json j = {{"group", g.group}, {count_name, g.tuned}};
+    for (const auto& [name, s] : g.by_predictor) {
+      j["predictors"][name] = {{"keys", s.keys},
+                               {"fallbacks", s.fallbacks},
+                               {"geomean_ratio", s.geomean_ratio},
+                               {"share_over_5pct", s.share_over_5pct},
+                               {"worst_ratio", s.worst_ratio}};
+    }
+    out.push_back(j);
+  }
+  return out;
+}
+
+// A markdown table of `groups`' predictors `names`, in that order;
+// `count_header` names the column of GroupScores::tuned, `keys_header`
+// that of the judged keys.
+void PrintTable(const std::vector<tunedb::GroupScores>& groups,
+                const std::vector<std::string>& names,
+                const std::string& count_header,
+                const std::string& keys_header) {
+  std::cout << "| group | " << count_header << " | " << keys_header
+            << " | predictor | geomean vs fastest | > 5 % off | worst | "
+               "fallbacks |\n|---|---|---|---|---|---|---|---|\n";
+  for (const auto& g : groups) {
+    for (const std::string& name : names) {
       auto it = g.by_predictor.find(name);
       if (it == g.by_predictor.end()) continue;
       const tunedb::PredictorScore& s = it->second;
-      std::cout << absl::StrFormat("| %s | %d | %d | %s | %.4f | %.1f %% | "
-                                   "%.2f | %d |\n",
-                                   g.group, g.tuned, s.keys, name,
-                                   s.geomean_ratio, 100 * s.share_over_5pct,
-                                   s.worst_ratio, s.fallbacks);
+      std::cout << absl::StrFormat(
+          "| %s | %d | %d | %s | %.4f | %.1f %% | "
+          "%.2f | %d |\n",
+          g.group, g.tuned, s.keys, name, s.geomean_ratio,
+          100 * s.share_over_5pct, s.worst_ratio, s.fallbacks);
     }
   }
+}
+
+void PrintRead(size_t records, int skipped) {
+  std::cout << records << " records read";
+  if (skipped > 0) std::cout << ", " << skipped << " lines not records";
+}
+
+int RunPredictors(const std::vector<std::string>& files, int neighbours,
+                  bool json) {
+  std::vector<tunedb::Record> records;
+  int skipped = 0;
+  if (!ReadRecords(files, &records, &skipped)) return 1;
+  const std::vector<tunedb::GroupScores> groups =
+      tunedb::ComparePredictors(records, neighbours);
+  if (json) {
+    std::cout << GroupsJson(groups, "tuned_keys").dump(1) << "\n";
+    return 0;
+  }
+  PrintRead(records.size(), skipped);
+  std::cout << "\n\n";
+  PrintTable(groups, tunedb::PredictorNames(), "tuned keys", "held-out keys");
+  return 0;
+}
+
+int RunVersions(const std::vector<std::string>& files,
+                const tunedb::Constraints& caller, bool json) {
+  std::vector<tunedb::Record> source, target;
+  int skipped = 0;
+  if (!ReadRecords({files[0]}, &source, &skipped) ||
+      !ReadRecords({files[1]}, &target, &skipped)) {
+    return 1;
+  }
+  const tunedb::VersionComparison c =
+      tunedb::CompareVersions(source, target, caller);
+  if (json) {
+    nlohmann::json out = {
+        {"source_keys", source.size()},
+        {"target_keys", c.target_keys},
+        {"held_by_source", c.held_by_source},
+        {"not_judged", c.not_judged},
+        {"old_choice_faster", c.old_choice_faster},
+        {"heuristic_faster", c.heuristic_faster},
+        {"compile_horizon_calls", caller.compile_horizon_calls},
+        {"loads_stored_plans", caller.loads_stored_plans},
+        {"groups", GroupsJson(c.groups, "held_keys")}};
+    std::cout << out.dump(1) << "\n";
+    return 0;
+  }
+  PrintRead(source.size() + target.size(), skipped);
+  std::cout << absl::StrFormat(
+      " (%d source, %d target); %d target keys held by the source, %d of "
+      "them not judged (no steady time for the fastest or the heuristic's "
+      "pick)\ncompile horizon %d calls; a tuned key's plans %s\n"
+      "more than 5 %% faster than the other: the old choice on %d keys, "
+      "the heuristic's pick on %d\n\n",
+      source.size(), target.size(), c.held_by_source, c.not_judged,
+      caller.compile_horizon_calls,
+      caller.loads_stored_plans ? "loaded" : "built", c.old_choice_faster,
+      c.heuristic_faster);
+  PrintTable(c.groups, tunedb::VersionPredictorNames(), "keys held",
+             "judged keys");
   return 0;
 }
 
@@ -83,17 +156,44 @@ int main(int argc, char** argv) {
   CLI::App app{
       "Predictors of keys never tuned, judged on stored records: within each "
       "family every other key by shape is held out, predicted from the rest, "
-      "and timed from its own record"};
-  std::vector<std::string> files;
+      "and timed from its own record. With --versions, the old version's "
+      "choices served after a cuDNN upgrade, timed from the new version's "
+      "records"};
+  std::vector<std::string> files, versions;
   int neighbours = 3;
   bool json = false;
-  app.add_option("records", files, "tunedb export files (JSON lines)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  CLI::Option* records =
+      app.add_option("records", files, "tunedb export files (JSON lines)")
+          ->check(CLI::ExistingFile);
+  app.add_option("--versions", versions,
+                 "SOURCE TARGET: export files of one cuDNN version each; "
+                 "the source's choices predict the target's keys")
+      ->expected(2)
+      ->check(CLI::ExistingFile)
+      ->excludes(records);
+  // The preload's defaults (preload_options.h).
+  tunedb::Constraints caller;
+  caller.loads_stored_plans = true;
+  bool no_stored_plans = false;
+  app.add_option("--compile-horizon", caller.compile_horizon_calls,
+                 "--versions: calls over which a runtime-compiled engine's "
+                 "build is repaid (0: not weighed), as the preload's "
+                 "TUNEDB_PRELOAD_COMPILE_HORIZON")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_flag("--no-stored-plans", no_stored_plans,
+               "--versions: the tuned key's caller builds its plans instead "
+               "of loading them (TUNEDB_PRELOAD_STORED_PLANS=off)");
   app.add_option("--neighbours", neighbours, "nearest tuned keys that vote")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   app.add_flag("--json", json, "print JSON instead of a table");
   CLI11_PARSE(app, argc, argv);
-  return Run(files, neighbours, json);
+  caller.loads_stored_plans = !no_stored_plans;
+  if (!versions.empty()) return RunVersions(versions, caller, json);
+  if (files.empty()) {
+    std::cerr << "give RECORDS or --versions SOURCE TARGET (see --help)\n";
+    return 2;
+  }
+  return RunPredictors(files, neighbours, json);
 }
