@@ -19,13 +19,18 @@ constexpr const char kGetRecord[] =
     " FROM records INDEXED BY records_by_key_hash"
     " WHERE key_hash = ?1 AND key_text = ?2 AND key_version = ?3";
 
-constexpr const char kGetResults[] =
-    "SELECT algo, math_type, status, workspace_bytes, deterministic, retimed,"
-    " error, launch_median_ms, launch_spread_ms, launch_samples,"
-    " gpu_median_ms, gpu_spread_ms, gpu_samples,"
-    " host_median_ms, host_spread_ms, host_samples,"
-    " knobs, numerical_notes, behavior_notes, plan, build_ms, heuristic_rank"
-    " FROM results WHERE record_id = ?1 ORDER BY rank";
+// A record's result rows, in rank order, with `plan` as their plan column.
+#define TUNEDB_GET_RESULTS(plan)                                            \
+  "SELECT algo, math_type, status, workspace_bytes, deterministic, retimed," \
+  " error, launch_median_ms, launch_spread_ms, launch_samples,"             \
+  " gpu_median_ms, gpu_spread_ms, gpu_samples,"                             \
+  " host_median_ms, host_spread_ms, host_samples,"                          \
+  " knobs, numerical_notes, behavior_notes, " plan ", build_ms,"            \
+  " heuristic_rank FROM results WHERE record_id = ?1 ORDER BY rank"
+constexpr const char kGetResults[] = TUNEDB_GET_RESULTS("plan");
+constexpr const char kGetResultsWithoutPlans[] =
+    TUNEDB_GET_RESULTS("'' AS plan");
+#undef TUNEDB_GET_RESULTS
 
 constexpr const char kUpsertRecord[] =
     "INSERT INTO records(" TUNEDB_RECORD_WRITE_COLUMNS
@@ -295,9 +300,11 @@ absl::Status ReadRecordFields(const sql::Statement& row, Record& record) {
   return absl::OkStatus();
 }
 
-absl::Status LoadResults(sql::Database& db, Record& record) {
+absl::Status LoadResults(sql::Database& db, Record& record,
+                         bool with_plans) {
   ASSIGN_OR_RETURN(sql::Statement statement,
-                   db.GetCachedStatement(kGetResults));
+                   db.GetCachedStatement(with_plans ? kGetResults
+                                                    : kGetResultsWithoutPlans));
   statement.BindInt64(1, record.id);
   record.results.clear();
   while (true) {

@@ -32,8 +32,10 @@ absl::StatusOr<ProblemKey> ReadRecordKey(const sql::Statement& row);
 // The rest of a record row whose key was read, without its results.
 absl::Status ReadRecordFields(const sql::Statement& row, Record& record);
 
-// Replaces record.results with the stored results of record.id.
-absl::Status LoadResults(sql::Database& db, Record& record);
+// Replaces record.results with the stored results of record.id; without
+// `with_plans`, their plans are left empty (RecordFilter::without_plans).
+absl::Status LoadResults(sql::Database& db, Record& record,
+                         bool with_plans = true);
 
 // The current-version record of `key`, or nullopt; DATA_LOSS naming the
 // path and row id if its row cannot be read.

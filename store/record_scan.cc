@@ -134,7 +134,9 @@ absl::StatusOr<bool> ReadScannedRow(sql::Database& db,
     read = ReadRecordFields(scan, record);
     // A record the filter rejects is skipped even if its results are bad.
     if (read.ok() && !filter.Matches(record)) return false;
-    if (read.ok() && with_results) read = LoadResults(db, record);
+    if (read.ok() && with_results) {
+      read = LoadResults(db, record, !filter.without_plans);
+    }
   }
   if (absl::IsDataLoss(read)) {
     out->push_back(MakeBadRow(scan, read));

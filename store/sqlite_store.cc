@@ -38,6 +38,9 @@ constexpr const char kAddServed[] =
 
 constexpr const char kCountRecords[] =
     "SELECT COUNT(*) FROM records WHERE key_version = ?1";
+// Read from the cuDNN version index alone.
+constexpr const char kCudnnVersions[] =
+    "SELECT DISTINCT cudnn_version FROM records ORDER BY cudnn_version";
 
 // Every row `filter` matches, as a record or (where it cannot be read) a
 // BadRow, in id order; in the caller's transaction.
@@ -367,6 +370,20 @@ absl::StatusOr<int64_t> SqliteStore::Count() {
     return absl::OkStatus();
   }));
   return count;
+}
+
+absl::StatusOr<std::vector<int>> SqliteStore::CudnnVersions() {
+  std::vector<int> versions;
+  RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(sql::Statement statement,
+                     db.GetCachedStatement(kCudnnVersions));
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, statement.Step());
+      if (!row) return absl::OkStatus();
+      versions.push_back(static_cast<int>(statement.ColumnInt64(0)));
+    }
+  }));
+  return versions;
 }
 
 int64_t SqliteStore::SizeBytes() const {

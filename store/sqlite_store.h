@@ -85,6 +85,7 @@ class SqliteStore : public Store {
   absl::Status AddServed(
       const std::vector<std::pair<int64_t, int64_t>>& id_counts) override;
   absl::StatusOr<int64_t> Count() override;
+  absl::StatusOr<std::vector<int>> CudnnVersions() override;
   int64_t SizeBytes() const override;
   absl::Status QuickCheck() override;
   absl::Status Checkpoint() override;

@@ -53,6 +53,10 @@ struct RecordFilter {
   // If set, the key's problem part (ConvProblem::ToText()) must be this:
   // the store compares it in SQL, before reading a row.
   std::string problem_text = "";
+  // If set, results are read with their serialized plans empty, for a
+  // reader that never hands a plan on (a prediction: a new shape or cuDNN
+  // version builds its own). A graph record's plans are most of its bytes.
+  bool without_plans = false;
 
   // A filter on every field of `key` (KeyFields) for which `leave_out` is
   // false: the records that differ from `key` only there. Where only device
@@ -248,6 +252,9 @@ class Store {
 
   // Number of records of the current key-format version.
   virtual absl::StatusOr<int64_t> Count() = 0;
+  // The cuDNN versions (cuDNN's encoding) the stored records are of, each
+  // once, ascending.
+  virtual absl::StatusOr<std::vector<int>> CudnnVersions() = 0;
 
   // Main file plus WAL, bytes (0 for :memory:).
   virtual int64_t SizeBytes() const = 0;

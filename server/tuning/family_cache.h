@@ -1,7 +1,9 @@
 // The stored records of key families (shape_predictor.h), read from the
 // store when a family is first asked for and kept for a while, so a
-// prediction on a Lookup miss does not scan the store each time. Plans are
-// left out of the copies.
+// prediction on a Lookup miss does not scan the store each time; and,
+// kept the same way, the cuDNN versions stored, so a miss asks for a
+// problem's records under other versions only where there can be some.
+// Plans are left out of the copies.
 //
 // Thread safety: thread-safe (one mutex; the store is read outside it).
 #ifndef TUNEDB_SERVER_TUNING_FAMILY_CACHE_H_
@@ -35,7 +37,13 @@ class FamilyCache {
   // stored. Errors: the store's.
   absl::StatusOr<std::shared_ptr<const Records>> Family(const ProblemKey& key);
 
-  // A record of `key`'s family was stored: read it again next time.
+  // Whether the store may hold records of a cuDNN version other than
+  // `key`'s (it holds some other version, as read within the last ttl).
+  // Errors: the store's.
+  absl::StatusOr<bool> MayHoldOtherVersions(const ProblemKey& key);
+
+  // A record of `key`'s family was stored: read it (and the versions)
+  // again next time.
   void Forget(const ProblemKey& key);
   // Records were imported or deleted: read every family again.
   void Clear();
@@ -53,6 +61,8 @@ class FamilyCache {
   const int max_records_;
   absl::Mutex mu_;
   std::map<std::string, Entry> families_ ABSL_GUARDED_BY(mu_);
+  absl::Time versions_loaded_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  std::vector<int> versions_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tunedb

@@ -310,11 +310,16 @@ absl::StatusOr<Prediction> TuningCore::Predict(const ValidKey& key,
                                                Predictors predictors) {
   // The same problem under another cuDNN version first (after an upgrade),
   // then the nearest shapes of this version.
-  ASSIGN_OR_RETURN(std::vector<Record> others, OtherVersions(key));
-  if (std::optional<Prediction> p =
-          PredictFromOtherVersion(key.key(), others, constraints)) {
-    predictions_.fetch_add(1, std::memory_order_relaxed);
-    return *std::move(p);
+  ASSIGN_OR_RETURN(const bool other_versions,
+                   families_.MayHoldOtherVersions(key.key()));
+  if (other_versions) {
+    ASSIGN_OR_RETURN(std::vector<Record> others,
+                     OtherVersions(key, /*with_plans=*/false));
+    if (std::optional<Prediction> p =
+            PredictFromOtherVersion(key.key(), others, constraints)) {
+      predictions_.fetch_add(1, std::memory_order_relaxed);
+      return *std::move(p);
+    }
   }
   if (predictors == Predictors::kOtherVersions) {
     return absl::NotFoundError(
@@ -665,9 +670,11 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
 }
 
 absl::StatusOr<std::vector<Record>> TuningCore::OtherVersions(
-    const ValidKey& key) {
+    const ValidKey& key, bool with_plans) {
   std::vector<Record> others;
-  RETURN_IF_ERROR(store_->Query(OtherVersionsFilter(key.key()), 0,
+  RecordFilter filter = OtherVersionsFilter(key.key());
+  filter.without_plans = !with_plans;
+  RETURN_IF_ERROR(store_->Query(filter, 0,
                                 kOtherVersionsRead, [&](const Record& r) {
                                   others.push_back(r);
                                   return true;
@@ -677,7 +684,8 @@ absl::StatusOr<std::vector<Record>> TuningCore::OtherVersions(
 
 std::optional<Record> TuningCore::RevalidationSourceOf(const ValidKey& key,
                                                        int from) {
-  absl::StatusOr<std::vector<Record>> others = OtherVersions(key);
+  absl::StatusOr<std::vector<Record>> others =
+      OtherVersions(key, /*with_plans=*/true);
   if (!others.ok()) {
     spdlog::warn("revalidating {}: its records of other versions cannot be "
                  "read here ({})",

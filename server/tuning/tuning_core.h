@@ -293,7 +293,9 @@ class TuningCore {
                                       int* revalidated_from);
   // `key`'s problem on its GPU model under other cuDNN versions (at most
   // kOtherVersionsRead records), for predictions and revalidations.
-  absl::StatusOr<std::vector<Record>> OtherVersions(const ValidKey& key);
+  // A prediction reads them without plans (RecordFilter::without_plans).
+  absl::StatusOr<std::vector<Record>> OtherVersions(const ValidKey& key,
+                                                    bool with_plans);
   // The record `key`'s problem has under cuDNN `from` in the store, else
   // (with a fleet) the fleet's record of it under `from` and the same CUDA
   // runtime; nullopt where there is none.

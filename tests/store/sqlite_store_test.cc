@@ -76,6 +76,46 @@ TEST_P(StoreTest, GraphRecordsKeepEngineConfigsNotesAndPlans) {
   EXPECT_THAT(QueryIds({{{"api", "legacy"}}}), ElementsAre(legacy_id));
 }
 
+TEST_P(StoreTest, AQueryWithoutPlansReadsEverythingElseOfTheRecords) {
+  const Record graph = GraphTestRecord(7);
+  ASSERT_FALSE(graph.results[0].plan.empty());
+  MustPut(graph);
+  RecordFilter filter{{{"api", "graph"}}};
+  filter.without_plans = true;
+  std::vector<Record> read;
+  ASSERT_TRUE(store_
+                  ->Query(filter, 0, 0,
+                          [&](const Record& r) {
+                            read.push_back(r);
+                            return true;
+                          })
+                  .ok());
+  ASSERT_EQ(read.size(), 1u);
+  ASSERT_EQ(read[0].results.size(), graph.results.size());
+  Record expected = graph;
+  for (AlgoResult& r : expected.results) r.plan.clear();
+  ExpectSameRecord(read[0], expected);
+  EXPECT_EQ(read[0].results[0].knobs, graph.results[0].knobs);
+  // The store's copy keeps its plans.
+  absl::StatusOr<std::optional<Record>> got = store_->Get(graph.key);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->results[0].plan, graph.results[0].plan);
+}
+
+TEST_P(StoreTest, CudnnVersionsListsEachStoredVersionOnceInOrder) {
+  EXPECT_THAT(*store_->CudnnVersions(), ElementsAre());
+  Record newer = TestRecord(1);
+  newer.key.device.cudnn_version = 91900;
+  Record older = TestRecord(2);
+  older.key.device.cudnn_version = 91400;
+  Record another = TestRecord(3);
+  another.key.device.cudnn_version = 91900;
+  MustPut(newer);
+  MustPut(older);
+  MustPut(another);
+  EXPECT_THAT(*store_->CudnnVersions(), ElementsAre(91400, 91900));
+}
+
 TEST_P(StoreTest, GetOfUnknownKeyIsEmpty) {
   MustPut(TestRecord(1));
   absl::StatusOr<std::optional<Record>> got = store_->Get(StemKey(2));

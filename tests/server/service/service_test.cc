@@ -255,6 +255,41 @@ TEST_F(ServiceTest, PredictFromOtherVersionsAloneAnswersFromAnotherVersionNotFro
             grpc::StatusCode::NOT_FOUND);
 }
 
+TEST_F(ServiceTest, AnOlderVersionsRecordImportedAfterAMissIsPredictedFromAtOnce) {
+  // Only 9.19 is stored: the miss finds no other version to predict from.
+  v1::TuneResponse tuned;
+  ASSERT_TRUE(Tune(32, &tuned).ok());
+  v1::LookupRequest req;
+  *req.mutable_device() = Device();
+  *req.mutable_problem() = ProtoProblem(16);
+  req.set_predict_from_other_versions(true);
+  v1::LookupResponse resp;
+  grpc::ClientContext miss;
+  ASSERT_EQ(stub_->Lookup(&miss, req, &resp).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+
+  absl::StatusOr<Record> old = FromProto(tuned.record());
+  ASSERT_TRUE(old.ok()) << old.status();
+  old->id = 0;
+  old->key.problem.n = 16;
+  old->key.device.cudnn_version = 91400;
+  grpc::ClientContext import_ctx;
+  v1::ImportResponse imported;
+  auto writer = stub_->Import(&import_ctx, &imported);
+  v1::ImportLine line;
+  line.set_json(RecordToJson(*old));
+  ASSERT_TRUE(writer->Write(line));
+  writer->WritesDone();
+  ASSERT_TRUE(writer->Finish().ok());
+  ASSERT_EQ(imported.imported(), 1);
+
+  grpc::ClientContext again;
+  grpc::Status s = stub_->Lookup(&again, req, &resp);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(resp.prediction().source_keys_size(), 1);
+  EXPECT_EQ(resp.prediction().source_keys(0), old->key.ToText());
+}
+
 TEST_F(ServiceTest, ALookupMissAsksForAPredictionFromTheNearestTunedShape) {
   // Batch 8 and 64 are tuned; batch 16 never was.
   v1::TuneResponse near, far;
