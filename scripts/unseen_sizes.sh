@@ -168,5 +168,5 @@ if [[ "$BATCH64" == 1 ]]; then
   stop_gpu_daemon
   ROW_ARGS="${SEQ[*]}" row "batches, no tunedb" 232,392,552 -- --no-tunedb-on
   "$PY" "$BENCH" summarize "$OUT/runs.jsonl" --reference "batches, stored" |
-    grep -E "^\|( run|---|batches)" | tee "$OUT/batches.md"
+    grep -E "^\| (run|batches)|^\|---" | tee "$OUT/batches.md"
 fi
