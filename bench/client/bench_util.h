@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <cstdio>
 #include <memory>
@@ -74,12 +75,15 @@ inline std::string MakeTempDir() {
 }
 
 // The in-process daemon with the simulated finder and a store file beside
-// its socket (SOCKET.db, new: an older one is removed), as a real daemon
-// has.
-inline std::unique_ptr<Server> StartDaemon(const std::string& socket) {
+// its socket (SOCKET.db, new: an older one is removed, then `fill` may
+// store records in it), as a real daemon has.
+inline std::unique_ptr<Server> StartDaemon(
+    const std::string& socket,
+    const std::function<void(const std::string& db)>& fill = nullptr) {
   for (const char* suffix : {".db", ".db-wal", ".db-shm"}) {
     std::remove((socket + suffix).c_str());
   }
+  if (fill) fill(socket + ".db");
   ServerOptions options;
   options.unix_socket = socket;
   options.store.path = socket + ".db";

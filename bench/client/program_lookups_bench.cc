@@ -74,11 +74,10 @@ std::vector<Record> ReadRecords(const char* path) {
   return records;
 }
 
-// `records` stored in the store file the daemon at `socket` will open.
-void StoreRecords(const std::string& socket,
-                  const std::vector<Record>& records) {
+// `records` stored in the store file `db`.
+void StoreRecords(const std::string& db, const std::vector<Record>& records) {
   Store::Options options;
-  options.path = socket + ".db";
+  options.path = db;
   absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options);
   absl::Status s = store.ok() ? (*store)->PutAll(records) : store.status();
   if (!s.ok()) {
@@ -166,30 +165,17 @@ int Main(int argc, char** argv) {
   printf("%zu graph records of %s\n", records.size(), argv[1]);
   for (const auto& [what, requests] :
        {std::pair{"stored keys", &stored}, std::pair{"unseen, predicted", &unseen}}) {
-    const std::string dir = MakeTempDir();
-    const std::string socket = dir + "/p.sock";
-    for (const char* suffix : {".db", ".db-wal", ".db-shm"}) {
-      std::remove((socket + suffix).c_str());
-    }
-    StoreRecords(socket, records);
-    ServerOptions options;
-    options.unix_socket = socket;
-    options.store.path = socket + ".db";
-    options.finder = "simulated";
-    absl::StatusOr<std::unique_ptr<Server>> server =
-        Server::BuildAndStart(options);
-    if (!server.ok()) {
-      fprintf(stderr, "daemon: %s\n", server.status().ToString().c_str());
-      return 1;
-    }
+    std::unique_ptr<Server> server = StartDaemon(
+        MakeTempDir() + "/p.sock",
+        [&](const std::string& db) { StoreRecords(db, records); });
     std::shared_ptr<grpc::Channel> channel = grpc::CreateChannel(
-        (*server)->address(), grpc::InsecureChannelCredentials());
+        server->address(), grpc::InsecureChannelCredentials());
     auto stub = v1::TuneDb::NewStub(channel);
     auto health = grpc::health::v1::Health::NewStub(channel);
     for (int pass = 1; pass <= passes; ++pass) {
       Print(what, pass, Pass(*requests, *stub, *health));
     }
-    (*server)->Shutdown(absl::Seconds(1));
+    server->Shutdown(absl::Seconds(1));
   }
   return 0;
 }

@@ -87,11 +87,7 @@ TEST(ClientServerTest, OnlyTheCallersOwnDaemonCallsCountAsItsWait) {
   TempDir dir;
   auto server = StartServer(dir.File("d.sock"));
   ASSERT_NE(server, nullptr);
-  ClientOptions o;
-  o.address = server->address();
-  o.heuristic = Heuristic();
-  o.lookup_deadline = absl::Seconds(2);
-  auto client = Client::Create(o).value();
+  auto client = Client::Create(HeuristicClientOptions(*server)).value();
   const ProblemKey key = Key(*server, 32);
   EXPECT_EQ(client->Stats().daemon_wait_us, 0);
 
