@@ -366,8 +366,8 @@ class ClientImpl final : public Client {
     if (!known) {
       if (!link_.Ready()) return;
       counters_.Add(kDaemonCalls);
-      absl::StatusOr<Record> record =
-          link_.StoredRecord(key, options_.lookup_deadline);
+      absl::StatusOr<Record> record = Waited(
+          [&] { return link_.StoredRecord(key, options_.lookup_deadline); });
       if (record.ok()) {
         for (AlgoResult& r : record->results) {
           if (!r.plan.empty()) with_plans.push_back(std::move(r));
@@ -515,9 +515,9 @@ class ClientImpl final : public Client {
   // `call`'s reply, its wall time counted as the caller's wait on the
   // daemon (ClientStats::daemon_wait_us).
   template <typename Call>
-  DaemonLink::Reply Waited(Call call) {
+  std::invoke_result_t<Call> Waited(Call call) {
     const absl::Time start = absl::Now();
-    DaemonLink::Reply reply = call();
+    std::invoke_result_t<Call> reply = call();
     counters_.Add(kForegroundWaitUs,
                   absl::ToInt64Microseconds(absl::Now() - start));
     return reply;

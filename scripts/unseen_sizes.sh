@@ -68,6 +68,7 @@ rm -f "$SOCK" "$WORK"/*.db* "$OUT/runs.jsonl"
 # WORK/FROM.db), as WORK/NAME.db.
 fresh() {
   local from=${2:-learned}
+  [[ -f "$WORK/$from.db" ]] || { echo "no $WORK/$from.db to copy"; exit 1; }
   rm -f "$SOCK" "$WORK/$1".db*
   local f
   for f in "$WORK/$from".db*; do cp "$f" "${f/$from.db/$1.db}"; done
@@ -104,7 +105,7 @@ NOTED="TUNEDB_PRELOAD_MISSES_FILE=$WORK/noted.keys"
 # The learned sizes: searched after the process, not while it runs.
 if [[ ${ROWS:-} != none || $REPLAYS -gt 0 ]]; then
   start_gpu_daemon "$WORK/learned.db" "$SOCK" "$OUT/tunedbd.log"
-  row "learning sizes A" "$LEARN" -- --tune-after
+  row "learning sizes" "$LEARN" -- --tune-after
   stop_gpu_daemon
 fi
 
@@ -129,15 +130,16 @@ one_round_row() {
   stop_gpu_daemon
 }
 
-for round in $(seq 1 "$ROUNDS"); do
-  echo "=== round $round"
-  [[ ${ROWS:-} == none ]] && break
-  for name in ${ROWS:-stored predicted idle horizon0 pytorch off}; do
-    one_round_row "$name"
+if [[ ${ROWS:-} != none ]]; then
+  for round in $(seq 1 "$ROUNDS"); do
+    echo "=== round $round"
+    for name in ${ROWS:-stored predicted idle horizon0 pytorch off}; do
+      one_round_row "$name"
+    done
   done
-done
-"$PY" "$BENCH" summarize "$OUT/runs.jsonl" --reference stored |
-  tee "$OUT/unseen.md"
+  "$PY" "$BENCH" summarize "$OUT/runs.jsonl" --reference stored |
+    tee "$OUT/unseen.md"
+fi
 
 if [[ "$REPLAYS" -gt 0 ]]; then
 echo "=== GPU time of predicted plans"

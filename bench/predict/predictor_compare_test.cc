@@ -174,16 +174,15 @@ TEST(CompareVersionsTest, AnOldChoiceTheNewRecordNeverTimedFallsBack) {
   // Algo 4 is not in the new record: the next old candidate, algo 2, is
   // taken (the fastest there).
   const Record old = Versioned(91400, {Timed(4, 0.5), Timed(2, 0.9)});
-  const PredictorScore& next =
-      VersionScore(CompareVersions({old}, {NewRecord()}, Constraints{}), "all",
-                   "old choice");
+  const VersionComparison fell = CompareVersions({old}, {NewRecord()}, {});
+  const PredictorScore& next = VersionScore(fell, "all", "old choice");
   EXPECT_EQ(next.fallbacks, 1);
   EXPECT_NEAR(next.geomean_ratio, 1.0, 1e-9);
   // With no old candidate timed there, the heuristic's pick is.
   const Record unknown = Versioned(91400, {Timed(4, 0.5), Timed(5, 0.9)});
-  const PredictorScore& heuristic =
-      VersionScore(CompareVersions({unknown}, {NewRecord()}, Constraints{}),
-                   "all", "old choice");
+  const VersionComparison none =
+      CompareVersions({unknown}, {NewRecord()}, {});
+  const PredictorScore& heuristic = VersionScore(none, "all", "old choice");
   EXPECT_EQ(heuristic.fallbacks, 1);
   EXPECT_NEAR(heuristic.geomean_ratio, 1.1, 1e-9);
 }

@@ -86,8 +86,8 @@ struct ClientStats {
   int64_t daemon_answers = 0;  // Gets answered kDaemon
   int64_t daemon_errors = 0;   // RPCs that failed (down, slow, refused)
   int64_t daemon_skipped = 0;  // RPCs not made because of reconnect backoff
-  int64_t daemon_wait_us = 0;  // callers' time in those RPCs (Get's and
-                               // GetEngine's miss path; not the background)
+  int64_t daemon_wait_us = 0;  // callers' time in those RPCs (not the
+                               // background thread's)
   int64_t fallbacks = 0;       // Gets answered kHeuristic
   int64_t none_answers = 0;    // Gets answered kNone
   int64_t background_enqueued = 0;  // background Tunes/re-checks queued

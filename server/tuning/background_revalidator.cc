@@ -118,8 +118,7 @@ absl::Status BackgroundRevalidator::KeepFleetSource(const ProblemKey& old) {
   }
   Record record = **std::move(found);
   record.id = 0;
-  record.served_count = 0;
-  return store_->Put(record).status();
+  return core_->KeepRecord(std::move(record)).status();
 }
 
 absl::Status BackgroundRevalidator::Revalidate(const RevalidationJob& job) {

@@ -8,6 +8,15 @@
 #include "server/tuning/shape_predictor.h"
 
 namespace tunedb {
+namespace {
+
+// Adds `version` to the ascending `versions` unless it is there.
+void AddVersion(int version, std::vector<int>& versions) {
+  auto at = std::lower_bound(versions.begin(), versions.end(), version);
+  if (at == versions.end() || *at != version) versions.insert(at, version);
+}
+
+}  // namespace
 
 absl::StatusOr<std::shared_ptr<const FamilyCache::Records>> FamilyCache::Family(
     const ProblemKey& key) {
@@ -44,17 +53,24 @@ absl::StatusOr<std::shared_ptr<const FamilyCache::Records>> FamilyCache::Read(
 absl::StatusOr<bool> FamilyCache::MayHoldOtherVersions(
     const ProblemKey& key) {
   std::vector<int> versions;
+  int64_t clears = 0;
   bool fresh = false;
   {
     absl::MutexLock lock(&mu_);
     fresh = absl::Now() - versions_loaded_ < ttl_;
     if (fresh) versions = versions_;
+    clears = clears_;
   }
   if (!fresh) {
     ASSIGN_OR_RETURN(versions, store_->CudnnVersions());
     absl::MutexLock lock(&mu_);
-    versions_ = versions;
-    versions_loaded_ = absl::Now();
+    // A read that a Clear overtook may predate an import: not kept. One
+    // that a Forget overtook keeps the version that Forget added.
+    if (clears == clears_) {
+      for (int v : versions_) AddVersion(v, versions);
+      versions_ = versions;
+      versions_loaded_ = absl::Now();
+    }
   }
   return std::any_of(versions.begin(), versions.end(), [&](int v) {
     return v != key.device.cudnn_version;
@@ -65,12 +81,15 @@ void FamilyCache::Forget(const ProblemKey& key) {
   const std::string family = FamilyText(key);
   absl::MutexLock lock(&mu_);
   families_.erase(family);
-  versions_loaded_ = absl::InfinitePast();
+  // A stored record can only add its version to those stored.
+  AddVersion(key.device.cudnn_version, versions_);
 }
 
 void FamilyCache::Clear() {
   absl::MutexLock lock(&mu_);
+  ++clears_;
   families_.clear();
+  versions_.clear();
   versions_loaded_ = absl::InfinitePast();
 }
 

@@ -9,6 +9,7 @@
 #ifndef TUNEDB_SERVER_TUNING_FAMILY_CACHE_H_
 #define TUNEDB_SERVER_TUNING_FAMILY_CACHE_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,8 +43,8 @@ class FamilyCache {
   // Errors: the store's.
   absl::StatusOr<bool> MayHoldOtherVersions(const ProblemKey& key);
 
-  // A record of `key`'s family was stored: read it (and the versions)
-  // again next time.
+  // A record of `key`'s family was stored: read the family again next
+  // time (`key`'s version counts as stored).
   void Forget(const ProblemKey& key);
   // Records were imported or deleted: read every family again.
   void Clear();
@@ -61,6 +62,8 @@ class FamilyCache {
   const int max_records_;
   absl::Mutex mu_;
   std::map<std::string, Entry> families_ ABSL_GUARDED_BY(mu_);
+  // Bumped by Clear: a versions read that started before one is not kept.
+  int64_t clears_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time versions_loaded_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::vector<int> versions_ ABSL_GUARDED_BY(mu_);
 };

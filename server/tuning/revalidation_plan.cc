@@ -122,25 +122,26 @@ absl::StatusOr<RevalidationPlan> PlanRevalidations(
     FleetSync* fleet) {
   RevalidationPlan plan;
   plan.fleet_read = fleet != nullptr;
-  std::map<std::string, std::vector<ProblemKey>> fleet_keys;  // by GPU model
+  // The fleet's keys of each GPU model it was asked for; nullopt where they
+  // could not be read (asked once).
+  std::map<std::string, std::optional<std::vector<ProblemKey>>> fleet_keys;
   std::vector<DeviceKey> seen;
   for (const DeviceKey& device : served) {
     if (std::find(seen.begin(), seen.end(), device) != seen.end()) continue;
     seen.push_back(device);
     Holdings holdings(device);
-    RETURN_IF_ERROR(
-        store.Query(SameGpuModel(device), 0, 0, [&](const Record& r) {
-          holdings.Add(r.key, /*in_fleet=*/false);
-          return true;
-        }));
-    if (plan.fleet_read && fleet_keys.count(device.gpu_model) == 0) {
-      std::optional<std::vector<ProblemKey>> keys =
-          FleetKeysOf(*fleet, device.gpu_model);
-      plan.fleet_read = keys.has_value();
-      if (keys) fleet_keys[device.gpu_model] = *std::move(keys);
+    RecordFilter local = SameGpuModel(device);
+    local.without_plans = true;  // only keys are planned from
+    RETURN_IF_ERROR(store.Query(local, 0, 0, [&](const Record& r) {
+      holdings.Add(r.key, /*in_fleet=*/false);
+      return true;
+    }));
+    if (fleet != nullptr && fleet_keys.count(device.gpu_model) == 0) {
+      fleet_keys[device.gpu_model] = FleetKeysOf(*fleet, device.gpu_model);
+      if (!fleet_keys[device.gpu_model]) plan.fleet_read = false;
     }
-    if (plan.fleet_read) {
-      for (const ProblemKey& key : fleet_keys[device.gpu_model]) {
+    if (fleet != nullptr && fleet_keys[device.gpu_model]) {
+      for (const ProblemKey& key : *fleet_keys[device.gpu_model]) {
         if (OfGpuModel(key.device, device)) holdings.Add(key, true);
       }
     }
@@ -148,7 +149,7 @@ absl::StatusOr<RevalidationPlan> PlanRevalidations(
   }
   if (fleet != nullptr && !plan.fleet_read) {
     spdlog::warn("background revalidation plans from this daemon's records "
-                 "only: the fleet's cannot be read now");
+                 "only for GPU models whose fleet keys cannot be read now");
   }
   if (limit > 0 && static_cast<int64_t>(plan.jobs.size()) > limit) {
     plan.jobs.resize(static_cast<size_t>(limit));

@@ -37,7 +37,9 @@ struct RevalidationJob {
 // What a plan read: its jobs, and whether the fleet's keys were part of it.
 struct RevalidationPlan {
   std::vector<RevalidationJob> jobs;
-  bool fleet_read = false;  // false without a fleet, or where it failed
+  // Whether every served GPU model's fleet keys were read: false without a
+  // fleet, or where one model's read failed (its plan is local only).
+  bool fleet_read = false;
 };
 
 // The jobs for `served` devices (repeats counted once): each problem held

@@ -768,24 +768,27 @@ void TuningCore::Complete(const std::shared_ptr<Pending>& pending,
   pending->cv.notify_all();
 }
 
+absl::StatusOr<std::shared_ptr<const Record>> TuningCore::KeepRecord(
+    Record record) {
+  ASSIGN_OR_RETURN(const ValidKey key, ValidKey::Make(record.key));
+  record.served_count = 0;
+  ASSIGN_OR_RETURN(record.id, store_->Put(record));
+  last_write_us_.store(NowMicros(), std::memory_order_relaxed);
+  auto stored = std::make_shared<const Record>(std::move(record));
+  cache_.Put(key.text(), stored);
+  families_.Forget(key.key());
+  return stored;
+}
+
 std::shared_ptr<const Record> TuningCore::KeepFleetRecord(const ValidKey& key,
                                                           Record record) {
+  absl::StatusOr<std::shared_ptr<const Record>> kept = KeepRecord(record);
+  if (kept.ok()) return *std::move(kept);
+  // Served all the same; the next miss asks the fleet again.
+  spdlog::warn("storing a fleet record locally failed: {}",
+               kept.status().ToString());
   record.served_count = 0;
-  absl::StatusOr<int64_t> id = store_->Put(record);
-  if (id.ok()) {
-    record.id = *id;
-    last_write_us_.store(NowMicros(), std::memory_order_relaxed);
-  } else {
-    // Served all the same; the next miss asks the fleet again.
-    spdlog::warn("storing a fleet record locally failed: {}",
-                 id.status().ToString());
-  }
-  auto stored = std::make_shared<const Record>(std::move(record));
-  if (id.ok()) {
-    cache_.Put(key.text(), stored);
-    families_.Forget(key.key());
-  }
-  return stored;
+  return std::make_shared<const Record>(std::move(record));
 }
 
 bool TuningCore::Requeue(const std::shared_ptr<Pending>& pending) {

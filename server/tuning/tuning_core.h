@@ -241,6 +241,11 @@ class TuningCore {
 
   // Deletes matching records (store and memory); returns how many.
   absl::StatusOr<int64_t> Invalidate(const RecordFilter& filter);
+  // Stores `record`, another host's measurement (e.g. an old version's
+  // record the fleet holds, for a revalidation), as it is and not in the
+  // fleet outbox, and has the core's caches of its key and family forget
+  // them; the record as stored.
+  absl::StatusOr<std::shared_ptr<const Record>> KeepRecord(Record record);
   // Starts a staged import into the store (Store::StagedImport: bounded
   // memory, nothing visible until it is committed).
   absl::StatusOr<std::unique_ptr<Store::StagedImport>> BeginImport();
