@@ -293,7 +293,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Lookup(const ValidKey& key,
   ASSIGN_OR_RETURN(std::shared_ptr<const Record> record, Stored(key));
   if (!record && fleet_ != nullptr) {
     std::optional<Record> found = fleet_->Fetch(key);
-    if (found) record = KeepFleetRecord(key, *std::move(found));
+    if (found) record = KeepFleetRecord(*std::move(found));
   }
   if (!record) {
     misses_.fetch_add(1, std::memory_order_relaxed);
@@ -579,7 +579,7 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     pending->fleet_resolved = true;
     FleetSync::Resolution fleet = fleet_->Resolve(pending->key);
     if (fleet.outcome == FleetSync::Outcome::kFound) {
-      Complete(pending, KeepFleetRecord(pending->key, *std::move(fleet.record)),
+      Complete(pending, KeepFleetRecord(*std::move(fleet.record)),
                false);
       return;
     }
@@ -780,8 +780,7 @@ absl::StatusOr<std::shared_ptr<const Record>> TuningCore::KeepRecord(
   return stored;
 }
 
-std::shared_ptr<const Record> TuningCore::KeepFleetRecord(const ValidKey& key,
-                                                          Record record) {
+std::shared_ptr<const Record> TuningCore::KeepFleetRecord(Record record) {
   absl::StatusOr<std::shared_ptr<const Record>> kept = KeepRecord(record);
   if (kept.ok()) return *std::move(kept);
   // Served all the same; the next miss asks the fleet again.
@@ -816,7 +815,7 @@ void TuningCore::FleetWaitLoop() {
       switch (fleet.outcome) {
         case FleetSync::Outcome::kFound:
           Complete(pending,
-                   KeepFleetRecord(pending->key, *std::move(fleet.record)),
+                   KeepFleetRecord(*std::move(fleet.record)),
                    false);
           break;
         case FleetSync::Outcome::kHeld:

@@ -311,8 +311,7 @@ class TuningCore {
                 bool searched);
   // Stores a record the fleet answered with locally (not in the outbox) and
   // caches it; the record as stored.
-  std::shared_ptr<const Record> KeepFleetRecord(const ValidKey& key,
-                                                Record record);
+  std::shared_ptr<const Record> KeepFleetRecord(Record record);
   // Queues `pending` on its device again (after a fleet wait); false when
   // stopping or the queue is full.
   bool Requeue(const std::shared_ptr<Pending>& pending);
