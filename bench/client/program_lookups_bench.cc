@@ -21,12 +21,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "bench/record_file.h"
 #include "bench_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "proto/convert.h"
@@ -60,18 +60,17 @@ double Us(Clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
 
-std::vector<Record> ReadRecords(const char* path) {
-  std::ifstream in(path);
-  std::vector<Record> records;
-  std::string line;
-  while (std::getline(in, line)) {
-    absl::StatusOr<Record> r = RecordFromJson(line);
-    if (r.ok() && r->key.problem.api == ConvApi::kGraph &&
-        r->key.problem.input[2] == 0) {
-      records.push_back(*std::move(r));
+// The 2-D graph-API records of the export file `path`.
+std::vector<Record> GraphRecords(const char* path) {
+  std::vector<Record> all, graph;
+  int skipped = 0;
+  if (!ReadRecordFiles({path}, &all, &skipped)) return graph;
+  for (Record& r : all) {
+    if (r.key.problem.api == ConvApi::kGraph && r.key.problem.input[2] == 0) {
+      graph.push_back(std::move(r));
     }
   }
-  return records;
+  return graph;
 }
 
 // `records` stored in the store file `db`.
@@ -158,7 +157,7 @@ int Main(int argc, char** argv) {
                     "[--passes N], N >= 1\n");
     return 2;
   }
-  const std::vector<Record> records = ReadRecords(argv[1]);
+  const std::vector<Record> records = GraphRecords(argv[1]);
   if (records.empty()) {
     fprintf(stderr, "no 2-D graph-API records in %s\n", argv[1]);
     return 1;

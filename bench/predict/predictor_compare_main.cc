@@ -10,7 +10,6 @@
 // daemon serves after a cuDNN upgrade (SOURCE: the old version's records,
 // TARGET: the new one's) instead (CompareVersions).
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -18,34 +17,11 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "bench/predict/predictor_compare.h"
+#include "bench/record_file.h"
 #include "nlohmann/json.hpp"
 #include "store/record_json.h"
 
 namespace {
-
-// The records of `files`, counting lines that are not records in
-// `skipped`; false (with a message) where a file cannot be read.
-bool ReadRecords(const std::vector<std::string>& files,
-                 std::vector<tunedb::Record>* records, int* skipped) {
-  for (const std::string& file : files) {
-    std::ifstream in(file);
-    if (!in) {
-      std::cerr << "cannot read " << file << "\n";
-      return false;
-    }
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      absl::StatusOr<tunedb::Record> r = tunedb::RecordFromJson(line);
-      if (r.ok()) {
-        records->push_back(*std::move(r));
-      } else {
-        ++*skipped;
-      }
-    }
-  }
-  return true;
-}
 
 nlohmann::json GroupsJson(const std::vector<tunedb::GroupScores>& groups,
                           const std::string& count_name) {
@@ -97,7 +73,7 @@ int RunPredictors(const std::vector<std::string>& files, int neighbours,
                   bool json) {
   std::vector<tunedb::Record> records;
   int skipped = 0;
-  if (!ReadRecords(files, &records, &skipped)) return 1;
+  if (!tunedb::bench::ReadRecordFiles(files, &records, &skipped)) return 1;
   const std::vector<tunedb::GroupScores> groups =
       tunedb::ComparePredictors(records, neighbours);
   if (json) {
@@ -114,8 +90,8 @@ int RunVersions(const std::vector<std::string>& files,
                 const tunedb::Constraints& caller, bool json) {
   std::vector<tunedb::Record> source, target;
   int skipped = 0;
-  if (!ReadRecords({files[0]}, &source, &skipped) ||
-      !ReadRecords({files[1]}, &target, &skipped)) {
+  if (!tunedb::bench::ReadRecordFiles({files[0]}, &source, &skipped) ||
+      !tunedb::bench::ReadRecordFiles({files[1]}, &target, &skipped)) {
     return 1;
   }
   const tunedb::VersionComparison c =
