@@ -25,8 +25,9 @@
 # replays of every size, its noted keys searched (`tunedb prewarm --file`),
 # and sizes C again, stored, with replays. With BATCH64=1, last, the batch
 # sequence 1-64 over three sizes: learned at 224, 384 and 544 on a daemon of
-# its own, then stored (those sizes), predicted (232, 392 and 552, never
-# stored) and PyTorch's benchmark without tunedb (232, 392, 552).
+# its own, then stored (those sizes) and predicted (232, 392 and 552, never
+# stored), BATCH_ROUNDS times interleaved, then PyTorch's benchmark without
+# tunedb (232, 392, 552) once, unless BATCH_PYTORCH=0.
 #
 #   scripts/unseen_sizes.sh [BUNDLE_DIR]     # default .bundle/tunedb
 #
@@ -34,7 +35,8 @@
 # training, default inference), SIZES_LEARN and SIZES_UNSEEN (default sizes A
 # and C), ROUNDS (3), ROWS (the rows of a round, default "stored predicted
 # idle horizon0 pytorch off"; "none" runs no round), PER_SHAPE (20), REPLAYS
-# (100; 0 skips the GPU-time part), BATCH64 (0), WORK (default
+# (100; 0 skips the GPU-time part), BATCH64 (0), BATCH_ROUNDS (1),
+# BATCH_PYTORCH (1), WORK (default
 # /tmp/tunedb-unseen), OUT (default ./out). Writes $OUT/runs.jsonl,
 # $OUT/unseen.md, $OUT/replays.md, $OUT/tunedbd.log and each process's
 # stderr under $OUT/err/.
@@ -49,6 +51,8 @@ ROUNDS=${ROUNDS:-3}
 PER_SHAPE=${PER_SHAPE:-20}
 REPLAYS=${REPLAYS:-100}
 BATCH64=${BATCH64:-0}
+BATCH_ROUNDS=${BATCH_ROUNDS:-1}
+BATCH_PYTORCH=${BATCH_PYTORCH:-1}
 MODE=${MODE:-inference}
 WORK=${WORK:-/tmp/tunedb-unseen}
 OUT=${OUT:-$PWD/out}
@@ -162,13 +166,18 @@ if [[ "$BATCH64" == 1 ]]; then
   start_gpu_daemon "$WORK/batches.db" "$SOCK" "$OUT/tunedbd.log"
   ROW_ARGS="${SEQ[*]}" row "learning batches" 224,384,544 -- --tune-after
   stop_gpu_daemon
-  fresh b batches
-  ROW_ARGS="${SEQ[*]}" row "batches, stored" 224,384,544
-  stop_gpu_daemon
-  fresh b batches
-  ROW_ARGS="${SEQ[*]}" row "batches, predicted" 232,392,552 "$PREDICT" "$NOTED"
-  stop_gpu_daemon
-  ROW_ARGS="${SEQ[*]}" row "batches, no tunedb" 232,392,552 -- --no-tunedb-on
+  for round in $(seq 1 "$BATCH_ROUNDS"); do
+    echo "=== batch round $round"
+    fresh b batches
+    ROW_ARGS="${SEQ[*]}" row "batches, stored" 224,384,544
+    stop_gpu_daemon
+    fresh b batches
+    ROW_ARGS="${SEQ[*]}" row "batches, predicted" 232,392,552 "$PREDICT" "$NOTED"
+    stop_gpu_daemon
+  done
+  if [[ "$BATCH_PYTORCH" == 1 ]]; then
+    ROW_ARGS="${SEQ[*]}" row "batches, no tunedb" 232,392,552 -- --no-tunedb-on
+  fi
   "$PY" "$BENCH" summarize "$OUT/runs.jsonl" --reference "batches, stored" |
     grep -E "^\| (run|batches)|^\|---" | tee "$OUT/batches.md"
 fi
