@@ -4,9 +4,11 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/driver_version.h"
 #include "common/enum_names.h"
 #include "common/record_results.h"
 
@@ -235,6 +237,25 @@ absl::Status CheckRevalidatedFrom(const Record& record) {
   return CheckRevalidatedFrom(record.revalidated_from_cudnn,
                               record.key.device.cudnn_version,
                               "record.revalidated_from_cudnn");
+}
+
+absl::Status CheckRevalidatedFromDriver(const Record& record) {
+  if (record.revalidated_from_driver.empty()) return absl::OkStatus();
+  absl::StatusOr<DriverVersion> from =
+      DriverVersion::Parse(record.revalidated_from_driver);
+  if (!from.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "record.revalidated_from_driver: ", from.status().message()));
+  }
+  if (!DriverIsOlder(record.revalidated_from_driver, record.driver_version)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "record.revalidated_from_driver: \"",
+        absl::CHexEscape(record.revalidated_from_driver),
+        "\" is not an older driver of the same form than the record's "
+        "driver_version \"",
+        absl::CHexEscape(record.driver_version), "\""));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tunedb

@@ -55,6 +55,11 @@ absl::Status CheckRevalidatedFrom(int from, int cudnn_version,
                                   absl::string_view field);
 // The same for a record as it may be stored (revalidated_from_cudnn).
 absl::Status CheckRevalidatedFrom(const Record& record);
+// A record's revalidated_from_driver: "" (a full search) or a driver
+// version (common/driver_version.h) of the form of the record's own
+// driver_version and older than it. INVALID_ARGUMENT naming the field
+// otherwise.
+absl::Status CheckRevalidatedFromDriver(const Record& record);
 
 }  // namespace tunedb
 

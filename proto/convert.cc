@@ -143,6 +143,7 @@ void ToProto(const Record& in, v1::Record* out) {
   out->set_served_count(in.served_count);
   out->set_timing_version(in.timing_version);
   out->set_revalidated_from_cudnn(in.revalidated_from_cudnn);
+  out->set_revalidated_from_driver(in.revalidated_from_driver);
 }
 
 void ToProto(const Constraints& in, v1::Constraints* out) {
@@ -294,6 +295,8 @@ absl::StatusOr<Record> FromProto(const v1::Record& in) {
   }
   r.revalidated_from_cudnn = in.revalidated_from_cudnn();
   RETURN_IF_ERROR(CheckRevalidatedFrom(r));
+  r.revalidated_from_driver = in.revalidated_from_driver();
+  RETURN_IF_ERROR(CheckRevalidatedFromDriver(r));
   return r;
 }
 

@@ -13,14 +13,14 @@
   "id, key_text, measured_at_us, host, gpu_uuid, driver_version, finder, " \
   "repeats, workspace_cap_bytes, search_ms, verified, served_count, "      \
   "timing_version, key_hash, gpu_model, op, cudnn_version, in_type, "      \
-  "layout, revalidated_from"
+  "layout, revalidated_from, revalidated_from_driver"
 
 // Columns a record write sets, in the order BindRecord binds them.
 #define TUNEDB_RECORD_WRITE_COLUMNS                                         \
   "key_version, key_hash, key_text, gpu_model, cudnn_version, op, in_type," \
   " layout, measured_at_us, host, gpu_uuid, driver_version, finder,"        \
   " repeats, workspace_cap_bytes, search_ms, verified, served_count,"       \
-  " timing_version, revalidated_from"
+  " timing_version, revalidated_from, revalidated_from_driver"
 
 // A record write replaces an existing row of its key in place (same id);
 // served_count and last_served_us are left alone.
@@ -36,7 +36,8 @@
   " workspace_cap_bytes = excluded.workspace_cap_bytes,"                     \
   " search_ms = excluded.search_ms, verified = excluded.verified,"           \
   " timing_version = excluded.timing_version,"                              \
-  " revalidated_from = excluded.revalidated_from"
+  " revalidated_from = excluded.revalidated_from,"                          \
+  " revalidated_from_driver = excluded.revalidated_from_driver"
 
 // Columns of a result row after its record_id, in the order BindResult
 // binds them.
@@ -50,7 +51,7 @@
 namespace tunedb {
 
 // The number of TUNEDB_RECORD_WRITE_COLUMNS.
-inline constexpr int kRecordWriteColumns = 20;
+inline constexpr int kRecordWriteColumns = 21;
 
 }  // namespace tunedb
 

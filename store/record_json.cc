@@ -273,6 +273,9 @@ std::string RecordToJson(const Record& record) {
   if (record.revalidated_from_cudnn != 0) {
     line["revalidated_from_cudnn"] = record.revalidated_from_cudnn;
   }
+  if (!record.revalidated_from_driver.empty()) {
+    line["revalidated_from_driver"] = record.revalidated_from_driver;
+  }
   line["results"] = std::move(results);
   return line.dump(-1, ' ', /*ensure_ascii=*/false,
                    Json::error_handler_t::replace);
@@ -341,6 +344,16 @@ absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
     if (!CheckRevalidatedFrom(record).ok()) {
       return Invalid("revalidated_from_cudnn",
                      "is the key's own cuDNN version");
+    }
+  }
+  if (reader.Has("revalidated_from_driver")) {
+    ASSIGN_OR_RETURN(record.revalidated_from_driver,
+                     reader.String("revalidated_from_driver", kMaxNameBytes));
+    if (!record.revalidated_from_driver.empty() &&
+        !CheckRevalidatedFromDriver(record).ok()) {
+      return Invalid("revalidated_from_driver",
+                     "is not an older driver of the same form than "
+                     "driver_version");
     }
   }
 

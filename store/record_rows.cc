@@ -35,7 +35,8 @@ constexpr const char kGetResultsWithoutPlans[] =
 constexpr const char kUpsertRecord[] =
     "INSERT INTO records(" TUNEDB_RECORD_WRITE_COLUMNS
     ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-    " ?15, ?16, ?17, ?18, ?19, ?20)" TUNEDB_RECORD_UPSERT " RETURNING id";
+    " ?15, ?16, ?17, ?18, ?19, ?20, ?21)" TUNEDB_RECORD_UPSERT
+    " RETURNING id";
 
 constexpr const char kDeleteResults[] =
     "DELETE FROM results WHERE record_id = ?1";
@@ -296,6 +297,11 @@ absl::Status ReadRecordFields(const sql::Statement& row, Record& record) {
   if (!CheckRevalidatedFrom(record).ok()) {
     reader.Fail("revalidated_from", "is the key's own cuDNN version");
   }
+  record.revalidated_from_driver = reader.Text(20, "revalidated_from_driver");
+  if (!CheckRevalidatedFromDriver(record).ok()) {
+    reader.Fail("revalidated_from_driver",
+                "is not an older driver than driver_version");
+  }
   if (!reader.problem().empty()) return absl::DataLossError(reader.problem());
   return absl::OkStatus();
 }
@@ -369,6 +375,7 @@ void BindRecord(sql::Statement& statement, int first, const Record& record,
   statement.BindInt64(param++, record.served_count);
   statement.BindInt(param++, record.timing_version);
   statement.BindInt(param++, record.revalidated_from_cudnn);
+  statement.BindText(param++, record.revalidated_from_driver);
 }
 
 absl::Status InsertResults(sql::Statement& insert, int64_t id,

@@ -49,7 +49,8 @@ std::string StageRecordSql(const std::string& name) {
   return absl::StrCat("INSERT OR REPLACE INTO ", name, ".records(stage_id, ",
                       TUNEDB_RECORD_WRITE_COLUMNS,
                       ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-                      " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
+                      " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
+                      " ?22)");
 }
 
 std::string StageResultSql(const std::string& name) {

@@ -168,6 +168,7 @@ nlohmann::json RecordToJson(const Record& r) {
       {"timing_version", r.timing_version},
       {"stale", r.stale()},
       {"revalidated_from_cudnn", r.revalidated_from_cudnn},
+      {"revalidated_from_driver", r.revalidated_from_driver},
   };
   std::optional<AlgoResult> best = Choose(r, Constraints());
   j["best"] = best ? AlgoToJson(*best) : nlohmann::json(nullptr);
@@ -226,7 +227,11 @@ void PrintProvenance(std::ostream& out, const Record& r) {
                          ? ""
                          : absl::StrCat(", revalidated from cuDNN ",
                                         CudnnVersionText(
-                                            r.revalidated_from_cudnn)))},
+                                            r.revalidated_from_cudnn)),
+                     r.revalidated_from_driver.empty()
+                         ? ""
+                         : absl::StrCat(", revalidated from driver ",
+                                        r.revalidated_from_driver))},
        {"served", absl::StrCat(r.served_count, " times")},
        {"ranked by",
         r.stale() ? "GPU time: measured before launch timing (stale; the "

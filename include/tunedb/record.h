@@ -163,6 +163,11 @@ struct Record {
   // (cuDNN's encoding, e.g. 91400) instead of searching in full; 0 for a
   // full search.
   int revalidated_from_cudnn = 0;
+  // The same after a driver upgrade: the older driver (its driver_version
+  // text, e.g. "575.57.08") under which the key's own record was measured
+  // before a revalidation re-timed its choices under `driver_version`; ""
+  // for a full search.
+  std::string revalidated_from_driver;
 
   // True if at least one algorithm ran.
   bool supported() const;

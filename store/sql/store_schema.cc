@@ -50,9 +50,16 @@ namespace {
   "ALTER TABLE records ADD COLUMN revalidated_from INTEGER NOT NULL " \
   "DEFAULT 0;\n"
 
+// Version 10: where a record came from after a driver upgrade
+// (Record::revalidated_from_driver).
+#define TUNEDB_RECORDS_DRIVER_PROVENANCE \
+  "ALTER TABLE records ADD COLUMN revalidated_from_driver TEXT NOT NULL " \
+  "DEFAULT '';\n"
+
 // The current schema, created in one go for a new database.
 constexpr const char* kCreateSchema = "CREATE TABLE records"
     TUNEDB_RECORDS_COLUMNS TUNEDB_RECORDS_INDEXES TUNEDB_RECORDS_PROVENANCE
+    TUNEDB_RECORDS_DRIVER_PROVENANCE
     R"sql(
 CREATE TABLE results(
   record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
@@ -190,6 +197,10 @@ ALTER TABLE results ADD COLUMN heuristic_rank INTEGER NOT NULL DEFAULT 0;
     // 8 -> 9: where a record came from: 0 (a full search, as every record
     // stored before was) or the cuDNN version a revalidation re-timed.
     TUNEDB_RECORDS_PROVENANCE,
+    // 9 -> 10: where a record came from after a driver upgrade: '' (a full
+    // search, as every record stored before was) or the older driver whose
+    // record of the key a revalidation re-timed.
+    TUNEDB_RECORDS_DRIVER_PROVENANCE,
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,

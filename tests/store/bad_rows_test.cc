@@ -218,6 +218,7 @@ TEST_F(BadRowsTest, AVersion6FileKeepsItsIdsAndRetiresItsQuarantinedOnes) {
   Damage(R"sql(
 CREATE TABLE records_v6 AS SELECT * FROM records;
 ALTER TABLE records_v6 DROP COLUMN revalidated_from;
+ALTER TABLE records_v6 DROP COLUMN revalidated_from_driver;
 DROP TABLE records;
 DROP TABLE import_receipts;
 DELETE FROM sqlite_sequence;

@@ -80,6 +80,32 @@ TEST(RecordJsonTest, ARevalidatedRecordKeepsWhereItCameFrom) {
   EXPECT_THAT(back.status().message(), HasSubstr("revalidated_from_cudnn"));
 }
 
+TEST(RecordJsonTest, ARecordReTimedAfterADriverUpgradeKeepsTheOldDriver) {
+  Record record = TestRecord(2);  // driver 580.65.06
+  EXPECT_FALSE(Json::parse(RecordToJson(record))
+                   .contains("revalidated_from_driver"));  // a full search
+  record.revalidated_from_driver = "575.57.08";
+  absl::StatusOr<Record> back = RecordFromJson(RecordToJson(record));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameRecord(*back, record);
+  // An export written before the field existed reads as a full search.
+  Json older = Json::parse(RecordToJson(record));
+  older.erase("revalidated_from_driver");
+  back = RecordFromJson(older.dump());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->revalidated_from_driver, "");
+  // Only an older driver of the same form can have been re-timed from.
+  for (const char* bad :
+       {"580.65.06", "590.1", "cuda-driver-api-12.8", "old", "575"}) {
+    Json line = Json::parse(RecordToJson(record));
+    line["revalidated_from_driver"] = bad;
+    back = RecordFromJson(line.dump());
+    EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(back.status().message(),
+                HasSubstr("revalidated_from_driver:")) << bad;
+  }
+}
+
 TEST(RecordJsonTest, WritesTheDocumentedLayout) {
   const Json line = Json::parse(RecordToJson(TestRecord(1)));
   EXPECT_EQ(line["format"], "tunedb-record");
@@ -172,6 +198,9 @@ const BadLine kBadLines[] = {
      "timing_version"},
     {"NegativeProvenance", [](Json& j) { j["revalidated_from_cudnn"] = -1; },
      "revalidated_from_cudnn"},
+    {"DriverProvenanceNotText",
+     [](Json& j) { j["revalidated_from_driver"] = 575; },
+     "revalidated_from_driver"},
     {"NegativeWorkspace",
      [](Json& j) { j["results"][1]["workspace_bytes"] = -1; },
      "results[1].workspace_bytes"},

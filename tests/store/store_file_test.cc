@@ -291,6 +291,8 @@ TEST_F(StoreFileTest, AVersion7FileKeepsItsResultsWithoutBuildTimesOrRanks) {
                   ->Execute("ALTER TABLE results DROP COLUMN build_ms;"
                             "ALTER TABLE results DROP COLUMN heuristic_rank;"
                             "ALTER TABLE records DROP COLUMN revalidated_from;"
+                            "ALTER TABLE records DROP COLUMN "
+                            "revalidated_from_driver;"
                             "PRAGMA user_version = 7;")
                   .ok());
   auto store = MustOpen();
@@ -322,6 +324,8 @@ TEST_F(StoreFileTest, AVersion8FilesRecordsReadAsFullSearchesAndGainProvenance) 
   }
   ASSERT_TRUE(Raw(path_)
                   ->Execute("ALTER TABLE records DROP COLUMN revalidated_from;"
+                            "ALTER TABLE records DROP COLUMN "
+                            "revalidated_from_driver;"
                             "PRAGMA user_version = 8;")
                   .ok());
   auto store = MustOpen();
@@ -335,6 +339,52 @@ TEST_F(StoreFileTest, AVersion8FilesRecordsReadAsFullSearchesAndGainProvenance) 
   got = store->Get(record.key);
   ASSERT_TRUE(got.ok() && got->has_value());
   EXPECT_EQ((*got)->revalidated_from_cudnn, 91400);
+}
+
+TEST_F(StoreFileTest, AVersion9FilesRecordsReadAsFullSearchesAndGainDriverProvenance) {
+  Record record = GraphTestRecord(1);  // driver 580.65.06
+  record.revalidated_from_cudnn = 91400;
+  {
+    auto store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Put(record).ok());
+  }
+  ASSERT_TRUE(Raw(path_)
+                  ->Execute("ALTER TABLE records DROP COLUMN "
+                            "revalidated_from_driver;"
+                            "PRAGMA user_version = 9;")
+                  .ok());
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawInt(path_, "PRAGMA user_version"), kStoreSchemaVersion);
+  absl::StatusOr<std::optional<Record>> got = store->Get(record.key);
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  ExpectSameRecord(**got, record);  // "" after the migration
+  EXPECT_EQ((*got)->revalidated_from_driver, "");
+  record.revalidated_from_driver = "575.57.08";
+  ASSERT_TRUE(store->Put(record).ok());
+  got = store->Get(record.key);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  ExpectSameRecord(**got, record);
+  EXPECT_EQ((*got)->revalidated_from_driver, "575.57.08");
+}
+
+TEST_F(StoreFileTest, ARowWhoseDriverProvenanceIsNotAnOlderDriverIsABadRow) {
+  Record record = TestRecord(1);  // driver 580.65.06
+  {
+    auto store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Put(record).ok());
+  }
+  ASSERT_TRUE(Raw(path_)
+                  ->Execute("UPDATE records SET revalidated_from_driver = "
+                            "'590.1'")
+                  .ok());
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  absl::StatusOr<std::optional<Record>> got = store->Get(record.key);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(got.status().message(), HasSubstr("revalidated_from_driver"));
 }
 
 TEST_F(StoreFileTest, RefusesANewerSchemaWithoutTouchingIt) {

@@ -145,6 +145,8 @@ void ExpectSameRecord(const Record& actual, const Record& expected) {
   EXPECT_EQ(actual.workspace_cap_bytes, expected.workspace_cap_bytes);
   EXPECT_EQ(actual.search_ms, expected.search_ms);
   EXPECT_EQ(actual.verified, expected.verified);
+  EXPECT_EQ(actual.revalidated_from_cudnn, expected.revalidated_from_cudnn);
+  EXPECT_EQ(actual.revalidated_from_driver, expected.revalidated_from_driver);
 }
 
 }  // namespace tunedb::testing_util
