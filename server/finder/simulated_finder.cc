@@ -83,6 +83,11 @@ absl::StatusOr<SimulatedFinder::Options> SimulatedFinder::Options::Parse(
       o.model = std::string(kv.second);
       continue;
     }
+    if (kv.first == "driver") {
+      if (kv.second.empty()) return bad();
+      o.driver_version = std::string(kv.second);
+      continue;
+    }
     if (!absl::SimpleAtoi(kv.second, &v)) return bad();
     if (kv.first == "devices") {
       if (v < 1 || v > 64) return bad();
@@ -102,8 +107,8 @@ absl::StatusOr<SimulatedFinder::Options> SimulatedFinder::Options::Parse(
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown simulated finder option '", kv.first,
-                       "' (known: devices, model, cudnn, slow_ms, fail_n, "
-                       "hang_n, crash_n)"));
+                       "' (known: devices, model, driver, cudnn, slow_ms, "
+                       "fail_n, hang_n, crash_n)"));
     }
   }
   return o;
@@ -128,7 +133,7 @@ absl::StatusOr<std::vector<DeviceInfo>> SimulatedFinder::Devices() {
     d.key.cuda_runtime_version = 13000;
     d.ordinal = i;
     d.uuid = absl::StrCat("SIM-", i);
-    d.driver_version = "simulated";
+    d.driver_version = options_.driver_version;
     d.total_memory_bytes = int64_t{80} << 30;
     out.push_back(std::move(d));
   }

@@ -43,12 +43,16 @@ class SimulatedFinder final : public Finder {
     int devices = 1;                      // simulated GPUs
     std::string model = "Simulated GPU";  // DeviceKey::gpu_model
     int cudnn_version = 91900;            // DeviceKey::cudnn_version
+    // DeviceInfo::driver_version of every device ("driver=580.65.06"); the
+    // default is no driver version at all, so nothing is ordered by it.
+    std::string driver_version = "simulated";
     int slow_ms = 0;                      // sleep per search
     int64_t fail_n = -1;                  // fault switches (see above)
     int64_t hang_n = -1;
     int64_t crash_n = -1;
 
-    // Parses "devices=2;slow_ms=50;fail_n=13" (';' or ',' separated);
+    // Parses "devices=2;slow_ms=50;fail_n=13" (';' or ',' separated;
+    // "model=" and "driver=" take text);
     // INVALID_ARGUMENT naming an unknown or malformed entry.
     static absl::StatusOr<Options> Parse(absl::string_view text);
   };

@@ -34,7 +34,8 @@ absl::StatusOr<LookupArgs> ValidateLookup(const v1::LookupRequest& request);
 
 // A Tune (also each item of a TuneBatch): the problem, the device if given
 // (unset means the first device), the constraints and how to search;
-// revalidate_from_cudnn must not be negative.
+// revalidate_from_cudnn must not be negative, and revalidate_older_driver
+// goes with neither force nor revalidate_from_cudnn.
 struct TuneArgs {
   ConvProblem problem;
   std::optional<DeviceKey> device;

@@ -42,7 +42,7 @@ bool BackgroundRevalidator::WaitFinished(absl::Duration timeout) const {
 }
 
 RevalidationPlan BackgroundRevalidator::Plan(
-    const std::vector<DeviceKey>& served) {
+    const std::vector<ServedDevice>& served) {
   absl::StatusOr<RevalidationPlan> plan =
       PlanRevalidations(*store_, served, options_.max_keys, fleet_);
   if (!plan.ok()) {
@@ -54,11 +54,13 @@ RevalidationPlan BackgroundRevalidator::Plan(
   std::set<std::string> versions;
   size_t from_fleet = 0;
   for (const RevalidationJob& j : plan->jobs) {
-    versions.insert(CudnnVersionText(j.from_cudnn));
+    versions.insert(j.from_driver.empty()
+                        ? absl::StrCat("cuDNN ", CudnnVersionText(j.from_cudnn))
+                        : absl::StrCat("driver ", j.from_driver));
     if (j.fleet_source) ++from_fleet;
   }
   spdlog::info(
-      "revalidating {} keys in the background from cuDNN {}{} (searches "
+      "revalidating {} keys in the background from {}{} (searches "
       "wait while programs use the GPU)",
       plan->jobs.size(), absl::StrJoin(versions, ", "),
       from_fleet == 0 ? ""
@@ -68,8 +70,10 @@ RevalidationPlan BackgroundRevalidator::Plan(
 }
 
 void BackgroundRevalidator::Run() {
-  std::vector<DeviceKey> served;
-  for (const DeviceInfo& d : core_->devices()) served.push_back(d.key);
+  std::vector<ServedDevice> served;
+  for (const DeviceInfo& d : core_->devices()) {
+    served.push_back({d.key, d.driver_version});
+  }
   RevalidationPlan plan = Plan(served);
   const size_t planned = plan.jobs.size();
   const absl::Time start = absl::Now();
@@ -126,6 +130,7 @@ absl::Status BackgroundRevalidator::Revalidate(const RevalidationJob& job) {
   TuneMode mode;
   mode.when = SearchWhen::kWhenIdle;
   mode.revalidate_from_cudnn = job.from_cudnn;
+  mode.revalidate_older_driver = !job.from_driver.empty();
   return core_
       ->Tune(job.problem, job.device, Constraints(), mode,
              absl::InfiniteFuture(), [this] { return stopping(); })

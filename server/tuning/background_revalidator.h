@@ -16,7 +16,15 @@
 // in the fleet takes it. A fleet that cannot be read leaves the local plan;
 // a key that fails is logged and counted, and the others go on. A daemon
 // stopped half-way loses nothing: what was made is stored, and the next
-// start plans only the keys still missing. Old records are never changed.
+// start plans only the keys still missing. Old versions' records are never
+// changed.
+//
+// After a driver upgrade it also plans the records stored here under a
+// served device's own key that were measured under an older driver than
+// the device's, and re-times them as Tunes with revalidate_older_driver:
+// each re-timed record replaces the old driver's record of its key and
+// carries the new driver, so the next start does not plan it again. Only
+// the local store is read for these (not the fleet's records).
 //
 // Thread safety: every public method is thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_BACKGROUND_REVALIDATOR_H_
@@ -80,7 +88,7 @@ class BackgroundRevalidator {
 
  private:
   // Plans and logs the plan; empty where the store cannot be read.
-  RevalidationPlan Plan(const std::vector<DeviceKey>& served);
+  RevalidationPlan Plan(const std::vector<ServedDevice>& served);
   void Run();
   void Work();
   // Stores the fleet's record `old` (a job's source only the fleet holds)

@@ -1,9 +1,11 @@
 // Revalidation (docs/revalidation.md): a record for a new cuDNN version made
 // by re-timing what the same problem's record under an older version chose,
-// instead of a full search. The rules, as pure functions: which record is
-// the source, which configs are re-timed (RevalidationCandidates), and
-// whether the re-timed result stands or the key needs a full search
-// (JudgeRevalidation). TuningCore runs them around Finder::Search.
+// instead of a full search; after a driver upgrade, the same rules re-time
+// a key's own record measured under an older driver (its source is that
+// record). The rules, as pure functions: which record is the source, which
+// configs are re-timed (RevalidationCandidates), and whether the re-timed
+// result stands or the key needs a full search (JudgeRevalidation).
+// TuningCore runs them around Finder::Search.
 //
 // Thread safety: pure functions.
 #ifndef TUNEDB_SERVER_TUNING_REVALIDATION_H_

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/driver_version.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -35,22 +36,31 @@ struct Holding {
   int local_from = 0;  // the newest other cuDNN version stored here
   int fleet_from = 0;  // the newest other cuDNN version in the fleet
   std::optional<ProblemKey> fleet_key;  // the fleet's key under fleet_from
+  // The driver of the record stored here under the device's own key; "":
+  // none stored here.
+  std::string own_driver;
 };
 
 // One device's holdings, problem by problem, in the order first seen.
 class Holdings {
  public:
-  explicit Holdings(const DeviceKey& device) : device_(device) {}
+  explicit Holdings(const ServedDevice& device)
+      : device_(device.key), driver_(device.driver_version) {}
 
-  // `key` (of the device's GPU model) is held here or, `in_fleet`, there.
-  void Add(const ProblemKey& key, bool in_fleet) {
+  // `key` (of the device's GPU model) is held here or, `in_fleet`, there;
+  // `driver`: the driver_version of the record here.
+  void Add(const ProblemKey& key, bool in_fleet,
+           const std::string& driver = "") {
     const DeviceKey& d = key.device;
     auto [it, added] = index_.emplace(key.problem.ToText(), holdings_.size());
     if (added) holdings_.emplace_back().problem = key.problem;
     Holding& h = holdings_[it->second];
     if (d.cudnn_version == device_.cudnn_version) {
       // Its own version (under any CUDA runtime) is not a source.
-      if (d == device_) h.own = true;
+      if (d == device_) {
+        h.own = true;
+        if (!in_fleet) h.own_driver = driver;
+      }
       return;
     }
     if (!in_fleet) {
@@ -67,9 +77,17 @@ class Holdings {
     }
   }
 
-  // The problems not held under the device's key but under another version.
+  // The problems not held under the device's key but under another version,
+  // and those held here under it from an older driver.
   void AppendJobs(std::vector<RevalidationJob>& jobs) const {
     for (const Holding& h : holdings_) {
+      if (h.own && DriverIsOlder(h.own_driver, driver_)) {
+        RevalidationJob& job = jobs.emplace_back();
+        job.device = device_;
+        job.problem = h.problem;
+        job.from_driver = h.own_driver;
+        continue;
+      }
       const int from = std::max(h.local_from, h.fleet_from);
       if (h.own || from == 0) continue;
       RevalidationJob& job = jobs.emplace_back();
@@ -82,6 +100,7 @@ class Holdings {
 
  private:
   const DeviceKey device_;
+  const std::string driver_;  // the device's driver_version
   std::map<std::string, size_t> index_;  // problem text -> holdings_ index
   std::vector<Holding> holdings_;
 };
@@ -118,7 +137,7 @@ std::optional<std::vector<ProblemKey>> FleetKeysOf(
 }  // namespace
 
 absl::StatusOr<RevalidationPlan> PlanRevalidations(
-    Store& store, const std::vector<DeviceKey>& served, int64_t limit,
+    Store& store, const std::vector<ServedDevice>& served, int64_t limit,
     FleetSync* fleet) {
   RevalidationPlan plan;
   plan.fleet_read = fleet != nullptr;
@@ -126,14 +145,15 @@ absl::StatusOr<RevalidationPlan> PlanRevalidations(
   // could not be read (asked once).
   std::map<std::string, std::optional<std::vector<ProblemKey>>> fleet_keys;
   std::vector<DeviceKey> seen;
-  for (const DeviceKey& device : served) {
+  for (const ServedDevice& served_device : served) {
+    const DeviceKey& device = served_device.key;
     if (std::find(seen.begin(), seen.end(), device) != seen.end()) continue;
     seen.push_back(device);
-    Holdings holdings(device);
+    Holdings holdings(served_device);
     RecordFilter local = SameGpuModel(device);
-    local.without_plans = true;  // only keys are planned from
+    local.without_plans = true;  // only keys and drivers are planned from
     RETURN_IF_ERROR(store.Query(local, 0, 0, [&](const Record& r) {
-      holdings.Add(r.key, /*in_fleet=*/false);
+      holdings.Add(r.key, /*in_fleet=*/false, r.driver_version);
       return true;
     }));
     if (fleet != nullptr && fleet_keys.count(device.gpu_model) == 0) {

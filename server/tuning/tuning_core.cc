@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/driver_version.h"
 #include "common/record_results.h"
 #include "common/sealed_plan.h"
 #include "common/status_macros.h"
@@ -25,6 +26,7 @@ struct TuningCore::Pending {
   int device_index = 0;
   bool force = false;           // search even if a record exists anywhere
   int revalidate_from = 0;      // TuneMode::revalidate_from_cudnn
+  bool revalidate_older_driver = false;  // TuneMode's
   // A program's miss (SearchWhen::kWhenIdle): runs only while no program
   // uses the device. Guarded by the device worker's mu.
   bool when_idle = false;
@@ -355,15 +357,26 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   RETURN_IF_ERROR(CheckRevalidatedFrom(mode.revalidate_from_cudnn,
                                        devices_[index].key.cudnn_version,
                                        "revalidate_from_cudnn"));
+  if (mode.revalidate_older_driver &&
+      (force || mode.revalidate_from_cudnn != 0)) {
+    return absl::InvalidArgumentError(
+        "revalidate_older_driver: not with force or revalidate_from_cudnn");
+  }
   // The finder's device keys were validated when its workers reported them.
   const ValidKey key =
       ValidKey::FromValidated(ProblemKey{devices_[index].key, problem});
+  // Whether a stored record answers as it is: not when stale (measured
+  // before launch timing: searched again), nor when measured under an older
+  // driver than the device's and the caller asks to revalidate it.
+  const std::string& driver = devices_[index].driver_version;
+  auto answers = [&](const std::shared_ptr<const Record>& record) {
+    return record && !record->stale() &&
+           !(mode.revalidate_older_driver &&
+             DriverIsOlder(record->driver_version, driver));
+  };
   if (!force) {
     ASSIGN_OR_RETURN(std::shared_ptr<const Record> record, Stored(key));
-    // A stale record (measured before launch timing) is searched again.
-    if (record && !record->stale()) {
-      return Serve(std::move(record), constraints);
-    }
+    if (answers(record)) return Serve(std::move(record), constraints);
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
   // A program's miss that starts a search asks which devices programs use,
@@ -404,7 +417,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
         // A search may have finished between the store read above and
         // taking mu_ (it stores before leaving inflight_): look again.
         ASSIGN_OR_RETURN(std::shared_ptr<const Record> record, Stored(key));
-        if (record && !record->stale()) {
+        if (answers(record)) {
           misses_.fetch_sub(1, std::memory_order_relaxed);
           return Serve(std::move(record), constraints);
         }
@@ -416,6 +429,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
       pending->device_index = index;
       pending->force = force;
       pending->revalidate_from = mode.revalidate_from_cudnn;
+      pending->revalidate_older_driver = mode.revalidate_older_driver;
       pending->when_idle = when_idle;
       DeviceWorker& w = *workers_[index];
       {
@@ -574,8 +588,11 @@ void TuningCore::WorkerLoop(int index) {
 }
 
 void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
-  // A forced search asks nobody: it searches here and publishes.
-  if (fleet_ != nullptr && !pending->fleet_resolved && !pending->force) {
+  // A forced search asks nobody: it searches here and publishes. So does a
+  // revalidation after a driver upgrade (the fleet's record of the key may
+  // be the very record it re-times).
+  if (fleet_ != nullptr && !pending->fleet_resolved && !pending->force &&
+      !pending->revalidate_older_driver) {
     pending->fleet_resolved = true;
     FleetSync::Resolution fleet = fleet_->Resolve(pending->key);
     if (fleet.outcome == FleetSync::Outcome::kFound) {
@@ -594,9 +611,8 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
   }
   const DeviceInfo& device = devices_[index];
   absl::Time start = absl::Now();
-  int revalidated_from = 0;
-  absl::StatusOr<SearchResult> found =
-      Search(index, *pending, &revalidated_from);
+  Provenance provenance;
+  absl::StatusOr<SearchResult> found = Search(index, *pending, &provenance);
   double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
   absl::StatusOr<std::shared_ptr<const Record>> result;
   if (!found.ok()) {
@@ -625,7 +641,8 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
     record.search_ms = ms;
     record.verified = found->verified;
     record.timing_version = TimingVersionOf(record.results);
-    record.revalidated_from_cudnn = revalidated_from;
+    record.revalidated_from_cudnn = provenance.from_cudnn;
+    record.revalidated_from_driver = provenance.from_driver;
     absl::StatusOr<int64_t> id =
         fleet_ != nullptr ? store_->PutForFleet(record) : store_->Put(record);
     if (!id.ok()) {
@@ -704,44 +721,73 @@ std::optional<Record> TuningCore::RevalidationSourceOf(const ValidKey& key,
   return fleet_->Fetch(*old_key);
 }
 
+absl::StatusOr<std::optional<SearchResult>> TuningCore::Revalidate(
+    int index, const ValidKey& key, const Record* source,
+    const std::string& from, SearchOptions search) {
+  if (source != nullptr) search.retime_only = RevalidationCandidates(*source);
+  if (search.retime_only.empty()) {
+    revalidation_full_searches_.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("revalidating {} from {}: nothing that ran is stored under "
+                 "it; searching in full",
+                 key.HashText(), from);
+    return std::nullopt;
+  }
+  ASSIGN_OR_RETURN(SearchResult found,
+                   finder_->Search(index, key.problem(), search));
+  const RevalidationVerdict verdict = JudgeRevalidation(*source, found.results);
+  if (verdict.outcome != RevalidationVerdict::Outcome::kFullSearch) {
+    revalidated_.fetch_add(1, std::memory_order_relaxed);
+    return found;
+  }
+  revalidation_full_searches_.fetch_add(1, std::memory_order_relaxed);
+  spdlog::info("revalidating {} from {}: {}; searching in full",
+               key.HashText(), from, verdict.why);
+  return std::nullopt;
+}
+
 absl::StatusOr<SearchResult> TuningCore::Search(int index,
                                                 const Pending& pending,
-                                                int* revalidated_from) {
-  SearchOptions search = options_.search;
-  *revalidated_from = 0;
+                                                Provenance* provenance) {
+  const SearchOptions& options = options_.search;
+  *provenance = Provenance();
   if (pending.revalidate_from != 0) {
     std::optional<Record> source =
         RevalidationSourceOf(pending.key, pending.revalidate_from);
-    if (source) search.retime_only = RevalidationCandidates(*source);
-    if (!search.retime_only.empty()) {
-      absl::StatusOr<SearchResult> found =
-          finder_->Search(index, pending.key.problem(), search);
-      if (!found.ok()) return found;
-      const RevalidationVerdict verdict =
-          JudgeRevalidation(*source, found->results);
-      if (verdict.outcome != RevalidationVerdict::Outcome::kFullSearch) {
-        revalidated_.fetch_add(1, std::memory_order_relaxed);
-        *revalidated_from = pending.revalidate_from;
-        return found;
-      }
-      revalidation_full_searches_.fetch_add(1, std::memory_order_relaxed);
-      spdlog::info("revalidating {} from cuDNN {}: {}; searching in full",
-                   pending.key.HashText(), pending.revalidate_from,
-                   verdict.why);
-      search.retime_only.clear();
-    } else {
-      revalidation_full_searches_.fetch_add(1, std::memory_order_relaxed);
-      spdlog::info("revalidating {} from cuDNN {}: nothing that ran is "
-                   "stored under it; searching in full",
-                   pending.key.HashText(), pending.revalidate_from);
+    ASSIGN_OR_RETURN(
+        std::optional<SearchResult> retimed,
+        Revalidate(index, pending.key, source ? &*source : nullptr,
+                   absl::StrCat("cuDNN ", pending.revalidate_from), options));
+    if (retimed) {
+      provenance->from_cudnn = pending.revalidate_from;
+      return *std::move(retimed);
     }
   }
+  const std::string& driver = devices_[index].driver_version;
   absl::StatusOr<std::shared_ptr<const Record>> stored = Stored(pending.key);
-  if (stored.ok() && *stored != nullptr) {
-    search.stored_plans = StoredPlans(pending.key, **stored);
+  std::shared_ptr<const Record> record = stored.ok() ? *stored : nullptr;
+  if (pending.revalidate_older_driver && record != nullptr &&
+      DriverIsOlder(record->driver_version, driver)) {
+    // A stale record's times are not re-timed: searched in full, as any.
+    if (!record->stale()) {
+      ASSIGN_OR_RETURN(
+          std::optional<SearchResult> retimed,
+          Revalidate(index, pending.key, record.get(),
+                     absl::StrCat("driver ", record->driver_version),
+                     options));
+      if (retimed) {
+        provenance->from_driver = record->driver_version;
+        return *std::move(retimed);
+      }
+    }
+    // The full search makes the old driver's plans again: none handed on.
+    record = nullptr;
+  }
+  SearchOptions search = options;
+  if (record != nullptr) {
+    search.stored_plans = StoredPlans(pending.key, *record);
     // Under another driver the stored timings may not hold.
-    if ((*stored)->driver_version == devices_[index].driver_version) {
-      search.far_behind = FarBehind(**stored, options_.far_behind_factor,
+    if (record->driver_version == driver) {
+      search.far_behind = FarBehind(*record, options_.far_behind_factor,
                                     search.first_choices);
     }
   }

@@ -79,6 +79,15 @@ struct TuneMode {
   // instead of searching in full, where they decide; a full search where
   // they do not, or where nothing is stored for it. 0: a full search.
   int revalidate_from_cudnn = 0;
+  // A revalidation after a driver upgrade (revalidation.h): where the key's
+  // stored record was measured under an older driver than the serving
+  // device's (DriverIsOlder, common/driver_version.h), re-time its choices
+  // instead of serving it, and store the result as the key's record
+  // (Record::revalidated_from_driver); a full search where they do not
+  // decide. A record under the same or a newer driver, or whose driver text
+  // cannot be read, is served as stored; nothing stored is searched in full.
+  // Not with force or revalidate_from_cudnn. Default: no.
+  bool revalidate_older_driver = false;
   // With kWhenIdle: answer at once (TuneAnswer::held) once the search is
   // held back until the GPU is idle, instead of waiting for it up to the
   // deadline; it still runs and is stored. A program then asks its other
@@ -222,7 +231,11 @@ class TuningCore {
   // caller that goes away stops waiting. A kNow Tune that joins a kWhenIdle
   // search makes it kNow; a Tune that joins a search runs none of its own
   // (a revalidation joining a full search gets the full search).
-  // INVALID_ARGUMENT for a revalidation from the device's own version.
+  // INVALID_ARGUMENT for a revalidation from the device's own version, and
+  // for revalidate_older_driver with force or revalidate_from_cudnn. A
+  // revalidate_older_driver search asks the fleet nothing (the fleet's
+  // record of the key may be the old driver's): it searches here, as a
+  // forced search does, and publishes.
   absl::StatusOr<TuneAnswer> Tune(const ConvProblem& problem,
                                   const std::optional<DeviceKey>& device,
                                   const Constraints& constraints,
@@ -291,11 +304,26 @@ class TuningCore {
   static void MarkHeld(Pending& p);
   void WorkerLoop(int index);
   void RunSearch(int index, const std::shared_ptr<Pending>& pending);
+  // Where a search's record came from (Record::revalidated_from_cudnn and
+  // revalidated_from_driver); zero and empty for a full search.
+  struct Provenance {
+    int from_cudnn = 0;
+    std::string from_driver;
+  };
   // The finder's search for `pending`: a revalidation where it asks for one
-  // and its source record is stored (then *revalidated_from is set), else,
+  // and its source record is stored (then *provenance says which), else,
   // or where the revalidation cannot decide, a full search.
   absl::StatusOr<SearchResult> Search(int index, const Pending& pending,
-                                      int* revalidated_from);
+                                      Provenance* provenance);
+  // A revalidation of `key` on device `index` from `source` (null: none
+  // stored): its candidates re-timed with `search` (whose stored_plans
+  // must not be the source's) and judged (revalidation.h). The result where
+  // it stands, counted as revalidated; nullopt where the key needs a full
+  // search, counted and logged with `from` naming the source ("cuDNN
+  // 91400", "driver 575.57.08").
+  absl::StatusOr<std::optional<SearchResult>> Revalidate(
+      int index, const ValidKey& key, const Record* source,
+      const std::string& from, SearchOptions search);
   // `key`'s problem on its GPU model under other cuDNN versions (at most
   // kOtherVersionsRead records), for predictions and revalidations.
   // A prediction reads them without plans (RecordFilter::without_plans).

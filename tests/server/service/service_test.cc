@@ -375,6 +375,18 @@ TEST_F(ServiceTest, BadTuneRequestsGetClearStatuses) {
       {"return_if_held without when_idle",
        [](v1::TuneRequest* r) { r->set_return_if_held(true); },
        grpc::StatusCode::INVALID_ARGUMENT, "return_if_held"},
+      {"revalidate_older_driver with force",
+       [](v1::TuneRequest* r) {
+         r->set_revalidate_older_driver(true);
+         r->set_force(true);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "revalidate_older_driver"},
+      {"revalidate_older_driver with revalidate_from_cudnn",
+       [](v1::TuneRequest* r) {
+         r->set_revalidate_older_driver(true);
+         r->set_revalidate_from_cudnn(91400);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "revalidate_older_driver"},
   };
   for (const auto& c : cases) {
     v1::TuneRequest req;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/finder/simulated_finder.h"
 #include "tests/testing/test_values.h"
@@ -34,18 +35,31 @@ class BackgroundRevalidatorTest : public testing::Test {
     if (core_) core_->Shutdown(absl::Seconds(5));
   }
 
-  // `p` as searched on TestDevice(gpu) under cuDNN `cudnn`, stored.
+  // `p` as searched on TestDevice(gpu) under cuDNN `cudnn` (and driver
+  // `driver`), stored.
   Record StoreUnder(const ConvProblem& p, int cudnn,
-                    const std::string& gpu = testing_util::kTestGpu) {
+                    const std::string& gpu = testing_util::kTestGpu,
+                    const std::string& driver = "") {
     Record r;
     r.key = ProblemKey{TestDevice(gpu), p};
     r.key.device.cudnn_version = cudnn;
+    r.driver_version = driver;
     r.results = SimulatedFinder::Model(p);
     r.finder = "simulated";
     r.repeats = 3;
     r.measured_at_us = 1;
     EXPECT_TRUE(store_->Put(r).ok());
     return r;
+  }
+  // `p` stored under the served key, measured under `driver`.
+  Record StoreUnderDriver(const ConvProblem& p, const std::string& driver) {
+    return StoreUnder(p, kServed, testing_util::kTestGpu, driver);
+  }
+  // The served key's record of `p`.
+  Record Served(const ConvProblem& p) {
+    auto got = store_->Get(ProblemKey{TestDevice(), p});
+    EXPECT_TRUE(got.ok() && got->has_value());
+    return got.ok() && got->has_value() ? **got : Record();
   }
   int64_t CountUnder(int cudnn) {
     RecordFilter f;
@@ -98,7 +112,8 @@ TEST_F(BackgroundRevalidatorTest,
   StoreUnder(TestProblem(1), 91700);
   StoreUnder(TestProblem(2), 91400);
   StoreUnder(TestProblem(4), 91400, "NVIDIA A100");
-  auto plan = PlanRevalidations(*store_, {TestDevice(), TestDevice()}, 0);
+  auto plan =
+      PlanRevalidations(*store_, {{TestDevice(), ""}, {TestDevice(), ""}}, 0);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(plan->fleet_read);  // no fleet database
   const std::vector<RevalidationJob>& jobs = plan->jobs;
@@ -109,7 +124,8 @@ TEST_F(BackgroundRevalidatorTest,
   EXPECT_EQ(jobs[1].problem, TestProblem(2));
   EXPECT_EQ(jobs[1].from_cudnn, 91400);
   EXPECT_EQ(jobs[1].device, TestDevice());
-  EXPECT_EQ(PlanRevalidations(*store_, {TestDevice()}, 1)->jobs.size(), 1u);
+  EXPECT_EQ(PlanRevalidations(*store_, {{TestDevice(), ""}}, 1)->jobs.size(),
+            1u);
 }
 
 TEST_F(BackgroundRevalidatorTest, ARestartPlansOnlyTheKeysStillMissing) {
@@ -148,6 +164,93 @@ TEST_F(BackgroundRevalidatorTest, StopLeavesTheRestForTheNextStartAndLosesNothin
   ASSERT_TRUE(next->WaitFinished(absl::Seconds(30)));
   EXPECT_EQ(next->progress().failed, 0);
   EXPECT_EQ(CountUnder(kServed), 6);
+  EXPECT_EQ(finder_->searches(), 6);
+}
+
+constexpr char kNewDriver[] = "580.65.06";
+constexpr char kOldDriver[] = "575.57.08";
+
+TEST_F(BackgroundRevalidatorTest,
+       AfterADriverUpgradeItReTimesTheRecordsOfOlderDriversOnlyAndMarksThem) {
+  Start(absl::StrCat("driver=", kNewDriver));
+  for (int64_t n : {1, 2}) StoreUnderDriver(TestProblem(n), kOldDriver);
+  StoreUnderDriver(TestProblem(3), kNewDriver);   // current
+  StoreUnderDriver(TestProblem(4), "590.12");     // newer: left alone
+  StoreUnderDriver(TestProblem(5), "simulated");  // no order: left alone
+  auto revalidator = Revalidate();
+  ASSERT_TRUE(revalidator->WaitFinished(absl::Seconds(30)));
+  const BackgroundRevalidator::Progress p = revalidator->progress();
+  EXPECT_EQ(p.planned, 2);
+  EXPECT_EQ(p.done, 2);
+  EXPECT_EQ(p.failed, 0);
+  for (int64_t n : {1, 2}) {
+    const Record made = Served(TestProblem(n));
+    EXPECT_EQ(made.driver_version, kNewDriver) << n;
+    EXPECT_EQ(made.revalidated_from_driver, kOldDriver) << n;
+  }
+  EXPECT_EQ(Served(TestProblem(4)).driver_version, "590.12");
+  EXPECT_EQ(Served(TestProblem(5)).driver_version, "simulated");
+  EXPECT_EQ(CountUnder(kServed), 5);  // each key still holds one record
+  EXPECT_EQ(finder_->searches(), 2);
+  EXPECT_EQ(core_->Stats().revalidated, 2);
+}
+
+TEST_F(BackgroundRevalidatorTest, PlansTheServedKeysRecordsOfAnOlderDriver) {
+  Start();
+  StoreUnderDriver(TestProblem(1), kOldDriver);
+  StoreUnderDriver(TestProblem(2), kNewDriver);
+  StoreUnder(TestProblem(3), 91400, testing_util::kTestGpu, kOldDriver);
+  auto plan = PlanRevalidations(*store_, {{TestDevice(), kNewDriver}}, 0);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->jobs.size(), 2u);
+  EXPECT_EQ(plan->jobs[0].problem, TestProblem(1));
+  EXPECT_EQ(plan->jobs[0].from_driver, kOldDriver);
+  EXPECT_EQ(plan->jobs[0].from_cudnn, 0);
+  // The other version's problem is a cuDNN revalidation, as before.
+  EXPECT_EQ(plan->jobs[1].problem, TestProblem(3));
+  EXPECT_EQ(plan->jobs[1].from_cudnn, 91400);
+  EXPECT_EQ(plan->jobs[1].from_driver, "");
+  // A device whose driver cannot be read plans no driver revalidation.
+  auto unread = PlanRevalidations(*store_, {{TestDevice(), "simulated"}}, 0);
+  ASSERT_TRUE(unread.ok()) << unread.status();
+  ASSERT_EQ(unread->jobs.size(), 1u);
+  EXPECT_EQ(unread->jobs[0].from_cudnn, 91400);
+}
+
+TEST_F(BackgroundRevalidatorTest, ASecondStartAfterADriverUpgradePlansNothing) {
+  Start(absl::StrCat("driver=", kNewDriver));
+  for (int64_t n : {1, 2, 3}) StoreUnderDriver(TestProblem(n), kOldDriver);
+  auto first = Revalidate();
+  ASSERT_TRUE(first->WaitFinished(absl::Seconds(30)));
+  EXPECT_EQ(first->progress().done, 3);
+  first.reset();
+  auto second = Revalidate();
+  ASSERT_TRUE(second->WaitFinished(absl::Seconds(30)));
+  EXPECT_EQ(second->progress().planned, 0);
+  EXPECT_EQ(finder_->searches(), 3);
+}
+
+TEST_F(BackgroundRevalidatorTest,
+       ADriverRevalidationStoppedHalfWayResumesAtTheNextStart) {
+  Start(absl::StrCat("driver=", kNewDriver, ";slow_ms=300"));
+  for (int64_t n = 1; n <= 6; ++n) StoreUnderDriver(TestProblem(n), kOldDriver);
+  BackgroundRevalidator::Options one;
+  one.parallel = 1;
+  auto revalidator = Revalidate(one);
+  absl::SleepFor(absl::Milliseconds(100));
+  revalidator->Stop();
+  EXPECT_TRUE(revalidator->WaitFinished(absl::ZeroDuration()));
+  EXPECT_LT(revalidator->progress().done, 6);
+  EXPECT_EQ(revalidator->progress().failed, 0);
+  revalidator.reset();
+  auto next = Revalidate();
+  ASSERT_TRUE(next->WaitFinished(absl::Seconds(30)));
+  EXPECT_EQ(next->progress().failed, 0);
+  for (int64_t n = 1; n <= 6; ++n) {
+    EXPECT_EQ(Served(TestProblem(n)).revalidated_from_driver, kOldDriver) << n;
+  }
+  // Every key re-timed once (the next start joins the search the stopped
+  // one left running).
   EXPECT_EQ(finder_->searches(), 6);
 }
 

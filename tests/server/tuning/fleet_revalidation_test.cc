@@ -223,7 +223,8 @@ TEST_F(FleetRevalidationTest,
   // 3: only in the fleet, only under another CUDA runtime.
   Publish({OldRecord(TestProblem(3), kOld, 12080)});
 
-  auto plan = PlanRevalidations(*a->store, {TestDevice(), TestDevice()}, 0,
+  auto plan = PlanRevalidations(*a->store,
+                                {{TestDevice(), ""}, {TestDevice(), ""}}, 0,
                                 a->sync.get());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->fleet_read);
@@ -246,7 +247,7 @@ TEST_F(FleetRevalidationTest,
     EXPECT_EQ(job.device, TestDevice());
   }
   auto limited =
-      PlanRevalidations(*a->store, {TestDevice()}, 2, a->sync.get());
+      PlanRevalidations(*a->store, {{TestDevice(), ""}}, 2, a->sync.get());
   ASSERT_TRUE(limited.ok()) << limited.status();
   EXPECT_EQ(limited->jobs.size(), 2u);
 }

@@ -2,13 +2,17 @@
 #include "server/tuning/tuning_core.h"
 
 #include <atomic>
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <future>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/record_results.h"
 #include "common/sealed_plan.h"
 #include "gtest/gtest.h"
 #include "server/finder/simulated_finder.h"
@@ -501,6 +505,175 @@ TEST_F(RevalidationCoreTest, RevalidatingFromTheDevicesOwnVersionIsInvalid) {
   auto answer =
       Revalidate(TestProblem(8), core_->devices()[0].key.cudnn_version);
   EXPECT_EQ(answer.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Revalidation after a driver upgrade (revalidation.h): the device's own
+// key stored under an older driver than the device's, re-timed.
+class DriverRevalidationCoreTest : public TuningCoreTest {
+ protected:
+  static constexpr char kServing[] = "580.65.06";
+  static constexpr char kOlder[] = "575.57.08";
+  void SetUp() override { Start(absl::StrCat("driver=", kServing)); }
+  // Searches `p` on the device and stores the record again as measured
+  // under `driver` (through the core, so its cache holds it too).
+  Record StoreUnderDriver(const ConvProblem& p, const std::string& driver,
+                          const std::function<void(Record&)>& edit = {}) {
+    auto searched = Tune(p);
+    EXPECT_TRUE(searched.ok()) << searched.status();
+    Record old = *searched->record;
+    EXPECT_EQ(old.driver_version, kServing);
+    old.driver_version = driver;
+    if (edit) edit(old);
+    EXPECT_TRUE(core_->KeepRecord(old).ok());
+    return old;
+  }
+  absl::StatusOr<TuneAnswer> RevalidateDriver(const ConvProblem& p) {
+    TuneMode mode;
+    mode.revalidate_older_driver = true;
+    return core_->Tune(p, std::nullopt, {}, mode,
+                       absl::Now() + absl::Seconds(30));
+  }
+  // The key's record as stored now.
+  Record StoredNow(const ConvProblem& p) {
+    auto got = store_->Get(ProblemKey{core_->devices()[0].key, p});
+    EXPECT_TRUE(got.ok() && got->has_value());
+    return got.ok() && got->has_value() ? **got : Record();
+  }
+};
+
+TEST_F(DriverRevalidationCoreTest,
+       ARecordOfAnOlderDriverIsReTimedStoredUnderTheNewOneAndSaysWhichDriver) {
+  const ConvProblem graph = GraphProblem(8);
+  const Record old = StoreUnderDriver(graph, kOlder);
+  ASSERT_TRUE(std::any_of(old.results.begin(), old.results.end(),
+                          [](const AlgoResult& r) { return !r.plan.empty(); }));
+  auto answer = RevalidateDriver(graph);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->searched);
+  EXPECT_EQ(answer->record->driver_version, kServing);
+  EXPECT_EQ(answer->record->revalidated_from_driver, kOlder);
+  EXPECT_EQ(answer->record->revalidated_from_cudnn, 0);
+
+  const std::vector<AlgoResult> asked = recording_->retime_only().back();
+  ASSERT_FALSE(asked.empty());
+  EXPECT_EQ(asked.size(), RevalidationCandidates(old).size());
+  for (const AlgoResult& c : asked) EXPECT_TRUE(c.plan.empty());
+  // The old driver's plans are not handed on: they are built again.
+  EXPECT_TRUE(recording_->stored_plans().back().empty());
+  EXPECT_EQ(answer->record->results.size(), asked.size());
+  EXPECT_EQ(answer->choice->algo, Choose(old, {})->algo);
+  EXPECT_EQ(core_->Stats().revalidated, 1);
+  EXPECT_EQ(core_->Stats().revalidation_full_searches, 0);
+  // It replaced the old driver's record of the key (one record per key).
+  const Record now = StoredNow(graph);
+  EXPECT_EQ(now.id, old.id);
+  EXPECT_EQ(now.driver_version, kServing);
+  EXPECT_EQ(now.revalidated_from_driver, kOlder);
+  EXPECT_EQ(core_->Stats().records, 1);
+  // Asked again, it is served as stored.
+  auto again = RevalidateDriver(graph);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->searched);
+  EXPECT_EQ(finder_->searches(), 2);
+}
+
+TEST_F(DriverRevalidationCoreTest,
+       ARecordOfTheSameOrANewerDriverIsServedAsStoredWithoutASearch) {
+  int64_t n = 1;
+  for (const char* driver : {kServing, "580.65.6", "590.12", "581.1.1"}) {
+    StoreUnderDriver(TestProblem(n), driver);
+    const int64_t searches = finder_->searches();
+    auto answer = RevalidateDriver(TestProblem(n));
+    ASSERT_TRUE(answer.ok()) << driver << ": " << answer.status();
+    EXPECT_FALSE(answer->searched) << driver;
+    EXPECT_EQ(answer->record->driver_version, driver);
+    EXPECT_EQ(finder_->searches(), searches) << driver;
+    ++n;
+  }
+  EXPECT_EQ(core_->Stats().revalidated, 0);
+}
+
+TEST_F(DriverRevalidationCoreTest,
+       ARecordWhoseDriverHasNoOrderWithTheDevicesIsServedAsStored) {
+  int64_t n = 1;
+  for (const char* driver :
+       {"simulated", "", "cuda-driver-api-12.8", "575", "575.57.x"}) {
+    StoreUnderDriver(TestProblem(n), driver);
+    const int64_t searches = finder_->searches();
+    auto answer = RevalidateDriver(TestProblem(n));
+    ASSERT_TRUE(answer.ok()) << driver << ": " << answer.status();
+    EXPECT_FALSE(answer->searched) << driver;
+    EXPECT_EQ(finder_->searches(), searches) << driver;
+    ++n;
+  }
+}
+
+TEST_F(DriverRevalidationCoreTest,
+       OldCandidatesThatNoLongerRunLeadToAFullSearchGivenNoOldPlans) {
+  const ConvProblem graph = GraphProblem(8);
+  // Every config the old driver ranked first is one that does not run now
+  // (a twin of each, another engine, 10x faster); the real ones, with their
+  // plans, rank behind them.
+  const Record old = StoreUnderDriver(graph, kOlder, [](Record& r) {
+    std::vector<AlgoResult> twins;
+    for (const AlgoResult& real : r.results) {
+      if (real.status != AlgoStatus::kOk) continue;
+      AlgoResult twin = real;
+      twin.algo += 50;  // its plan (sealed for the real one) goes with it
+      twin.launch.median_ms /= 10;  // ahead of every real config
+      twin.gpu.median_ms /= 10;
+      twin.host.median_ms /= 10;
+      twins.push_back(twin);
+    }
+    r.results.insert(r.results.end(), twins.begin(), twins.end());
+    SortResults(r.results);
+  });
+  for (const AlgoResult& c : RevalidationCandidates(old)) {
+    EXPECT_GE(c.algo, 150) << "a candidate that still runs";
+  }
+
+  auto answer = RevalidateDriver(graph);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->searched);
+  EXPECT_EQ(answer->record->revalidated_from_driver, "");
+  EXPECT_EQ(answer->record->driver_version, kServing);
+  EXPECT_GT(answer->record->results.size(), 3u);
+  EXPECT_EQ(core_->Stats().revalidation_full_searches, 1);
+  const auto asked = recording_->retime_only();
+  ASSERT_GE(asked.size(), 3u);
+  EXPECT_FALSE(asked[asked.size() - 2].empty());  // the revalidation
+  EXPECT_TRUE(asked.back().empty());              // then the full search
+  EXPECT_TRUE(recording_->stored_plans().back().empty());
+  EXPECT_TRUE(recording_->far_behind().back().empty());
+}
+
+TEST_F(DriverRevalidationCoreTest, WithNothingStoredItSearchesInFull) {
+  auto answer = RevalidateDriver(TestProblem(8));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->searched);
+  EXPECT_EQ(answer->record->revalidated_from_driver, "");
+  EXPECT_TRUE(recording_->retime_only().back().empty());
+  EXPECT_EQ(core_->Stats().revalidated, 0);
+}
+
+TEST_F(DriverRevalidationCoreTest, ItGoesWithNeitherForceNorAnotherVersion) {
+  TuneMode forced;
+  forced.revalidate_older_driver = true;
+  forced.force = true;
+  EXPECT_EQ(core_->Tune(TestProblem(8), std::nullopt, {}, forced,
+                        absl::Now() + absl::Seconds(30))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  TuneMode both;
+  both.revalidate_older_driver = true;
+  both.revalidate_from_cudnn = 91400;
+  EXPECT_EQ(core_->Tune(TestProblem(8), std::nullopt, {}, both,
+                        absl::Now() + absl::Seconds(30))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(finder_->searches(), 0);
 }
 
 TEST_F(TuningCoreTest, StaleRecordIsServedByLookupAndSearchedAgainByTune) {
