@@ -86,7 +86,8 @@ std::unique_ptr<grpc::ClientContext> CliContext::NewStreamContext() const {
 
 absl::StatusOr<DeviceKey> CliContext::ResolveDevice(
     const std::string& gpu, int* matching,
-    const std::function<bool(const DeviceKey&)>& accept) {
+    const std::function<bool(const DeviceKey&)>& accept,
+    std::string* driver_version) {
   auto stub = Stub();
   if (!stub.ok()) return stub.status();
   v1::DevicesResponse devices;
@@ -109,6 +110,7 @@ absl::StatusOr<DeviceKey> CliContext::ResolveDevice(
     absl::StatusOr<DeviceKey> key = FromProto(info.key());
     if (!key.ok()) return key.status();
     if (accept && !accept(*key)) continue;
+    if (driver_version != nullptr) *driver_version = info.driver_version();
     if (matching != nullptr) {
       *matching = 0;
       for (const v1::DeviceInfo& other : devices.devices()) {

@@ -97,10 +97,12 @@ class CliContext {
   // If `matching` is set, it receives how many of the daemon's GPUs share
   // that key (the daemon spreads searches over all of them). With `accept`,
   // only devices whose key it accepts are considered (e.g. one cuDNN
-  // version of several the daemon serves).
+  // version of several the daemon serves). If `driver_version` is set, it
+  // receives the device's driver version as the daemon reports it.
   absl::StatusOr<DeviceKey> ResolveDevice(
       const std::string& gpu, int* matching = nullptr,
-      const std::function<bool(const DeviceKey&)>& accept = nullptr);
+      const std::function<bool(const DeviceKey&)>& accept = nullptr,
+      std::string* driver_version = nullptr);
 
   // A KEY argument: a whole canonical key ("kv=1 gpu=... op=..."), or a
   // problem's text ("op=fwd n=...") for the GPU that `gpu` names (see

@@ -9,6 +9,13 @@
 // skipped, so an interrupted run resumes where it stopped. --model keeps the
 // problems that are layers of built-in models (ModelMatcher). --fleet
 // queues the keys as fleet revalidation jobs instead (fleet_prewarm.h).
+//
+// `tunedb revalidate --driver [--from-driver VERSION] [--model NAME...]
+// [filters]`: after a driver upgrade, re-times the records stored under
+// the device's own key that were measured under an older driver
+// (TuneRequest.revalidate_older_driver); each re-timed record replaces the
+// old driver's record of its key. A key done carries the new driver, so an
+// interrupted run resumes where it stopped.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -17,9 +24,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "nlohmann/json.hpp"
+#include "common/driver_version.h"
+#include "common/status_macros.h"
 #include "proto/convert.h"
 #include "tuner/choice_diff.h"
 #include "tuner/commands.h"
@@ -29,16 +36,17 @@
 #include "tuner/interrupt.h"
 #include "tuner/model_matcher.h"
 #include "tuner/prewarm_runner.h"
-#include "tuner/progress_bar.h"
 #include "tuner/record_stream.h"
 #include "tuner/render.h"
-#include "tuner/table.h"
+#include "tuner/revalidate_report.h"
 
 namespace tunedb::tuner {
 namespace {
 
 struct RevalidateFlags {
   std::string from, to;
+  bool driver = false;      // --driver: after a driver upgrade
+  std::string from_driver;  // --from-driver: that driver's records only
   FilterFlags filter;  // its --gpu also picks the device
   std::vector<std::string> models;  // --model: built-in models' layers only
   std::string input;                 // --input: their input size
@@ -47,104 +55,6 @@ struct RevalidateFlags {
   bool no_progress = false;
   FleetPrewarmFlags fleet;  // --fleet: the keys become fleet jobs
 };
-
-struct RevalidateResult {
-  int from = 0;
-  DeviceKey to;
-  int64_t old_records = 0;  // records of the old version matched
-  PrewarmSummary run;
-  int64_t kept = 0;
-  int64_t changed = 0;
-  int64_t full_searches = 0;
-  // Changed keys: the old choice re-timed on the new version over the new
-  // choice (where the new record timed both).
-  std::vector<double> speedups;
-  // The old version's search time of the keys searched in this run.
-  double old_search_ms = 0;
-  double wall_s = 0;
-  ChoiceDiff diff;  // the revalidated keys, by group
-};
-
-std::string SpeedupText(const std::vector<double>& speedups) {
-  if (speedups.empty()) return "";
-  return absl::StrFormat(" (old choice %.3fx the new one's time, median; "
-                         "at most %.3fx)",
-                         Median(speedups),
-                         *std::max_element(speedups.begin(), speedups.end()));
-}
-
-int64_t ChangedIn(const std::vector<KeyChange>& changes) {
-  return std::count_if(changes.begin(), changes.end(),
-                       [](const KeyChange& c) { return c.changed; });
-}
-
-nlohmann::json ResultToJson(const RevalidateResult& r) {
-  nlohmann::json j;
-  j["from_cudnn"] = CudnnVersionText(r.from);
-  j["to"] = r.to.ToText();
-  j["old_records"] = r.old_records;
-  j["already_stored"] = r.run.already_stored;
-  j["kept"] = r.kept;
-  j["changed"] = r.changed;
-  j["median_speedup_of_changed"] = Median(r.speedups);
-  j["full_searches"] = r.full_searches;
-  j["failed"] = r.run.failed;
-  j["not_sent"] = r.run.not_sent + r.run.unanswered;
-  j["search_s"] = r.run.search_ms_spent / 1000;
-  j["old_search_s"] = r.old_search_ms / 1000;
-  j["wall_s"] = r.wall_s;
-  j["interrupted"] = r.run.interrupted;
-  nlohmann::json groups = nlohmann::json::array();
-  for (const auto& [name, changes] : r.diff.groups) {
-    groups.push_back({{"group", name},
-                      {"revalidated", changes.size()},
-                      {"changed", ChangedIn(changes)}});
-  }
-  j["groups"] = groups;
-  nlohmann::json failures = nlohmann::json::array();
-  for (const PrewarmFailure& f : r.run.failures) {
-    failures.push_back({{"key", f.key}, {"error", f.error}});
-  }
-  j["failures"] = failures;
-  return j;
-}
-
-void PrintResult(const RevalidateResult& r, std::ostream& out) {
-  const double ratio =
-      r.old_search_ms > 0 ? r.run.search_ms_spent / r.old_search_ms : 0;
-  out << "revalidated from cuDNN " << CudnnVersionText(r.from) << " for "
-      << r.to.gpu_model << ", cuDNN " << CudnnVersionText(r.to.cudnn_version)
-      << "\n";
-  Table t({"", "keys>"});
-  t.AddRow({"old records matched", absl::StrCat(r.old_records)});
-  t.AddRow({"already stored (skipped)", absl::StrCat(r.run.already_stored)});
-  t.AddRow({"choice kept", absl::StrCat(r.kept)});
-  t.AddRow({"choice changed", absl::StrCat(r.changed)});
-  t.AddRow({"full search needed", absl::StrCat(r.full_searches)});
-  t.AddRow({"failed", absl::StrCat(r.run.failed)});
-  if (r.run.not_sent + r.run.unanswered > 0) {
-    t.AddRow({"not done (rerun to resume)",
-              absl::StrCat(r.run.not_sent + r.run.unanswered)});
-  }
-  t.Print(out);
-  out << "\nchanged choices" << (r.speedups.empty() ? ": none timed both ways"
-                                                    : SpeedupText(r.speedups))
-      << "\nsearch time " << FormatSeconds(r.run.search_ms_spent / 1000);
-  if (ratio > 0) {
-    out << absl::StrFormat(" (%.2fx the old version's searches of these "
-                           "keys, %s)",
-                           ratio, FormatSeconds(r.old_search_ms / 1000));
-  }
-  out << ", wall time " << FormatSeconds(r.wall_s) << "\n";
-  if (r.diff.groups.empty()) return;
-  out << "\n";
-  Table g({"group", "revalidated>", "changed>"});
-  for (const auto& [name, changes] : r.diff.groups) {
-    g.AddRow({name, absl::StrCat(changes.size()),
-              absl::StrCat(ChangedIn(changes))});
-  }
-  g.Print(out);
-}
 
 // The new version's device: --to's version (else any other than --from's)
 // of the GPU --gpu names.
@@ -164,24 +74,83 @@ absl::StatusOr<DeviceKey> TargetDevice(CliContext& ctx,
   });
 }
 
-// Counts one answer: kept, changed or searched in full.
-void Classify(RevalidateResult& r, const Record& source, const Record& fresh,
-              std::vector<Record>& sources, std::vector<Record>& revalidated) {
-  r.old_search_ms += source.search_ms;
-  if (fresh.revalidated_from_cudnn != r.from) {
-    ++r.full_searches;
-    return;
-  }
-  sources.push_back(source);
-  revalidated.push_back(fresh);
-}
-
 // --fleet: every daemon serving the new version's device runs the keys as
 // revalidation jobs, each from the old record in its store or the fleet's.
 // What each job kept or changed is in its host's records (`tunedb diff`).
 int RevalidateOnFleet(CliContext& ctx, const RevalidateFlags& f,
                       const std::vector<PrewarmItem>& items, int from) {
   return RunFleetItems(ctx, f.fleet, !f.no_progress, items, f.limit, from);
+}
+
+// `records` without the problems that are not layers of --model's models.
+void KeepModelLayers(const ModelMatcher& models, std::vector<Record>& records) {
+  if (models.empty()) return;
+  records.erase(std::remove_if(records.begin(), records.end(),
+                               [&](const Record& r) {
+                                 return !models.Matches(r.key.problem);
+                               }),
+                records.end());
+}
+
+// The records of `device`'s GPU model that `f`'s filters and `extra`
+// select, without those --model leaves out.
+absl::StatusOr<std::vector<Record>> SourceRecords(
+    CliContext& ctx, const RevalidateFlags& f, const DeviceKey& device,
+    const std::vector<std::string>& extra) {
+  ASSIGN_OR_RETURN(ModelMatcher models,
+                   ModelMatcher::Create(f.models, f.input));
+  FilterFlags old_records = f.filter;
+  old_records.gpu = device.gpu_model;  // --gpu may be an ordinal or a part
+  ASSIGN_OR_RETURN(v1::Filter filter,
+                   BuildFilter(old_records, extra, absl::Now()));
+  ASSIGN_OR_RETURN(std::vector<Record> records, RecordsMatching(ctx, filter));
+  KeepModelLayers(models, records);
+  return records;
+}
+
+// Sends `items` (made from `sources`, one each) through TuneBatch with
+// `options`, classifies the answers into `report` and renders it; the exit
+// code.
+int SendAndReport(CliContext& ctx, const std::vector<PrewarmItem>& items,
+                  const std::vector<const Record*>& sources,
+                  PrewarmOptions options, absl::Time start,
+                  RevalidateReport& report) {
+  absl::Status bad_answer;
+  options.on_answer = [&](size_t i, const v1::TuneResponse& answer) {
+    if (!answer.searched()) return;
+    absl::StatusOr<Record> fresh = FromProto(answer.record());
+    if (!fresh.ok()) {
+      bad_answer = fresh.status();
+      return;
+    }
+    report.Classify(*sources[i], *fresh);
+  };
+  ScopedSigintHandler sigint(ctx.io().handle_signals);
+  absl::StatusOr<PrewarmSummary> run = RunPrewarm(ctx, items, options);
+  if (!run.ok()) return ctx.Fail(run.status());
+  if (!bad_answer.ok()) return ctx.Fail(bad_answer);
+  report.run = *std::move(run);
+  report.Tally();
+  report.wall_s = absl::ToDoubleSeconds(absl::Now() - start);
+  Render(ctx, FormOf(ctx), report,
+         Renderer<RevalidateReport>{ReportToJson, PrintReport});
+  if (!report.run.stream_status.ok()) {
+    return ctx.Fail(report.run.stream_status);
+  }
+  if (report.run.interrupted) {
+    ctx.err() << "interrupted: rerun the same command to resume (keys "
+                 "already revalidated are skipped)\n";
+    return kExitInterrupted;
+  }
+  return report.run.failed > 0 ? kExitPartial : kExitOk;
+}
+
+PrewarmOptions SendOptions(const RevalidateFlags& f) {
+  PrewarmOptions options;
+  options.limit = f.limit;
+  options.window = std::max(1, f.window);
+  options.progress = !f.no_progress;
+  return options;
 }
 
 int RunRevalidate(CliContext& ctx, const RevalidateFlags& f) {
@@ -192,26 +161,14 @@ int RunRevalidate(CliContext& ctx, const RevalidateFlags& f) {
   if (!models.ok()) return ctx.Fail(models.status());
   absl::StatusOr<DeviceKey> to = TargetDevice(ctx, f, *from);
   if (!to.ok()) return ctx.Fail(to.status());
-  FilterFlags old_records = f.filter;
-  old_records.gpu = to->gpu_model;  // --gpu may be an ordinal or a part
-  absl::StatusOr<v1::Filter> filter = BuildFilter(
-      old_records, {absl::StrCat("cudnn=", CudnnVersionText(*from))},
-      absl::Now());
-  if (!filter.ok()) return ctx.Fail(filter.status());
-  absl::StatusOr<std::vector<Record>> old = RecordsMatching(ctx, *filter);
+  absl::StatusOr<std::vector<Record>> old = SourceRecords(
+      ctx, f, *to, {absl::StrCat("cudnn=", CudnnVersionText(*from))});
   if (!old.ok()) return ctx.Fail(old.status());
-  if (!models->empty()) {
-    old->erase(std::remove_if(old->begin(), old->end(),
-                              [&](const Record& r) {
-                                return !models->Matches(r.key.problem);
-                              }),
-               old->end());
-  }
 
-  RevalidateResult result;
-  result.from = *from;
-  result.to = *to;
-  result.old_records = static_cast<int64_t>(old->size());
+  RevalidateReport report;
+  report.from_cudnn = *from;
+  report.to = *to;
+  report.old_records = static_cast<int64_t>(old->size());
   // One item per problem (several CUDA runtimes of the old version may
   // have one), for the new version's device.
   std::vector<PrewarmItem> items;
@@ -228,51 +185,115 @@ int RunRevalidate(CliContext& ctx, const RevalidateFlags& f) {
             << to->gpu_model << ", cuDNN "
             << CudnnVersionText(to->cudnn_version) << "\n";
   if (!f.fleet.url.empty()) return RevalidateOnFleet(ctx, f, items, *from);
-
-  std::vector<Record> sources, revalidated;
-  PrewarmOptions options;
-  options.limit = f.limit;
-  options.window = std::max(1, f.window);
-  options.progress = !f.no_progress;
+  PrewarmOptions options = SendOptions(f);
   options.revalidate_from_cudnn = *from;
-  absl::Status bad_answer;
-  options.on_answer = [&](size_t i, const v1::TuneResponse& answer) {
-    if (!answer.searched()) return;
-    absl::StatusOr<Record> fresh = FromProto(answer.record());
-    if (!fresh.ok()) {
-      bad_answer = fresh.status();
-      return;
+  return SendAndReport(ctx, items, source_of, options, start, report);
+}
+
+// --from-driver's version: INVALID_ARGUMENT where it cannot be read or is
+// not older than the device's `serving` driver.
+absl::Status CheckFromDriver(const std::string& text,
+                             const DriverVersion& serving) {
+  absl::StatusOr<DriverVersion> from = DriverVersion::Parse(text);
+  if (!from.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--from-driver: ", from.status().message()));
+  }
+  if (!from->OlderThan(serving)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--from-driver: ", text, " is not an older driver than the GPU's ",
+        serving.text(),
+        " (only records of an older driver are re-timed)"));
+  }
+  return absl::OkStatus();
+}
+
+// Whether `r`, stored under `device`'s key, is to be re-timed under driver
+// `serving`: measured under an older driver, or under --from-driver's.
+bool ToRetime(const Record& r, const DeviceKey& device,
+              const DriverVersion& serving, const std::string& from_driver) {
+  if (r.key.device != device) return false;
+  absl::StatusOr<DriverVersion> driver = DriverVersion::Parse(r.driver_version);
+  if (!driver.ok() || !driver->OlderThan(serving)) return false;
+  if (from_driver.empty()) return true;
+  return driver->Compare(*DriverVersion::Parse(from_driver)) == 0;
+}
+
+// --driver: the records of the device's own key measured under an older
+// driver than the device's (--from-driver: under that one), re-timed.
+int RunRevalidateDriver(CliContext& ctx, const RevalidateFlags& f) {
+  const absl::Time start = absl::Now();
+  std::string driver;
+  absl::StatusOr<DeviceKey> device =
+      ctx.ResolveDevice(f.filter.gpu, nullptr, nullptr, &driver);
+  if (!device.ok()) return ctx.Fail(device.status());
+  absl::StatusOr<DriverVersion> serving = DriverVersion::Parse(driver);
+  if (!serving.ok()) {
+    return ctx.Fail(absl::FailedPreconditionError(absl::StrCat(
+        "the GPU's driver cannot be ordered, so no record is older: ",
+        serving.status().message())));
+  }
+  if (!f.from_driver.empty()) {
+    if (absl::Status s = CheckFromDriver(f.from_driver, *serving); !s.ok()) {
+      return ctx.Fail(s);
     }
-    Classify(result, *source_of[i], *fresh, sources, revalidated);
-  };
-  ScopedSigintHandler sigint(ctx.io().handle_signals);
-  absl::StatusOr<PrewarmSummary> run = RunPrewarm(ctx, items, options);
-  if (!run.ok()) return ctx.Fail(run.status());
-  if (!bad_answer.ok()) return ctx.Fail(bad_answer);
-  result.run = *std::move(run);
-  result.diff.Add(sources, revalidated);
-  for (const auto& [name, changes] : result.diff.groups) {
-    for (const KeyChange& c : changes) {
-      if (!c.changed) {
-        ++result.kept;
-        continue;
-      }
-      ++result.changed;
-      if (c.speedup) result.speedups.push_back(*c.speedup);
-    }
   }
-  result.wall_s = absl::ToDoubleSeconds(absl::Now() - start);
-  Render(ctx, FormOf(ctx), result,
-         Renderer<RevalidateResult>{ResultToJson, PrintResult});
-  if (!result.run.stream_status.ok()) {
-    return ctx.Fail(result.run.stream_status);
+  absl::StatusOr<std::vector<Record>> stored = SourceRecords(
+      ctx, f, *device,
+      {absl::StrCat("cudnn=", CudnnVersionText(device->cudnn_version))});
+  if (!stored.ok()) return ctx.Fail(stored.status());
+  RevalidateReport report;
+  report.to = *device;
+  report.to_driver = driver;
+  report.from_driver = f.from_driver;
+  std::vector<PrewarmItem> items;
+  std::vector<const Record*> source_of;
+  for (const Record& r : *stored) {
+    if (!ToRetime(r, *device, *serving, f.from_driver)) continue;
+    items.push_back({r.key, r.key.HashText()});
+    source_of.push_back(&r);
   }
-  if (result.run.interrupted) {
-    ctx.err() << "interrupted: rerun the same command to resume (keys "
-                 "already revalidated are skipped)\n";
-    return kExitInterrupted;
+  report.old_records = static_cast<int64_t>(items.size());
+  ctx.err() << items.size() << " records of " << device->gpu_model
+            << ", cuDNN " << CudnnVersionText(device->cudnn_version)
+            << " measured under "
+            << (f.from_driver.empty() ? "an older driver than "
+                                      : "driver " + f.from_driver + ", not ")
+            << driver << ", to re-time\n";
+  PrewarmOptions options = SendOptions(f);
+  options.revalidate_older_driver = true;
+  return SendAndReport(ctx, items, source_of, options, start, report);
+}
+
+// Which form the flags ask for; INVALID_ARGUMENT where they mix the two or
+// name neither.
+absl::Status CheckForm(const RevalidateFlags& f) {
+  const bool driver = f.driver || !f.from_driver.empty();
+  if (driver && !f.from.empty()) {
+    return absl::InvalidArgumentError(
+        "--from (after a cuDNN upgrade) and --driver/--from-driver (after a "
+        "driver upgrade) cannot be combined: run one, then the other");
   }
-  return result.run.failed > 0 ? kExitPartial : kExitOk;
+  if (!driver && f.from.empty()) {
+    return absl::InvalidArgumentError(
+        "give --from VERSION (after a cuDNN upgrade) or --driver (after a "
+        "driver upgrade)");
+  }
+  if (driver && !f.to.empty()) {
+    return absl::InvalidArgumentError(
+        "--to names a cuDNN version: only with --from");
+  }
+  if (driver && !f.fleet.url.empty()) {
+    return absl::InvalidArgumentError(
+        "--driver re-times the daemon's own records; --fleet is for --from");
+  }
+  return absl::OkStatus();
+}
+
+int RunRevalidateCommand(CliContext& ctx, const RevalidateFlags& f) {
+  if (absl::Status form = CheckForm(f); !form.ok()) return ctx.Fail(form);
+  if (f.driver || !f.from_driver.empty()) return RunRevalidateDriver(ctx, f);
+  return RunRevalidate(ctx, f);
 }
 
 }  // namespace
@@ -282,12 +303,22 @@ void AddRevalidateCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "revalidate",
       "Make a new cuDNN version's records from an older one's by re-timing "
-      "the old choices, not by full searches (old records are only read; "
-      "rerun to resume)");
+      "the old choices, not by full searches (--from: old versions' records "
+      "are only read); or, after a driver upgrade (--driver), re-time the "
+      "records measured under an older driver: each re-timed record "
+      "replaces the old driver's record of its key (run `tunedb export` "
+      "first to keep those). Rerun to resume");
   cmd->add_option("--from", flags->from,
                   "The old cuDNN version whose records are re-timed, e.g. "
-                  "9.14")
-      ->required();
+                  "9.14 (or --driver)");
+  cmd->add_flag("--driver", flags->driver,
+                "After a driver upgrade: re-time the records of the GPU's "
+                "key measured under an older driver than the GPU's; each "
+                "replaces the old driver's record of its key (not with "
+                "--from)");
+  cmd->add_option("--from-driver", flags->from_driver,
+                  "With --driver: only the records of this older driver, "
+                  "e.g. 575.57.08 (implies --driver)");
   cmd->add_option("--to", flags->to,
                   "The new cuDNN version (default: the one the daemon serves "
                   "for the GPU other than --from)");
@@ -300,7 +331,9 @@ void AddRevalidateCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   AddFilterFlags(cmd, &flags->filter);
   AddFleetFlags(cmd, &flags->fleet);
   cmd->callback(
-      [&ctx, flags, exit_code] { *exit_code = RunRevalidate(ctx, *flags); });
+      [&ctx, flags, exit_code] {
+        *exit_code = RunRevalidateCommand(ctx, *flags);
+      });
 }
 
 }  // namespace tunedb::tuner

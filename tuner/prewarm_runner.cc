@@ -36,7 +36,7 @@ absl::StatusOr<std::vector<size_t>> CheckStored(
     const std::vector<PrewarmItem>& items, const PrewarmOptions& options,
     PrewarmSummary& s) {
   std::vector<size_t> todo;
-  if (options.force) {
+  if (options.force || options.revalidate_older_driver) {
     for (size_t i = 0; i < items.size(); ++i) todo.push_back(i);
     return todo;
   }
@@ -158,6 +158,8 @@ void BatchTuner::SendLoop() {
     request.mutable_request()->set_force(options_.force);
     request.mutable_request()->set_revalidate_from_cudnn(
         options_.revalidate_from_cudnn);
+    request.mutable_request()->set_revalidate_older_driver(
+        options_.revalidate_older_driver);
     request.set_expected_total(static_cast<int64_t>(todo_.size()));
     lock.unlock();
     const bool ok = stream_->Write(request);

@@ -40,6 +40,10 @@ struct PrewarmOptions {
   int max_retries = 10;  // per item, for RESOURCE_EXHAUSTED (queue full)
   // Each TuneRequest's revalidate_from_cudnn (`tunedb revalidate`); 0: none.
   int revalidate_from_cudnn = 0;
+  // Each TuneRequest's revalidate_older_driver (`tunedb revalidate
+  // --driver`): the items are stored keys to re-time, so every one is sent
+  // (no Lookup first, as with force). Default: no.
+  bool revalidate_older_driver = false;
   // Called with the item's index and its answer, for every item answered OK
   // through TuneBatch (not for those found stored first), on the thread
   // that runs RunPrewarm. Default: none.
