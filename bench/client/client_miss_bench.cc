@@ -30,7 +30,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "bench_util.h"
+#include "client/answer_cache.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "proto/convert.h"
 #include "tunedb/client.h"
@@ -221,6 +223,37 @@ void SetUp() {
   }
 }
 
+// What one read of each clock the miss path uses costs on this host: the
+// client reads absl::Now twice a daemon call (its wait) and CoarseNowMs
+// once, gRPC the system clock for the deadline. A clock that traps to the
+// kernel (a virtual machine's) would show here.
+template <typename Read>
+double NanosPerRead(Read read) {
+  constexpr int kReads = 1 << 20;
+  int64_t sink = 0;
+  const auto start = Clock::now();
+  for (int i = 0; i < kReads; ++i) sink += read();
+  const double ns =
+      std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  benchmark::DoNotOptimize(sink);
+  return ns / kReads;
+}
+
+void PrintClockReads() {
+  const double absl_now =
+      NanosPerRead([] { return absl::ToUnixNanos(absl::Now()); });
+  const double system = NanosPerRead([] {
+    return std::chrono::system_clock::now().time_since_epoch().count();
+  });
+  const double steady = NanosPerRead(
+      [] { return Clock::now().time_since_epoch().count(); });
+  const double coarse = NanosPerRead([] { return CoarseNowMs(); });
+  printf(
+      "  clock reads on this host: absl::Now %.0f ns, system_clock %.0f ns, "
+      "steady_clock %.0f ns, CoarseNowMs %.0f ns\n",
+      absl_now, system, steady, coarse);
+}
+
 }  // namespace
 }  // namespace tunedb::bench
 
@@ -281,6 +314,7 @@ int main(int argc, char** argv) {
         "%.2fx\n",
         predicted_p50, predicted_p50 / plain_p50, predicted_p50 / check_p50);
   }
+  tunedb::bench::PrintClockReads();
   tunedb::bench::world->client.reset();
   tunedb::bench::world->server->Shutdown(absl::Seconds(1));
   benchmark::Shutdown();
