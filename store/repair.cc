@@ -25,7 +25,8 @@ constexpr const char kCreateQuarantine[] =
     " reason TEXT NOT NULL, id, key_version, key_hash, key_text, gpu_model,"
     " cudnn_version, op, measured_at_us, host, gpu_uuid, driver_version,"
     " finder, repeats, workspace_cap_bytes, search_ms, verified, served_count,"
-    " last_served_us, timing_version, in_type, layout);"
+    " last_served_us, timing_version, in_type, layout, revalidated_from,"
+    " revalidated_from_driver);"
     "CREATE TABLE IF NOT EXISTS quarantined_results("
     " quarantine_id INTEGER NOT NULL, record_id, rank, algo, math_type,"
     " status, gpu_median_ms, gpu_spread_ms, gpu_samples, workspace_bytes,"
@@ -38,11 +39,13 @@ constexpr const char kQuarantineRecord[] =
     " key_version, key_hash, key_text, gpu_model, cudnn_version, op,"
     " measured_at_us, host, gpu_uuid, driver_version, finder, repeats,"
     " workspace_cap_bytes, search_ms, verified, served_count, last_served_us,"
-    " timing_version, in_type, layout)"
+    " timing_version, in_type, layout, revalidated_from,"
+    " revalidated_from_driver)"
     " SELECT ?2, ?3, id, key_version, key_hash, key_text, gpu_model,"
     " cudnn_version, op, measured_at_us, host, gpu_uuid, driver_version,"
     " finder, repeats, workspace_cap_bytes, search_ms, verified, served_count,"
-    " last_served_us, timing_version, in_type, layout FROM records"
+    " last_served_us, timing_version, in_type, layout, revalidated_from,"
+    " revalidated_from_driver FROM records"
     " WHERE id = ?1"
     " RETURNING quarantine_id";
 
@@ -62,11 +65,13 @@ constexpr const char kQuarantineResults[] =
 
 // Columns that the quarantine tables gained after they were first made
 // (schema 4's in_type and layout, schema 5's engine config, schema 8's
-// build time and heuristic rank): a file
+// build time and heuristic rank, schema 9's and 10's provenance): a file
 // quarantined under an older schema has the tables without them.
 constexpr std::pair<const char*, const char*> kQuarantineLaterColumns[] = {
     {"quarantined_records", "in_type"},
     {"quarantined_records", "layout"},
+    {"quarantined_records", "revalidated_from"},
+    {"quarantined_records", "revalidated_from_driver"},
     {"quarantined_results", "knobs"},
     {"quarantined_results", "numerical_notes"},
     {"quarantined_results", "behavior_notes"},

@@ -187,6 +187,33 @@ TEST_F(BadRowsTest, QuarantineMovesBadRowsWithTheirValuesAndLeavesACleanStore) {
   EXPECT_TRUE(again->empty());
 }
 
+TEST_F(BadRowsTest, QuarantineKeepsTheProvenanceThatMadeARowBad) {
+  // TestRecord's driver is 580.65.06 and its cuDNN 9.19.0: neither a newer
+  // driver nor its own version can be where a record was re-timed from.
+  Damage("UPDATE records SET revalidated_from_driver = '590.1' WHERE id = 2");
+  Damage("UPDATE records SET revalidated_from = 91900 WHERE id = 3");
+  absl::StatusOr<std::vector<BadRow>> moved = store_->QuarantineBadRows();
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  ASSERT_EQ(moved->size(), 2u);
+  EXPECT_THAT((*moved)[0].reason, HasSubstr("revalidated_from_driver"));
+  EXPECT_THAT((*moved)[1].reason, HasSubstr("revalidated_from"));
+
+  auto db = sql::Database::Open(path_, sql::Database::Mode::kReadOnly, 5000);
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto kept = (*db)->GetUniqueStatement(
+      "SELECT id, revalidated_from, revalidated_from_driver"
+      " FROM quarantined_records ORDER BY id");
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  ASSERT_TRUE(kept->Step().value_or(false));
+  EXPECT_EQ(kept->ColumnInt64(0), 2);
+  EXPECT_EQ(kept->ColumnInt64(1), 0);
+  EXPECT_EQ(kept->ColumnText(2), "590.1");  // the value that made it bad
+  ASSERT_TRUE(kept->Step().value_or(false));
+  EXPECT_EQ(kept->ColumnInt64(0), 3);
+  EXPECT_EQ(kept->ColumnInt64(1), 91900);
+  EXPECT_EQ(kept->ColumnText(2), "");
+}
+
 // `tunedb repair` lists what it quarantined by id: no later record may take
 // one of those ids, or `show ID` would name another record.
 TEST_F(BadRowsTest, TheIdsOfQuarantinedRecordsAreNeverHandedOutAgain) {
