@@ -62,13 +62,8 @@ absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request) {
                      " is not a cuDNN version"));
   }
   args.mode.revalidate_from_cudnn = request.revalidate_from_cudnn();
-  if (request.revalidate_older_driver() &&
-      (request.force() || request.revalidate_from_cudnn() != 0)) {
-    return absl::InvalidArgumentError(
-        "revalidate_older_driver: not with force or revalidate_from_cudnn "
-        "(it re-times the key's own record, which they do not)");
-  }
   args.mode.revalidate_older_driver = request.revalidate_older_driver();
+  RETURN_IF_ERROR(CheckRevalidateOlderDriver(args.mode));
   if (request.return_if_held() && !request.when_idle()) {
     return absl::InvalidArgumentError(
         "return_if_held: only with when_idle (nothing else is held back)");

@@ -347,6 +347,16 @@ absl::StatusOr<Prediction> TuningCore::Predict(const ValidKey& key,
   return *std::move(p);
 }
 
+absl::Status CheckRevalidateOlderDriver(const TuneMode& mode) {
+  if (mode.revalidate_older_driver &&
+      (mode.force || mode.revalidate_from_cudnn != 0)) {
+    return absl::InvalidArgumentError(
+        "revalidate_older_driver: not with force or revalidate_from_cudnn "
+        "(it re-times the key's own record, which they do not)");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<TuneAnswer> TuningCore::Tune(
     const ConvProblem& problem, const std::optional<DeviceKey>& device,
     const Constraints& constraints, const TuneMode& mode, absl::Time deadline,
@@ -357,11 +367,7 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   RETURN_IF_ERROR(CheckRevalidatedFrom(mode.revalidate_from_cudnn,
                                        devices_[index].key.cudnn_version,
                                        "revalidate_from_cudnn"));
-  if (mode.revalidate_older_driver &&
-      (force || mode.revalidate_from_cudnn != 0)) {
-    return absl::InvalidArgumentError(
-        "revalidate_older_driver: not with force or revalidate_from_cudnn");
-  }
+  RETURN_IF_ERROR(CheckRevalidateOlderDriver(mode));
   // The finder's device keys were validated when its workers reported them.
   const ValidKey key =
       ValidKey::FromValidated(ProblemKey{devices_[index].key, problem});

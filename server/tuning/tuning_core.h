@@ -86,7 +86,8 @@ struct TuneMode {
   // (Record::revalidated_from_driver); a full search where they do not
   // decide. A record under the same or a newer driver, or whose driver text
   // cannot be read, is served as stored; nothing stored is searched in full.
-  // Not with force or revalidate_from_cudnn. Default: no.
+  // Not with force or revalidate_from_cudnn (CheckRevalidateOlderDriver).
+  // Default: no.
   bool revalidate_older_driver = false;
   // With kWhenIdle: answer at once (TuneAnswer::held) once the search is
   // held back until the GPU is idle, instead of waiting for it up to the
@@ -94,6 +95,12 @@ struct TuneMode {
   // misses without waiting seconds for each. Default: no.
   bool return_if_held = false;
 };
+
+// INVALID_ARGUMENT naming revalidate_older_driver where `mode` sets it with
+// force or revalidate_from_cudnn (it re-times the key's own record, which
+// they do not); OK otherwise. The one copy of the rule: Tune checks it, and
+// so does the service's validation of a request.
+absl::Status CheckRevalidateOlderDriver(const TuneMode& mode);
 
 // Which predictors TuningCore::Predict may answer from.
 enum class Predictors {
