@@ -21,7 +21,9 @@ bool InputDownConversionAllowed(const ConvProblem& p) {
 }
 
 MathType PolicyMathType(const ConvProblem& p) {
-  return TensorCoresAllowed(p) ? MathType::kDefault : MathType::kFma;
+  if (!TensorCoresAllowed(p)) return MathType::kFma;
+  const DataTypeTraits& t = DataTypeTraitsOf(p.input_type);
+  return t.tensor_cores ? t.tensor_core_math : MathType::kDefault;
 }
 
 std::vector<MathType> SearchMathTypes(const ConvProblem& p) {

@@ -37,8 +37,12 @@ bool TensorCoresAllowed(const ConvProblem& problem);
 // (cuDNN's DOWN_CONVERT_INPUTS note): not for f32 without TF32.
 bool InputDownConversionAllowed(const ConvProblem& problem);
 
-// The math type a problem's own descriptors get (lookups, heuristics):
-// FMA when tensor cores are not allowed (TensorCoresAllowed), else default.
+// The math type a problem's own descriptors get (lookups, heuristics), as a
+// framework sets it (PyTorch's ConvolutionDescriptor): FMA when tensor
+// cores are not allowed (TensorCoresAllowed), else the type's tensor-core
+// math (tensor_op for f16 and bf16; default for f32 with TF32 and for f64).
+// cuDNN's legacy heuristic asked under default math ranks f16 algorithms
+// without tensor cores first.
 MathType PolicyMathType(const ConvProblem& problem);
 
 // The math types a search measures for a problem's policy:

@@ -45,8 +45,8 @@ struct ConvDescriptors {
 
 // Descriptors for `problem`. The convolution descriptor's math type is the
 // problem's policy (PolicyMathType, common/math_policy.h): CUDNN_FMA_MATH
-// when it allows no tensor cores (or is f32 without TF32), else
-// CUDNN_DEFAULT_MATH. INVALID_ARGUMENT if the problem is
+// when it allows no tensor cores (or is f32 without TF32), else the type's
+// tensor-core math. INVALID_ARGUMENT if the problem is
 // invalid or cuDNN computes another output size; a descriptor cuDNN refuses
 // gives its status as cudnn_status.h maps it (INVALID_ARGUMENT for
 // BAD_PARAM).
