@@ -24,7 +24,9 @@
 // the device's, and re-times them as Tunes with revalidate_older_driver:
 // each re-timed record replaces the old driver's record of its key and
 // carries the new driver, so the next start does not plan it again. Only
-// the local store is read for these (not the fleet's records).
+// the local store is read for these (not the fleet's records), and their
+// Tunes ask the fleet nothing and take no lease: the fleet's record of the
+// key may be the very one they re-time.
 //
 // Thread safety: every public method is thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_BACKGROUND_REVALIDATOR_H_

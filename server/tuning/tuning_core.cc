@@ -27,6 +27,9 @@ struct TuningCore::Pending {
   bool force = false;           // search even if a record exists anywhere
   int revalidate_from = 0;      // TuneMode::revalidate_from_cudnn
   bool revalidate_older_driver = false;  // TuneMode's
+  // It re-times the older driver's record stored here: asks the fleet
+  // nothing (the fleet's record of the key may be that very one).
+  bool retimes_stored = false;
   // A program's miss (SearchWhen::kWhenIdle): runs only while no program
   // uses the device. Guarded by the device worker's mu.
   bool when_idle = false;
@@ -371,14 +374,16 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
   // The finder's device keys were validated when its workers reported them.
   const ValidKey key =
       ValidKey::FromValidated(ProblemKey{devices_[index].key, problem});
-  // Whether a stored record answers as it is: not when stale (measured
-  // before launch timing: searched again), nor when measured under an older
-  // driver than the device's and the caller asks to revalidate it.
+  // Whether the caller asks to revalidate `record`: measured under an older
+  // driver than the device's. Such a record is not served as it is; nor is a
+  // stale one (measured before launch timing: searched again).
   const std::string& driver = devices_[index].driver_version;
+  auto older_driver = [&](const std::shared_ptr<const Record>& record) {
+    return mode.revalidate_older_driver && record != nullptr &&
+           DriverIsOlder(record->driver_version, driver);
+  };
   auto answers = [&](const std::shared_ptr<const Record>& record) {
-    return record && !record->stale() &&
-           !(mode.revalidate_older_driver &&
-             DriverIsOlder(record->driver_version, driver));
+    return record && !record->stale() && !older_driver(record);
   };
   if (!force) {
     ASSIGN_OR_RETURN(std::shared_ptr<const Record> record, Stored(key));
@@ -419,10 +424,11 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
         w.cv.notify_one();
       }
     } else {
+      std::shared_ptr<const Record> record;
       if (!force) {
         // A search may have finished between the store read above and
         // taking mu_ (it stores before leaving inflight_): look again.
-        ASSIGN_OR_RETURN(std::shared_ptr<const Record> record, Stored(key));
+        ASSIGN_OR_RETURN(record, Stored(key));
         if (answers(record)) {
           misses_.fetch_sub(1, std::memory_order_relaxed);
           return Serve(std::move(record), constraints);
@@ -436,6 +442,8 @@ absl::StatusOr<TuneAnswer> TuningCore::Tune(
       pending->force = force;
       pending->revalidate_from = mode.revalidate_from_cudnn;
       pending->revalidate_older_driver = mode.revalidate_older_driver;
+      // A key with nothing stored here asks the fleet first, as any miss.
+      pending->retimes_stored = older_driver(record);
       pending->when_idle = when_idle;
       DeviceWorker& w = *workers_[index];
       {
@@ -594,17 +602,24 @@ void TuningCore::WorkerLoop(int index) {
 }
 
 void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
+  const DeviceInfo& device = devices_[index];
   // A forced search asks nobody: it searches here and publishes. So does a
-  // revalidation after a driver upgrade (the fleet's record of the key may
-  // be the very record it re-times).
+  // revalidation of a record stored here after a driver upgrade (the
+  // fleet's record of the key may be the very record it re-times).
   if (fleet_ != nullptr && !pending->fleet_resolved && !pending->force &&
-      !pending->revalidate_older_driver) {
+      !pending->retimes_stored) {
     pending->fleet_resolved = true;
     FleetSync::Resolution fleet = fleet_->Resolve(pending->key);
     if (fleet.outcome == FleetSync::Outcome::kFound) {
-      Complete(pending, KeepFleetRecord(*std::move(fleet.record)),
-               false);
-      return;
+      std::shared_ptr<const Record> kept =
+          KeepFleetRecord(*std::move(fleet.record));
+      // Asked to revalidate an older driver's record, the fleet's (now
+      // stored here) is re-timed below; any other answers as it is.
+      if (!pending->revalidate_older_driver ||
+          !DriverIsOlder(kept->driver_version, device.driver_version)) {
+        Complete(pending, std::move(kept), false);
+        return;
+      }
     }
     if (fleet.outcome == FleetSync::Outcome::kHeld) {
       // Another host searches it: the fleet thread waits for its result, and
@@ -615,7 +630,6 @@ void TuningCore::RunSearch(int index, const std::shared_ptr<Pending>& pending) {
       return;
     }
   }
-  const DeviceInfo& device = devices_[index];
   absl::Time start = absl::Now();
   Provenance provenance;
   absl::StatusOr<SearchResult> found = Search(index, *pending, &provenance);

@@ -85,8 +85,10 @@ struct TuneMode {
   // instead of serving it, and store the result as the key's record
   // (Record::revalidated_from_driver); a full search where they do not
   // decide. A record under the same or a newer driver, or whose driver text
-  // cannot be read, is served as stored; nothing stored is searched in full.
-  // Not with force or revalidate_from_cudnn (CheckRevalidateOlderDriver).
+  // cannot be read, is served as stored; a key with nothing stored is an
+  // ordinary miss (asked of the fleet, if any, whose older driver's record
+  // is re-timed; else searched in full). Not
+  // with force or revalidate_from_cudnn (CheckRevalidateOlderDriver).
   // Default: no.
   bool revalidate_older_driver = false;
   // With kWhenIdle: answer at once (TuneAnswer::held) once the search is
@@ -240,9 +242,11 @@ class TuningCore {
   // (a revalidation joining a full search gets the full search).
   // INVALID_ARGUMENT for a revalidation from the device's own version, and
   // for revalidate_older_driver with force or revalidate_from_cudnn. A
-  // revalidate_older_driver search asks the fleet nothing (the fleet's
-  // record of the key may be the old driver's): it searches here, as a
-  // forced search does, and publishes.
+  // revalidate_older_driver search of an older driver's record asks the
+  // fleet nothing (the fleet's record of the key may be the old driver's):
+  // it searches here, as a forced search does, and publishes; one of a key
+  // with nothing stored here asks the fleet first, as any miss, and
+  // re-times the fleet's record where it is an older driver's.
   absl::StatusOr<TuneAnswer> Tune(const ConvProblem& problem,
                                   const std::optional<DeviceKey>& device,
                                   const Constraints& constraints,

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -344,6 +345,78 @@ TEST_F(FleetRevalidationTest,
     ASSERT_TRUE(here.ok() && here->has_value()) << here.status();
     testing_util::ExpectSameRecord(**here, old);
   }
+}
+
+// After a driver upgrade (TuneMode::revalidate_older_driver): host-a's GPU
+// reports kNewDriver.
+constexpr char kNewDriver[] = "580.65.06";
+constexpr char kOldDriver[] = "575.57.08";
+
+// `p` under the served key, measured by host-c under `driver`.
+Record ServedRecord(const ConvProblem& p, const std::string& driver) {
+  Record r = OldRecord(p, kServed);
+  r.driver_version = driver;
+  return r;
+}
+
+absl::StatusOr<TuneAnswer> RevalidateDriver(TuningCore& core,
+                                            const ConvProblem& p) {
+  TuneMode mode;
+  mode.revalidate_older_driver = true;
+  return core.Tune(p, std::nullopt, {}, mode, absl::Now() + absl::Seconds(30));
+}
+
+TEST_F(FleetRevalidationTest,
+       ADriverRevalidationReTimesTheRecordHereWithoutTakingTheFleetsCopy) {
+  const Record old = ServedRecord(TestProblem(1), kOldDriver);
+  Publish({old});
+  std::unique_ptr<Daemon> a =
+      Start("host-a", ":memory:", absl::StrCat("driver=", kNewDriver));
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(a->store->Put(old).ok());
+  auto answer = RevalidateDriver(*a->core, TestProblem(1));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->searched);
+  EXPECT_EQ(answer->record->host, "host-a");
+  EXPECT_EQ(answer->record->driver_version, kNewDriver);
+  EXPECT_EQ(answer->record->revalidated_from_driver, kOldDriver);
+  EXPECT_EQ(a->core->Stats().revalidated, 1);
+  // Published like any search: the fleet's record of the key is host-a's.
+  ASSERT_TRUE(a->sync->DrainOnce().ok());
+  auto in_fleet = host_c_->Get(old.key);
+  ASSERT_TRUE(in_fleet.ok() && in_fleet->has_value()) << in_fleet.status();
+  EXPECT_EQ((*in_fleet)->host, "host-a");
+  EXPECT_EQ((*in_fleet)->revalidated_from_driver, kOldDriver);
+}
+
+TEST_F(FleetRevalidationTest,
+       ADriverRevalidationOfAKeyNotStoredHereTakesTheFleetsCurrentRecord) {
+  Publish({ServedRecord(TestProblem(1), kNewDriver)});
+  std::unique_ptr<Daemon> a =
+      Start("host-a", ":memory:", absl::StrCat("driver=", kNewDriver));
+  ASSERT_NE(a, nullptr);
+  auto answer = RevalidateDriver(*a->core, TestProblem(1));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_FALSE(answer->searched);
+  EXPECT_EQ(answer->record->host, "host-c");
+  EXPECT_EQ(a->finder->searches(), 0);
+  EXPECT_TRUE(a->Made(TestProblem(1)).has_value());  // kept here
+}
+
+TEST_F(FleetRevalidationTest,
+       ADriverRevalidationOfAKeyNotStoredHereReTimesTheFleetsOlderRecord) {
+  const Record old = ServedRecord(TestProblem(1), kOldDriver);
+  Publish({old});
+  std::unique_ptr<Daemon> a =
+      Start("host-a", ":memory:", absl::StrCat("driver=", kNewDriver));
+  ASSERT_NE(a, nullptr);
+  auto answer = RevalidateDriver(*a->core, TestProblem(1));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->searched);
+  EXPECT_EQ(answer->record->driver_version, kNewDriver);
+  EXPECT_EQ(answer->record->revalidated_from_driver, kOldDriver);
+  EXPECT_EQ(a->finder->searches(), 1);
+  EXPECT_EQ(a->core->Stats().revalidated, 1);
 }
 
 TEST_F(FleetRevalidationTest, AnUnreachableFleetLeavesTheLocalPlan) {
