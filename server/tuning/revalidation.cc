@@ -74,12 +74,12 @@ RevalidationVerdict JudgeRevalidation(const Record& source,
   }
   if (best_old == nullptr) {
     return {Outcome::kFullSearch,
-            "none of the old version's candidates runs on the new one"};
+            "none of the old record's candidates runs now"};
   }
   if (best_new != nullptr && DirectMs(*best_new) * (1 + kMinGainOverHeuristic) <
                                  DirectMs(*best_old)) {
     return {Outcome::kFullSearch,
-            "a config the old version did not rank among its fastest now "
+            "a config the old record did not rank among its fastest now "
             "beats all of them by more than 2 %: its ranking no longer "
             "decides"};
   }

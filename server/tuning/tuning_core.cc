@@ -350,16 +350,6 @@ absl::StatusOr<Prediction> TuningCore::Predict(const ValidKey& key,
   return *std::move(p);
 }
 
-absl::Status CheckRevalidateOlderDriver(const TuneMode& mode) {
-  if (mode.revalidate_older_driver &&
-      (mode.force || mode.revalidate_from_cudnn != 0)) {
-    return absl::InvalidArgumentError(
-        "revalidate_older_driver: not with force or revalidate_from_cudnn "
-        "(it re-times the key's own record, which they do not)");
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<TuneAnswer> TuningCore::Tune(
     const ConvProblem& problem, const std::optional<DeviceKey>& device,
     const Constraints& constraints, const TuneMode& mode, absl::Time deadline,

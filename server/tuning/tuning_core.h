@@ -101,8 +101,17 @@ struct TuneMode {
 // INVALID_ARGUMENT naming revalidate_older_driver where `mode` sets it with
 // force or revalidate_from_cudnn (it re-times the key's own record, which
 // they do not); OK otherwise. The one copy of the rule: Tune checks it, and
-// so does the service's validation of a request.
-absl::Status CheckRevalidateOlderDriver(const TuneMode& mode);
+// so does the service's validation of a request (inline: that library does
+// not link the core).
+inline absl::Status CheckRevalidateOlderDriver(const TuneMode& mode) {
+  if (mode.revalidate_older_driver &&
+      (mode.force || mode.revalidate_from_cudnn != 0)) {
+    return absl::InvalidArgumentError(
+        "revalidate_older_driver: not with force or revalidate_from_cudnn "
+        "(it re-times the key's own record, which they do not)");
+  }
+  return absl::OkStatus();
+}
 
 // Which predictors TuningCore::Predict may answer from.
 enum class Predictors {

@@ -125,6 +125,35 @@ class StoreFileTest : public ::testing::Test {
     ASSERT_TRUE(store->PutAll(records).ok());
   }
 
+  // The store reopened after `record` was stored and the file was taken
+  // back to an older schema by `downgrade` (SQL), and the record as it
+  // reads there now; null where any step failed (reported).
+  std::unique_ptr<Store> MigratedWith(const Record& record,
+                                      const std::string& downgrade,
+                                      std::optional<Record>* got) {
+    {
+      auto store = MustOpen();
+      if (store == nullptr || !store->Put(record).ok()) {
+        ADD_FAILURE() << "could not store the record";
+        return nullptr;
+      }
+    }
+    if (!Raw(path_)->Execute(downgrade).ok()) {
+      ADD_FAILURE() << "could not take the file back: " << downgrade;
+      return nullptr;
+    }
+    auto store = MustOpen();
+    if (store == nullptr) return nullptr;
+    EXPECT_EQ(RawInt(path_, "PRAGMA user_version"), kStoreSchemaVersion);
+    absl::StatusOr<std::optional<Record>> read = store->Get(record.key);
+    if (!read.ok() || !read->has_value()) {
+      ADD_FAILURE() << "the migrated record cannot be read: " << read.status();
+      return nullptr;
+    }
+    *got = **std::move(read);
+    return store;
+  }
+
   TempDir dir_;
   const std::string path_ = dir_.File("tunedb.db");
 };
@@ -282,61 +311,45 @@ TEST_F(StoreFileTest, MigratesAVersion1File) {
 
 TEST_F(StoreFileTest, AVersion7FileKeepsItsResultsWithoutBuildTimesOrRanks) {
   const Record graph = GraphTestRecord(1);
-  {
-    auto store = MustOpen();
-    ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Put(graph).ok());
-  }
-  ASSERT_TRUE(Raw(path_)
-                  ->Execute("ALTER TABLE results DROP COLUMN build_ms;"
+  std::optional<Record> migrated;
+  auto store = MigratedWith(graph,
+                            "ALTER TABLE results DROP COLUMN build_ms;"
                             "ALTER TABLE results DROP COLUMN heuristic_rank;"
                             "ALTER TABLE records DROP COLUMN revalidated_from;"
                             "ALTER TABLE records DROP COLUMN "
                             "revalidated_from_driver;"
-                            "PRAGMA user_version = 7;")
-                  .ok());
-  auto store = MustOpen();
+                            "PRAGMA user_version = 7;",
+                            &migrated);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(RawInt(path_, "PRAGMA user_version"), kStoreSchemaVersion);
-  absl::StatusOr<std::optional<Record>> got = store->Get(graph.key);
-  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
-  ASSERT_EQ((*got)->results.size(), graph.results.size());
+  ASSERT_EQ(migrated->results.size(), graph.results.size());
   for (size_t i = 0; i < graph.results.size(); ++i) {
     // Unknown (0) after the migration; everything else as stored.
     AlgoResult expected = graph.results[i];
     expected.build_ms = 0;
     expected.heuristic_rank = 0;
-    EXPECT_EQ((*got)->results[i], expected) << i;
+    EXPECT_EQ(migrated->results[i], expected) << i;
   }
   // A new Put stores them.
   ASSERT_TRUE(store->Put(graph).ok());
-  got = store->Get(graph.key);
+  absl::StatusOr<std::optional<Record>> got = store->Get(graph.key);
   ASSERT_TRUE(got.ok() && got->has_value());
   EXPECT_EQ((*got)->results, graph.results);
 }
 
 TEST_F(StoreFileTest, AVersion8FilesRecordsReadAsFullSearchesAndGainProvenance) {
   Record record = GraphTestRecord(1);
-  {
-    auto store = MustOpen();
-    ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Put(record).ok());
-  }
-  ASSERT_TRUE(Raw(path_)
-                  ->Execute("ALTER TABLE records DROP COLUMN revalidated_from;"
+  std::optional<Record> migrated;
+  auto store = MigratedWith(record,
+                            "ALTER TABLE records DROP COLUMN revalidated_from;"
                             "ALTER TABLE records DROP COLUMN "
                             "revalidated_from_driver;"
-                            "PRAGMA user_version = 8;")
-                  .ok());
-  auto store = MustOpen();
+                            "PRAGMA user_version = 8;",
+                            &migrated);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(RawInt(path_, "PRAGMA user_version"), kStoreSchemaVersion);
-  absl::StatusOr<std::optional<Record>> got = store->Get(record.key);
-  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
-  EXPECT_EQ((*got)->revalidated_from_cudnn, 0);
+  EXPECT_EQ(migrated->revalidated_from_cudnn, 0);
   record.revalidated_from_cudnn = 91400;
   ASSERT_TRUE(store->Put(record).ok());
-  got = store->Get(record.key);
+  absl::StatusOr<std::optional<Record>> got = store->Get(record.key);
   ASSERT_TRUE(got.ok() && got->has_value());
   EXPECT_EQ((*got)->revalidated_from_cudnn, 91400);
 }
@@ -344,26 +357,18 @@ TEST_F(StoreFileTest, AVersion8FilesRecordsReadAsFullSearchesAndGainProvenance) 
 TEST_F(StoreFileTest, AVersion9FilesRecordsReadAsFullSearchesAndGainDriverProvenance) {
   Record record = GraphTestRecord(1);  // driver 580.65.06
   record.revalidated_from_cudnn = 91400;
-  {
-    auto store = MustOpen();
-    ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Put(record).ok());
-  }
-  ASSERT_TRUE(Raw(path_)
-                  ->Execute("ALTER TABLE records DROP COLUMN "
+  std::optional<Record> migrated;
+  auto store = MigratedWith(record,
+                            "ALTER TABLE records DROP COLUMN "
                             "revalidated_from_driver;"
-                            "PRAGMA user_version = 9;")
-                  .ok());
-  auto store = MustOpen();
+                            "PRAGMA user_version = 9;",
+                            &migrated);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(RawInt(path_, "PRAGMA user_version"), kStoreSchemaVersion);
-  absl::StatusOr<std::optional<Record>> got = store->Get(record.key);
-  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
-  ExpectSameRecord(**got, record);  // "" after the migration
-  EXPECT_EQ((*got)->revalidated_from_driver, "");
+  ExpectSameRecord(*migrated, record);  // "" after the migration
+  EXPECT_EQ(migrated->revalidated_from_driver, "");
   record.revalidated_from_driver = "575.57.08";
   ASSERT_TRUE(store->Put(record).ok());
-  got = store->Get(record.key);
+  absl::StatusOr<std::optional<Record>> got = store->Get(record.key);
   ASSERT_TRUE(got.ok() && got->has_value());
   ExpectSameRecord(**got, record);
   EXPECT_EQ((*got)->revalidated_from_driver, "575.57.08");

@@ -149,6 +149,22 @@ class TuningCoreTest : public testing::Test {
     return core_->Lookup(*key, {});
   }
 
+  // That the last search re-timed `old`'s candidates (RevalidationCandidates)
+  // and nothing else, none with a plan, no stored plan handed on (they are
+  // built again), and that `answer`'s record holds them with the old choice
+  // first; counted as a revalidation, not a full search.
+  void ExpectRetimedFrom(const Record& old, const TuneAnswer& answer) {
+    const std::vector<AlgoResult> asked = recording_->retime_only().back();
+    ASSERT_FALSE(asked.empty());
+    EXPECT_EQ(asked.size(), RevalidationCandidates(old).size());
+    for (const AlgoResult& c : asked) EXPECT_TRUE(c.plan.empty());
+    EXPECT_TRUE(recording_->stored_plans().back().empty());
+    EXPECT_EQ(answer.record->results.size(), asked.size());
+    EXPECT_EQ(answer.choice->algo, Choose(old, {})->algo);
+    EXPECT_EQ(core_->Stats().revalidated, 1);
+    EXPECT_EQ(core_->Stats().revalidation_full_searches, 0);
+  }
+
   std::unique_ptr<Store> store_;
   std::unique_ptr<SimulatedFinder> finder_;
   std::unique_ptr<RecordingFinder> recording_;
@@ -453,18 +469,7 @@ TEST_F(RevalidationCoreTest, RetimesOnlyTheOldCandidatesBuildsTheirPlansAndSaysS
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_TRUE(answer->searched);
   EXPECT_EQ(answer->record->revalidated_from_cudnn, kOld);
-
-  const std::vector<AlgoResult> asked = recording_->retime_only().back();
-  EXPECT_EQ(asked.size(), RevalidationCandidates(old).size());
-  ASSERT_FALSE(asked.empty());
-  for (const AlgoResult& c : asked) EXPECT_TRUE(c.plan.empty());
-  // No plan of the old version is handed on: they are built again.
-  EXPECT_TRUE(recording_->stored_plans().back().empty());
-  // The record holds the re-timed configs only, the old choice first.
-  EXPECT_EQ(answer->record->results.size(), asked.size());
-  EXPECT_EQ(answer->choice->algo, Choose(old, {})->algo);
-  EXPECT_EQ(core_->Stats().revalidated, 1);
-  EXPECT_EQ(core_->Stats().revalidation_full_searches, 0);
+  ExpectRetimedFrom(old, *answer);
   // The old record is untouched.
   ProblemKey old_key = old.key;
   auto kept = store_->Get(old_key);
@@ -553,17 +558,7 @@ TEST_F(DriverRevalidationCoreTest,
   EXPECT_EQ(answer->record->driver_version, kServing);
   EXPECT_EQ(answer->record->revalidated_from_driver, kOlder);
   EXPECT_EQ(answer->record->revalidated_from_cudnn, 0);
-
-  const std::vector<AlgoResult> asked = recording_->retime_only().back();
-  ASSERT_FALSE(asked.empty());
-  EXPECT_EQ(asked.size(), RevalidationCandidates(old).size());
-  for (const AlgoResult& c : asked) EXPECT_TRUE(c.plan.empty());
-  // The old driver's plans are not handed on: they are built again.
-  EXPECT_TRUE(recording_->stored_plans().back().empty());
-  EXPECT_EQ(answer->record->results.size(), asked.size());
-  EXPECT_EQ(answer->choice->algo, Choose(old, {})->algo);
-  EXPECT_EQ(core_->Stats().revalidated, 1);
-  EXPECT_EQ(core_->Stats().revalidation_full_searches, 0);
+  ExpectRetimedFrom(old, *answer);
   // It replaced the old driver's record of the key (one record per key).
   const Record now = StoredNow(graph);
   EXPECT_EQ(now.id, old.id);
