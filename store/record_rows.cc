@@ -6,14 +6,20 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/record_results.h"
 #include "common/status_macros.h"
 #include "common/valid_key.h"
 #include "store/record_columns.h"
+#include "store/record_json.h"
 
 namespace tunedb {
 namespace {
 
+constexpr const char kInsertSuperseded[] =
+    "INSERT INTO superseded_records(key_text, driver_version, "
+    "superseded_at_us, record_json) VALUES (?, ?, ?, ?)";
 constexpr const char kGetRecord[] =
     "SELECT " TUNEDB_RECORD_COLUMNS
     " FROM records INDEXED BY records_by_key_hash"
@@ -389,9 +395,32 @@ absl::Status InsertResults(sql::Statement& insert, int64_t id,
   return absl::OkStatus();
 }
 
+// Before `record` replaces the stored record of its key: where that one was
+// measured under another driver, it is kept whole, as its export-format line
+// (superseded_records), in the same transaction. A row that cannot be read is
+// replaced as before (nothing readable to keep).
+absl::Status KeepSuperseded(sql::Database& db, const Record& record,
+                            const std::string& key_text) {
+  absl::StatusOr<std::optional<Record>> old = GetRecord(db, record.key);
+  if (absl::IsDataLoss(old.status())) return absl::OkStatus();
+  RETURN_IF_ERROR(old.status());
+  if (!old->has_value() ||
+      (*old)->driver_version == record.driver_version) {
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(sql::Statement keep,
+                   db.GetCachedStatement(kInsertSuperseded));
+  keep.BindText(1, key_text);
+  keep.BindText(2, (*old)->driver_version);
+  keep.BindInt64(3, absl::ToUnixMicros(absl::Now()));
+  keep.BindText(4, RecordToJson(**old));
+  return keep.Run();
+}
+
 absl::StatusOr<int64_t> PutRecord(sql::Database& db, const Record& record) {
   RETURN_IF_ERROR(record.key.Validate());
   const std::string key_text = record.key.ToText();
+  RETURN_IF_ERROR(KeepSuperseded(db, record, key_text));
   int64_t id = 0;
   {
     ASSIGN_OR_RETURN(sql::Statement upsert,

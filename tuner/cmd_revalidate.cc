@@ -306,8 +306,9 @@ void AddRevalidateCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
       "the old choices, not by full searches (--from: old versions' records "
       "are only read); or, after a driver upgrade (--driver), re-time the "
       "records measured under an older driver: each re-timed record "
-      "replaces the old driver's record of its key (run `tunedb export` "
-      "first to keep those). Rerun to resume");
+      "replaces the old driver's record of its key, which the database "
+      "keeps whole in its superseded_records table (`tunedb export` first "
+      "also keeps a file of them). Rerun to resume");
   cmd->add_option("--from", flags->from,
                   "The old cuDNN version whose records are re-timed, e.g. "
                   "9.14 (or --driver)");

@@ -56,6 +56,18 @@ namespace {
   "ALTER TABLE records ADD COLUMN revalidated_from_driver TEXT NOT NULL " \
   "DEFAULT '';\n"
 
+// Version 10 too: records replaced by one measured under another driver,
+// each kept whole as its export-format line (a driver upgrade's re-timing
+// replaces the old driver's record of a key; this keeps it).
+#define TUNEDB_SUPERSEDED_SCHEMA                    \
+  "CREATE TABLE IF NOT EXISTS superseded_records("  \
+  "  id INTEGER PRIMARY KEY,"                       \
+  "  key_text TEXT NOT NULL,"                       \
+  "  driver_version TEXT NOT NULL,"                 \
+  "  superseded_at_us INTEGER NOT NULL,"            \
+  "  record_json TEXT NOT NULL);\n"
+constexpr const char* kSupersededSchema = TUNEDB_SUPERSEDED_SCHEMA;
+
 // The current schema, created in one go for a new database.
 constexpr const char* kCreateSchema = "CREATE TABLE records"
     TUNEDB_RECORDS_COLUMNS TUNEDB_RECORDS_INDEXES TUNEDB_RECORDS_PROVENANCE
@@ -199,8 +211,9 @@ ALTER TABLE results ADD COLUMN heuristic_rank INTEGER NOT NULL DEFAULT 0;
     TUNEDB_RECORDS_PROVENANCE,
     // 9 -> 10: where a record came from after a driver upgrade: '' (a full
     // search, as every record stored before was) or the older driver whose
-    // record of the key a revalidation re-timed.
-    TUNEDB_RECORDS_DRIVER_PROVENANCE,
+    // record of the key a revalidation re-timed; and the records such a
+    // re-timing replaced.
+    TUNEDB_RECORDS_DRIVER_PROVENANCE TUNEDB_SUPERSEDED_SCHEMA,
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,
@@ -278,6 +291,7 @@ absl::Status CreateOrMigrateInTransaction(sql::Database& db) {
     RETURN_IF_ERROR(db.Execute(kCreateSchema));
     RETURN_IF_ERROR(db.Execute(kFleetOutboxSchema));
     RETURN_IF_ERROR(db.Execute(kImportReceiptsSchema));
+    RETURN_IF_ERROR(db.Execute(kSupersededSchema));
   } else {
     for (int v = version; v < kStoreSchemaVersion; ++v) {
       RETURN_IF_ERROR(db.Execute(kMigrations[v]));

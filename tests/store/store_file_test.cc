@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "store/sql/database.h"
 #include "store/sql/store_schema.h"
+#include "store/record_json.h"
 #include "store/store.h"
 #include "tests/store/store_test_util.h"
 
@@ -372,6 +373,49 @@ TEST_F(StoreFileTest, AVersion9FilesRecordsReadAsFullSearchesAndGainDriverProven
   ASSERT_TRUE(got.ok() && got->has_value());
   ExpectSameRecord(**got, record);
   EXPECT_EQ((*got)->revalidated_from_driver, "575.57.08");
+}
+
+TEST_F(StoreFileTest, ARecordOfAnotherDriverKeepsTheOneItReplacesWhole) {
+  const Record old = GraphTestRecord(1);  // driver 580.65.06, with plans
+  Record retimed = old;
+  retimed.driver_version = "590.10.01";
+  retimed.revalidated_from_driver = old.driver_version;
+  retimed.results.resize(1);
+  {
+    auto store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Put(old).ok());
+    ASSERT_TRUE(store->Put(retimed).ok());
+    auto now = store->Get(old.key);
+    ASSERT_TRUE(now.ok() && now->has_value());
+    EXPECT_EQ((*now)->driver_version, "590.10.01");
+  }
+  EXPECT_EQ(RawInt(path_, "SELECT count(*) FROM superseded_records"), 1);
+  EXPECT_EQ(RawText(path_, "SELECT driver_version FROM superseded_records"),
+            old.driver_version);
+  EXPECT_EQ(RawText(path_, "SELECT key_text FROM superseded_records"),
+            old.key.ToText());
+  absl::StatusOr<Record> kept = RecordFromJson(
+      RawText(path_, "SELECT record_json FROM superseded_records"));
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  Record expected = old;
+  expected.id = kept->id;
+  expected.served_count = kept->served_count;
+  ExpectSameRecord(*kept, expected);
+  EXPECT_EQ(kept->results, old.results);  // plans included
+}
+
+TEST_F(StoreFileTest, ARecordOfTheSameDriverReplacesTheStoredOneKeepingNothing) {
+  const Record old = GraphTestRecord(1);
+  Record again = old;
+  again.results.resize(1);
+  {
+    auto store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Put(old).ok());
+    ASSERT_TRUE(store->Put(again).ok());
+  }
+  EXPECT_EQ(RawInt(path_, "SELECT count(*) FROM superseded_records"), 0);
 }
 
 TEST_F(StoreFileTest, ARowWhoseDriverProvenanceIsNotAnOlderDriverIsABadRow) {

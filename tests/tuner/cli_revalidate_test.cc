@@ -271,6 +271,7 @@ TEST_F(RevalidateDriverTest, TheHelpSaysTheOldRecordsAreReplaced) {
   EXPECT_THAT(r.out + r.err, HasSubstr("--driver"));
   EXPECT_THAT(r.out + r.err, HasSubstr("--from-driver"));
   EXPECT_THAT(r.out + r.err, HasSubstr("tunedb export"));
+  EXPECT_THAT(r.out + r.err, HasSubstr("superseded_records"));
 }
 
 }  // namespace

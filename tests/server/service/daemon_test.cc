@@ -474,8 +474,10 @@ TEST(DaemonTest, FullDiskFailsTheImportNotTheDaemonAndStoresNothing) {
   if (access(kPrlimit, X_OK) != 0) GTEST_SKIP() << "no " << kPrlimit;
   TempDir dir;
   // Staging goes to SQLite's temporary folder: keep it in the test's.
+  // 256 KiB per file: room for the schema and three records, far less
+  // than the import below.
   DaemonProcess daemon(dir, {"--finder", "simulated"},
-                       {kPrlimit, "--fsize=196608"},  // 192 KiB per file
+                       {kPrlimit, "--fsize=262144"},
                        {"SQLITE_TMPDIR=" + dir.path()});
   auto stub = daemon.Connect();
   for (int64_t n = 1; n <= 3; ++n) {
@@ -487,7 +489,7 @@ TEST(DaemonTest, FullDiskFailsTheImportNotTheDaemonAndStoresNothing) {
   ASSERT_TRUE(stub->Devices(&devices_ctx, v1::DevicesRequest(), &devices).ok());
   absl::StatusOr<DeviceKey> device = FromProto(devices.devices(0).key());
   ASSERT_TRUE(device.ok()) << device.status();
-  std::vector<ProblemKey> keys;  // far more than 192 KiB of rows
+  std::vector<ProblemKey> keys;  // far more than 256 KiB of rows
   for (int64_t n = 1000; n < 6000; ++n) {
     keys.push_back(ProblemKey{*device, TestProblem(n, 32, 32)});
   }
