@@ -24,6 +24,10 @@ constexpr const char kGetRecord[] =
     "SELECT " TUNEDB_RECORD_COLUMNS
     " FROM records INDEXED BY records_by_key_hash"
     " WHERE key_hash = ?1 AND key_text = ?2 AND key_version = ?3";
+// The stored driver of a key, for KeepSuperseded: one indexed column.
+constexpr const char kGetDriver[] =
+    "SELECT driver_version FROM records INDEXED BY records_by_key_hash"
+    " WHERE key_hash = ?1 AND key_text = ?2 AND key_version = ?3";
 
 // A record's result rows, in rank order, with `plan` as their plan column.
 #define TUNEDB_GET_RESULTS(plan)                                            \
@@ -401,6 +405,19 @@ absl::Status InsertResults(sql::Statement& insert, int64_t id,
 // replaced as before (nothing readable to keep).
 absl::Status KeepSuperseded(sql::Database& db, const Record& record,
                             const std::string& key_text) {
+  {
+    // Most Puts replace a record of the same driver (or none): one column
+    // says so, without reading the results and plans.
+    ASSIGN_OR_RETURN(sql::Statement driver,
+                     db.GetCachedStatement(kGetDriver));
+    driver.BindInt64(1, static_cast<int64_t>(KeyTextHash(key_text)));
+    driver.BindText(2, key_text);
+    driver.BindInt(3, kKeyFormatVersion);
+    ASSIGN_OR_RETURN(bool row, driver.Step());
+    if (!row || driver.ColumnText(0) == record.driver_version) {
+      return absl::OkStatus();
+    }
+  }
   absl::StatusOr<std::optional<Record>> old = GetRecord(db, record.key);
   if (absl::IsDataLoss(old.status())) return absl::OkStatus();
   RETURN_IF_ERROR(old.status());
