@@ -15,7 +15,13 @@
 //     least half of them);
 //   - "heuristic": cuDNN's own first choice, as stored with the key
 //     (heuristic mode A for the graph API, Get*_v7 for the legacy one);
-//   - "tunedb": the key's own stored choice (what a tuned key gets).
+//   - "tunedb": the key's own stored choice (what a tuned key gets);
+//   - "another search" (only with `repeat`: records of another search of
+//     the same keys): the choice that other search stored for the held-out
+//     key, judged on this one's record. What no predictor can beat on these
+//     records: the key's own answer, measured again. Where it is above 1,
+//     that is the two searches' disagreement (timing noise, ties), and a
+//     geomean below it cannot be told from noise.
 // A predicted config that the held-out record did not time is replaced by
 // the predictor's next candidate, then by the heuristic's (as a program
 // falls back), and counted as a fallback. Each group is also split by the
@@ -62,9 +68,12 @@ struct GroupScores {
 
 // The comparison over `records` (one GPU model and cuDNN version; keys of
 // other devices are compared within their own families). `neighbours` is
-// PredictFrom's vote size.
-std::vector<GroupScores> ComparePredictors(const std::vector<Record>& records,
-                                           int neighbours);
+// PredictFrom's vote size. `repeat`, where not empty, is another search of
+// (some of) the same keys: the "another search" row, over the held-out keys
+// it holds.
+std::vector<GroupScores> ComparePredictors(
+    const std::vector<Record>& records, int neighbours,
+    const std::vector<Record>& repeat = {});
 
 // The predictors' names, in report order.
 const std::vector<std::string>& PredictorNames();

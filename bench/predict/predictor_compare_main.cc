@@ -1,14 +1,17 @@
 // tunedb_predictor_compare: how well each predictor answers keys never
 // tuned, judged on stored records (predictor_compare.h).
 //
-//   tunedb_predictor_compare RECORDS.jsonl... [--neighbours 3] [--json]
+//   tunedb_predictor_compare RECORDS.jsonl... [--neighbours 3]
+//       [--repeat OTHER.jsonl] [--json]
 //   tunedb_predictor_compare --versions SOURCE.jsonl TARGET.jsonl
 //       [--compile-horizon 10000] [--no-stored-plans] [--json]
 //
 // RECORDS: `tunedb export` files (decompressed). Prints a table per API and
 // data type, or JSON with --json. With --versions, the old choices the
 // daemon serves after a cuDNN upgrade (SOURCE: the old version's records,
-// TARGET: the new one's) instead (CompareVersions).
+// TARGET: the new one's) instead (CompareVersions). With --repeat, another
+// search of the same keys: its choices, judged on RECORDS, are the floor
+// of what these records can tell apart ("another search").
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -69,18 +72,25 @@ void PrintRead(size_t records, int skipped) {
   if (skipped > 0) std::cout << ", " << skipped << " lines not records";
 }
 
-int RunPredictors(const std::vector<std::string>& files, int neighbours,
-                  bool json) {
-  std::vector<tunedb::Record> records;
+int RunPredictors(const std::vector<std::string>& files,
+                  const std::string& repeat_file, int neighbours, bool json) {
+  std::vector<tunedb::Record> records, repeat;
   int skipped = 0;
   if (!tunedb::bench::ReadRecordFiles(files, &records, &skipped)) return 1;
+  if (!repeat_file.empty() &&
+      !tunedb::bench::ReadRecordFiles({repeat_file}, &repeat, &skipped)) {
+    return 1;
+  }
   const std::vector<tunedb::GroupScores> groups =
-      tunedb::ComparePredictors(records, neighbours);
+      tunedb::ComparePredictors(records, neighbours, repeat);
   if (json) {
     std::cout << GroupsJson(groups, "tuned_keys").dump(1) << "\n";
     return 0;
   }
   PrintRead(records.size(), skipped);
+  if (!repeat.empty()) {
+    std::cout << " (and " << repeat.size() << " of another search)";
+  }
   std::cout << "\n\n";
   PrintTable(groups, tunedb::PredictorNames(), "tuned keys", "held-out keys");
   return 0;
@@ -136,6 +146,7 @@ int main(int argc, char** argv) {
       "choices served after a cuDNN upgrade, timed from the new version's "
       "records"};
   std::vector<std::string> files, versions;
+  std::string repeat;
   int neighbours = 3;
   bool json = false;
   CLI::Option* records =
@@ -163,6 +174,12 @@ int main(int argc, char** argv) {
   app.add_option("--neighbours", neighbours, "nearest tuned keys that vote")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  app.add_option("--repeat", repeat,
+                 "export of another search of the same keys: its choices, "
+                 "judged on RECORDS, as the row \"another search\" (what "
+                 "these records can tell apart)")
+      ->check(CLI::ExistingFile)
+      ->excludes("--versions");
   app.add_flag("--json", json, "print JSON instead of a table");
   CLI11_PARSE(app, argc, argv);
   caller.loads_stored_plans = !no_stored_plans;
@@ -171,5 +188,5 @@ int main(int argc, char** argv) {
     std::cerr << "give RECORDS or --versions SOURCE TARGET (see --help)\n";
     return 2;
   }
-  return RunPredictors(files, neighbours, json);
+  return RunPredictors(files, repeat, neighbours, json);
 }

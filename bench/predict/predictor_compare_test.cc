@@ -61,6 +61,24 @@ TEST(PredictorCompareTest, TheNearestShapesVotePicksEachHeldOutKeysFastest) {
   EXPECT_EQ(heuristic.share_over_5pct, 1.0);
 }
 
+TEST(PredictorCompareTest, AnotherSearchsChoiceIsJudgedOnTheseRecordsWhereItHoldsTheKey) {
+  // The other search found algo 2 fastest at 12 (here 1.5x off) and did not
+  // search 64: one key judged, 1.5x.
+  Record again = Made(12);
+  again.results = {Timed(2, 0.9), Timed(1, 1.0), Timed(3, 1.1, 1)};
+  const auto groups = ComparePredictors(
+      {Made(64), Made(8), Made(48), Made(12)}, 1, {again, Made(8)});
+  const PredictorScore& another = Score(groups, "another search");
+  EXPECT_EQ(another.keys, 1);
+  EXPECT_NEAR(another.geomean_ratio, 1.5, 1e-9);
+  EXPECT_EQ(another.share_over_5pct, 1.0);
+  EXPECT_EQ(another.fallbacks, 0);
+  EXPECT_EQ(ComparePredictors({Made(8), Made(12)}, 1)
+                .at(0)
+                .by_predictor.count("another search"),
+            0u);
+}
+
 TEST(PredictorCompareTest, TheFamilyBestIsTheConfigOfLeastMeanRegret) {
   // Tuned: algo 1 is 2x off at 48, algo 2 1.5x off at 8, algo 3 1.1x off
   // at both: algo 3 has the least mean log-regret, and is 1.1x off on both
