@@ -49,17 +49,15 @@ constexpr EnumNames<ConvApi, 2> kApis("api", {{{ConvApi::kLegacy, "legacy"},
 
 // Text escaping for free-form values (the GPU model): every byte outside
 // [A-Za-z0-9._()-] becomes %XX, so values never contain spaces or '='.
-std::string Escape(absl::string_view s) {
-  std::string out;
+void AppendEscaped(absl::string_view s, std::string* out) {
   for (unsigned char ch : s) {
     if (std::isalnum(ch) || ch == '.' || ch == '_' || ch == '-' || ch == '(' ||
         ch == ')') {
-      out.push_back(static_cast<char>(ch));
+      out->push_back(static_cast<char>(ch));
     } else {
-      absl::StrAppendFormat(&out, "%%%02X", ch);
+      absl::StrAppendFormat(out, "%%%02X", ch);
     }
   }
-  return out;
 }
 
 absl::StatusOr<std::string> Unescape(absl::string_view s) {
@@ -207,13 +205,11 @@ class Fields {
   std::map<std::string, std::string> values_;
 };
 
-std::string DimsText(const ConvProblem::Dims& d, int n) {
-  std::string out;
+void AppendDims(const ConvProblem::Dims& d, int n, std::string* out) {
   for (int i = 0; i < n; ++i) {
-    if (i) out += 'x';
-    absl::StrAppend(&out, d[i]);
+    if (i) out->push_back('x');
+    absl::StrAppend(out, d[i]);
   }
-  return out;
 }
 
 absl::StatusOr<DeviceKey> ParseDeviceFields(Fields& f) {
@@ -386,11 +382,56 @@ absl::Status DeviceKey::Validate() const {
   return absl::OkStatus();
 }
 
+namespace {
+
+// The text of DeviceKey::ToText and ConvProblem::ToText, appended to `out`
+// in place: a key's text (made for every Lookup) is built in one string.
+void AppendDeviceText(const DeviceKey& d, std::string* out) {
+  out->append("gpu=");
+  AppendEscaped(d.gpu_model, out);
+  const int cudnn = d.cudnn_version;
+  const int cuda = d.cuda_runtime_version;
+  // CudnnVersionText and CudaVersionText, inline.
+  absl::StrAppend(out, " cc=", d.cc_major, ".", d.cc_minor,
+                  " sms=", d.sm_count, " cudnn=", cudnn / 10000, ".",
+                  (cudnn / 100) % 100, ".", cudnn % 100, " cuda=",
+                  cuda / 1000, ".", (cuda % 1000) / 10);
+}
+
+void AppendProblemText(const ConvProblem& p, std::string* out) {
+  const int d = p.spatial_dims >= 1 && p.spatial_dims <= ConvProblem::kMaxSpatialDims
+                    ? p.spatial_dims
+                    : 0;
+  absl::StrAppend(out, "op=", ConvOpName(p.op), " n=", p.n, " c=", p.c,
+                  " k=", p.k, " in=");
+  AppendDims(p.input, d, out);
+  out->append(" filt=");
+  AppendDims(p.filter, d, out);
+  out->append(" pad=");
+  AppendDims(p.padding, d, out);
+  out->append(" stride=");
+  AppendDims(p.stride, d, out);
+  out->append(" dil=");
+  AppendDims(p.dilation, d, out);
+  absl::StrAppend(out, " groups=", p.groups, " mode=", ConvModeName(p.mode),
+                  " in_type=", DataTypeName(p.input_type),
+                  " out_type=", DataTypeName(p.output_type),
+                  " compute=", DataTypeName(p.compute_type),
+                  " layout=", LayoutName(p.layout),
+                  " tc=", p.allow_tensor_cores ? 1 : 0,
+                  " tf32=", p.allow_tf32 ? 1 : 0);
+  if (p.api == ConvApi::kGraph) {
+    absl::StrAppend(out, " api=graph align=", p.alignment);
+  }
+}
+
+}  // namespace
+
 std::string DeviceKey::ToText() const {
-  return absl::StrCat("gpu=", Escape(gpu_model), " cc=", cc_major, ".",
-                      cc_minor, " sms=", sm_count,
-                      " cudnn=", CudnnVersionText(cudnn_version),
-                      " cuda=", CudaVersionText(cuda_runtime_version));
+  std::string out;
+  out.reserve(96);
+  AppendDeviceText(*this, &out);
+  return out;
 }
 
 absl::StatusOr<DeviceKey> DeviceKey::Parse(absl::string_view text) {
@@ -623,19 +664,10 @@ int64_t ConvProblem::OutputElements() const {
 }
 
 std::string ConvProblem::ToText() const {
-  int d =
-      spatial_dims >= 1 && spatial_dims <= kMaxSpatialDims ? spatial_dims : 0;
-  return absl::StrCat(
-      "op=", ConvOpName(op), " n=", n, " c=", c, " k=", k,
-      " in=", DimsText(input, d), " filt=", DimsText(filter, d),
-      " pad=", DimsText(padding, d), " stride=", DimsText(stride, d),
-      " dil=", DimsText(dilation, d), " groups=", groups,
-      " mode=", ConvModeName(mode), " in_type=", DataTypeName(input_type),
-      " out_type=", DataTypeName(output_type),
-      " compute=", DataTypeName(compute_type), " layout=", LayoutName(layout),
-      " tc=", allow_tensor_cores ? 1 : 0, " tf32=", allow_tf32 ? 1 : 0,
-      api == ConvApi::kGraph ? absl::StrCat(" api=graph align=", alignment)
-                             : std::string());
+  std::string out;
+  out.reserve(224);
+  AppendProblemText(*this, &out);
+  return out;
 }
 
 absl::StatusOr<ConvProblem> ConvProblem::Parse(absl::string_view text) {
@@ -650,8 +682,13 @@ absl::Status ProblemKey::Validate() const {
 }
 
 std::string ProblemKey::ToText() const {
-  return absl::StrCat("kv=", kKeyFormatVersion, " ", device.ToText(), " ",
-                      problem.ToText());
+  std::string out;
+  out.reserve(320);
+  absl::StrAppend(&out, "kv=", kKeyFormatVersion, " ");
+  AppendDeviceText(device, &out);
+  out.push_back(' ');
+  AppendProblemText(problem, &out);
+  return out;
 }
 
 uint64_t ProblemKey::Hash() const { return KeyTextHash(ToText()); }
