@@ -68,7 +68,9 @@ constexpr int kTuneBatchMethod = 2;
 constexpr int kImportMethod = 8;
 
 // A unary call: reads the request (INVALID_ARGUMENT if it does not parse),
-// runs `handle`, and writes the response when it succeeded.
+// runs `handle`, and writes the response when it succeeded. The response is
+// written as the last message: gRPC then waits for it together with the
+// status, once, rather than for the write and then for the status.
 template <class Request, class Response, class Handle>
 grpc::Status ServeUnary(grpc::ServerUnaryStreamer<Request, Response>* call,
                         Handle handle) {
@@ -77,7 +79,7 @@ grpc::Status ServeUnary(grpc::ServerUnaryStreamer<Request, Response>* call,
   Response response;
   absl::Status status = handle(request, &response);
   if (!status.ok()) return ToGrpcStatus(status);
-  call->Write(response);
+  call->WriteLast(response, grpc::WriteOptions());
   return grpc::Status::OK;
 }
 
