@@ -389,13 +389,10 @@ namespace {
 void AppendDeviceText(const DeviceKey& d, std::string* out) {
   out->append("gpu=");
   AppendEscaped(d.gpu_model, out);
-  const int cudnn = d.cudnn_version;
-  const int cuda = d.cuda_runtime_version;
-  // CudnnVersionText and CudaVersionText, inline.
   absl::StrAppend(out, " cc=", d.cc_major, ".", d.cc_minor,
-                  " sms=", d.sm_count, " cudnn=", cudnn / 10000, ".",
-                  (cudnn / 100) % 100, ".", cudnn % 100, " cuda=",
-                  cuda / 1000, ".", (cuda % 1000) / 10);
+                  " sms=", d.sm_count,
+                  " cudnn=", CudnnVersionText(d.cudnn_version),
+                  " cuda=", CudaVersionText(d.cuda_runtime_version));
 }
 
 void AppendProblemText(const ConvProblem& p, std::string* out) {
