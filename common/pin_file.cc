@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/constraints_text.h"
 #include "common/enum_names.h"
 #include "common/record_results.h"
 #include "common/sealed_plan.h"
@@ -306,11 +307,12 @@ PinSlot PinSlot::Of(const Constraints& c) {
 }
 
 std::string PinSlot::ToText() const {
-  return absl::StrCat(
-      "det=", deterministic_only ? 1 : 0, " launch=",
-      LaunchModeName(launch_mode), " notes=", excluded_numerical_notes, " ws=",
-      max_workspace_bytes.has_value() ? absl::StrCat(*max_workspace_bytes)
-                                      : std::string("any"));
+  Constraints c;
+  c.deterministic_only = deterministic_only;
+  c.launch_mode = launch_mode;
+  c.excluded_numerical_notes = excluded_numerical_notes;
+  c.max_workspace_bytes = max_workspace_bytes;
+  return ConstraintsText(c);
 }
 
 absl::string_view PinnedSourceName(PinnedSource s) {
