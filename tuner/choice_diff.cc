@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/config_identity.h"
 
 namespace tunedb::tuner {
 namespace {
@@ -13,10 +14,6 @@ namespace {
 std::string Unversioned(ProblemKey key) {
   key.device.cudnn_version = 0;
   return key.ToText();
-}
-
-bool SameConfig(const AlgoResult& a, const AlgoResult& b) {
-  return a.algo == b.algo && a.math_type == b.math_type && a.knobs == b.knobs;
 }
 
 std::string GroupOf(const ProblemKey& key) {

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/config_identity.h"
 #include "common/device_info.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
@@ -53,20 +54,6 @@ struct SearchOptions {
   // first choices always run. Default: empty, every config runs.
   std::vector<AlgoResult> far_behind;
 };
-
-// Whether two results are of one config (algorithm, math type and knobs).
-inline bool SameConfig(const AlgoResult& a, const AlgoResult& b) {
-  return a.algo == b.algo && a.math_type == b.math_type && a.knobs == b.knobs;
-}
-
-// Whether `list` holds `r`'s config.
-inline bool ListsConfig(const std::vector<AlgoResult>& list,
-                        const AlgoResult& r) {
-  for (const AlgoResult& c : list) {
-    if (SameConfig(c, r)) return true;
-  }
-  return false;
-}
 
 // Whether `r`'s config is one a search under `options` times, cuDNN's
 // first choices aside (each finder adds its own): every config in a full

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/config_identity.h"
 #include "common/math_policy.h"
 #include "common/record_results.h"
 #include "common/status_macros.h"
@@ -45,9 +46,7 @@ std::optional<BackendDescriptor> LoadStored(
     const ConvOpGraph& graph, const EngineConfig& config,
     const std::vector<AlgoResult>& stored, AlgoResult& r) {
   for (const AlgoResult& s : stored) {
-    if (s.algo != config.engine || s.knobs != config.knobs || s.plan.empty()) {
-      continue;
-    }
+    if (!SameAlgoAndKnobs(s, r) || s.plan.empty()) continue;
     absl::StatusOr<BackendDescriptor> plan = LoadPlan(graph.handle(), s.plan);
     if (!plan.ok()) return std::nullopt;
     r.build_ms = s.build_ms;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/config_identity.h"
 #include "server/search/run_timer.h"
 
 namespace tunedb {
@@ -14,10 +15,6 @@ namespace {
 // recorded searches of bench/results/2026-12-01-h200-budget: 1.75 ms a
 // member and round for 1.2 ms batches and 0.3 ms replays every other round).
 constexpr double kSampleOverhead = 1.3;
-
-bool SameAlgorithm(const AlgoResult& a, const AlgoResult& b) {
-  return a.algo == b.algo && a.knobs == b.knobs;
-}
 
 // Whether two times are within `margin` of each other (either way).
 bool Within(double a, double b, double margin) {
@@ -79,7 +76,7 @@ RetimePlan SearchBudget::PlanRetime(
     for (size_t j = i + 1; j < ok.size(); ++j) {
       const AlgoResult& a = *ok[i];
       const AlgoResult& b = *ok[j];
-      if (b.retimed && SameAlgorithm(a, b) &&
+      if (b.retimed && SameAlgoAndKnobs(a, b) &&
           Within(FindMs(a), FindMs(b), options_.tie_margin) &&
           Within(a.launch.median_ms, b.launch.median_ms, options_.tie_margin)) {
         plan.held_out.insert(CandidateKeyOf(b));
@@ -93,7 +90,7 @@ RetimePlan SearchBudget::PlanRetime(
   bool clear = true;
   for (size_t i = 1; i < ok.size() && clear; ++i) {
     const AlgoResult& r = *ok[i];
-    if (plan.held_out.count(CandidateKeyOf(r)) && SameAlgorithm(r, leader)) {
+    if (plan.held_out.count(CandidateKeyOf(r)) && SameAlgoAndKnobs(r, leader)) {
       continue;
     }
     const bool behind_find = FindMs(r) >= FindMs(leader) * lead;

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "common/caller_filters.h"
+#include "common/config_identity.h"
 #include "common/record_results.h"
 #include "server/finder/finder.h"
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/config_identity.h"
 #include "common/record_results.h"
 
 namespace tunedb {
@@ -54,11 +55,7 @@ std::optional<Prediction> PredictFromOtherVersion(
   p.candidates.push_back(*chosen);
   double runner_up = 0;
   for (const AlgoResult& r : from->results) {  // fastest first
-    if (!Meets(r, constraints) ||
-        (r.algo == chosen->algo && r.math_type == chosen->math_type &&
-         r.knobs == chosen->knobs)) {
-      continue;
-    }
+    if (!Meets(r, constraints) || SameConfig(r, *chosen)) continue;
     if (runner_up == 0) runner_up = EffectiveCost(r, constraints);
     p.candidates.push_back(r);
   }
