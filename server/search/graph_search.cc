@@ -133,9 +133,7 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     std::optional<BackendDescriptor> loaded =
         LoadStored(graph, config, search.stored_plans, r);
     if (loaded.has_value()) ++phases->plans_loaded;
-    const bool compiles =
-        !loaded.has_value() &&
-        (config.behavior_notes & NoteBit(kBehaviorNoteRuntimeCompilation)) != 0;
+    const bool compiles = !loaded.has_value() && RuntimeCompiled(r);
     if (compiles &&
         compiled >= absl::ToChronoMilliseconds(options.graph_compile_budget)) {
       r.status = AlgoStatus::kFailed;
