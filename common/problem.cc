@@ -17,6 +17,7 @@
 #include "common/math_policy.h"
 #include "common/status_macros.h"
 #include "common/valid_key.h"
+#include "common/version_text.h"
 
 namespace tunedb {
 namespace {
@@ -178,20 +179,17 @@ class Fields {
   absl::StatusOr<std::vector<int>> TakeVersion(absl::string_view name,
                                                size_t parts_wanted) {
     ASSIGN_OR_RETURN(std::string v, Take(name));
-    std::vector<absl::string_view> parts = absl::StrSplit(v, '.');
-    std::vector<int> out;
-    for (auto p : parts) {
-      int x;
-      if (!absl::SimpleAtoi(p, &x) || x < 0) {
-        return FieldError(name, absl::StrCat("'", v, "' is not a version"));
-      }
-      out.push_back(x);
-    }
-    if (out.size() != parts_wanted) {
-      return FieldError(name, absl::StrCat("'", v, "' needs ", parts_wanted,
-                                           " dot-separated numbers"));
-    }
-    return out;
+    absl::StatusOr<std::vector<int>> numbers = VersionNumbers(v, parts_wanted);
+    if (!numbers.ok()) return FieldError(name, numbers.status().message());
+    return numbers;
+  }
+
+  // cuDNN's version number from "9.19.0" (ParseCudnnVersion).
+  absl::StatusOr<int> TakeCudnnVersion(absl::string_view name) {
+    ASSIGN_OR_RETURN(std::string v, Take(name));
+    absl::StatusOr<int> version = ParseCudnnVersion(v);
+    if (!version.ok()) return FieldError(name, version.status().message());
+    return version;
   }
 
   absl::Status ExpectEmpty() const {
@@ -224,20 +222,11 @@ absl::StatusOr<DeviceKey> ParseDeviceFields(Fields& f) {
     return FieldError("sms", "out of range");
   }
   d.sm_count = static_cast<int>(sms);
-  ASSIGN_OR_RETURN(std::vector<int> cudnn, f.TakeVersion("cudnn", 3));
-  if (cudnn[1] > 99 || cudnn[2] > 99) {
-    return FieldError("cudnn", "minor and patch must be below 100");
-  }
-  // The encodings are computed wide: a major version too large for an int
-  // once encoded is out of range, not an overflow.
-  const int64_t cudnn_version =
-      int64_t{cudnn[0]} * 10000 + cudnn[1] * 100 + cudnn[2];
-  if (cudnn_version > std::numeric_limits<int>::max()) {
-    return FieldError("cudnn", "out of range");
-  }
-  d.cudnn_version = static_cast<int>(cudnn_version);
+  ASSIGN_OR_RETURN(d.cudnn_version, f.TakeCudnnVersion("cudnn"));
   ASSIGN_OR_RETURN(std::vector<int> cuda, f.TakeVersion("cuda", 2));
   if (cuda[1] > 99) return FieldError("cuda", "minor must be below 100");
+  // Computed wide: a major version too large for an int once encoded is out
+  // of range, not an overflow.
   const int64_t cuda_version = int64_t{cuda[0]} * 1000 + cuda[1] * 10;
   if (cuda_version > std::numeric_limits<int>::max()) {
     return FieldError("cuda", "out of range");

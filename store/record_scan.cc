@@ -3,11 +3,10 @@
 #include <limits>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "common/status_macros.h"
 #include "common/valid_key.h"
+#include "common/version_text.h"
 #include "store/record_columns.h"
 #include "store/record_rows.h"
 #include "store/sql/statement.h"
@@ -44,19 +43,9 @@ constexpr IndexedField kIndexedFields[] = {
 // The cuDNN version number whose key text is `text` ("9.19.0" -> 91900), or
 // nullopt where no key spells its version so (such a filter matches none).
 std::optional<int64_t> CudnnVersionFromText(absl::string_view text) {
-  std::vector<absl::string_view> parts = absl::StrSplit(text, '.');
-  if (parts.size() != 3) return std::nullopt;
-  int64_t version = 0;
-  for (absl::string_view part : parts) {
-    int value = 0;
-    if (!absl::SimpleAtoi(part, &value) || value < 0) return std::nullopt;
-    version = version * 100 + value;
-  }
-  if (version > std::numeric_limits<int>::max() ||
-      CudnnVersionText(static_cast<int>(version)) != text) {
-    return std::nullopt;
-  }
-  return version;
+  const absl::StatusOr<int> version = ParseCudnnVersion(text);
+  if (!version.ok() || CudnnVersionText(*version) != text) return std::nullopt;
+  return *version;
 }
 
 // The scan for a filter without a key hash: the indexed key fields it names

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "common/config_identity.h"
+#include "common/version_text.h"
 
 namespace tunedb::tuner {
 namespace {
@@ -25,19 +24,16 @@ std::string GroupOf(const ProblemKey& key) {
 }  // namespace
 
 absl::StatusOr<int> ParseCudnnVersionFlag(absl::string_view text) {
-  std::vector<absl::string_view> parts = absl::StrSplit(text, '.');
-  int v[3] = {0, 0, 0};
-  bool ok = parts.size() == 2 || parts.size() == 3;
-  for (size_t i = 0; ok && i < parts.size(); ++i) {
-    ok = !parts[i].empty() && absl::SimpleAtoi(parts[i], &v[i]) && v[i] >= 0 &&
-         (i == 0 ? v[i] >= 1 && v[i] < 100 : v[i] < 100);
-  }
-  if (!ok) {
+  // MAJOR.MINOR is MAJOR.MINOR.0; the major version is 1 to 99.
+  const bool no_patch = std::count(text.begin(), text.end(), '.') == 1;
+  const absl::StatusOr<int> version =
+      ParseCudnnVersion(no_patch ? absl::StrCat(text, ".0") : std::string(text));
+  if (!version.ok() || *version < 10000 || *version >= 100 * 10000) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cuDNN version \"", text,
         "\" cannot be read: give MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 9.19"));
   }
-  return v[0] * 10000 + v[1] * 100 + v[2];
+  return *version;
 }
 
 double Median(std::vector<double> v) {
