@@ -6,7 +6,11 @@
 
 namespace tunedb {
 
-void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
+namespace {
+
+// The config file and where the daemon listens: its Unix socket and TCP
+// listener with TLS.
+void AddListenerFlags(CLI::App& app, DaemonConfig* c) {
   ServerOptions& s = c->server;
   app.set_config("--config", "",
                  "Config file of 'name = value' lines (same names as the "
@@ -26,6 +30,11 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
   app.add_flag("--insecure-tcp", s.insecure_tcp,
                "Serve --listen as plain TCP, without TLS (logged as a "
                "warning)");
+}
+
+// The database and what measures: the finder, its workers and cuDNN.
+void AddStoreAndFinderFlags(CLI::App& app, DaemonConfig* c) {
+  ServerOptions& s = c->server;
   s.store.path = "/var/lib/tunedb/tunedb.db";
   app.add_option("--db", s.store.path, "SQLite database file")
       ->capture_default_str();
@@ -46,6 +55,12 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
   app.add_option("--cudnn-lib-dir", s.cudnn_library_dirs,
                  "cuDNN library folder; repeat to serve several cuDNN "
                  "versions (one worker per GPU and folder)");
+}
+
+// When and how searches run: the queues, the workspace, a miss's search
+// and the timeouts.
+void AddSearchFlags(CLI::App& app, DaemonConfig* c) {
+  ServerOptions& s = c->server;
   app.add_option("--queue-capacity", s.core.queue_capacity,
                  "Searches queued per GPU before RESOURCE_EXHAUSTED")
       ->check(CLI::PositiveNumber)
@@ -86,6 +101,11 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
                  "Seconds in-flight work may take after SIGTERM/SIGINT")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+}
+
+// The health and metrics endpoints and the host name of records.
+void AddEndpointFlags(CLI::App& app, DaemonConfig* c) {
+  ServerOptions& s = c->server;
   app.add_option("--health-listen", s.health_address,
                  "Plain TCP host:port serving only grpc.health.v1, for "
                  "probes such as Kubernetes' (off unless given)");
@@ -94,6 +114,11 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
                  "bare port means 127.0.0.1:PORT (off unless given)");
   app.add_option("--host-name", s.core.host,
                  "Host name stored with each record (default: hostname)");
+}
+
+// The fleet database, its leases and jobs, and revalidation on start.
+void AddFleetFlags(CLI::App& app, DaemonConfig* c) {
+  ServerOptions& s = c->server;
   app.add_option("--fleet", s.fleet.url,
                  "Fleet database: a PostgreSQL URL or conninfo shared by "
                  "the hosts of one GPU model (docs/fleet.md); off unless "
@@ -115,6 +140,16 @@ void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
                  "background, by re-timing their choices "
                  "(docs/revalidation.md)")
       ->capture_default_str();
+}
+
+}  // namespace
+
+void AddDaemonFlags(CLI::App& app, DaemonConfig* c) {
+  AddListenerFlags(app, c);
+  AddStoreAndFinderFlags(app, c);
+  AddSearchFlags(app, c);
+  AddEndpointFlags(app, c);
+  AddFleetFlags(app, c);
   app.add_option("--log-level", c->log_level, "Log level")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
