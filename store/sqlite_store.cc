@@ -145,7 +145,7 @@ absl::Status SqliteStore::Read(const ReadFn& fn) {
     sql::ConnectionPool::Lease db = readers_->Acquire();
     return fn(*db);
   }
-  std::lock_guard<std::mutex> lock(write_mu_);
+  absl::MutexLock lock(&write_mu_);
   return fn(*writer_);
 }
 
@@ -154,7 +154,7 @@ absl::Status SqliteStore::Exclusive(const WriteFn& fn) {
     return absl::FailedPreconditionError(
         absl::StrCat(options_.path, " is open read-only"));
   }
-  std::lock_guard<std::mutex> lock(write_mu_);
+  absl::MutexLock lock(&write_mu_);
   return fn(*writer_);
 }
 
@@ -163,7 +163,7 @@ absl::Status SqliteStore::Write(const WriteFn& fn, bool truncate_wal) {
     return absl::FailedPreconditionError(
         absl::StrCat(options_.path, " is open read-only"));
   }
-  std::lock_guard<std::mutex> lock(write_mu_);
+  absl::MutexLock lock(&write_mu_);
   {
     sql::Transaction transaction(writer_.get(),
                                  sql::Transaction::Kind::kImmediate);
@@ -401,7 +401,7 @@ absl::Status SqliteStore::Checkpoint() {
         absl::StrCat(options_.path, " is open read-only"));
   }
   if (in_memory_) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(write_mu_);
+  absl::MutexLock lock(&write_mu_);
   return TruncateWal();
 }
 

@@ -38,13 +38,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "store/env.h"
 #include "store/sql/connection_pool.h"
 #include "store/sql/database.h"
@@ -100,7 +101,7 @@ class SqliteStore : public Store {
 
   // Runs `fn` on a read connection (the write connection, under the write
   // mutex, when there is no pool).
-  absl::Status Read(const ReadFn& fn);
+  absl::Status Read(const ReadFn& fn) ABSL_LOCKS_EXCLUDED(write_mu_);
   class Import;  // the StagedImport (staged_import.cc)
 
   // The transaction policy, in one place. Write runs `fn` in a
@@ -111,19 +112,22 @@ class SqliteStore : public Store {
   // commits. Exclusive runs `fn` on the write connection outside any
   // transaction (attaching and detaching staging databases, which SQLite
   // refuses within one).
-  absl::Status Write(const WriteFn& fn, bool truncate_wal = false);
-  // Write's checkpoint policy after a commit. Requires write_mu_.
-  void CheckpointAfterWrite(bool truncate_wal);
+  absl::Status Write(const WriteFn& fn, bool truncate_wal = false)
+      ABSL_LOCKS_EXCLUDED(write_mu_);
+  // Write's checkpoint policy after a commit.
+  void CheckpointAfterWrite(bool truncate_wal)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // Write for an upsert of records (Put, an import's commit): where it meets
   // an index entry that disagrees with its row (a byte flipped in an indexed
   // column of a stored row: SQLITE_CORRUPT_INDEX), the indexes of records
   // (and of results) are rebuilt from the rows once and `fn` runs again, so the
   // write replaces the damaged row instead of failing on it.
-  absl::Status WriteRecords(const WriteFn& fn, bool truncate_wal = false);
-  absl::Status Exclusive(const WriteFn& fn);
+  absl::Status WriteRecords(const WriteFn& fn, bool truncate_wal = false)
+      ABSL_LOCKS_EXCLUDED(write_mu_);
+  absl::Status Exclusive(const WriteFn& fn) ABSL_LOCKS_EXCLUDED(write_mu_);
   // PRAGMA wal_checkpoint(TRUNCATE); UNAVAILABLE if a reader kept it from
-  // finishing. Requires write_mu_.
-  absl::Status TruncateWal();
+  // finishing.
+  absl::Status TruncateWal() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // Detaches an import's staging database (its destructor;
   // staged_import.cc).
   void EndImport(const std::string& name);
@@ -131,12 +135,15 @@ class SqliteStore : public Store {
   const Options options_;
   const bool in_memory_;
   Env* const env_;
-  std::mutex write_mu_;
-  // Null when read-only. Guarded by write_mu_.
-  const std::unique_ptr<sql::Database> writer_;
-  int writes_since_checkpoint_ = 0;  // guarded by write_mu_
-  int imports_ = 0;                  // staging databases; guarded by write_mu_
-  int64_t next_import_ = 0;          // guarded by write_mu_
+  // The write connection: one writer (or, without a pool, one user) at a
+  // time.
+  absl::Mutex write_mu_;
+  // Null when read-only.
+  const std::unique_ptr<sql::Database> writer_ ABSL_PT_GUARDED_BY(write_mu_);
+  int writes_since_checkpoint_ ABSL_GUARDED_BY(write_mu_) = 0;
+  // Staging databases attached.
+  int imports_ ABSL_GUARDED_BY(write_mu_) = 0;
+  int64_t next_import_ ABSL_GUARDED_BY(write_mu_) = 0;
   // Null for ":memory:" and read_connections == 0.
   const std::unique_ptr<sql::ConnectionPool> readers_;
 };

@@ -52,7 +52,8 @@ class FleetDatabase {
   // Runs `fn` in one transaction on a pooled connection and commits; any
   // libpqxx exception becomes a Status (a broken connection is dropped from
   // the pool, the next Run opens a new one).
-  absl::Status Run(const std::function<void(pqxx::work&)>& fn);
+  absl::Status Run(const std::function<void(pqxx::work&)>& fn)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // The database as a person reads it: host, port, database and user, never
   // the password, e.g. "postgresql://tunedb@10.0.0.5:5432/tunedb".
@@ -71,13 +72,14 @@ class FleetDatabase {
   absl::StatusOr<std::unique_ptr<pqxx::work>> Begin(
       std::unique_ptr<pqxx::connection>& connection);
   // Run without the schema check.
-  absl::Status RunChecked(const std::function<void(pqxx::work&)>& fn);
+  absl::Status RunChecked(const std::function<void(pqxx::work&)>& fn)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   const FleetOptions options_;
   const std::string conninfo_;
   const std::string display_;
   std::atomic<bool> schema_checked_{false};
-  absl::Mutex mu_;
+  absl::Mutex mu_;  // the pool
   std::vector<std::unique_ptr<pqxx::connection>> idle_ ABSL_GUARDED_BY(mu_);
 };
 

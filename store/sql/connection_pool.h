@@ -45,12 +45,12 @@ class ConnectionPool {
   ConnectionPool& operator=(const ConnectionPool&) = delete;
 
   // Blocks until a connection is idle.
-  Lease Acquire();
+  Lease Acquire() ABSL_LOCKS_EXCLUDED(mu_);
 
   size_t size() const { return connections_.size(); }
 
  private:
-  void Return(Database* db);
+  void Return(Database* db) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::vector<std::unique_ptr<Database>> connections_;
   absl::Mutex mu_;

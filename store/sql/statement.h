@@ -53,7 +53,6 @@ class Statement {
 
   int64_t ColumnInt64(int column) const;
   int ColumnInt(int column) const;
-  bool ColumnBool(int column) const { return ColumnInt64(column) != 0; }
   double ColumnDouble(int column) const;
   std::string ColumnText(int column) const;
   bool ColumnIsNull(int column) const;
