@@ -343,8 +343,6 @@ absl::Status Server::StartFleet() {
   return absl::OkStatus();
 }
 
-int Server::metrics_port() const { return metrics_ ? metrics_->port() : 0; }
-
 Server::~Server() { Shutdown(absl::ZeroDuration()); }
 
 std::string Server::address() const {

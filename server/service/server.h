@@ -130,8 +130,6 @@ class Server {
   void Wait();
 
   TuningCore& core() { return *core_; }
-  // The metrics port bound (0 when metrics are off).
-  int metrics_port() const;
 
  private:
   Server() = default;
