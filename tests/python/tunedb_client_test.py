@@ -32,7 +32,31 @@ def start_daemon(directory, *flags):
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def wait_until_listening(address, timeout=20):
+    """Waits until the daemon accepts connections on `address` ("unix:PATH"
+    or "HOST:PORT"). A gRPC channel whose first connection is refused backs
+    off before it tries again (about 20 s for TCP, a few seconds for a Unix
+    socket), so a client's first call waits for the listener, not for the
+    channel's next attempt."""
+    if address.startswith("unix:"):
+        family, target = socket.AF_UNIX, address[len("unix:"):]
+    else:
+        host, port = address.rsplit(":", 1)
+        family, target = socket.AF_INET, (socket.gethostbyname(host), int(port))
+    deadline = time.monotonic() + timeout
+    while True:
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            try:
+                s.connect(target)
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+        time.sleep(0.02)
+
+
 def wait_until_serving(client):
+    wait_until_listening(client.address)
     deadline = time.monotonic() + 20
     while True:
         try:
