@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/valid_key.h"
-#include "server/tuning/tuning_core.h"
+#include "server/tuning/tune_mode.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"

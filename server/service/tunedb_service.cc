@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/constraints_text.h"
 #include "common/status_macros.h"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
@@ -267,7 +268,7 @@ absl::Status TuneDbService::Lookup(const v1::LookupRequest& request,
                                    v1::LookupResponse* response) {
   RETURN_IF_ERROR(Accepting());
   ASSIGN_OR_RETURN(LookupArgs args, ValidateLookup(request));
-  absl::Status answered = LookupAnswer(args, request, response);
+  absl::Status answered = AnswerLookup(args, request, response);
   if (args.job.empty() ||
       (!answered.ok() && !absl::IsNotFound(answered))) {
     return answered;  // no job, or an error rather than an answer
@@ -275,33 +276,31 @@ absl::Status TuneDbService::Lookup(const v1::LookupRequest& request,
   // The job's first answer for this key and these constraints is its
   // answer (job_answers.h).
   const std::string slot =
-      absl::StrCat(args.key.text(), "|",
-                   request.constraints().SerializeAsString(), "|",
-                   request.predict() ? 1 : 0,
+      absl::StrCat(args.key.text(), "|", ConstraintsText(args.constraints),
+                   "|", request.predict() ? 1 : 0,
                    request.predict_from_other_versions() ? 1 : 0,
                    request.choice_only() ? 1 : 0);
   return job_answers_.Fix(args.job, slot, std::move(answered), response,
                           absl::Now());
 }
 
-absl::Status TuneDbService::LookupAnswer(const LookupArgs& args,
+absl::Status TuneDbService::AnswerLookup(const LookupArgs& args,
                                          const v1::LookupRequest& request,
                                          v1::LookupResponse* response) {
-  absl::StatusOr<TuneAnswer> found = core_->Lookup(args.key, args.constraints);
-  if (absl::IsNotFound(found.status()) &&
-      (request.predict() || request.predict_from_other_versions())) {
-    ASSIGN_OR_RETURN(Prediction p,
-                     core_->Predict(args.key, args.constraints,
-                                    request.predict()
-                                        ? Predictors::kAll
-                                        : Predictors::kOtherVersions));
-    ToProto(p, response->mutable_prediction());
-    ToProto(p.candidates.front(), response->mutable_choice()->mutable_algo());
-    return absl::OkStatus();
+  std::optional<Predictors> predict;
+  if (request.predict()) {
+    predict = Predictors::kAll;
+  } else if (request.predict_from_other_versions()) {
+    predict = Predictors::kOtherVersions;
   }
-  ASSIGN_OR_RETURN(TuneAnswer answer, std::move(found));
+  ASSIGN_OR_RETURN(LookupAnswer answer,
+                   core_->Lookup(args.key, args.constraints, predict));
   if (answer.choice) {
     ToProto(*answer.choice, response->mutable_choice()->mutable_algo());
+  }
+  if (answer.prediction) {
+    ToProto(*answer.prediction, response->mutable_prediction());
+    return absl::OkStatus();
   }
   if (!request.choice_only()) {
     ToProto(*answer.record, response->mutable_record());

@@ -99,8 +99,9 @@ class TuneDbService final : public v1::TuneDb::StreamedService {
   // The handlers, on parsed requests.
   absl::Status Lookup(const v1::LookupRequest& request,
                       v1::LookupResponse* response);
-  // Lookup's answer before a job's fixed one replaces it.
-  absl::Status LookupAnswer(const LookupArgs& args,
+  // Lookup's answer before a job's fixed one replaces it: the core's one
+  // Lookup decision (TuningCore::Lookup), translated to the response.
+  absl::Status AnswerLookup(const LookupArgs& args,
                             const v1::LookupRequest& request,
                             v1::LookupResponse* response);
   absl::Status Tune(grpc::ServerContext* context,

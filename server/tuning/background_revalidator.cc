@@ -24,7 +24,7 @@ BackgroundRevalidator::~BackgroundRevalidator() { Stop(); }
 
 void BackgroundRevalidator::Stop() {
   stop_.store(true, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(join_mu_);
+  absl::MutexLock lock(&join_mu_);
   if (planner_.joinable()) planner_.join();
 }
 

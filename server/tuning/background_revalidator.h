@@ -34,7 +34,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -82,11 +81,11 @@ class BackgroundRevalidator {
 
   // Stops: Tunes waiting are cancelled (their searches, if running, still
   // complete and are stored). Idempotent.
-  void Stop();
-  Progress progress() const;
+  void Stop() ABSL_LOCKS_EXCLUDED(join_mu_);
+  Progress progress() const ABSL_LOCKS_EXCLUDED(mu_);
   // Waits until progress().finished or `timeout` passes; whether it
   // finished.
-  bool WaitFinished(absl::Duration timeout) const;
+  bool WaitFinished(absl::Duration timeout) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   // Plans and logs the plan; empty where the store cannot be read.
@@ -111,8 +110,10 @@ class BackgroundRevalidator {
   size_t next_ ABSL_GUARDED_BY(mu_) = 0;
   Progress progress_ ABSL_GUARDED_BY(mu_);
   int workers_left_ ABSL_GUARDED_BY(mu_) = 0;
-  std::mutex join_mu_;    // Stop's join of planner_
-  std::thread planner_;  // plans, then runs and joins the workers
+  // Stop's join of planner_, which callers on several threads may ask for.
+  absl::Mutex join_mu_;
+  // Plans, then runs and joins the workers.
+  std::thread planner_ ABSL_GUARDED_BY(join_mu_);
 };
 
 }  // namespace tunedb

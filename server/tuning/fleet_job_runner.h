@@ -45,13 +45,13 @@ class FleetJobRunner {
   ~FleetJobRunner();
 
   // Stops claiming; jobs running are abandoned to their leases.
-  void Stop();
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void RunLoop();
   void RenewLoop();
   // Sleeps up to `d`; false when stopping.
-  bool Sleep(absl::Duration d);
+  bool Sleep(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
 
   const Options options_;
   FleetJobs* const jobs_;

@@ -44,11 +44,11 @@ FleetSync::~FleetSync() { Stop(); }
 
 void FleetSync::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stop_) return;
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (drainer_.joinable()) drainer_.join();
   if (renewer_.joinable()) renewer_.join();
   // Whatever could not be published stays in the outbox for the next start.
@@ -72,7 +72,7 @@ bool FleetSync::Succeeded(const absl::Status& status, const char* what) {
       connection ? absl::StrCat(status.message(), " (while ", what, ")")
                  : absl::StrCat(what, ": ", status.ToString());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     // Only errors of reaching the database open the retry window; an SQL
     // error of one statement does not make the database unreachable.
     if (!absl::IsInternal(status) && !absl::IsDataLoss(status)) {
@@ -91,7 +91,7 @@ bool FleetSync::Succeeded(const absl::Status& status, const char* what) {
 }
 
 bool FleetSync::Reachable() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return absl::Now() >= skip_until_;
 }
 
@@ -148,7 +148,7 @@ FleetSync::Resolution FleetSync::ClaimOrWait(const ValidKey& key, bool first) {
   }
   claims_.fetch_add(1, std::memory_order_relaxed);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     held_.insert(key.text());
   }
   resolution.outcome = Outcome::kClaimed;
@@ -157,15 +157,15 @@ FleetSync::Resolution FleetSync::ClaimOrWait(const ValidKey& key, bool first) {
 
 void FleetSync::Wake() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     wake_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void FleetSync::SearchFailed(const ValidKey& key) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (held_.erase(key.text()) == 0) return;
   }
   Succeeded(fleet_->Release(key.text(), options_.holder), "releasing a lease");
@@ -193,7 +193,7 @@ absl::Status FleetSync::DrainOnce() {
     published_.fetch_add(static_cast<int64_t>(records.size()),
                          std::memory_order_relaxed);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       for (const Record& r : records) held_.erase(r.key.ToText());
     }
     // Published but not removed (the local write failed): published again
@@ -210,45 +210,50 @@ absl::Status FleetSync::DrainOnce() {
   }
 }
 
+void FleetSync::WaitForSignal(absl::Duration timeout, bool or_wake) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!stop_ && !(or_wake && wake_)) {
+    if (cv_.WaitWithDeadline(&mu_, deadline)) return;  // timed out
+  }
+}
+
 void FleetSync::DrainLoop() {
   absl::Duration wait = absl::ZeroDuration();
-  std::unique_lock<std::mutex> lock(mu_);
   bool ok = true;
-  while (!stop_) {
-    if (ok) {
-      // Nothing new: look again now and then (an outbox left by an earlier
-      // run, a write this daemon did not wake us for).
-      cv_.wait_for(lock, absl::ToChronoMilliseconds(wait),
-                   [&] { return stop_ || wake_; });
-    } else {
-      // After a failure only the retry interval, whatever is stored
-      // meanwhile: the outbox keeps it.
-      cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.retry),
-                   [&] { return stop_; });
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (ok) {
+        // Nothing new: look again now and then (an outbox left by an
+        // earlier run, a write this daemon did not wake us for).
+        WaitForSignal(wait, /*or_wake=*/true);
+      } else {
+        // After a failure only the retry interval, whatever is stored
+        // meanwhile: the outbox keeps it.
+        WaitForSignal(options_.retry, /*or_wake=*/false);
+      }
+      if (stop_) return;
+      wake_ = false;
     }
-    if (stop_) break;
-    wake_ = false;
-    lock.unlock();
     ok = DrainOnce().ok();
-    lock.lock();
     wait = absl::Seconds(1);
   }
 }
 
 void FleetSync::RenewLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_) {
-    cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.lease / 3),
-                 [&] { return stop_; });
-    if (stop_) break;
-    std::vector<std::string> keys(held_.begin(), held_.end());
-    lock.unlock();
+  while (true) {
+    std::vector<std::string> keys;
+    {
+      absl::MutexLock lock(&mu_);
+      WaitForSignal(options_.lease / 3, /*or_wake=*/false);
+      if (stop_) return;
+      keys.assign(held_.begin(), held_.end());
+    }
     if (!keys.empty()) {
       absl::StatusOr<int64_t> held =
           fleet_->Renew(keys, options_.holder, options_.lease);
       Succeeded(held.status(), "renewing leases");
     }
-    lock.lock();
   }
 }
 
@@ -258,7 +263,7 @@ FleetHealth FleetSync::Health() {
   h.database = fleet_->display();
   h.connected = connected_.load();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     h.last_error = last_error_;
     h.last_error_us = last_error_us_;
   }

@@ -18,15 +18,16 @@
 #define TUNEDB_SERVER_TUNING_FLEET_SYNC_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
+#include <mutex>  // tuning_core.h uses std::mutex without including it
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/valid_key.h"
 #include "store/fleet/fleet_store.h"
@@ -93,28 +94,29 @@ class FleetSync {
   // free or expired and is ours now), or kUnavailable.
   Resolution Poll(const ValidKey& key);
   // A search of `key` stored its result through the outbox: publish soon.
-  void Wake();
+  void Wake() ABSL_LOCKS_EXCLUDED(mu_);
   // A search of `key` failed: give up its lease.
-  void SearchFailed(const ValidKey& key);
+  void SearchFailed(const ValidKey& key) ABSL_LOCKS_EXCLUDED(mu_);
   // A fleet prewarm job finished here.
   void CountJobDone() { jobs_done_.fetch_add(1); }
 
-  FleetHealth Health();
+  FleetHealth Health() ABSL_LOCKS_EXCLUDED(mu_);
   const std::string& holder() const { return options_.holder; }
   FleetStore& fleet() { return *fleet_; }
   const Options& options() const { return options_; }
   // False (the caller treats the fleet as unavailable) within `retry`
   // after a failure.
-  bool Reachable();
+  bool Reachable() ABSL_LOCKS_EXCLUDED(mu_);
   // Counts `status` of `what` (e.g. "claiming a key"); on failure logs it,
   // keeps it as the last error (an unreachable database named first, the
   // operation after it) and starts the retry window. Returns status.ok().
-  bool Succeeded(const absl::Status& status, const char* what);
+  bool Succeeded(const absl::Status& status, const char* what)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Publishes what is in the outbox now (one pass; tests and shutdown).
-  absl::Status DrainOnce();
+  absl::Status DrainOnce() ABSL_LOCKS_EXCLUDED(mu_);
   // Stops the threads after one last drain attempt.
-  void Stop();
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   // Resolve (first) and Poll: the fleet's record, else ClaimOrWait.
@@ -122,22 +124,27 @@ class FleetSync {
   // Claims or reports who holds `key` (after a fleet miss); `first`: the
   // first ask for this search (counted as a wait when held).
   Resolution ClaimOrWait(const ValidKey& key, bool first);
-  void DrainLoop();
-  void RenewLoop();
+  void DrainLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  void RenewLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits on cv_ until Stop (or, with `or_wake`, Wake) was called or
+  // `timeout` has passed.
+  void WaitForSignal(absl::Duration timeout, bool or_wake)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Options options_;
   FleetStore* const fleet_;
   Store* const store_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;          // guarded by mu_
-  bool wake_ = false;          // guarded by mu_
-  std::set<std::string> held_;  // key texts we hold leases on; mu_
-  std::string last_error_;      // guarded by mu_
-  int64_t last_error_us_ = 0;   // guarded by mu_
-  absl::Time last_logged_ = absl::InfinitePast();  // guarded by mu_
-  absl::Time skip_until_ = absl::InfinitePast();  // guarded by mu_
+  absl::Mutex mu_;
+  absl::CondVar cv_;  // with mu_: stop_ or wake_ set
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool wake_ ABSL_GUARDED_BY(mu_) = false;
+  // Key texts we hold leases on.
+  std::set<std::string> held_ ABSL_GUARDED_BY(mu_);
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
+  int64_t last_error_us_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time last_logged_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time skip_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::thread drainer_, renewer_;
 
   std::atomic<bool> connected_{false};

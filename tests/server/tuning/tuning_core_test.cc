@@ -16,6 +16,8 @@
 #include "common/sealed_plan.h"
 #include "gtest/gtest.h"
 #include "server/finder/simulated_finder.h"
+#include "server/tuning/revalidation.h"
+#include "server/tuning/search_again.h"
 #include "tests/server/test_util.h"
 
 namespace tunedb {
@@ -142,7 +144,7 @@ class TuningCoreTest : public testing::Test {
   }
 
   // Lookup of `p` on the first device, as the service calls it.
-  absl::StatusOr<TuneAnswer> Lookup(const ConvProblem& p) {
+  absl::StatusOr<LookupAnswer> Lookup(const ConvProblem& p) {
     absl::StatusOr<ValidKey> key =
         ValidKey::Make(ProblemKey{core_->devices()[0].key, p});
     if (!key.ok()) return key.status();
@@ -775,17 +777,18 @@ TEST_F(TuningCoreTest, APredictionNeedsATunedShapeWithinTheMaximumDistance) {
   Start("");
   ASSERT_TRUE(Tune(TestProblem(8)).ok());
   const auto predict = [&](int64_t n) {
-    return core_->Predict(
+    return core_->Lookup(
         ValidKey::Make(ProblemKey{core_->devices()[0].key, TestProblem(n)})
             .value(),
-        Constraints{});
+        Constraints{}, Predictors::kAll);
   };
   // Batch 16 is ln 2 (0.69) from batch 8: near enough.
-  absl::StatusOr<Prediction> near = predict(16);
+  absl::StatusOr<LookupAnswer> near = predict(16);
   ASSERT_TRUE(near.ok()) << near.status();
-  EXPECT_NEAR(near->distance, std::log(2.0), 1e-9);
+  ASSERT_TRUE(near->prediction.has_value());
+  EXPECT_NEAR(near->prediction->distance, std::log(2.0), 1e-9);
   // Batch 32 is ln 4 (1.39) away: beyond the default 1, a miss.
-  absl::StatusOr<Prediction> far = predict(32);
+  absl::StatusOr<LookupAnswer> far = predict(32);
   EXPECT_EQ(far.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(far.status().message().find("more than 1 to predict from"),
             std::string::npos)
@@ -911,7 +914,7 @@ TEST_F(WhenIdleTest, AMissAskingToReturnIfHeldIsAnsweredOnceHeldAndSearchedOnceI
   EXPECT_TRUE(a->held);
   // Once the GPU is idle it is searched and stored, for the next lookup.
   gpu_use_.Set(0, false);
-  absl::StatusOr<TuneAnswer> stored = absl::NotFoundError("");
+  absl::StatusOr<LookupAnswer> stored = absl::NotFoundError("");
   for (int i = 0; i < 500 && !stored.ok(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     stored = Lookup(TestProblem(8));
@@ -1046,7 +1049,7 @@ TEST_F(WhenIdleTest, AMissWaitingPastItsDeadlineIsStillSearchedOnceIdle) {
   EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded);
   gpu_use_.Set(0, false);
   // The next process finds it stored.
-  absl::StatusOr<TuneAnswer> stored = absl::NotFoundError("");
+  absl::StatusOr<LookupAnswer> stored = absl::NotFoundError("");
   for (int i = 0; i < 200 && !stored.ok(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     stored = Lookup(TestProblem(8));

@@ -1,0 +1,56 @@
+#include "server/tuning/served_counts.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "spdlog/spdlog.h"
+
+namespace tunedb {
+
+ServedCounts::ServedCounts(Store* store, absl::Duration flush_interval)
+    : store_(store), interval_(flush_interval) {
+  flusher_ = std::thread([this] { FlushLoop(); });
+}
+
+ServedCounts::~ServedCounts() { Stop(); }
+
+void ServedCounts::Count(int64_t id) {
+  absl::MutexLock lock(&mu_);
+  ++counts_[id];
+}
+
+void ServedCounts::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  cv_.SignalAll();
+  if (flusher_.joinable()) flusher_.join();
+  Flush();
+}
+
+void ServedCounts::FlushLoop() {
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    cv_.WaitWithTimeout(&mu_, interval_);
+    if (stopping_) break;
+    mu_.Unlock();
+    Flush();
+    mu_.Lock();
+  }
+}
+
+void ServedCounts::Flush() {
+  std::map<int64_t, int64_t> batch;
+  {
+    absl::MutexLock lock(&mu_);
+    batch.swap(counts_);
+  }
+  if (batch.empty()) return;
+  std::vector<std::pair<int64_t, int64_t>> counts(batch.begin(), batch.end());
+  absl::Status s = store_->AddServed(counts);
+  if (!s.ok()) spdlog::warn("flushing served counts failed: {}", s.ToString());
+}
+
+}  // namespace tunedb

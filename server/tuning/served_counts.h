@@ -1,0 +1,47 @@
+// ServedCounts: how many times each record was served, added to the store
+// in batches (Store::AddServed) by a flush thread every interval, and once
+// more when stopped.
+//
+// Thread safety: thread-safe.
+#ifndef TUNEDB_SERVER_TUNING_SERVED_COUNTS_H_
+#define TUNEDB_SERVER_TUNING_SERVED_COUNTS_H_
+
+#include <cstdint>
+#include <map>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "store/store.h"
+
+namespace tunedb {
+
+class ServedCounts {
+ public:
+  // Starts the flush thread; `store` must outlive this.
+  ServedCounts(Store* store, absl::Duration flush_interval);
+  ~ServedCounts();  // Stop()
+
+  // Record `id` was served once more.
+  void Count(int64_t id) ABSL_LOCKS_EXCLUDED(mu_);
+  // Stops the flush thread and flushes what is left; idempotent.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  void FlushLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  void Flush() ABSL_LOCKS_EXCLUDED(mu_);
+
+  Store* const store_;
+  const absl::Duration interval_;
+  absl::Mutex mu_;
+  absl::CondVar cv_;  // with mu_: stopping
+  // record id -> count not yet flushed
+  std::map<int64_t, int64_t> counts_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread flusher_;
+};
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_TUNING_SERVED_COUNTS_H_
