@@ -108,30 +108,27 @@ absl::StatusOr<T> Field(const json& j, const char* name, const char* where) {
   }
 }
 
-absl::StatusOr<PinEntry> ParseEntry(const json& j, const std::string& where,
-                                     const json& plans) {
-  if (!j.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": not an object"));
-  }
+// The entry's problem and the slot of caller constraints it answers.
+absl::Status ParseSlot(const json& j, const std::string& where, PinEntry* e) {
   const char* w = where.c_str();
-  PinEntry e;
-  std::string problem, launch, source;
+  std::string problem, launch;
   ASSIGN_OR_RETURN(problem, Field<std::string>(j, "problem", w));
   absl::StatusOr<ConvProblem> parsed = ConvProblem::Parse(problem);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": problem: ", parsed.status().message()));
   }
-  e.problem = *std::move(parsed);
-  ASSIGN_OR_RETURN(e.slot.deterministic_only, Field<bool>(j, "det", w));
+  e->problem = *std::move(parsed);
+  ASSIGN_OR_RETURN(e->slot.deterministic_only, Field<bool>(j, "det", w));
   ASSIGN_OR_RETURN(launch, Field<std::string>(j, "launch", w));
   absl::StatusOr<LaunchMode> mode = ParseLaunchMode(launch);
   if (!mode.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": launch: ", mode.status().message()));
   }
-  e.slot.launch_mode = *mode;
-  ASSIGN_OR_RETURN(e.slot.excluded_numerical_notes, Field<uint32_t>(j, "notes", w));
+  e->slot.launch_mode = *mode;
+  ASSIGN_OR_RETURN(e->slot.excluded_numerical_notes,
+                   Field<uint32_t>(j, "notes", w));
   if (auto ws = j.find("ws"); ws == j.end()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": no \"ws\""));
   } else if (!ws->is_null()) {
@@ -139,24 +136,22 @@ absl::StatusOr<PinEntry> ParseEntry(const json& j, const std::string& where,
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": \"ws\" is not a byte count or null"));
     }
-    e.slot.max_workspace_bytes = ws->get<int64_t>();
+    e->slot.max_workspace_bytes = ws->get<int64_t>();
   }
-  ASSIGN_OR_RETURN(source, Field<std::string>(j, "source", w));
-  std::optional<PinnedSource> s = kPinnedSources.Find(source);
-  if (!s.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": unknown source \"", source, "\""));
-  }
-  e.source = *s;
-  if (e.source == PinnedSource::kNone) return e;
-  AlgoResult& a = e.answer;
+  return absl::OkStatus();
+}
+
+// The answer's fields of both APIs: algo, math, workspace, deterministic.
+absl::Status ParseAnswer(const json& j, const std::string& where,
+                         AlgoResult* a) {
+  const char* w = where.c_str();
   int64_t algo = 0;
   ASSIGN_OR_RETURN(algo, Field<int64_t>(j, "algo", w));
   if (algo < 0 || algo > kMaxAlgo) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": algo ", algo, " is out of range"));
   }
-  a.algo = static_cast<int>(algo);
+  a->algo = static_cast<int>(algo);
   std::string math;
   ASSIGN_OR_RETURN(math, Field<std::string>(j, "math", w));
   absl::StatusOr<MathType> m = ParseMathType(math);
@@ -164,14 +159,21 @@ absl::StatusOr<PinEntry> ParseEntry(const json& j, const std::string& where,
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": math: ", m.status().message()));
   }
-  a.math_type = *m;
-  ASSIGN_OR_RETURN(a.workspace_bytes, Field<int64_t>(j, "workspace", w));
-  if (a.workspace_bytes < 0) {
+  a->math_type = *m;
+  ASSIGN_OR_RETURN(a->workspace_bytes, Field<int64_t>(j, "workspace", w));
+  if (a->workspace_bytes < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": negative workspace"));
   }
-  ASSIGN_OR_RETURN(a.deterministic, Field<bool>(j, "deterministic", w));
-  if (e.problem.api != ConvApi::kGraph) return e;
+  ASSIGN_OR_RETURN(a->deterministic, Field<bool>(j, "deterministic", w));
+  return absl::OkStatus();
+}
+
+// A graph-API answer's further fields: knobs, notes, the time and its
+// sealed plan's id.
+absl::Status ParseGraphAnswer(const json& j, const std::string& where,
+                              const json& plans, AlgoResult* a) {
+  const char* w = where.c_str();
   std::string knobs;
   ASSIGN_OR_RETURN(knobs, Field<std::string>(j, "knobs", w));
   absl::StatusOr<std::vector<Knob>> k = ParseKnobs(knobs);
@@ -179,14 +181,15 @@ absl::StatusOr<PinEntry> ParseEntry(const json& j, const std::string& where,
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": knobs: ", k.status().message()));
   }
-  a.knobs = *std::move(k);
-  ASSIGN_OR_RETURN(a.numerical_notes, Field<uint32_t>(j, "numerical_notes", w));
-  ASSIGN_OR_RETURN(a.behavior_notes, Field<uint32_t>(j, "behavior_notes", w));
-  ASSIGN_OR_RETURN(a.launch.median_ms, Field<double>(j, "ms", w));
-  if (!(a.launch.median_ms >= 0)) {
+  a->knobs = *std::move(k);
+  ASSIGN_OR_RETURN(a->numerical_notes,
+                   Field<uint32_t>(j, "numerical_notes", w));
+  ASSIGN_OR_RETURN(a->behavior_notes, Field<uint32_t>(j, "behavior_notes", w));
+  ASSIGN_OR_RETURN(a->launch.median_ms, Field<double>(j, "ms", w));
+  if (!(a->launch.median_ms >= 0)) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": bad \"ms\""));
   }
-  a.launch.samples = a.launch.median_ms > 0 ? 1 : 0;
+  a->launch.samples = a->launch.median_ms > 0 ? 1 : 0;
   // The id of a sealed plan in the pin's "plans" (sealed_plan.h), opened by
   // the follower for this key and config; only its form is checked here.
   if (auto it = j.find("plan"); it != j.end()) {
@@ -199,8 +202,31 @@ absl::StatusOr<PinEntry> ParseEntry(const json& j, const std::string& where,
       return absl::InvalidArgumentError(absl::StrCat(
           where, ": \"plan\" names no sealed plan of the pin's \"plans\""));
     }
-    a.plan = plan->get<std::string>();
+    a->plan = plan->get<std::string>();
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PinEntry> ParseEntry(const json& j, const std::string& where,
+                                    const json& plans) {
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": not an object"));
+  }
+  const char* w = where.c_str();
+  PinEntry e;
+  RETURN_IF_ERROR(ParseSlot(j, where, &e));
+  std::string source;
+  ASSIGN_OR_RETURN(source, Field<std::string>(j, "source", w));
+  std::optional<PinnedSource> s = kPinnedSources.Find(source);
+  if (!s.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": unknown source \"", source, "\""));
+  }
+  e.source = *s;
+  if (e.source == PinnedSource::kNone) return e;
+  RETURN_IF_ERROR(ParseAnswer(j, where, &e.answer));
+  if (e.problem.api != ConvApi::kGraph) return e;
+  RETURN_IF_ERROR(ParseGraphAnswer(j, where, plans, &e.answer));
   return e;
 }
 
