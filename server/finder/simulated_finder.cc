@@ -117,7 +117,7 @@ absl::StatusOr<SimulatedFinder::Options> SimulatedFinder::Options::Parse(
 SimulatedFinder::SimulatedFinder(Options options)
     : options_(std::move(options)) {
   for (int i = 0; i < options_.devices; ++i) {
-    device_mu_.push_back(std::make_unique<std::mutex>());
+    device_mu_.push_back(std::make_unique<absl::Mutex>());
   }
 }
 
@@ -202,7 +202,7 @@ absl::StatusOr<SearchResult> SimulatedFinder::Search(
     return absl::InvalidArgumentError(
         absl::StrCat("no simulated device ", device_index));
   }
-  std::lock_guard<std::mutex> lock(*device_mu_[device_index]);
+  absl::MutexLock lock(device_mu_[device_index].get());
   searches_.fetch_add(1);
   if (problem.n == options_.crash_n) {
     std::abort();  // Fault switch: worker-process crash tests.

@@ -27,11 +27,11 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/string_view.h"
 #include "server/finder/finder.h"
 
@@ -77,7 +77,9 @@ class SimulatedFinder final : public Finder {
 
  private:
   const Options options_;
-  std::vector<std::unique_ptr<std::mutex>> device_mu_;
+  // One per device, held for a whole search: a device's searches run one
+  // at a time, as on a GPU. They guard no data.
+  std::vector<std::unique_ptr<absl::Mutex>> device_mu_;
   std::atomic<int64_t> searches_{0};
 };
 

@@ -13,9 +13,11 @@
 #include <thread>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
 #include "server/worker/worker_command.h"
 #include "proto/convert.h"
@@ -172,54 +174,11 @@ std::vector<std::string> WorkerArgs(const WorkerSupervisor::Options& options,
   return command.ToArgs();
 }
 
-}  // namespace
-
-struct WorkerSupervisor::Worker {
-  mutable std::mutex mu;
-  std::string lib_dir;
-  int ordinal = 0;
-  int index = 0;
-  Process proc;  // guarded by mu
-  uint64_t next_id = 1;
-  int restarts = 0;
-  Supervision supervision;  // guarded by mu
-  DeviceInfo info;
-
-  std::string Name() const {
-    return absl::StrCat("worker for device ", index, " (ordinal ", ordinal,
-                        lib_dir.empty() ? "" : ", cuDNN dir ", lib_dir, ")");
-  }
-};
-
-WorkerSupervisor::WorkerSupervisor(const Options& options)
-    : options_(options) {}
-
-WorkerSupervisor::~WorkerSupervisor() {
-  for (auto& w : workers_) {
-    std::lock_guard<std::mutex> lock(w->mu);
-    Reap(w->proc, false, absl::Seconds(5));
-  }
-}
-
-absl::StatusOr<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Create(
-    const Options& given) {
-  Options options = given;
-  if (options.worker_path.empty()) options.worker_path = DefaultWorkerPath();
-  if (::access(options.worker_path.c_str(), X_OK) != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("worker program ", options.worker_path,
-                     " is not executable: ", std::strerror(errno)));
-  }
-  if (options.worker_finder != "cudnn" &&
-      options.worker_finder != "simulated") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown worker finder '", options.worker_finder, "'"));
-  }
-  std::vector<std::string> dirs = options.library_dirs;
-  if (dirs.empty()) dirs.push_back("");
-
-  std::unique_ptr<WorkerSupervisor> supervisor(new WorkerSupervisor(options));
-  // 1. One listing worker per library folder, all started at once.
+// Starts one device-listing worker per library folder in `dirs`, all at
+// once, and returns the devices each listed.
+absl::StatusOr<std::vector<std::vector<DeviceInfo>>> ListDevices(
+    const WorkerSupervisor::Options& options,
+    const std::vector<std::string>& dirs) {
   std::vector<Process> listers;
   for (const std::string& dir : dirs) {
     ASSIGN_OR_RETURN(Process p,
@@ -249,6 +208,151 @@ absl::StatusOr<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Create(
     Reap(listers[i], false, absl::Seconds(5));
   }
   RETURN_IF_ERROR(first_error);
+  return listed;
+}
+
+// A search request for the worker: `problem` and what `options` tell it.
+worker::Request SearchRequest(uint64_t id, const ConvProblem& problem,
+                              const SearchOptions& options) {
+  worker::Request request;
+  request.set_id(id);
+  request.set_problem(problem.ToText());
+  request.set_workspace_cap_bytes(options.workspace_cap_bytes);
+  request.set_timeout_ms(absl::ToInt64Milliseconds(options.timeout));
+  for (const AlgoResult& r : options.stored_plans) {
+    ToProto(r, request.add_stored_plans());
+  }
+  for (const AlgoResult& r : options.retime_only) {
+    ToProto(r, request.add_retime_only());
+  }
+  for (AlgoResult r : options.far_behind) {
+    r.plan.clear();  // the worker needs the config only
+    ToProto(r, request.add_far_behind());
+  }
+  return request;
+}
+
+}  // namespace
+
+struct WorkerSupervisor::Worker {
+  // Set before the supervisor is shared, then only read.
+  std::string lib_dir;
+  int ordinal = 0;
+  int index = 0;  // the device index
+  DeviceInfo info;
+
+  // The process and its bookkeeping; held for a whole search, so searches
+  // on one device run one at a time.
+  mutable absl::Mutex mu;
+  Process proc ABSL_GUARDED_BY(mu);
+  uint64_t next_id ABSL_GUARDED_BY(mu) = 1;
+  int restarts ABSL_GUARDED_BY(mu) = 0;
+  Supervision supervision ABSL_GUARDED_BY(mu);
+
+  std::string Name() const {
+    return absl::StrCat("worker for device ", index, " (ordinal ", ordinal,
+                        lib_dir.empty() ? "" : ", cuDNN dir ", lib_dir, ")");
+  }
+
+  // (Re)starts the worker; "" on success, else why not.
+  std::string Restart(const Options& options)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    absl::StatusOr<Process> p =
+        Spawn(options.worker_path, WorkerArgs(options, ordinal), lib_dir);
+    if (!p.ok()) return std::string(p.status().message());
+    proc = *p;
+    absl::StatusOr<worker::Response> hello =
+        AwaitHello(proc, options.start_timeout, Name());
+    if (!hello.ok()) return std::string(hello.status().message());
+    ++restarts;
+    ++supervision.starts;
+    return "";
+  }
+
+  // Restarts the worker after it ended; says how, to end an error message.
+  std::string RestartNote(const Options& options)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const std::string why = Restart(options);
+    return why.empty() ? std::string("; restarted")
+                       : absl::StrCat("; restart failed: ", why);
+  }
+
+  // Reads the answer to request `id`, sent to process `pid`, until
+  // `timeout` has passed since it was sent.
+  absl::StatusOr<SearchResult> AwaitAnswer(const Options& options,
+                                           uint64_t id, pid_t pid,
+                                           absl::Duration timeout)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+};
+
+absl::StatusOr<SearchResult> WorkerSupervisor::Worker::AwaitAnswer(
+    const Options& options, uint64_t id, pid_t pid, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    worker::Response response;
+    absl::Status s = ReadFrame(proc.fd, &response, deadline);
+    if (absl::IsDeadlineExceeded(s)) {
+      Reap(proc, true, absl::Seconds(2));
+      ++supervision.exits["timeout"];
+      return absl::DeadlineExceededError(absl::StrCat(
+          "search on device ", index, " exceeded its timeout of ",
+          absl::FormatDuration(timeout), "; worker pid ", pid,
+          " killed (SIGKILL)", RestartNote(options)));
+    }
+    if (!s.ok()) {
+      // End of file or a broken frame: the worker died (or is unusable).
+      const std::string how =
+          Reap(proc, !absl::IsOutOfRange(s), absl::Seconds(5));
+      ++supervision.exits["died"];
+      return absl::UnavailableError(absl::StrCat(
+          Name(), " (pid ", pid, ") ", how, " during the search (",
+          s.message(), ")", RestartNote(options)));
+    }
+    if (response.id() != id) continue;  // stale answer
+    if (response.fatal()) {
+      const std::string how = Reap(proc, false, absl::Seconds(5));
+      ++supervision.exits["fatal_error"];
+      absl::Status st = GetStatus(response);
+      return absl::UnavailableError(absl::StrCat(st.message(), " [", Name(),
+                                                 " (pid ", pid, ") ", how,
+                                                 RestartNote(options), "]"));
+    }
+    RETURN_IF_ERROR(GetStatus(response));
+    return FromProto(response);
+  }
+}
+
+WorkerSupervisor::WorkerSupervisor(const Options& options)
+    : options_(options) {}
+
+WorkerSupervisor::~WorkerSupervisor() {
+  for (auto& w : workers_) {
+    absl::MutexLock lock(&w->mu);
+    Reap(w->proc, false, absl::Seconds(5));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Create(
+    const Options& given) {
+  Options options = given;
+  if (options.worker_path.empty()) options.worker_path = DefaultWorkerPath();
+  if (::access(options.worker_path.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("worker program ", options.worker_path,
+                     " is not executable: ", std::strerror(errno)));
+  }
+  if (options.worker_finder != "cudnn" &&
+      options.worker_finder != "simulated") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown worker finder '", options.worker_finder, "'"));
+  }
+  std::vector<std::string> dirs = options.library_dirs;
+  if (dirs.empty()) dirs.push_back("");
+
+  std::unique_ptr<WorkerSupervisor> supervisor(new WorkerSupervisor(options));
+  // 1. One listing worker per library folder, all started at once.
+  ASSIGN_OR_RETURN(std::vector<std::vector<DeviceInfo>> listed,
+                   ListDevices(options, dirs));
 
   // 2. One worker per (folder, device), all started at once.
   for (size_t i = 0; i < dirs.size(); ++i) {
@@ -264,11 +368,13 @@ absl::StatusOr<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Create(
     return absl::UnavailableError("the workers found no device");
   }
   for (auto& w : supervisor->workers_) {
+    absl::MutexLock lock(&w->mu);
     ASSIGN_OR_RETURN(w->proc,
                      Spawn(options.worker_path, WorkerArgs(options, w->ordinal),
                            w->lib_dir));
   }
   for (auto& w : supervisor->workers_) {
+    absl::MutexLock lock(&w->mu);
     ASSIGN_OR_RETURN(worker::Response hello,
                      AwaitHello(w->proc, options.start_timeout, w->Name()));
     if (hello.devices_size() != 1) {
@@ -290,7 +396,7 @@ pid_t WorkerSupervisor::worker_pid(int device_index) const {
   if (device_index < 0 || device_index >= static_cast<int>(workers_.size())) {
     return -1;
   }
-  std::lock_guard<std::mutex> lock(workers_[device_index]->mu);
+  absl::MutexLock lock(&workers_[device_index]->mu);
   return workers_[device_index]->proc.pid;
 }
 
@@ -298,7 +404,7 @@ int WorkerSupervisor::restarts(int device_index) const {
   if (device_index < 0 || device_index >= static_cast<int>(workers_.size())) {
     return 0;
   }
-  std::lock_guard<std::mutex> lock(workers_[device_index]->mu);
+  absl::MutexLock lock(&workers_[device_index]->mu);
   return workers_[device_index]->restarts;
 }
 
@@ -307,7 +413,7 @@ WorkerSupervisor::Supervision WorkerSupervisor::supervision(
   if (device_index < 0 || device_index >= static_cast<int>(workers_.size())) {
     return {};
   }
-  std::lock_guard<std::mutex> lock(workers_[device_index]->mu);
+  absl::MutexLock lock(&workers_[device_index]->mu);
   return workers_[device_index]->supervision;
 }
 
@@ -327,91 +433,27 @@ absl::StatusOr<SearchResult> WorkerSupervisor::Search(
                      workers_.size(), " devices)"));
   }
   Worker& w = *workers_[device_index];
-  std::lock_guard<std::mutex> lock(w.mu);
-
-  // (Re)starts the worker; "" on success, else why not.
-  auto restart = [&]() -> std::string {
-    absl::StatusOr<Process> p =
-        Spawn(options_.worker_path, WorkerArgs(options_, w.ordinal), w.lib_dir);
-    if (!p.ok()) return std::string(p.status().message());
-    w.proc = *p;
-    absl::StatusOr<worker::Response> hello =
-        AwaitHello(w.proc, options_.start_timeout, w.Name());
-    if (!hello.ok()) return std::string(hello.status().message());
-    ++w.restarts;
-    ++w.supervision.starts;
-    return "";
-  };
-  auto restart_note = [&]() {
-    const std::string why = restart();
-    return why.empty() ? std::string("; restarted")
-                       : absl::StrCat("; restart failed: ", why);
-  };
-
+  absl::MutexLock lock(&w.mu);
   if (w.proc.pid <= 0) {
-    const std::string why = restart();
+    const std::string why = w.Restart(options_);
     if (!why.empty()) {
       return absl::UnavailableError(
           absl::StrCat(w.Name(), " is not running: ", why));
     }
   }
   const pid_t pid = w.proc.pid;
-  worker::Request request;
-  request.set_id(w.next_id++);
-  request.set_problem(problem.ToText());
-  request.set_workspace_cap_bytes(options.workspace_cap_bytes);
-  request.set_timeout_ms(absl::ToInt64Milliseconds(options.timeout));
-  for (const AlgoResult& r : options.stored_plans) {
-    ToProto(r, request.add_stored_plans());
-  }
-  for (const AlgoResult& r : options.retime_only) {
-    ToProto(r, request.add_retime_only());
-  }
-  for (AlgoResult r : options.far_behind) {
-    r.plan.clear();  // the worker needs the config only
-    ToProto(r, request.add_far_behind());
-  }
+  const worker::Request request =
+      SearchRequest(w.next_id++, problem, options);
   absl::Status s = WriteFrame(w.proc.fd, request);
   if (!s.ok()) {
     const std::string how = Reap(w.proc, true, absl::Seconds(2));
     ++w.supervision.exits["died"];
     return absl::UnavailableError(
         absl::StrCat(w.Name(), " (pid ", pid, ") ", how,
-                     " before the search: ", s.message(), restart_note()));
+                     " before the search: ", s.message(),
+                     w.RestartNote(options_)));
   }
-  const absl::Time deadline = absl::Now() + options.timeout;
-  while (true) {
-    worker::Response response;
-    s = ReadFrame(w.proc.fd, &response, deadline);
-    if (absl::IsDeadlineExceeded(s)) {
-      Reap(w.proc, true, absl::Seconds(2));
-      ++w.supervision.exits["timeout"];
-      return absl::DeadlineExceededError(absl::StrCat(
-          "search on device ", device_index, " exceeded its timeout of ",
-          absl::FormatDuration(options.timeout), "; worker pid ", pid,
-          " killed (SIGKILL)", restart_note()));
-    }
-    if (!s.ok()) {
-      // End of file or a broken frame: the worker died (or is unusable).
-      const std::string how =
-          Reap(w.proc, !absl::IsOutOfRange(s), absl::Seconds(5));
-      ++w.supervision.exits["died"];
-      return absl::UnavailableError(absl::StrCat(
-          w.Name(), " (pid ", pid, ") ", how, " during the search (",
-          s.message(), ")", restart_note()));
-    }
-    if (response.id() != request.id()) continue;  // stale answer
-    if (response.fatal()) {
-      const std::string how = Reap(w.proc, false, absl::Seconds(5));
-      ++w.supervision.exits["fatal_error"];
-      absl::Status st = GetStatus(response);
-      return absl::UnavailableError(absl::StrCat(st.message(), " [", w.Name(),
-                                                 " (pid ", pid, ") ", how,
-                                                 restart_note(), "]"));
-    }
-    RETURN_IF_ERROR(GetStatus(response));
-    return FromProto(response);
-  }
+  return w.AwaitAnswer(options_, request.id(), pid, options.timeout);
 }
 
 }  // namespace tunedb
