@@ -1,6 +1,8 @@
 #include "preload/preload_options.h"
 
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -69,6 +71,81 @@ void ReadPinOptions(PreloadOptions& o) {
   }
 }
 
+// Appends "NAME=value ignored" to o.problems: a setting not understood.
+void Ignore(PreloadOptions& o, const char* name, const char* value) {
+  absl::StrAppend(&o.problems, o.problems.empty() ? "" : ", ", name, "=",
+                  value, " ignored");
+}
+
+// An on/off setting: "on"/"1" or "off"/"0" into *out, else ignored and
+// reported.
+void ReadOnOff(PreloadOptions& o, const char* name, bool* out) {
+  const char* v = Env(name);
+  if (v == nullptr) return;
+  const std::string_view s(v);
+  if (s == "on" || s == "1") {
+    *out = true;
+  } else if (s == "off" || s == "0") {
+    *out = false;
+  } else {
+    Ignore(o, name, v);
+  }
+}
+
+bool ParseNumber(const char* text, double* out) {
+  return absl::SimpleAtod(text, out);
+}
+template <typename T>
+bool ParseNumber(const char* text, T* out) {
+  return absl::SimpleAtoi(text, out);
+}
+
+// A number setting from `lo` to `hi` into *out (true), else *out is kept
+// and the setting ignored and reported (false, as when it is not set).
+template <typename T>
+bool ReadNumber(PreloadOptions& o, const char* name, T lo, T hi, T* out) {
+  const char* v = Env(name);
+  if (v == nullptr) return false;
+  T n = 0;
+  if (ParseNumber(v, &n) && n >= lo && n <= hi) {
+    *out = n;
+    return true;
+  }
+  Ignore(o, name, v);
+  return false;
+}
+
+// The settings of the preload's own behaviour: its log, its report and
+// exit wait, the misses file, the fallback and the plans it offers.
+void ReadPreloadSettings(PreloadOptions& o) {
+  ReadOnOff(o, "TUNEDB_PRELOAD", &o.enabled);
+  if (const char* v = Env("TUNEDB_PRELOAD_LOG")) {
+    if (std::optional<LogLevel> level = kLogLevels.Find(v)) {
+      o.log = *level;
+    } else {
+      Ignore(o, "TUNEDB_PRELOAD_LOG", v);
+    }
+  }
+  double lookup_ms = 0;
+  if (ReadNumber(o, "TUNEDB_PRELOAD_LOOKUP_MS", 0.0, 60000.0, &lookup_ms)) {
+    o.client.lookup_deadline = absl::Milliseconds(lookup_ms);
+  }
+  if (const char* v = Env("TUNEDB_PRELOAD_DB")) o.client.db_path = v;
+  if (const char* v = Env("TUNEDB_PRELOAD_MISSES_FILE")) {
+    o.misses_file = v;
+    o.client.tune_misses = o.misses_file.empty();
+  }
+  ReadNumber(o, "TUNEDB_PRELOAD_EXIT_WAIT_S", 0.0, 86400.0, &o.exit_wait_s);
+  ReadOnOff(o, "TUNEDB_PRELOAD_REPORT", &o.report);
+  ReadOnOff(o, "TUNEDB_PRELOAD_EMPTY_FALLBACK", &o.empty_fallback);
+  ReadOnOff(o, "TUNEDB_PRELOAD_LEAD_PLAN_ONLY", &o.lead_plan_only);
+  ReadOnOff(o, "TUNEDB_PRELOAD_STORED_PLANS", &o.stored_plans);
+  ReadOnOff(o, "TUNEDB_PRELOAD_PREDICT", &o.client.predict_misses);
+  ReadOnOff(o, "TUNEDB_PRELOAD_PREDICT_VERSIONS",
+            &o.client.predict_from_other_versions);
+  if (Env("CUDNN_ERRATA_JSON_FILE") != nullptr) o.lead_plan_only = false;
+}
+
 }  // namespace
 
 PreloadOptions PreloadOptionsFromEnv() {
@@ -78,78 +155,12 @@ PreloadOptions PreloadOptionsFromEnv() {
   // A new input size is answered from the nearest stored ones instead of
   // paying PyTorch's benchmark (docs/graph-api.md, "Keys never tuned").
   o.client.predict_misses = true;
-  auto problem = [&](const char* name, const char* value) {
-    absl::StrAppend(&o.problems, o.problems.empty() ? "" : ", ", name, "=",
-                    value, " ignored");
-  };
   if (const char* v = Env("TUNEDB_ADDRESS")) o.client.address = v;
-  // An on/off setting: "on"/"1" or "off"/"0", else ignored and reported.
-  auto on_off = [&](const char* name, bool* out) {
-    const char* v = Env(name);
-    if (v == nullptr) return;
-    const std::string_view s(v);
-    if (s == "on" || s == "1") {
-      *out = true;
-    } else if (s == "off" || s == "0") {
-      *out = false;
-    } else {
-      problem(name, v);
-    }
-  };
-  on_off("TUNEDB_PRELOAD", &o.enabled);
-  if (const char* v = Env("TUNEDB_PRELOAD_LOG")) {
-    if (std::optional<LogLevel> level = kLogLevels.Find(v)) {
-      o.log = *level;
-    } else {
-      problem("TUNEDB_PRELOAD_LOG", v);
-    }
-  }
-  if (const char* v = Env("TUNEDB_PRELOAD_LOOKUP_MS")) {
-    double ms = 0;
-    if (absl::SimpleAtod(v, &ms) && ms >= 0 && ms <= 60000) {
-      o.client.lookup_deadline = absl::Milliseconds(ms);
-    } else {
-      problem("TUNEDB_PRELOAD_LOOKUP_MS", v);
-    }
-  }
-  if (const char* v = Env("TUNEDB_PRELOAD_DB")) o.client.db_path = v;
-  if (const char* v = Env("TUNEDB_PRELOAD_MISSES_FILE")) {
-    o.misses_file = v;
-    o.client.tune_misses = o.misses_file.empty();
-  }
-  if (const char* v = Env("TUNEDB_PRELOAD_EXIT_WAIT_S")) {
-    double s = 0;
-    if (absl::SimpleAtod(v, &s) && s >= 0 && s <= 86400) {
-      o.exit_wait_s = s;
-    } else {
-      problem("TUNEDB_PRELOAD_EXIT_WAIT_S", v);
-    }
-  }
-  on_off("TUNEDB_PRELOAD_REPORT", &o.report);
-  on_off("TUNEDB_PRELOAD_EMPTY_FALLBACK", &o.empty_fallback);
-  on_off("TUNEDB_PRELOAD_LEAD_PLAN_ONLY", &o.lead_plan_only);
-  on_off("TUNEDB_PRELOAD_STORED_PLANS", &o.stored_plans);
-  on_off("TUNEDB_PRELOAD_PREDICT", &o.client.predict_misses);
-  on_off("TUNEDB_PRELOAD_PREDICT_VERSIONS",
-         &o.client.predict_from_other_versions);
-  if (Env("CUDNN_ERRATA_JSON_FILE") != nullptr) o.lead_plan_only = false;
+  ReadPreloadSettings(o);
   ReadPinOptions(o);
-  if (const char* v = Env("TUNEDB_PRELOAD_GRAPH_CONFIGS")) {
-    int n = 0;
-    if (absl::SimpleAtoi(v, &n) && n >= 1 && n <= 64) {
-      o.graph_configs = n;
-    } else {
-      problem("TUNEDB_PRELOAD_GRAPH_CONFIGS", v);
-    }
-  }
-  if (const char* v = Env("TUNEDB_PRELOAD_COMPILE_HORIZON")) {
-    int64_t n = 0;
-    if (absl::SimpleAtoi(v, &n) && n >= 0) {
-      o.compile_horizon_calls = n;
-    } else {
-      problem("TUNEDB_PRELOAD_COMPILE_HORIZON", v);
-    }
-  }
+  ReadNumber(o, "TUNEDB_PRELOAD_GRAPH_CONFIGS", 1, 64, &o.graph_configs);
+  ReadNumber(o, "TUNEDB_PRELOAD_COMPILE_HORIZON", int64_t{0},
+             std::numeric_limits<int64_t>::max(), &o.compile_horizon_calls);
   return o;
 }
 
