@@ -30,7 +30,7 @@ AnswerCache::AnswerCache(int64_t capacity) {
   claims_.reset(new std::atomic<uint64_t>[slots]());
   measured_at_.reset(new int64_t[slots]());
   hands_.reset(new uint8_t[sets_]());
-  stripes_.reset(new std::mutex[kStripes]);
+  stripes_.reset(new absl::Mutex[kStripes]);
 }
 
 AnswerCache::~AnswerCache() = default;
@@ -74,7 +74,7 @@ bool AnswerCache::Insert(const PackedKey& key, uint64_t hash,
                          bool keep_tuned) {
   const uint64_t tag = hash | 1;
   const int64_t set = SetOf(hash);
-  std::lock_guard<std::mutex> lock(StripeOf(set));
+  absl::MutexLock lock(&StripeOf(set));
   std::atomic<uint64_t>* tags = tags_[set].tag;
   int way = FindWay(set, key, tag);
   const bool fresh = way < 0;
@@ -133,7 +133,7 @@ bool AnswerCache::Insert(const PackedKey& key, uint64_t hash,
 std::optional<int64_t> AnswerCache::MeasuredAt(const PackedKey& key,
                                                uint64_t hash) {
   const int64_t set = SetOf(hash);
-  std::lock_guard<std::mutex> lock(StripeOf(set));
+  absl::MutexLock lock(&StripeOf(set));
   const int way = FindWay(set, key, hash | 1);
   if (way < 0) return std::nullopt;
   return measured_at_[set * kMaxWays + way];
@@ -142,7 +142,7 @@ std::optional<int64_t> AnswerCache::MeasuredAt(const PackedKey& key,
 void AnswerCache::Clear() {
   const PackedKey zero{};
   for (int64_t set = 0; set < sets_; ++set) {
-    std::lock_guard<std::mutex> lock(StripeOf(set));
+    absl::MutexLock lock(&StripeOf(set));
     for (int way = 0; way < ways_; ++way) {
       std::atomic<uint64_t>& tag = tags_[set].tag[way];
       if (tag.load(std::memory_order_relaxed) == 0) continue;

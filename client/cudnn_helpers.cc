@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "client/answer_values.h"
 #include "common/math_policy.h"
 #include "common/status_macros.h"
 #include "cudnn/conv_descriptors.h"
@@ -64,15 +67,10 @@ absl::StatusOr<Tensor> ReadTensor(cudnnTensorDescriptor_t t, const char* what) {
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<ConvProblem> ProblemFromDescriptors(
-    ConvOp op, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
-    cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
-    std::optional<cudnnMathType_t> math) {
-  ASSIGN_OR_RETURN(Tensor xt, ReadTensor(x, "x"));
+// The filter's dimensions, checked against x's rank, type and layout.
+absl::StatusOr<std::vector<int>> ReadFilter(cudnnFilterDescriptor_t w,
+                                            const Tensor& xt) {
   const int spatial = static_cast<int>(xt.dims.size()) - 2;
-
   cudnnDataType_t wtype;
   cudnnTensorFormat_t wformat;
   int wnb = 0;
@@ -92,32 +90,82 @@ absl::StatusOr<ConvProblem> ProblemFromDescriptors(
     return absl::InvalidArgumentError(
         "w: format (NCHW/NHWC) differs from x's layout");
   }
+  return std::vector<int>(wdims, wdims + wnb);
+}
 
+// What a convolution descriptor says.
+struct ConvParams {
+  int pads[kMaxDims] = {};
+  int strides[kMaxDims] = {};
+  int dilations[kMaxDims] = {};
+  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  int groups = 1;
+  cudnnMathType_t math_type = CUDNN_DEFAULT_MATH;
+};
+
+// The convolution's parameters, for `spatial` dimensions; `math`, if
+// given, instead of the descriptor's math type.
+absl::StatusOr<ConvParams> ReadConv(cudnnConvolutionDescriptor_t conv,
+                                    int spatial,
+                                    std::optional<cudnnMathType_t> math) {
+  ConvParams c;
   int array_length = 0;
-  int pads[kMaxDims];
-  int strides[kMaxDims];
-  int dilations[kMaxDims];
-  cudnnConvolutionMode_t mode;
-  cudnnDataType_t compute;
   RETURN_IF_ERROR(CudnnStatusToAbsl(
       cudnnGetConvolutionNdDescriptor(conv, CUDNN_DIM_MAX - 2, &array_length,
-                                      pads, strides, dilations, &mode,
-                                      &compute),
+                                      c.pads, c.strides, c.dilations, &c.mode,
+                                      &c.compute),
       "conv"));
   if (array_length != spatial) {
     return absl::InvalidArgumentError(absl::StrCat(
         "conv: has ", array_length, " spatial dimensions, x has ", spatial));
   }
-  int groups = 1;
-  RETURN_IF_ERROR(
-      CudnnStatusToAbsl(cudnnGetConvolutionGroupCount(conv, &groups), "conv"));
-  cudnnMathType_t math_type = CUDNN_DEFAULT_MATH;
+  RETURN_IF_ERROR(CudnnStatusToAbsl(
+      cudnnGetConvolutionGroupCount(conv, &c.groups), "conv"));
   if (math.has_value()) {
-    math_type = *math;
+    c.math_type = *math;
   } else {
     RETURN_IF_ERROR(CudnnStatusToAbsl(
-        cudnnGetConvolutionMathType(conv, &math_type), "conv"));
+        cudnnGetConvolutionMathType(conv, &c.math_type), "conv"));
   }
+  return c;
+}
+
+// Checks y against x and the convolution `p` gives.
+absl::Status CheckOutput(cudnnTensorDescriptor_t y, const Tensor& xt,
+                         const ConvProblem& p) {
+  ASSIGN_OR_RETURN(Tensor yt, ReadTensor(y, "y"));
+  if (yt.type != xt.type) {
+    return absl::InvalidArgumentError("y: data type differs from x's");
+  }
+  if (yt.dims.size() != xt.dims.size() ||
+      yt.channels_last != xt.channels_last) {
+    return absl::InvalidArgumentError("y: rank or layout differs from x's");
+  }
+  if (yt.dims[0] != p.n || yt.dims[1] != p.k) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("y: expected N=", p.n, " and K=", p.k, " channels"));
+  }
+  for (int i = 0; i < p.spatial_dims; ++i) {
+    if (yt.dims[2 + i] != p.OutputSize(i)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("y: spatial size ", i, " is ", yt.dims[2 + i],
+                       ", the convolution gives ", p.OutputSize(i)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ConvProblem> ProblemFromDescriptors(
+    ConvOp op, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+    cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
+    std::optional<cudnnMathType_t> math) {
+  ASSIGN_OR_RETURN(Tensor xt, ReadTensor(x, "x"));
+  const int spatial = static_cast<int>(xt.dims.size()) - 2;
+  ASSIGN_OR_RETURN(std::vector<int> wdims, ReadFilter(w, xt));
+  ASSIGN_OR_RETURN(ConvParams c, ReadConv(conv, spatial, math));
 
   ConvProblem p;
   p.op = op;
@@ -128,47 +176,28 @@ absl::StatusOr<ConvProblem> ProblemFromDescriptors(
   for (int i = 0; i < spatial; ++i) {
     p.input[i] = xt.dims[2 + i];
     p.filter[i] = wdims[2 + i];
-    p.padding[i] = pads[i];
-    p.stride[i] = strides[i];
-    p.dilation[i] = dilations[i];
+    p.padding[i] = c.pads[i];
+    p.stride[i] = c.strides[i];
+    p.dilation[i] = c.dilations[i];
   }
-  p.groups = groups;
-  if (static_cast<int64_t>(wdims[1]) * groups != p.c) {
+  p.groups = c.groups;
+  if (static_cast<int64_t>(wdims[1]) * c.groups != p.c) {
     return absl::InvalidArgumentError(
         absl::StrCat("w: has ", wdims[1], " input channels per group; x has ",
-                     p.c, " channels in ", groups, " groups"));
+                     p.c, " channels in ", c.groups, " groups"));
   }
-  p.mode = mode == CUDNN_CONVOLUTION ? ConvMode::kConvolution
-                                     : ConvMode::kCrossCorrelation;
+  p.mode = c.mode == CUDNN_CONVOLUTION ? ConvMode::kConvolution
+                                       : ConvMode::kCrossCorrelation;
   p.input_type = xt.type;
   p.output_type = xt.type;
-  ASSIGN_OR_RETURN(p.compute_type, TypeFromCudnn(compute, "conv compute"));
+  ASSIGN_OR_RETURN(p.compute_type, TypeFromCudnn(c.compute, "conv compute"));
   p.layout = LayoutFor(xt.channels_last, spatial);
-  p.allow_tensor_cores = math_type != CUDNN_FMA_MATH;
+  p.allow_tensor_cores = c.math_type != CUDNN_FMA_MATH;
   // The caller's math type says only whether tensor cores are allowed; with
   // them, TF32 is (cuDNN's default math permits it).
   p.allow_tf32 = KeyAllowsTf32(p.input_type, p.allow_tensor_cores, true);
-
   if (y != nullptr) {
-    ASSIGN_OR_RETURN(Tensor yt, ReadTensor(y, "y"));
-    if (yt.type != xt.type) {
-      return absl::InvalidArgumentError("y: data type differs from x's");
-    }
-    if (yt.dims.size() != xt.dims.size() ||
-        yt.channels_last != xt.channels_last) {
-      return absl::InvalidArgumentError("y: rank or layout differs from x's");
-    }
-    if (yt.dims[0] != p.n || yt.dims[1] != p.k) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("y: expected N=", p.n, " and K=", p.k, " channels"));
-    }
-    for (int i = 0; i < spatial; ++i) {
-      if (yt.dims[2 + i] != p.OutputSize(i)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("y: spatial size ", i, " is ", yt.dims[2 + i],
-                         ", the convolution gives ", p.OutputSize(i)));
-      }
-    }
+    RETURN_IF_ERROR(CheckOutput(y, xt, p));
   }
   RETURN_IF_ERROR(p.Validate());
   return p;
@@ -255,13 +284,15 @@ size_t WorkspaceFor(cudnnHandle_t handle, ConvOp op, const ConvProblem& p,
 }  // namespace
 
 HeuristicFn CudnnHeuristic(cudnnHandle_t handle) {
-  auto mu = std::make_shared<std::mutex>();
+  // Serializes the calls on `handle` (a captured handle, which
+  // ABSL_GUARDED_BY cannot name).
+  auto mu = std::make_shared<absl::Mutex>();
   return [handle, mu](const ProblemKey& key,
                       const Constraints& c) -> std::optional<AlgoResult> {
     absl::StatusOr<std::unique_ptr<CudnnDescriptors>> d =
         CudnnDescriptors::Create(key.problem);
     if (!d.ok()) return std::nullopt;
-    std::lock_guard<std::mutex> lock(*mu);
+    absl::MutexLock lock(mu.get());
     return RunHeuristic(handle, key.problem.op, **d, c);
   };
 }
@@ -285,8 +316,7 @@ absl::StatusOr<CudnnAlgo> ChooseAlgo(Client& client, cudnnHandle_t handle,
       return absl::NotFoundError(
           "no cuDNN algorithm for this convolution meets the constraints");
     }
-    a = Answer{Source::kHeuristic, guess->algo, guess->math_type,
-               guess->workspace_bytes};
+    a = AnswerFrom(Source::kHeuristic, *guess);
   }
   CudnnAlgo out;
   out.source = a.source;

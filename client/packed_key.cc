@@ -8,7 +8,7 @@ DeviceTable::~DeviceTable() = default;
 int DeviceTable::Intern(const DeviceKey& device) {
   int id = Find(device);
   if (id != 0) return id;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   int n = count_.load(std::memory_order_relaxed);
   for (int i = 0; i < n; ++i) {
     if (*devices_[i] == device) return i + 1;

@@ -17,9 +17,10 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
@@ -106,12 +107,13 @@ class DeviceTable {
     return 0;
   }
   // Find, else adds it; 0 if the table is full.
-  int Intern(const DeviceKey& device);
+  int Intern(const DeviceKey& device) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   std::atomic<int> count_{0};
-  std::mutex mu_;  // serializes Intern
-  // Written once before count_ is raised past the slot, then immutable.
+  absl::Mutex mu_;  // serializes Intern
+  // Written once under mu_ before count_ is raised past the slot, then
+  // immutable (Find reads them without the lock, so no ABSL_GUARDED_BY).
   std::array<std::unique_ptr<DeviceKey>, kMaxDevices> devices_;
 };
 

@@ -15,6 +15,8 @@ absl::StatusOr<std::unique_ptr<PinnedAnswers>> PinnedAnswers::Open(
         "mode a path");
   }
   std::unique_ptr<PinnedAnswers> p(new PinnedAnswers(options));
+  // Not shared yet: the lock only keeps the annotations whole.
+  absl::MutexLock lock(&p->mu_);
   if (options.mode == PinMode::kRecord) {
     p->pin_.made_by = "tunedb run";
     p->pin_.deterministic = options.deterministic;
@@ -45,7 +47,7 @@ std::optional<PinEntry> PinnedAnswers::Find(const ProblemKey& key,
                                             const Constraints& c) const {
   const std::string problem = key.problem.ToText();
   const PinSlot slot = PinSlot::Of(c);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!has_device_) return std::nullopt;
   if (key.device != pin_.device && !options_.accept_mismatch) {
     return std::nullopt;
@@ -76,7 +78,7 @@ PinEntry PinnedAnswers::Remember(const ProblemKey& key, const Constraints& c,
     entry.answer = PinnedAnswerOf(answer, key, c.launch_mode);
   }
   const std::string problem = key.problem.ToText();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!has_device_) {
     pin_.device = key.device;
     has_device_ = true;
@@ -94,7 +96,7 @@ PinEntry PinnedAnswers::Remember(const ProblemKey& key, const Constraints& c,
 absl::Status PinnedAnswers::Write() {
   PinFile pin;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (options_.mode != PinMode::kRecord || options_.path.empty() ||
         pin_.entries.size() == written_) {
       return absl::OkStatus();
@@ -103,14 +105,14 @@ absl::Status PinnedAnswers::Write() {
   }
   absl::Status s = MergePinFile(options_.path, pin);
   if (s.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     written_ = std::max(written_, pin.entries.size());
   }
   return s;
 }
 
 std::string PinnedAnswers::Mismatch(const DeviceKey& device) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!has_device_) return "";
   return PinMismatch(pin_, device, options_.driver_version);
 }

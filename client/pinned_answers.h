@@ -12,13 +12,14 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/pin_file.h"
 #include "tunedb/client_options.h"
 #include "tunedb/problem.h"
@@ -45,33 +46,37 @@ class PinnedAnswers {
   // and whose answer fits `c`'s; nullopt if none. A key of another device
   // than the pin's finds nothing, unless PinOptions::accept_mismatch.
   std::optional<PinEntry> Find(const ProblemKey& key,
-                               const Constraints& c) const;
+                               const Constraints& c) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // kRecord: pins `answer` (from `source`) for the slot unless it already
   // holds one; returns the slot's entry, which is the one to give. A key of
   // another device than the first one recorded is not pinned.
   PinEntry Remember(const ProblemKey& key, const Constraints& c,
-                    PinnedSource source, const AlgoResult& answer);
+                    PinnedSource source, const AlgoResult& answer)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // kRecord: merges what was remembered into the file (MergePinFile); OK
   // when nothing was, or without a file.
-  absl::Status Write();
+  absl::Status Write() ABSL_LOCKS_EXCLUDED(mu_);
 
   // How the pin's identity differs from `device` ("" if it does not, or
   // without a device yet).
-  std::string Mismatch(const DeviceKey& device) const;
+  std::string Mismatch(const DeviceKey& device) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   explicit PinnedAnswers(const PinOptions& options) : options_(options) {}
 
   const PinOptions options_;
-  mutable std::mutex mu_;
-  // guarded by mu_: the pin; entries by problem text (a problem has one
-  // entry per slot asked, a handful).
-  PinFile pin_;
-  bool has_device_ = false;
-  std::map<std::string, std::vector<PinEntry>> by_problem_;
-  size_t written_ = 0;  // entries already merged into the file
+  mutable absl::Mutex mu_;
+  // The pin; entries by problem text (a problem has one entry per slot
+  // asked, a handful).
+  PinFile pin_ ABSL_GUARDED_BY(mu_);
+  bool has_device_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::vector<PinEntry>> by_problem_
+      ABSL_GUARDED_BY(mu_);
+  size_t written_ ABSL_GUARDED_BY(mu_) = 0;  // entries merged into the file
 };
 
 }  // namespace tunedb

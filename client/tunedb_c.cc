@@ -168,6 +168,83 @@ tunedb_error_t ReadRequest(const tunedb_problem_t* problem,
   return TUNEDB_OK;
 }
 
+// The C heuristic `fn` (with `user`) as a HeuristicFn.
+tunedb::HeuristicFn HeuristicFromC(tunedb_heuristic_fn fn, void* user) {
+  return [fn, user](const tunedb::ProblemKey& key,
+                    const tunedb::Constraints& constraints)
+             -> std::optional<tunedb::AlgoResult> {
+    tunedb_problem_t p;
+    ToC(key, &p);
+    tunedb_constraints_t c;
+    tunedb_constraints_init(&c);
+    c.max_workspace_bytes = constraints.max_workspace_bytes.value_or(-1);
+    c.deterministic_only = constraints.deterministic_only ? 1 : 0;
+    c.launch_mode = static_cast<int32_t>(constraints.launch_mode);
+    c.excluded_numerical_notes = constraints.excluded_numerical_notes;
+    int32_t algo = -1;
+    int32_t math = TUNEDB_MATH_DEFAULT;
+    int64_t workspace = 0;
+    if (fn(user, &p, &c, &algo, &math, &workspace) == 0) return std::nullopt;
+    if (math < TUNEDB_MATH_DEFAULT || math > TUNEDB_MATH_FMA) {
+      math = TUNEDB_MATH_DEFAULT;
+    }
+    tunedb::AlgoResult r;
+    r.algo = algo;
+    r.math_type = static_cast<tunedb::MathType>(math);
+    r.workspace_bytes = workspace;
+    return r;
+  };
+}
+
+// The ClientOptions `o` (of at least the first revision's size) gives, or
+// an error code (the message set) for an unknown enum value. The rest is
+// Client::Create's to check.
+tunedb_error_t OptionsFromC(const tunedb_options_t& o,
+                            tunedb::ClientOptions* options) {
+  if (o.address != nullptr) options->address = o.address;
+  options->lookup_deadline = Us(o.lookup_deadline_us);
+  options->tune_deadline = Us(o.tune_deadline_us);
+  options->background_tune_deadline = Us(o.background_tune_deadline_us);
+  if (o.miss_policy < TUNEDB_MISS_CACHE_ONLY ||
+      o.miss_policy > TUNEDB_MISS_BACKGROUND) {
+    return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "unknown miss_policy");
+  }
+  options->miss_policy = static_cast<tunedb::MissPolicy>(o.miss_policy);
+  options->cache_capacity = o.cache_capacity;
+  options->negative_ttl = Us(o.negative_ttl_us);
+  options->refresh_interval = Us(o.refresh_interval_us);
+  options->reconnect_backoff_min = Us(o.reconnect_backoff_min_us);
+  options->reconnect_backoff_max = Us(o.reconnect_backoff_max_us);
+  options->background_queue_capacity = o.background_queue_capacity;
+  if (o.db_path != nullptr) options->db_path = o.db_path;
+  auto copy = [](const char* from, std::string* to) {
+    if (from != nullptr) *to = from;
+  };
+  // Callers built before the pin fields pass a struct that ends at
+  // tls_server_name.
+  if (o.struct_size >= offsetof(tunedb_options_t, pin_path)) {
+    copy(o.tls_ca_file, &options->tls.ca_file);
+    copy(o.tls_cert_file, &options->tls.cert_file);
+    copy(o.tls_key_file, &options->tls.key_file);
+    copy(o.tls_server_name, &options->tls.server_name);
+  }
+  if (o.struct_size >= sizeof(tunedb_options_t)) {
+    if (o.pin_mode < TUNEDB_PIN_OFF || o.pin_mode > TUNEDB_PIN_FOLLOW) {
+      return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "unknown pin_mode");
+    }
+    copy(o.pin_path, &options->pin.path);
+    options->pin.mode = static_cast<tunedb::PinMode>(o.pin_mode);
+    options->pin.accept_mismatch = o.pin_accept_mismatch != 0;
+    options->pin.driver_version = o.pin_driver_version;
+    options->pin.deterministic = o.pin_deterministic != 0;
+    copy(o.job_id, &options->job_id);
+  }
+  if (o.heuristic != nullptr) {
+    options->heuristic = HeuristicFromC(o.heuristic, o.heuristic_user_data);
+  }
+  return TUNEDB_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -236,73 +313,7 @@ tunedb_error_t tunedb_client_create(const tunedb_options_t* o,
   }
   try {
     tunedb::ClientOptions options;
-    if (o->address != nullptr) options.address = o->address;
-    options.lookup_deadline = Us(o->lookup_deadline_us);
-    options.tune_deadline = Us(o->tune_deadline_us);
-    options.background_tune_deadline = Us(o->background_tune_deadline_us);
-    if (o->miss_policy < TUNEDB_MISS_CACHE_ONLY ||
-        o->miss_policy > TUNEDB_MISS_BACKGROUND) {
-      return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "unknown miss_policy");
-    }
-    options.miss_policy = static_cast<tunedb::MissPolicy>(o->miss_policy);
-    options.cache_capacity = o->cache_capacity;
-    options.negative_ttl = Us(o->negative_ttl_us);
-    options.refresh_interval = Us(o->refresh_interval_us);
-    options.reconnect_backoff_min = Us(o->reconnect_backoff_min_us);
-    options.reconnect_backoff_max = Us(o->reconnect_backoff_max_us);
-    options.background_queue_capacity = o->background_queue_capacity;
-    if (o->db_path != nullptr) options.db_path = o->db_path;
-    auto copy = [](const char* from, std::string* to) {
-      if (from != nullptr) *to = from;
-    };
-    // Callers built before the pin fields pass a struct that ends at
-    // tls_server_name.
-    if (o->struct_size >= offsetof(tunedb_options_t, pin_path)) {
-      copy(o->tls_ca_file, &options.tls.ca_file);
-      copy(o->tls_cert_file, &options.tls.cert_file);
-      copy(o->tls_key_file, &options.tls.key_file);
-      copy(o->tls_server_name, &options.tls.server_name);
-    }
-    if (o->struct_size >= sizeof(tunedb_options_t)) {
-      if (o->pin_mode < TUNEDB_PIN_OFF || o->pin_mode > TUNEDB_PIN_FOLLOW) {
-        return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "unknown pin_mode");
-      }
-      copy(o->pin_path, &options.pin.path);
-      options.pin.mode = static_cast<tunedb::PinMode>(o->pin_mode);
-      options.pin.accept_mismatch = o->pin_accept_mismatch != 0;
-      options.pin.driver_version = o->pin_driver_version;
-      options.pin.deterministic = o->pin_deterministic != 0;
-      copy(o->job_id, &options.job_id);
-    }
-    if (o->heuristic != nullptr) {
-      tunedb_heuristic_fn fn = o->heuristic;
-      void* user = o->heuristic_user_data;
-      options.heuristic = [fn, user](const tunedb::ProblemKey& key,
-                                     const tunedb::Constraints& constraints)
-          -> std::optional<tunedb::AlgoResult> {
-        tunedb_problem_t p;
-        ToC(key, &p);
-        tunedb_constraints_t c;
-        tunedb_constraints_init(&c);
-        c.max_workspace_bytes = constraints.max_workspace_bytes.value_or(-1);
-        c.deterministic_only = constraints.deterministic_only ? 1 : 0;
-        c.launch_mode = static_cast<int32_t>(constraints.launch_mode);
-        c.excluded_numerical_notes = constraints.excluded_numerical_notes;
-        int32_t algo = -1;
-        int32_t math = TUNEDB_MATH_DEFAULT;
-        int64_t workspace = 0;
-        if (fn(user, &p, &c, &algo, &math, &workspace) == 0)
-          return std::nullopt;
-        if (math < TUNEDB_MATH_DEFAULT || math > TUNEDB_MATH_FMA) {
-          math = TUNEDB_MATH_DEFAULT;
-        }
-        tunedb::AlgoResult r;
-        r.algo = algo;
-        r.math_type = static_cast<tunedb::MathType>(math);
-        r.workspace_bytes = workspace;
-        return r;
-      };
-    }
+    if (tunedb_error_t e = OptionsFromC(*o, &options)) return e;
     absl::StatusOr<std::unique_ptr<tunedb::Client>> created =
         tunedb::Client::Create(options);
     if (!created.ok()) {

@@ -7,10 +7,9 @@
 //     finalized on that graph), ready for its own plan;
 //   - the caller lets tunedb describe the convolution: GetExecutionPlan()
 //     gives a finalized plan for a graph-API key, loaded from the stored
-//     serialized plan where there is one (no compilation: a runtime-
-//     compiled engine costs 0.5-0.9 s to build cold, 1-2 ms to load), else
-//     built from the tuned engine id and knobs, else from cuDNN's
-//     heuristic (mode A's first config that builds). A stored plan that
+//     serialized plan where there is one (no compilation), else built
+//     from the tuned engine id and knobs, else from cuDNN's heuristic
+//     (mode A's first config that builds). A stored plan that
 //     cuDNN refuses (another cuDNN, driver or SM count) is reported in
 //     `fallback` and the next way is taken. RunPlan() executes it on
 //     tensors bound to the uids kGraphUidX/W/Y (x input, w filter, y

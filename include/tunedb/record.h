@@ -38,8 +38,7 @@ absl::StatusOr<AlgoStatus> ParseAlgoStatus(absl::string_view s);
 // ranks the algorithms.
 enum class LaunchMode {
   // Each pass is a direct cudnnConvolution* call: the caller waits for the
-  // launch time, host cost included (cuDNN 9's legacy calls cost the host
-  // 15-440 us each). The default.
+  // launch time, host cost included. The default.
   kDirect = 1,
   // The caller captures its passes into CUDA graphs and replays them: only
   // the GPU time counts.
