@@ -19,7 +19,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>  // tuning_core.h uses std::mutex without including it
 #include <optional>
 #include <set>
 #include <string>
