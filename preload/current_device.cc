@@ -80,7 +80,7 @@ absl::StatusOr<DeviceKey> CurrentDevice::Get() {
       device >= kMaxDevices) {
     return absl::UnavailableError("no current CUDA context");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (keys_[device] != nullptr) return *keys_[device];
   DeviceKey key;
   char name[256] = {};

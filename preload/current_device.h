@@ -15,10 +15,11 @@
 
 #include <array>
 #include <memory>
-#include <mutex>
 #include <optional>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "tunedb/problem.h"
 
 namespace tunedb::preload {
@@ -30,7 +31,7 @@ class CurrentDevice {
 
   // UNAVAILABLE when no CUDA context is current (or the driver is not
   // loaded); INVALID_ARGUMENT for a bad TUNEDB_DEVICE_KEY.
-  absl::StatusOr<DeviceKey> Get();
+  absl::StatusOr<DeviceKey> Get() ABSL_LOCKS_EXCLUDED(mu_);
 
   // The driver's CUDA version (cuDriverGetVersion, 13000 = 13.0), 0 when
   // the driver is not loaded; with TUNEDB_DEVICE_KEY set,
@@ -42,8 +43,9 @@ class CurrentDevice {
 
   const int cudnn_version_;
   std::optional<absl::StatusOr<DeviceKey>> from_env_;
-  std::mutex mu_;
-  std::array<std::unique_ptr<DeviceKey>, kMaxDevices> keys_;  // guarded by mu_
+  absl::Mutex mu_;
+  std::array<std::unique_ptr<DeviceKey>, kMaxDevices> keys_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tunedb::preload

@@ -120,7 +120,7 @@ void GraphShadow::RecordAttribute(cudnnBackendDescriptor_t d,
                                   int64_t count, const void* values) {
   if (d == nullptr || values == nullptr || !Records(name)) return;
   const Attribute a{name, type, count, values};
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   if (RecordTensor(d, a) || RecordConvolution(d, a)) return;
   switch (name) {
     case CUDNN_ATTR_OPERATIONGRAPH_OPS:
@@ -286,13 +286,13 @@ void GraphShadow::RecordNodeOperand(cudnnBackendDescriptor_t d,
 
 void GraphShadow::Forget(cudnnBackendDescriptor_t d) {
   if (!recorded_.load(std::memory_order_acquire)) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   entries_.erase(d);
 }
 
 std::optional<ShadowHeuristics> GraphShadow::Heuristics(
     cudnnBackendDescriptor_t d) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   auto it = entries_.find(d);
   if (it == entries_.end() || it->second.kind != Entry::kHeuristics) {
     return std::nullopt;
@@ -307,7 +307,7 @@ std::optional<ShadowHeuristics> GraphShadow::Heuristics(
 
 uint64_t GraphShadow::MarkOffer(const cudnnBackendDescriptor_t* configs,
                                 int64_t n) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   const uint64_t offer = ++last_offer_;
   for (int64_t i = 0; configs != nullptr && i < n; ++i) {
     if (configs[i] != nullptr)
@@ -320,7 +320,7 @@ uint64_t GraphShadow::MarkOffer(const cudnnBackendDescriptor_t* configs,
 uint64_t GraphShadow::MarkGraphOffer(cudnnBackendDescriptor_t graph,
                                      const cudnnBackendDescriptor_t* configs,
                                      int64_t n) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   uint64_t offer = 0;
   auto g = entries_.find(graph);
   if (g != entries_.end() && g->second.kind == Entry::kGraph) {
@@ -342,7 +342,7 @@ void GraphShadow::MarkPlans(
     const cudnnBackendDescriptor_t* configs,
     const std::vector<std::shared_ptr<const std::string>>& plans, int64_t n,
     cudnnHandle_t handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   bool any = false;
   for (int64_t i = 0; configs != nullptr && i < n &&
                       i < static_cast<int64_t>(plans.size());
@@ -358,7 +358,7 @@ void GraphShadow::MarkPlans(
 
 GraphShadow::ConfigMarks GraphShadow::MarksOf(
     cudnnBackendDescriptor_t config) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   auto it = entries_.find(config);
   if (it == entries_.end() || it->second.kind != Entry::kConfig) return {};
   return {it->second.offer, it->second.plan, it->second.handle};
@@ -366,14 +366,14 @@ GraphShadow::ConfigMarks GraphShadow::MarksOf(
 
 void GraphShadow::PlanHandleSet(cudnnBackendDescriptor_t plan,
                                 cudnnHandle_t handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   EntryOf(plan, Entry::kPlan).held.handle = handle;
 }
 
 void GraphShadow::HoldConfig(cudnnBackendDescriptor_t plan,
                              cudnnBackendDescriptor_t config,
                              ConfigMarks marks) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   HeldPlan& held = EntryOf(plan, Entry::kPlan).held;
   held.config = config;
   held.stored = std::move(marks.plan);
@@ -382,7 +382,7 @@ void GraphShadow::HoldConfig(cudnnBackendDescriptor_t plan,
 
 std::optional<GraphShadow::HeldPlan> GraphShadow::TakeHeld(
     cudnnBackendDescriptor_t plan) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   auto it = entries_.find(plan);
   if (it == entries_.end() || it->second.kind != Entry::kPlan ||
       it->second.held.config == nullptr) {
@@ -394,7 +394,7 @@ std::optional<GraphShadow::HeldPlan> GraphShadow::TakeHeld(
 }
 
 void GraphShadow::MarkAnswered(cudnnBackendDescriptor_t graph) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   auto it = entries_.find(graph);
   if (it != entries_.end() && it->second.kind == Entry::kGraph) {
     it->second.heur.graph_answered = true;

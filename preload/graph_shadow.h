@@ -35,13 +35,14 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "preload/graph_call.h"
+#include "preload/shim_mutex.h"
 
 namespace tunedb::preload {
 
@@ -154,26 +155,34 @@ class GraphShadow {
   };
 
   // The entry of `d` as `kind`, made (or remade, if it held another kind).
-  Entry& EntryOf(cudnnBackendDescriptor_t d, Entry::Kind kind);
+  Entry& EntryOf(cudnnBackendDescriptor_t d, Entry::Kind kind)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // RecordAttribute's steps, by kind of descriptor, with mu_ held. The
-  // first two return false for an attribute not of their kind.
-  bool RecordTensor(cudnnBackendDescriptor_t d, const Attribute& a);
-  bool RecordConvolution(cudnnBackendDescriptor_t d, const Attribute& a);
+  // RecordAttribute's steps, by kind of descriptor. The first two return
+  // false for an attribute not of their kind.
+  bool RecordTensor(cudnnBackendDescriptor_t d, const Attribute& a)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool RecordConvolution(cudnnBackendDescriptor_t d, const Attribute& a)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An operation graph's nodes: copies of their records.
-  void RecordGraphNodes(cudnnBackendDescriptor_t d, const Attribute& a);
+  void RecordGraphNodes(cudnnBackendDescriptor_t d, const Attribute& a)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A heuristics descriptor's graph: a copy of its nodes, and its address.
-  void RecordHeuristicsGraph(cudnnBackendDescriptor_t d, const Attribute& a);
+  void RecordHeuristicsGraph(cudnnBackendDescriptor_t d, const Attribute& a)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A convolution node's operand or convolution: a copy of its record.
-  void RecordNodeOperand(cudnnBackendDescriptor_t d, const Attribute& a);
+  void RecordNodeOperand(cudnnBackendDescriptor_t d, const Attribute& a)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
-  std::unordered_map<cudnnBackendDescriptor_t, Entry> entries_;  // guarded
+  // A ShimMutex (std::mutex): the shim has no absl::Mutex (shim_mutex.h).
+  mutable ShimMutex mu_;
+  std::unordered_map<cudnnBackendDescriptor_t, Entry> entries_
+      ABSL_GUARDED_BY(mu_);
   // Whether anything was ever recorded: until then Forget takes no lock.
   std::atomic<bool> recorded_{false};
   std::atomic<bool> offers_marked_{false};
   std::atomic<bool> plans_marked_{false};
-  uint64_t last_offer_ = 0;  // guarded by mu_
+  uint64_t last_offer_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tunedb::preload

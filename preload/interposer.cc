@@ -133,7 +133,7 @@ bool Interposer::Usable(ConvOp op, const Answer& a) {
 void Interposer::AppendMissKey(const ProblemKey& key) {
   if (options_.misses_file.empty()) return;
   std::string line = key.ToText() + "\n";
-  std::lock_guard<std::mutex> lock(misses_mu_);
+  absl::MutexLock lock(&misses_mu_);
   if (!misses_noted_.insert(line).second) return;
   const int fd = open(options_.misses_file.c_str(),
                       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);

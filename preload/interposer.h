@@ -55,7 +55,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "cudnn/backend_graph.h"
 #include "preload/conv_call.h"
 #include "preload/current_device.h"
@@ -134,7 +136,7 @@ class Interposer {
   // appended there (once per process; one write of one line, so processes
   // sharing the file do not interleave), else nothing (the client already
   // asked the daemon to tune it).
-  void AppendMissKey(const ProblemKey& key);
+  void AppendMissKey(const ProblemKey& key) ABSL_LOCKS_EXCLUDED(misses_mu_);
 
   // Decide without its guard: key, stored choices, decision. Only an
   // allocation failure can throw.
@@ -189,17 +191,18 @@ class Interposer {
   // OfferOrder, then cuDNN's own list if it asks for more; `graph` (the
   // copy they were finalized on) is kept.
   GraphResult FillAnswer(const GraphCall& call, const CheckedConfigs& checked,
-                         BackendDescriptor graph, GraphResult r);
+                         BackendDescriptor graph, GraphResult r)
+      ABSL_LOCKS_EXCLUDED(kept_mu_);
   void RecordGraph(const GraphResult& r);
 
   // The graph copies answered configs were finalized on, kept for the life
   // of the process: cuDNN may refer to them from the caller's configs and
   // plans. At most kMaxKeptGraphs (a few KB each); past that, calls pass.
   static constexpr size_t kMaxKeptGraphs = 1 << 16;
-  std::mutex misses_mu_;
-  std::unordered_set<std::string> misses_noted_;  // guarded by misses_mu_
-  std::mutex kept_mu_;
-  std::vector<BackendDescriptor> kept_graphs_;  // guarded by kept_mu_
+  absl::Mutex misses_mu_;
+  std::unordered_set<std::string> misses_noted_ ABSL_GUARDED_BY(misses_mu_);
+  absl::Mutex kept_mu_;
+  std::vector<BackendDescriptor> kept_graphs_ ABSL_GUARDED_BY(kept_mu_);
 
   const PreloadOptions options_;
   const pid_t pid_;

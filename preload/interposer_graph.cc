@@ -191,7 +191,7 @@ Interposer::GraphResult Interposer::FillAnswer(const GraphCall& call,
                                                BackendDescriptor graph,
                                                GraphResult r) {
   {
-    std::lock_guard<std::mutex> lock(kept_mu_);
+    absl::MutexLock lock(&kept_mu_);
     if (kept_graphs_.size() >= kMaxKeptGraphs) {
       return r.Pass(Outcome::kInternalError);
     }
@@ -214,7 +214,7 @@ Interposer::GraphResult Interposer::FillAnswer(const GraphCall& call,
     // after it, without repeats.
     fill.AddCudnnOwn();
     // cuDNN may refer to the graph from the caller's configs and plans.
-    std::lock_guard<std::mutex> lock(kept_mu_);
+    absl::MutexLock lock(&kept_mu_);
     kept_graphs_.push_back(std::move(graph));
   } catch (...) {
     // Out of memory: the filled descriptors stand (the graph copy may leak).

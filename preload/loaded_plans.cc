@@ -10,7 +10,7 @@ LoadedPlans& LoadedPlans::Instance() {
 cudnnBackendDescriptor_t LoadedPlans::Add(cudnnBackendDescriptor_t plan,
                                           cudnnBackendDescriptor_t config,
                                           int64_t workspace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   Plan& p = plans_[plan];
   cudnnBackendDescriptor_t stale = p.replacement;
   p = Plan{};
@@ -22,7 +22,7 @@ cudnnBackendDescriptor_t LoadedPlans::Add(cudnnBackendDescriptor_t plan,
 
 std::optional<LoadedPlans::Plan> LoadedPlans::Find(
     cudnnBackendDescriptor_t plan) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   auto it = plans_.find(plan);
   if (it == plans_.end()) return std::nullopt;
   return it->second;
@@ -32,7 +32,7 @@ cudnnBackendDescriptor_t LoadedPlans::Replace(cudnnBackendDescriptor_t plan,
                                               const BuildFn& build,
                                               bool* built_now) {
   *built_now = false;
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   auto it = plans_.find(plan);
   if (it == plans_.end()) return nullptr;
   Plan& p = it->second;
@@ -45,7 +45,7 @@ cudnnBackendDescriptor_t LoadedPlans::Replace(cudnnBackendDescriptor_t plan,
 }
 
 cudnnBackendDescriptor_t LoadedPlans::Forget(cudnnBackendDescriptor_t d) {
-  std::lock_guard<std::mutex> lock(mu_);
+  ShimMutexLock lock(&mu_);
   for (auto& [plan, p] : plans_) {
     if (p.config == d) p.config = nullptr;
   }

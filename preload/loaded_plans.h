@@ -16,9 +16,11 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <unordered_map>
+
+#include "absl/base/thread_annotations.h"
+#include "preload/shim_mutex.h"
 
 namespace tunedb::preload {
 
@@ -44,10 +46,11 @@ class LoadedPlans {
   // forgotten, for the caller to destroy; null if none.
   cudnnBackendDescriptor_t Add(cudnnBackendDescriptor_t plan,
                                cudnnBackendDescriptor_t config,
-                               int64_t workspace);
+                               int64_t workspace) ABSL_LOCKS_EXCLUDED(mu_);
 
   // What is known of `plan`; nullopt if it was not loaded.
-  std::optional<Plan> Find(cudnnBackendDescriptor_t plan) const;
+  std::optional<Plan> Find(cudnnBackendDescriptor_t plan) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // The replacement of loaded plan `plan`: the one built before, else
   // build(what is known of it), once (a null result is remembered as a
@@ -56,17 +59,21 @@ class LoadedPlans {
   // program's engine config cannot be forgotten (destroyed) meanwhile.
   using BuildFn = std::function<cudnnBackendDescriptor_t(const Plan&)>;
   cudnnBackendDescriptor_t Replace(cudnnBackendDescriptor_t plan,
-                                   const BuildFn& build, bool* built_now);
+                                   const BuildFn& build, bool* built_now)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Forgets `plan` (destroyed by the program) and returns its replacement,
   // for the caller to destroy; null if none. A destroyed engine config
   // leaves the plans loaded for it without a way to build them again.
-  cudnnBackendDescriptor_t Forget(cudnnBackendDescriptor_t d);
+  cudnnBackendDescriptor_t Forget(cudnnBackendDescriptor_t d)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   std::atomic<bool> any_{false};
-  mutable std::mutex mu_;
-  std::unordered_map<cudnnBackendDescriptor_t, Plan> plans_;  // GUARDED_BY(mu_)
+  // A ShimMutex (std::mutex): the shim has no absl::Mutex (shim_mutex.h).
+  mutable ShimMutex mu_;
+  std::unordered_map<cudnnBackendDescriptor_t, Plan> plans_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tunedb::preload
