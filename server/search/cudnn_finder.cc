@@ -24,6 +24,50 @@
 #include "server/search/workspace_offer.h"
 
 namespace tunedb {
+namespace {
+
+// How a search's candidates run: for the graph API, its graph and the
+// launcher of its plans.
+struct Launch {
+  std::optional<ConvOpGraph> graph;
+  std::unique_ptr<ConvLauncher> launcher;
+  GraphLauncher* graph_launcher = nullptr;  // `launcher`, graph API only
+};
+
+// Phase 1 for the graph API: its candidates into out.results and how they
+// run into `launch`; false (out.results the stored negative answer) where
+// cuDNN builds no graph for the problem.
+absl::StatusOr<bool> FindGraphCandidates(
+    const ConvProblem& problem, const CudnnConv& conv, cudnnHandle_t handle,
+    cudaStream_t stream, const DeviceSpan& workspace,
+    const CudnnFinderOptions& options, const SearchOptions& search,
+    Launch& launch, SearchResult& out) {
+  absl::StatusOr<ConvOpGraph> g = ConvOpGraph::Create(problem, handle);
+  if (!g.ok()) {
+    RETURN_IF_ERROR(CheckStickyError());
+    if (!absl::IsFailedPrecondition(g.status()) &&
+        !absl::IsInvalidArgument(g.status())) {
+      return g.status();
+    }
+    // cuDNN builds no graph for it: a stored negative answer.
+    AlgoResult none;
+    none.status = AlgoStatus::kNotSupported;
+    none.error = std::string(g.status().message());
+    out.results = {none};
+    return false;
+  }
+  launch.graph.emplace(*std::move(g));
+  auto gl = std::make_unique<GraphLauncher>(handle, stream, conv.buffers());
+  launch.graph_launcher = gl.get();
+  launch.launcher = std::move(gl);
+  ASSIGN_OR_RETURN(out.results,
+                   GraphCandidates(*launch.graph, *launch.graph_launcher,
+                                   stream, workspace, options, search,
+                                   &out.phases));
+  return true;
+}
+
+}  // namespace
 
 CudnnFinder::CudnnFinder(const Options& options, DeviceInfo info,
                          CudnnHandle handle, CudaStream stream,
@@ -164,36 +208,18 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   out.phases.setup_ms = lap();
 
   // The API's candidates and how they run; the rest is shared.
-  std::optional<ConvOpGraph> graph;
-  std::unique_ptr<ConvLauncher> launcher;
-  GraphLauncher* graph_launcher = nullptr;
+  Launch launch;
   if (problem.api == ConvApi::kGraph) {
-    absl::StatusOr<ConvOpGraph> g = ConvOpGraph::Create(problem, handle_.get());
-    if (!g.ok()) {
-      RETURN_IF_ERROR(CheckStickyError());
-      if (!absl::IsFailedPrecondition(g.status()) &&
-          !absl::IsInvalidArgument(g.status())) {
-        return g.status();
-      }
-      // cuDNN builds no graph for it: a stored negative answer.
-      AlgoResult none;
-      none.status = AlgoStatus::kNotSupported;
-      none.error = std::string(g.status().message());
-      out.results = {none};
+    ASSIGN_OR_RETURN(const bool built,
+                     FindGraphCandidates(problem, *conv, handle_.get(),
+                                         stream_.get(), workspace, options_,
+                                         search, launch, out));
+    if (!built) {
       out.phases.find_ms = lap();
       return out;
     }
-    graph.emplace(*std::move(g));
-    auto gl = std::make_unique<GraphLauncher>(handle_.get(), stream_.get(),
-                                              conv->buffers());
-    graph_launcher = gl.get();
-    launcher = std::move(gl);
-    ASSIGN_OR_RETURN(
-        out.results,
-        GraphCandidates(*graph, *graph_launcher, stream_.get(), workspace,
-                        options_, search, &out.phases));
   } else {
-    launcher = std::make_unique<LegacyLauncher>(*conv);
+    launch.launcher = std::make_unique<LegacyLauncher>(*conv);
     ASSIGN_OR_RETURN(
         out.results,
         search.retime_only.empty()
@@ -203,7 +229,8 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
   out.phases.find_ms = lap();
 
   ASSIGN_OR_RETURN(std::unique_ptr<Sampler> sampler,
-                   Sampler::Create(launcher.get(), stream_.get(), workspace.ptr,
+                   Sampler::Create(launch.launcher.get(), stream_.get(),
+                                   workspace.ptr,
                                    workspace.bytes));
   // Screening, re-timing and verification share one budget: a share of what
   // Find cost (for the graph API: of building and first running the
@@ -220,10 +247,10 @@ absl::StatusOr<SearchResult> CudnnFinder::SearchWithCap(
 
   ASSIGN_OR_RETURN(
       out.verified,
-      Verify(*conv, *launcher, workspace, options_.verify_max_elements,
+      Verify(*conv, *launch.launcher, workspace, options_.verify_max_elements,
              options_.cpu_reference_max_macs, out.results));
-  if (graph_launcher != nullptr) {
-    RETURN_IF_ERROR(KeepPlans(*graph_launcher, options_, out.results));
+  if (launch.graph_launcher != nullptr) {
+    RETURN_IF_ERROR(KeepPlans(*launch.graph_launcher, options_, out.results));
   }
   out.phases.verify_ms = lap();
   return out;
