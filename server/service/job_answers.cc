@@ -7,7 +7,7 @@ namespace tunedb {
 absl::Status JobAnswers::Fix(const std::string& job, const std::string& slot,
                              absl::Status status,
                              v1::LookupResponse* response, absl::Time now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Sweep(now);
   Job& j = jobs_[job];
   j.last_used = now;
@@ -40,17 +40,17 @@ void JobAnswers::Sweep(absl::Time now) {
 }
 
 int64_t JobAnswers::jobs() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(jobs_.size());
 }
 
 int64_t JobAnswers::entries() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return entries_;
 }
 
 int64_t JobAnswers::not_fixed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return not_fixed_;
 }
 

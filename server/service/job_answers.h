@@ -14,10 +14,11 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "tunedb/v1/tunedb.pb.h"
 
@@ -41,11 +42,12 @@ class JobAnswers {
   // fixed now. Returns the status to answer with.
   absl::Status Fix(const std::string& job, const std::string& slot,
                    absl::Status status, v1::LookupResponse* response,
-                   absl::Time now);
+                   absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
 
-  int64_t jobs() const;
-  int64_t entries() const;
-  int64_t not_fixed() const;  // answers given past max_entries
+  int64_t jobs() const ABSL_LOCKS_EXCLUDED(mu_);
+  int64_t entries() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Answers given past max_entries.
+  int64_t not_fixed() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Fixed {
@@ -57,14 +59,14 @@ class JobAnswers {
     std::map<std::string, Fixed> answers;
   };
   // Drops jobs idle past idle_ttl (at most once a minute).
-  void Sweep(absl::Time now);
+  void Sweep(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
-  mutable std::mutex mu_;
-  std::map<std::string, Job> jobs_;  // guarded by mu_
-  int64_t entries_ = 0;              // guarded by mu_
-  int64_t not_fixed_ = 0;            // guarded by mu_
-  absl::Time swept_ = absl::InfinitePast();  // guarded by mu_
+  mutable absl::Mutex mu_;
+  std::map<std::string, Job> jobs_ ABSL_GUARDED_BY(mu_);
+  int64_t entries_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t not_fixed_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time swept_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 }  // namespace tunedb
