@@ -58,6 +58,13 @@ int ModelBest(const ConvProblem& p) {
   return SimulatedFinder::Model(p).at(0).algo;
 }
 
+// A GPU that a program uses until told otherwise.
+class SwitchedGpuUse final : public GpuUse {
+ public:
+  bool InUse(const DeviceInfo&) override { return busy.load(); }
+  std::atomic<bool> busy{true};
+};
+
 TEST(ClientServerTest, BackgroundTuneThenCachedAnswer) {
   TempDir dir;
   auto server = StartServer(dir.File("d.sock"));
@@ -199,7 +206,12 @@ TEST(ClientServerTest, ALegacyKeyNeverTunedGetsAPredictionUntilItsOwnIsStored) {
 
 TEST(ClientServerTest, AfterAnUpgradeADefaultClientGetsTheOldVersionsChoiceUntilItsOwnIsStored) {
   TempDir dir;
-  auto server = StartServer(dir.File("d.sock"));
+  // The daemon makes the new version's record itself too: its start-up
+  // revalidation plans every key stored under another version, and it may
+  // read the store after the Put below. A program on the GPU holds that
+  // search and the client's until the test lets them run.
+  SwitchedGpuUse gpu;
+  auto server = StartServer(dir.File("d.sock"), "", &gpu);
   ASSERT_NE(server, nullptr);
   const ProblemKey key = Key(*server, 32);
   Record old;
@@ -225,6 +237,17 @@ TEST(ClientServerTest, AfterAnUpgradeADefaultClientGetsTheOldVersionsChoiceUntil
   ASSERT_EQ(a.source, Source::kPredicted);
   EXPECT_EQ(a.algo, Choose(old, {})->algo);
   ASSERT_TRUE(client->WaitForBackground(absl::Seconds(20)));
+  // Its own is stored once the GPU is idle.
+  gpu.busy = false;
+  bool stored = false;
+  for (int i = 0; i < 2000 && !stored; ++i) {
+    absl::StatusOr<std::optional<Record>> own =
+        server->core().store().Get(key);
+    ASSERT_TRUE(own.ok()) << own.status();
+    stored = own->has_value();
+    if (!stored) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(stored);
   client->ClearCache();
   a = client->Get(key);
   EXPECT_TRUE(a.tuned()) << SourceName(a.source);
@@ -332,13 +355,6 @@ TEST(ClientServerTest, ABackgroundTuneAskedPastItsDeadlineJoinsTheSameSearch) {
   EXPECT_GE(stats.coalesced, 1);
   server->Shutdown(absl::Seconds(1));
 }
-
-// A GPU that a program uses until told otherwise.
-class SwitchedGpuUse final : public GpuUse {
- public:
-  bool InUse(const DeviceInfo&) override { return busy.load(); }
-  std::atomic<bool> busy{true};
-};
 
 TEST(ClientServerTest, AProgramsMissesAreAllQueuedWhileItsGpuIsBusyNotOnePerDeadline) {
   TempDir dir;
