@@ -1,14 +1,15 @@
 #include "tuner/prewarm_runner.h"
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
 #include "tuner/interrupt.h"
@@ -95,54 +96,75 @@ class BatchTuner {
   void Run();
 
  private:
-  void SendLoop();
-  void WatchLoop();
-  // One answer, under mu_: counted, queued again (queue full) or a failure;
-  // false if it answers no request of ours.
-  bool OnAnswer(const v1::TuneBatchResponse& response);
+  void SendLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until an item may be sent and makes its request; false once
+  // nothing more is to be sent.
+  bool NextRequest(v1::TuneBatchRequest* request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void WatchLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  // One answer: counted, queued again (queue full) or a failure; false if
+  // it answers no request of ours.
+  bool OnAnswer(const v1::TuneBatchResponse& response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After the stream: what was sent, unanswered and not sent, and why the
   // stream ended early if it did.
-  void Tally(const grpc::Status& finish);
+  void Tally(const grpc::Status& finish) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   CliContext& ctx_;
   v1::TuneDb::Stub* const stub_;
   const std::vector<PrewarmItem>& items_;
   const std::vector<size_t> todo_;
   const PrewarmOptions& options_;
-  PrewarmSummary& s_;
 
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<
       grpc::ClientReaderWriter<v1::TuneBatchRequest, v1::TuneBatchResponse>>
       stream_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<size_t> queue_;  // positions in `todo_` still to send
-  std::map<int64_t, size_t> index_to_pos_;  // stream index -> position
-  std::vector<int> attempts_;
-  int64_t next_index_ = 0;
-  int inflight_ = 0;
-  bool stop_sending_ = false;
-  bool reader_done_ = false;
-  Clock::time_point backoff_until_ = Clock::now();
+  absl::Mutex mu_;
+  // With mu_: an answer came (or the window grew), or a stop.
+  absl::CondVar cv_;
+  PrewarmSummary& s_ ABSL_GUARDED_BY(mu_);
+  // Positions in `todo_` still to send.
+  std::deque<size_t> queue_ ABSL_GUARDED_BY(mu_);
+  // Stream index -> position.
+  std::map<int64_t, size_t> index_to_pos_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> attempts_ ABSL_GUARDED_BY(mu_);
+  int64_t next_index_ ABSL_GUARDED_BY(mu_) = 0;
+  int inflight_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_sending_ ABSL_GUARDED_BY(mu_) = false;
+  bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
+  Clock::time_point backoff_until_ ABSL_GUARDED_BY(mu_) = Clock::now();
   // In flight at most `window_`; halved when the daemon reports its queue
   // full, grown back by one per `window_` answers (one round trip).
   const int max_window_;
-  int window_;
-  int answers_at_window_ = 0;
-  int64_t answered_ = 0;
+  int window_ ABSL_GUARDED_BY(mu_);
+  int answers_at_window_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t answered_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 void BatchTuner::SendLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    if (stop_sending_ || (queue_.empty() && inflight_ == 0)) break;
+    v1::TuneBatchRequest request;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!NextRequest(&request)) break;
+    }
+    if (!stream_->Write(request)) break;  // gone; Read() will end too
+  }
+  stream_->WritesDone();
+}
+
+bool BatchTuner::NextRequest(v1::TuneBatchRequest* request) {
+  while (true) {
+    if (stop_sending_ || (queue_.empty() && inflight_ == 0)) return false;
     if (inflight_ >= window_ || queue_.empty()) {
-      cv_.wait(lock);  // for an answer (or a stop)
+      cv_.Wait(&mu_);  // for an answer (or a stop)
       continue;
     }
-    if (Clock::now() < backoff_until_) {
-      cv_.wait_until(lock, backoff_until_);  // the daemon's queue was full
+    const Clock::time_point now = Clock::now();
+    if (now < backoff_until_) {
+      // The daemon's queue was full.
+      cv_.WaitWithTimeout(&mu_, absl::FromChrono(backoff_until_ - now));
       continue;
     }
     const size_t pos = queue_.front();
@@ -151,38 +173,31 @@ void BatchTuner::SendLoop() {
     index_to_pos_[index] = pos;
     ++inflight_;
     ++attempts_[pos];
-    v1::TuneBatchRequest request;
     const ProblemKey& key = items_[todo_[pos]].key;
-    ToProto(key.problem, request.mutable_request()->mutable_problem());
-    ToProto(key.device, request.mutable_request()->mutable_device());
-    request.mutable_request()->set_force(options_.force);
-    request.mutable_request()->set_revalidate_from_cudnn(
-        options_.revalidate_from_cudnn);
-    request.mutable_request()->set_revalidate_older_driver(
-        options_.revalidate_older_driver);
-    request.set_expected_total(static_cast<int64_t>(todo_.size()));
-    lock.unlock();
-    const bool ok = stream_->Write(request);
-    lock.lock();
-    if (!ok) break;  // the stream is gone; Read() will end too
+    v1::TuneRequest* tune = request->mutable_request();
+    ToProto(key.problem, tune->mutable_problem());
+    ToProto(key.device, tune->mutable_device());
+    tune->set_force(options_.force);
+    tune->set_revalidate_from_cudnn(options_.revalidate_from_cudnn);
+    tune->set_revalidate_older_driver(options_.revalidate_older_driver);
+    request->set_expected_total(static_cast<int64_t>(todo_.size()));
+    return true;
   }
-  lock.unlock();
-  stream_->WritesDone();
 }
 
 // Watches for an interrupt: stops the sender, then cancels the call if the
 // outstanding answers do not arrive within the drain time.
 void BatchTuner::WatchLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Clock::time_point cancel_at = Clock::time_point::max();
   while (!reader_done_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(50));
+    cv_.WaitWithTimeout(&mu_, absl::Milliseconds(50));
     if (reader_done_) break;
     if (InterruptRequested() && !stop_sending_) {
       stop_sending_ = true;
       s_.interrupted = true;
       cancel_at = Clock::now() + absl::ToChronoMilliseconds(options_.drain);
-      cv_.notify_all();
+      cv_.SignalAll();
     }
     if (Clock::now() >= cancel_at) {
       context_->TryCancel();
@@ -229,7 +244,7 @@ bool BatchTuner::OnAnswer(const v1::TuneBatchResponse& response) {
                      " (code ", response.code(), ")"));
     ++answered_;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   return true;
 }
 
@@ -255,24 +270,30 @@ void BatchTuner::Run() {
   std::thread watchdog([this] { WatchLoop(); });
   v1::TuneBatchResponse response;
   while (stream_->Read(&response)) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!OnAnswer(response)) continue;  // not ours; ignore
-    lock.unlock();
-    bar.Update(answered_, Detail(s_));
+    int64_t answered = 0;
+    std::string detail;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!OnAnswer(response)) continue;  // not ours; ignore
+      answered = answered_;
+      detail = Detail(s_);
+    }
+    bar.Update(answered, detail);
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_sending_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   sender.join();
   grpc::Status finish = stream_->Finish();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     reader_done_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   watchdog.join();
+  absl::MutexLock lock(&mu_);  // the other threads are done
   bar.Finish(Detail(s_));
   Tally(finish);
 }
