@@ -106,6 +106,84 @@ absl::Status GraphLauncher::Launch(const AlgoResult& r, void* workspace,
   return ExecutePlan(handle_, e.plan.get(), e.pack.get());
 }
 
+namespace {
+
+// The plan of `config` for `r`: its stored plan loaded, else built, unless
+// it compiles at run time and the search's compile budget is spent
+// (*compiled: the build time spent on such configs so far). nullopt, with
+// r's status and error set, where there is none; an error only for a
+// broken CUDA context.
+absl::StatusOr<std::optional<BackendDescriptor>> PlanFor(
+    const ConvOpGraph& graph, const EngineConfig& config,
+    const CudnnFinderOptions& options, const SearchOptions& search,
+    SearchPhases* phases, std::chrono::steady_clock::duration* compiled,
+    AlgoResult& r) {
+  std::optional<BackendDescriptor> loaded =
+      LoadStored(graph, config, search.stored_plans, r);
+  if (loaded.has_value()) ++phases->plans_loaded;
+  const bool compiles = !loaded.has_value() && RuntimeCompiled(r);
+  if (compiles &&
+      *compiled >= absl::ToChronoMilliseconds(options.graph_compile_budget)) {
+    r.status = AlgoStatus::kFailed;
+    r.error = "not built: the search's runtime-compilation budget was spent";
+    return std::nullopt;
+  }
+  const bool loaded_plan = loaded.has_value();
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<BackendDescriptor> plan =
+      loaded.has_value() ? *std::move(loaded)
+                         : graph.BuildPlan(config.descriptor.get());
+  const auto built = std::chrono::steady_clock::now() - t0;
+  if (compiles) *compiled += built;
+  if (!loaded_plan) {
+    r.build_ms = std::chrono::duration<double, std::milli>(built).count();
+  }
+  if (!plan.ok()) {
+    RETURN_IF_ERROR(CheckStickyError());
+    r.status = absl::IsUnimplemented(plan.status()) ||
+                       absl::IsFailedPrecondition(plan.status())
+                   ? AlgoStatus::kNotSupported
+                   : AlgoStatus::kFailed;
+    r.error = std::string(plan.status().message());
+    return std::nullopt;
+  }
+  return std::optional<BackendDescriptor>(*std::move(plan));
+}
+
+// One timed run of `plan` for `r` (added to `launcher`) where its
+// workspace fits the one offered: r's status and times, or its error. An
+// error only for a broken CUDA context.
+absl::Status TimeConfig(BackendDescriptor plan, GraphLauncher& launcher,
+                        cudaStream_t stream, DeviceSpan workspace,
+                        const CudaEvent& start, const CudaEvent& stop,
+                        AlgoResult& r) {
+  ASSIGN_OR_RETURN(r.workspace_bytes, PlanWorkspaceBytes(plan.get()));
+  if (r.workspace_bytes > static_cast<int64_t>(workspace.bytes)) {
+    r.status = AlgoStatus::kFailed;
+    r.error = absl::StrCat("needs ", r.workspace_bytes,
+                           " bytes of workspace, more than the ",
+                           workspace.bytes, " offered");
+    return absl::OkStatus();
+  }
+  launcher.Add(r, std::move(plan));
+  absl::StatusOr<DirectSample> sample =
+      TimeDirectRuns(launcher, r, stream, workspace.ptr,
+                     static_cast<size_t>(r.workspace_bytes), /*batch=*/1,
+                     start.get(), stop.get());
+  if (!sample.ok()) {
+    RETURN_IF_ERROR(CheckStickyError());
+    r.status = AlgoStatus::kFailed;
+    r.error = std::string(sample.status().message());
+    return absl::OkStatus();
+  }
+  r.status = AlgoStatus::kOk;
+  r.launch = Timing{sample->launch_ms, 0, 1};
+  r.host = Timing{sample->host_ms, 0, 1};
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     const ConvOpGraph& graph, GraphLauncher& launcher, cudaStream_t stream,
     DeviceSpan workspace, const CudnnFinderOptions& options,
@@ -130,61 +208,13 @@ absl::StatusOr<std::vector<AlgoResult>> GraphCandidates(
     if (!Retimes(search, r) && first_choices.count(r.heuristic_rank) == 0) {
       continue;
     }
-    std::optional<BackendDescriptor> loaded =
-        LoadStored(graph, config, search.stored_plans, r);
-    if (loaded.has_value()) ++phases->plans_loaded;
-    const bool compiles = !loaded.has_value() && RuntimeCompiled(r);
-    if (compiles &&
-        compiled >= absl::ToChronoMilliseconds(options.graph_compile_budget)) {
-      r.status = AlgoStatus::kFailed;
-      r.error = "not built: the search's runtime-compilation budget was spent";
-      results.push_back(std::move(r));
-      continue;
+    ASSIGN_OR_RETURN(
+        std::optional<BackendDescriptor> plan,
+        PlanFor(graph, config, options, search, phases, &compiled, r));
+    if (plan.has_value()) {
+      RETURN_IF_ERROR(TimeConfig(*std::move(plan), launcher, stream,
+                                 workspace, start, stop, r));
     }
-    const bool loaded_plan = loaded.has_value();
-    const auto t0 = std::chrono::steady_clock::now();
-    absl::StatusOr<BackendDescriptor> plan =
-        loaded.has_value() ? *std::move(loaded)
-                           : graph.BuildPlan(config.descriptor.get());
-    const auto built = std::chrono::steady_clock::now() - t0;
-    if (compiles) compiled += built;
-    if (!loaded_plan) {
-      r.build_ms = std::chrono::duration<double, std::milli>(built).count();
-    }
-    if (!plan.ok()) {
-      RETURN_IF_ERROR(CheckStickyError());
-      r.status = absl::IsUnimplemented(plan.status()) ||
-                         absl::IsFailedPrecondition(plan.status())
-                     ? AlgoStatus::kNotSupported
-                     : AlgoStatus::kFailed;
-      r.error = std::string(plan.status().message());
-      results.push_back(std::move(r));
-      continue;
-    }
-    ASSIGN_OR_RETURN(r.workspace_bytes, PlanWorkspaceBytes(plan->get()));
-    if (r.workspace_bytes > static_cast<int64_t>(workspace.bytes)) {
-      r.status = AlgoStatus::kFailed;
-      r.error = absl::StrCat("needs ", r.workspace_bytes,
-                             " bytes of workspace, more than the ",
-                             workspace.bytes, " offered");
-      results.push_back(std::move(r));
-      continue;
-    }
-    launcher.Add(r, std::move(*plan));
-    absl::StatusOr<DirectSample> sample =
-        TimeDirectRuns(launcher, r, stream, workspace.ptr,
-                       static_cast<size_t>(r.workspace_bytes), /*batch=*/1,
-                       start.get(), stop.get());
-    if (!sample.ok()) {
-      RETURN_IF_ERROR(CheckStickyError());
-      r.status = AlgoStatus::kFailed;
-      r.error = std::string(sample.status().message());
-      results.push_back(std::move(r));
-      continue;
-    }
-    r.status = AlgoStatus::kOk;
-    r.launch = Timing{sample->launch_ms, 0, 1};
-    r.host = Timing{sample->host_ms, 0, 1};
     results.push_back(std::move(r));
   }
   if (results.empty()) {
