@@ -281,13 +281,10 @@ std::string RecordToJson(const Record& record) {
                    Json::error_handler_t::replace);
 }
 
-absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
-  const Json line = Json::parse(text.begin(), text.end(), /*cb=*/nullptr,
-                                /*allow_exceptions=*/false);
-  if (line.is_discarded()) return Invalid("line", "not valid JSON");
-  if (!line.is_object()) return Invalid("line", "not a JSON object");
-  ObjectReader reader(line, "");
+namespace {
 
+// The line's format name and version (1 to kRecordJsonVersion).
+absl::StatusOr<int64_t> ReadFormatVersion(ObjectReader& reader) {
   ASSIGN_OR_RETURN(std::string format, reader.String("format"));
   if (format != kRecordJsonFormat) {
     return Invalid("format", absl::StrCat("expected \"", kRecordJsonFormat,
@@ -299,8 +296,11 @@ absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
                                            " (this build reads 1 to ",
                                            kRecordJsonVersion, ")"));
   }
+  return version;
+}
 
-  Record record;
+// The record's key, whose canonical text is within kMaxTextBytes.
+absl::StatusOr<ProblemKey> ReadKey(ObjectReader& reader) {
   ASSIGN_OR_RETURN(std::string key_text, reader.String("key"));
   absl::StatusOr<ProblemKey> key = ProblemKey::Parse(key_text);
   if (!key.ok()) return Invalid("key", key.status().message());
@@ -313,50 +313,67 @@ absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
                                        " bytes in its canonical text; at most ",
                                        kMaxTextBytes));
   }
-  record.key = *std::move(key);
-  ASSIGN_OR_RETURN(record.measured_at_us, reader.Count("measured_at_us"));
-  ASSIGN_OR_RETURN(record.host, reader.String("host", kMaxNameBytes));
-  ASSIGN_OR_RETURN(record.gpu_uuid, reader.String("gpu_uuid", kMaxNameBytes));
-  ASSIGN_OR_RETURN(record.driver_version,
+  return *std::move(key);
+}
+
+// Where, when and how the record was measured, and its timing version
+// (1 for a line of version 1).
+absl::Status ReadMeasurement(ObjectReader& reader, int64_t version,
+                             Record* record) {
+  ASSIGN_OR_RETURN(record->measured_at_us, reader.Count("measured_at_us"));
+  ASSIGN_OR_RETURN(record->host, reader.String("host", kMaxNameBytes));
+  ASSIGN_OR_RETURN(record->gpu_uuid, reader.String("gpu_uuid", kMaxNameBytes));
+  ASSIGN_OR_RETURN(record->driver_version,
                    reader.String("driver_version", kMaxNameBytes));
-  ASSIGN_OR_RETURN(record.finder, reader.String("finder", kMaxNameBytes));
+  ASSIGN_OR_RETURN(record->finder, reader.String("finder", kMaxNameBytes));
   ASSIGN_OR_RETURN(int64_t repeats, reader.Count("repeats", kIntMax));
-  record.repeats = static_cast<int>(repeats);
-  ASSIGN_OR_RETURN(record.workspace_cap_bytes,
+  record->repeats = static_cast<int>(repeats);
+  ASSIGN_OR_RETURN(record->workspace_cap_bytes,
                    reader.Count("workspace_cap_bytes"));
-  ASSIGN_OR_RETURN(record.search_ms, reader.Duration("search_ms"));
-  ASSIGN_OR_RETURN(record.verified, reader.Bool("verified"));
-  ASSIGN_OR_RETURN(record.served_count, reader.Count("served_count"));
+  ASSIGN_OR_RETURN(record->search_ms, reader.Duration("search_ms"));
+  ASSIGN_OR_RETURN(record->verified, reader.Bool("verified"));
+  ASSIGN_OR_RETURN(record->served_count, reader.Count("served_count"));
   if (version == 1) {
-    record.timing_version = 1;  // GPU time only
+    record->timing_version = 1;  // GPU time only
   } else {
     ASSIGN_OR_RETURN(int64_t timing_version,
                      reader.Count("timing_version", kCurrentTimingVersion));
     if (timing_version < 1) {
       return Invalid("timing_version", "must be at least 1");
     }
-    record.timing_version = static_cast<int>(timing_version);
+    record->timing_version = static_cast<int>(timing_version);
   }
+  return absl::OkStatus();
+}
+
+// The cuDNN version and driver a revalidated record was made from, where
+// the line names them.
+absl::Status ReadRevalidatedFrom(ObjectReader& reader, Record* record) {
   if (reader.Has("revalidated_from_cudnn")) {
     ASSIGN_OR_RETURN(int64_t from,
                      reader.Count("revalidated_from_cudnn", kIntMax));
-    record.revalidated_from_cudnn = static_cast<int>(from);
-    if (!CheckRevalidatedFrom(record).ok()) {
+    record->revalidated_from_cudnn = static_cast<int>(from);
+    if (!CheckRevalidatedFrom(*record).ok()) {
       return Invalid("revalidated_from_cudnn",
                      "is the key's own cuDNN version");
     }
   }
   if (reader.Has("revalidated_from_driver")) {
-    ASSIGN_OR_RETURN(record.revalidated_from_driver,
+    ASSIGN_OR_RETURN(record->revalidated_from_driver,
                      reader.String("revalidated_from_driver", kMaxNameBytes));
-    if (!record.revalidated_from_driver.empty() &&
-        !CheckRevalidatedFromDriver(record).ok()) {
+    if (!record->revalidated_from_driver.empty() &&
+        !CheckRevalidatedFromDriver(*record).ok()) {
       return Invalid("revalidated_from_driver",
                      "is not an older driver of the same form than "
                      "driver_version");
     }
   }
+  return absl::OkStatus();
+}
 
+// The record's results, each read by ResultFromJson.
+absl::Status ReadResults(ObjectReader& reader, int64_t version,
+                         Record* record) {
   ASSIGN_OR_RETURN(const Json* results, reader.Member("results"));
   if (!results->is_array()) return Invalid("results", "must be an array");
   for (size_t i = 0; i < results->size(); ++i) {
@@ -364,8 +381,25 @@ absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
         AlgoResult result,
         ResultFromJson((*results)[i], absl::StrCat("results[", i, "]."),
                        version));
-    record.results.push_back(std::move(result));
+    record->results.push_back(std::move(result));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Record> RecordFromJson(absl::string_view text) {
+  const Json line = Json::parse(text.begin(), text.end(), /*cb=*/nullptr,
+                                /*allow_exceptions=*/false);
+  if (line.is_discarded()) return Invalid("line", "not valid JSON");
+  if (!line.is_object()) return Invalid("line", "not a JSON object");
+  ObjectReader reader(line, "");
+  ASSIGN_OR_RETURN(const int64_t version, ReadFormatVersion(reader));
+  Record record;
+  ASSIGN_OR_RETURN(record.key, ReadKey(reader));
+  RETURN_IF_ERROR(ReadMeasurement(reader, version, &record));
+  RETURN_IF_ERROR(ReadRevalidatedFrom(reader, &record));
+  RETURN_IF_ERROR(ReadResults(reader, version, &record));
   RETURN_IF_ERROR(reader.NoOthers());
   return record;
 }
