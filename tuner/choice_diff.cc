@@ -36,13 +36,6 @@ absl::StatusOr<int> ParseCudnnVersionFlag(absl::string_view text) {
   return *version;
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 void ChoiceDiff::Add(const std::vector<Record>& from,
                      const std::vector<Record>& to,
                      absl::string_view group_prefix) {

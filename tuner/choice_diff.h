@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/median.h"
 #include "tunedb/record.h"
 
 namespace tunedb::tuner {
@@ -24,9 +25,6 @@ namespace tunedb::tuner {
 // "9.14" or "9.14.0" as cuDNN's encoding (91400); INVALID_ARGUMENT naming
 // the text otherwise.
 absl::StatusOr<int> ParseCudnnVersionFlag(absl::string_view text);
-
-// The median of `v` (0 for none).
-double Median(std::vector<double> v);
 
 struct KeyChange {
   std::string key;  // the new version's key text

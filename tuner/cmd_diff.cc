@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "common/median.h"
 #include "nlohmann/json.hpp"
 #include "tuner/choice_diff.h"
 #include "tuner/commands.h"

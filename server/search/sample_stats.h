@@ -1,5 +1,5 @@
-// Summaries of timed samples: the median the search ranks by and the spread
-// it stores beside it.
+// Summaries of timed samples: the median the search ranks by (Median,
+// common/median.h) and the spread it stores beside it.
 //
 // Thread safety: pure functions.
 #ifndef TUNEDB_SERVER_SEARCH_SAMPLE_STATS_H_
@@ -7,10 +7,9 @@
 
 #include <vector>
 
-namespace tunedb {
+#include "common/median.h"
 
-// The median (the mean of the middle two for an even count); 0 if empty.
-double Median(std::vector<double> samples);
+namespace tunedb {
 
 // max - min; 0 if empty.
 double Spread(const std::vector<double>& samples);

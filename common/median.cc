@@ -1,0 +1,15 @@
+#include "common/median.h"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace tunedb {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace tunedb
