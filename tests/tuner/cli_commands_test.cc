@@ -87,7 +87,8 @@ TEST_F(CommandsTest, StatsCountTheMissesAnsweredByPrediction) {
   ASSERT_TRUE(key.ok()) << key.status();
   key->problem.n = 3;  // batches 1 and 2 are stored
   ASSERT_TRUE(server_->core()
-                  .Predict(ValidKey::FromValidated(*key), Constraints())
+                  .Lookup(ValidKey::FromValidated(*key), Constraints(),
+                          Predictors::kAll)
                   .ok());
   EXPECT_EQ(Run({"--json", "stats"}).Json()["predictions"], 1);
   EXPECT_THAT(Run({"stats"}).out, HasSubstr("(1 answered by prediction)"));
