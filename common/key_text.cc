@@ -281,9 +281,10 @@ void AppendDeviceText(const DeviceKey& d, std::string* out) {
 }
 
 void AppendProblemText(const ConvProblem& p, std::string* out) {
-  const int d = p.spatial_dims >= 1 && p.spatial_dims <= ConvProblem::kMaxSpatialDims
-                    ? p.spatial_dims
-                    : 0;
+  const int d =
+      p.spatial_dims >= 1 && p.spatial_dims <= ConvProblem::kMaxSpatialDims
+          ? p.spatial_dims
+          : 0;
   absl::StrAppend(out, "op=", ConvOpName(p.op), " n=", p.n, " c=", p.c,
                   " k=", p.k, " in=");
   AppendDims(p.input, d, out);
