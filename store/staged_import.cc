@@ -202,7 +202,10 @@ class SqliteStore::Import : public Store::StagedImport {
 absl::StatusOr<std::unique_ptr<Store::StagedImport>>
 SqliteStore::BeginImport() {
   std::string name;
-  RETURN_IF_ERROR(Exclusive([&](sql::Database& db) -> absl::Status {
+  // Exclusive runs the lambda with write_mu_ held.
+  RETURN_IF_ERROR(Exclusive([&](sql::Database& db)
+                                ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
+                                    -> absl::Status {
     if (imports_ >= kMaxParallelImports) {
       return absl::UnavailableError(
           absl::StrCat(kMaxParallelImports,
@@ -226,7 +229,7 @@ SqliteStore::BeginImport() {
 void SqliteStore::EndImport(const std::string& name) {
   // Only a statement still running on the staging database stops DETACH,
   // and none runs outside the write mutex.
-  Exclusive([&](sql::Database& db) {
+  Exclusive([&](sql::Database& db) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) {
     --imports_;
     return db.Execute(absl::StrCat("DETACH DATABASE ", name));
   }).IgnoreError();
