@@ -113,8 +113,28 @@ class MetricsTest : public ::testing::Test {
     }
     EXPECT_TRUE(Lookup(1).ok());                         // hit
     EXPECT_EQ(Lookup(3).error_code(), grpc::NOT_FOUND);  // miss
+    WaitUntilQueuesEmpty();
     body_ = Scrape(port_);
     samples_ = Samples(body_);
+  }
+
+  // Waits (at most 20 s) until the daemon's Stats has every device's queue
+  // empty. A device's worker counts a search in its queue depth until it
+  // has left it, which may be just after the search's callers are answered.
+  void WaitUntilQueuesEmpty() {
+    for (int attempt = 0; attempt < 2000; ++attempt) {
+      grpc::ClientContext ctx;
+      v1::StatsRequest req;
+      v1::StatsResponse stats;
+      ASSERT_TRUE(stub_->Stats(&ctx, req, &stats).ok());
+      bool empty = true;
+      for (const auto& [device, depth] : stats.queue_depths()) {
+        if (depth != 0) empty = false;
+      }
+      if (empty) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << "a device's queue is not empty after 20 s";
   }
 
   grpc::Status Lookup(int64_t n) {
