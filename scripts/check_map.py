@@ -10,9 +10,10 @@ constants (`kBackground`). Each must be found in the project's sources (the
 literals do not count):
   - a plain name: as a whole word in some source file;
   - A::B (and A.b): the text `A::B` somewhere, or B in the files of A (the
-    files whose stem is A in snake_case, e.g. tuning_core.* for TuningCore),
-    or, where A has no such files, in a file that also names A. A::B::C
-    checks A::B and B::C.
+    .proto files of package ...A where A is a proto package's last part,
+    e.g. v1::TuneRequest; else the files whose stem is A in snake_case,
+    e.g. tuning_core.* for TuningCore), or, where A has no such files, in a
+    file that also names A. A::B::C checks A::B and B::C.
 Not code, and skipped: file names and paths (`store/store.h`), flags
 (`--json`), commands and phrases (anything with a space left once a call's
 arguments are dropped), ALL_CAPS names (status codes, macros, environment
@@ -46,6 +47,7 @@ QUALIFIED = re.compile(r"^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*(?:\.[a-z_]\w*)?$")
 CAMEL = re.compile(r"^[A-Z]\w*[a-z]\w*$")  # TuningCore, Env, Choose
 CONSTANT = re.compile(r"^k[A-Z]\w*$")      # kBackground
 WORD = re.compile(r"[A-Za-z_]\w*")
+PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.M)
 
 
 def code_name(span):
@@ -95,7 +97,12 @@ class Sources:
         # files: {relative path: text}
         self.words = {}  # path -> set of words
         self.texts = {}  # path -> code text
+        self.packages = {}  # a proto package's last part -> its files
         for path, text in files.items():
+            for package in PACKAGE.findall(text) if path.endswith(".proto") \
+                    else ():
+                self.packages.setdefault(package.split(".")[-1],
+                                         []).append(path)
             code = blank_non_code(text)
             self.texts[path] = code
             self.words[path] = set(WORD.findall(code))
@@ -126,8 +133,9 @@ class Sources:
         if any(joined.search(code) for code in self.texts.values()):
             return True
         stem = snake(outer)
-        own = [p for p in self.words
-               if os.path.basename(p).split(".", 1)[0] == stem]
+        own = self.packages.get(outer) or [
+            p for p in self.words
+            if os.path.basename(p).split(".", 1)[0] == stem]
         if not own:
             own = [p for p, words in self.words.items() if outer in words]
         return any(member in self.words[p] for p in own)

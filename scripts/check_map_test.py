@@ -71,8 +71,11 @@ class SourcesTest(unittest.TestCase):
             "class ClientImpl { void Miss(); };\nvoid Lookup();\n",
         "store/store.h": "class Store { class StagedImport; };\n",
         "proto/tunedb.proto":
+            "package tunedb.v1;\n"
             "service TuneDb { rpc Tune(TuneRequest) returns (R); }\n"
             "message TuneRequest { bool when_idle = 1; }\n",
+        # Names v1 and Stats, which is no message of package tunedb.v1.
+        "client/link.cc": "struct Stats {}; v1::TuneRequest request;\n",
     }
 
     def setUp(self):
@@ -103,6 +106,13 @@ class SourcesTest(unittest.TestCase):
         self.assertTrue(self.exists("TuneRequest.when_idle"))
         self.assertFalse(self.exists("TuneRequest.when_busy"))
         self.assertFalse(self.exists("TuneDb::Import"))
+
+    def test_a_proto_packages_names_are_looked_for_in_its_proto_files(self):
+        self.assertTrue(self.exists("v1::TuneRequest"))
+        self.assertTrue(self.exists("v1::TuneDb::Tune"))
+        # client/link.cc names v1 and Stats, but tunedb.proto defines no
+        # Stats.
+        self.assertFalse(self.exists("v1::Stats"))
 
     def test_every_link_of_a_long_name_is_checked(self):
         self.assertTrue(self.exists("TuneDb::TuneRequest::when_idle"))
