@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/answer_values.h"
+#include "common/config_identity.h"
 #include "common/sealed_plan.h"
 
 namespace tunedb {
@@ -39,14 +40,13 @@ EngineAnswer EngineAnswerOf(const PinEntry& e) {
 // slot may have been pinned by another thread first).
 bool SameAnswer(const PinEntry& e, const Answer& a) {
   if (!a.ok()) return e.source == PinnedSource::kNone;
-  return e.source != PinnedSource::kNone && e.answer.algo == a.algo &&
-         e.answer.math_type == a.math_type;
+  return e.source != PinnedSource::kNone && SameConfig(e.answer, ResultOf(a));
 }
 
 bool SameAnswer(const PinEntry& e, const EngineAnswer& a) {
   if (!a.ok()) return e.source == PinnedSource::kNone;
-  return e.source != PinnedSource::kNone && e.answer.algo == a.config.algo &&
-         e.answer.knobs == a.config.knobs;
+  return e.source != PinnedSource::kNone &&
+         SameAlgoAndKnobs(e.answer, a.config);
 }
 
 }  // namespace

@@ -29,11 +29,6 @@ void Append(const std::vector<AlgoResult>& configs,
 
 }  // namespace
 
-bool SameConfig(const AlgoResult& a, int engine,
-                const std::vector<Knob>& knobs) {
-  return a.algo == engine && a.knobs == knobs;
-}
-
 CheckedConfigs CheckOnGraph(const ProblemKey& key,
                             const std::vector<TunedEngine>& candidates,
                             cudnnBackendDescriptor_t graph,

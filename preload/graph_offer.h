@@ -71,10 +71,6 @@ CheckedConfigs CheckOnGraph(const ProblemKey& key,
 std::vector<const AlgoResult*> OfferOrder(const CheckedConfigs& c,
                                           int64_t requested, int graph_configs);
 
-// Whether `a` is engine `engine` with `knobs`.
-bool SameConfig(const AlgoResult& a, int engine,
-                const std::vector<Knob>& knobs);
-
 // A fill query's new engine-config descriptors (GraphCall::elements),
 // filled in order, each finalized as one config on `graph`. The first that
 // cannot be filled ends the fill: a half-set descriptor is not reused.

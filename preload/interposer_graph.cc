@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/caller_filters.h"
+#include "common/config_identity.h"
 #include "cudnn/backend_graph.h"
 #include "preload/graph_problem.h"
 #include "preload/interposer.h"
@@ -62,7 +63,7 @@ std::vector<TunedEngine> Interposer::StoredConfigs(const ProblemKey& key) {
     // A prediction answers, and its key is still to be tuned.
     if (a.source == Source::kPredicted) AppendMissKey(key);
     auto seen = std::find_if(out.begin(), out.end(), [&](const TunedEngine& t) {
-      return SameConfig(t.config, a.config.algo, a.config.knobs);
+      return SameAlgoAndKnobs(t.config, a.config);
     });
     if (seen == out.end()) {
       out.push_back({a.config, filter.alternative, filter.universal});
