@@ -3,10 +3,11 @@
 // text), so its format must never change; everything else that names a
 // constraints set (job names, logs) uses the same text.
 //
-// The text carries the fields that tell two answers for one problem apart:
-// deterministic_only, launch_mode, excluded_numerical_notes and
-// max_workspace_bytes; compile_horizon_calls and loads_stored_plans are
-// not part of it.
+// The text carries the caller's limits: deterministic_only, launch_mode,
+// excluded_numerical_notes and max_workspace_bytes. The graph API's cost
+// settings, compile_horizon_calls and loads_stored_plans, are not part of
+// it (one program runs under one setting of them); a text that must tell
+// them apart adds them.
 //
 // Thread safety: a pure function.
 #ifndef TUNEDB_COMMON_CONSTRAINTS_TEXT_H_

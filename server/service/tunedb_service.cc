@@ -274,10 +274,13 @@ absl::Status TuneDbService::Lookup(const v1::LookupRequest& request,
     return answered;  // no job, or an error rather than an answer
   }
   // The job's first answer for this key and these constraints is its
-  // answer (job_answers.h).
+  // answer (job_answers.h). The cost settings change Choose's answer, so
+  // they are part of the slot.
+  const Constraints& c = args.constraints;
   const std::string slot =
-      absl::StrCat(args.key.text(), "|", ConstraintsText(args.constraints),
-                   "|", request.predict() ? 1 : 0,
+      absl::StrCat(args.key.text(), "|", ConstraintsText(c), " horizon=",
+                   c.compile_horizon_calls, " plans=",
+                   c.loads_stored_plans ? 1 : 0, "|", request.predict() ? 1 : 0,
                    request.predict_from_other_versions() ? 1 : 0,
                    request.choice_only() ? 1 : 0);
   return job_answers_.Fix(args.job, slot, std::move(answered), response,
