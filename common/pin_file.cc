@@ -7,11 +7,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <tuple>
+#include <type_traits>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -19,8 +18,10 @@
 #include "common/constraints_text.h"
 #include "common/enum_names.h"
 #include "common/record_results.h"
+#include "common/regular_file.h"
 #include "common/sealed_plan.h"
 #include "common/status_macros.h"
+#include "common/valid_key.h"
 #include "nlohmann/json.hpp"
 
 namespace tunedb {
@@ -92,6 +93,33 @@ json EntryJson(const PinEntry& e, PinPlans& plans) {
   return j;
 }
 
+// The whole number `v` as T, or INVALID_ARGUMENT naming the field: a
+// fraction (1.9) or a number past T's range (2^32 + 13000 for an int) is
+// refused, never truncated.
+template <typename T>
+absl::StatusOr<T> WholeNumber(const json& v, const char* name,
+                              const char* where) {
+  if (!v.is_number_integer()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": \"", name, "\" is ", v.dump(), ", not a whole number"));
+  }
+  bool fits;
+  if (v.is_number_unsigned()) {
+    fits = v.get<uint64_t>() <=
+           static_cast<uint64_t>(std::numeric_limits<T>::max());
+  } else {
+    const int64_t n = v.get<int64_t>();
+    fits = n >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+           (n < 0 || static_cast<uint64_t>(n) <=
+                         static_cast<uint64_t>(std::numeric_limits<T>::max()));
+  }
+  if (!fits) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": \"", name, "\" ", v.dump(), " is out of range"));
+  }
+  return v.get<T>();
+}
+
 // The field `name` of `j` as T, or INVALID_ARGUMENT naming it.
 template <typename T>
 absl::StatusOr<T> Field(const json& j, const char* name, const char* where) {
@@ -100,11 +128,15 @@ absl::StatusOr<T> Field(const json& j, const char* name, const char* where) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": no \"", name,
                                                    "\""));
   }
-  try {
-    return it->get<T>();
-  } catch (const json::exception&) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": \"", name, "\" has the wrong type"));
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return WholeNumber<T>(*it, name, where);
+  } else {
+    try {
+      return it->template get<T>();
+    } catch (const json::exception&) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": \"", name, "\" has the wrong type"));
+    }
   }
 }
 
@@ -132,11 +164,12 @@ absl::Status ParseSlot(const json& j, const std::string& where, PinEntry* e) {
   if (auto ws = j.find("ws"); ws == j.end()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": no \"ws\""));
   } else if (!ws->is_null()) {
-    if (!ws->is_number_integer() || ws->get<int64_t>() < 0) {
+    absl::StatusOr<int64_t> bytes = WholeNumber<int64_t>(*ws, "ws", w);
+    if (!bytes.ok() || *bytes < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": \"ws\" is not a byte count or null"));
     }
-    e->slot.max_workspace_bytes = ws->get<int64_t>();
+    e->slot.max_workspace_bytes = *bytes;
   }
   return absl::OkStatus();
 }
@@ -262,8 +295,49 @@ absl::StatusOr<PinFile> ParseHeader(const json& j) {
   return pin;
 }
 
-absl::Status ErrnoError(const std::string& what) {
-  return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
+// The digest of an answer line: its JSON without "digest" (keys sorted,
+// so the text is one), hashed.
+std::string AnswerDigest(json j) {
+  j.erase("digest");
+  return KeyHashText(KeyTextHash(j.dump()));
+}
+
+// "answer 3 (api=legacy ..., det=0 launch=direct ...: algo 3 tensor_op)",
+// naming an answer as the file now reads it.
+std::string AnswerName(const std::string& where, const PinEntry& e) {
+  std::string name = absl::StrCat(where, " (", e.problem.ToText(), "; ",
+                                  e.slot.ToText(), ": ",
+                                  PinnedSourceName(e.source));
+  if (e.source != PinnedSource::kNone) {
+    absl::StrAppend(&name, " algo ", e.answer.algo, " ",
+                    MathTypeName(e.answer.math_type), " workspace ",
+                    e.answer.workspace_bytes);
+  }
+  return name + ")";
+}
+
+// Whether answer `j` (parsed as `e`) carries its digest: none (a pin made
+// before pins had digests), or one that matches; an error naming it when
+// the digest does not match (the line was edited) or is missing in a pin
+// whose other answers have theirs. `edited`: with kAcceptEdits, such
+// answers are listed there instead.
+absl::Status CheckDigest(const json& j, const std::string& where,
+                         const PinEntry& e, PinDigests digests,
+                         std::vector<std::string>* edited, int* with_digest) {
+  auto it = j.find("digest");
+  if (it == j.end()) return absl::OkStatus();  // judged once all are read
+  ++*with_digest;
+  if (it->is_string() && it->get_ref<const std::string&>() == AnswerDigest(j)) {
+    return absl::OkStatus();
+  }
+  const std::string name = AnswerName(where, e);
+  if (digests == PinDigests::kAcceptEdits) {
+    edited->push_back(name);
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      name, " was edited after it was recorded: its digest does not match "
+            "(`tunedb pin seal FILE` seals a deliberate edit)"));
 }
 
 // Holds an exclusive lock on the folder of `path` while alive (flock on a
@@ -291,34 +365,9 @@ class PinLock {
   const int fd_;
 };
 
-// Writes `text` to `path` by a temporary file renamed over it.
-absl::Status ReplaceFile(const std::string& path, const std::string& text) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                      0644);
-  if (fd < 0) return ErrnoError(absl::StrCat("cannot write ", tmp));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      absl::Status s = ErrnoError(absl::StrCat("cannot write ", tmp));
-      close(fd);
-      unlink(tmp.c_str());
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0 || close(fd) != 0) {
-    unlink(tmp.c_str());
-    return ErrnoError(absl::StrCat("cannot write ", tmp));
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    absl::Status s = ErrnoError(absl::StrCat("cannot replace ", path));
-    unlink(tmp.c_str());
-    return s;
-  }
-  return absl::OkStatus();
+absl::Status LockError(const std::string& path) {
+  return absl::InternalError(absl::StrCat(
+      "cannot lock the folder of ", path, ": ", std::strerror(errno)));
 }
 
 }  // namespace
@@ -399,8 +448,9 @@ std::string FormatPin(PinFile pin) {
   out += "  \"answers\": [";
   PinPlans plans;
   for (size_t i = 0; i < pin.entries.size(); ++i) {
-    absl::StrAppend(&out, i == 0 ? "\n    " : ",\n    ",
-                    EntryJson(pin.entries[i], plans).dump());
+    json line = EntryJson(pin.entries[i], plans);
+    line["digest"] = AnswerDigest(line);
+    absl::StrAppend(&out, i == 0 ? "\n    " : ",\n    ", line.dump());
   }
   out += pin.entries.empty() ? "]" : "\n  ]";
   // The answers' plans after them, one per line.
@@ -418,7 +468,7 @@ std::string FormatPin(PinFile pin) {
   return out;
 }
 
-absl::StatusOr<PinFile> ParsePin(absl::string_view text) {
+absl::StatusOr<PinFile> ParsePin(absl::string_view text, PinDigests digests) {
   json j = json::parse(text.begin(), text.end(), nullptr,
                        /*allow_exceptions=*/false);
   if (j.is_discarded()) {
@@ -437,12 +487,30 @@ absl::StatusOr<PinFile> ParsePin(absl::string_view text) {
   if (plans != j.end() && !plans->is_object()) {
     return absl::InvalidArgumentError("pin: \"plans\" is not an object");
   }
+  int with_digest = 0;
+  std::vector<std::string> undigested;
   for (size_t i = 0; i < answers->size(); ++i) {
+    const std::string where = absl::StrCat("answer ", i + 1);
+    const json& line = (*answers)[i];
     absl::StatusOr<PinEntry> e =
-        ParseEntry((*answers)[i], absl::StrCat("answer ", i + 1),
-                   plans != j.end() ? *plans : no_plans);
+        ParseEntry(line, where, plans != j.end() ? *plans : no_plans);
     if (!e.ok()) return e.status();
+    RETURN_IF_ERROR(
+        CheckDigest(line, where, *e, digests, &pin->edited, &with_digest));
+    if (!line.contains("digest")) undigested.push_back(AnswerName(where, *e));
     pin->entries.push_back(*std::move(e));
+  }
+  // A pin of before digests has none; one that has some has them all.
+  pin->sealed = with_digest > 0 || undigested.empty();
+  if (pin->sealed && !undigested.empty()) {
+    if (digests == PinDigests::kCheck) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          undigested[0], " has no digest where the pin's other answers have "
+          "theirs: added or edited after it was recorded (`tunedb pin seal "
+          "FILE` seals a deliberate edit)"));
+    }
+    pin->edited.insert(pin->edited.end(), undigested.begin(),
+                       undigested.end());
   }
   const size_t n = pin->entries.size();
   NormalizePin(*pin);
@@ -453,17 +521,18 @@ absl::StatusOr<PinFile> ParsePin(absl::string_view text) {
   return pin;
 }
 
-absl::StatusOr<PinFile> ReadPinFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT) {
-      return absl::NotFoundError(absl::StrCat("no pin at ", path));
-    }
-    return ErrnoError(absl::StrCat("cannot read the pin ", path));
+absl::StatusOr<PinFile> ReadPinFile(const std::string& path,
+                                    PinDigests digests) {
+  absl::StatusOr<std::string> text = ReadRegularFile(path, kMaxPinBytes);
+  if (absl::IsNotFound(text.status())) {
+    return absl::NotFoundError(absl::StrCat("no pin at ", path));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<PinFile> pin = ParsePin(text.str());
+  if (!text.ok()) {
+    return absl::Status(text.status().code(),
+                        absl::StrCat("cannot read the pin: ",
+                                     text.status().message()));
+  }
+  absl::StatusOr<PinFile> pin = ParsePin(*text, digests);
   if (!pin.ok()) {
     return absl::Status(pin.status().code(),
                         absl::StrCat(path, ": ", pin.status().message()));
@@ -472,10 +541,12 @@ absl::StatusOr<PinFile> ReadPinFile(const std::string& path) {
 }
 
 absl::Status MergePinFile(const std::string& path, const PinFile& pin) {
-  PinLock lock(path);
-  if (!lock.ok()) return ErrnoError(absl::StrCat("cannot lock ", path));
+  // A link to a pin: the file it names is merged into and replaced.
+  ASSIGN_OR_RETURN(const std::string target, LinkTarget(path));
+  PinLock lock(target);
+  if (!lock.ok()) return LockError(target);
   PinFile merged = pin;
-  absl::StatusOr<PinFile> old = ReadPinFile(path);
+  absl::StatusOr<PinFile> old = ReadPinFile(target);
   if (old.ok()) {
     const std::string mismatch =
         PinMismatch(*old, pin.device, pin.driver_version);
@@ -494,7 +565,19 @@ absl::Status MergePinFile(const std::string& path, const PinFile& pin) {
         "not merging into a pin that cannot be read: ",
         old.status().message()));
   }
-  return ReplaceFile(path, FormatPin(std::move(merged)));
+  return ReplaceRegularFile(target, FormatPin(std::move(merged)));
+}
+
+absl::StatusOr<std::vector<std::string>> SealPinFile(const std::string& path) {
+  ASSIGN_OR_RETURN(const std::string target, LinkTarget(path));
+  PinLock lock(target);
+  if (!lock.ok()) return LockError(target);
+  absl::StatusOr<PinFile> pin = ReadPinFile(target, PinDigests::kAcceptEdits);
+  if (!pin.ok()) return pin.status();
+  std::vector<std::string> sealed = pin->edited;
+  if (!pin->sealed) sealed.push_back("every answer (none had a digest)");
+  RETURN_IF_ERROR(ReplaceRegularFile(target, FormatPin(*std::move(pin))));
+  return sealed;
 }
 
 std::string PinMismatch(const PinFile& pin, const DeviceKey& device,

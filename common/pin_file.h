@@ -5,11 +5,15 @@
 // answer given. A later run that follows the pin gets exactly those answers.
 //
 // ParsePin checks every field, so a pin cut short, edited into nonsense or
-// of another format version is refused with the reason. ReadPinFile and
-// MergePinFile do the file's IO: a merge locks the pin's folder (flock),
-// keeps every answer the file already holds (the first answer recorded
-// stays) and replaces the file whole by rename, so a reader sees the old
-// pin or the new one, never a mix.
+// of another format version is refused with the reason; each answer line
+// carries a digest of itself, so an edited answer is refused too, naming
+// it (SealPinFile seals a deliberate edit). ReadPinFile and MergePinFile do
+// the file's IO: only a regular file of at most kMaxPinBytes is read; a
+// merge locks the pin's folder (flock), keeps every answer the file already
+// holds (the first answer recorded stays) and replaces the file whole by
+// rename, so a reader sees the old pin or the new one, never a mix; a
+// symbolic link is followed, so the file it names is replaced and the link
+// stays.
 //
 // Thread safety: plain values and functions without shared state.
 #ifndef TUNEDB_COMMON_PIN_FILE_H_
@@ -30,6 +34,8 @@ namespace tunedb {
 
 inline constexpr int kPinFormatVersion = 1;
 inline constexpr absl::string_view kPinFormatName = "tunedb-pin";
+// The largest pin read: a pin with plans of a large model is a few MB.
+inline constexpr int64_t kMaxPinBytes = int64_t{64} << 20;
 
 // The caller's constraints that tell two answers for one problem apart.
 // The workspace limit is kept as given; a follower whose own limit differs
@@ -87,6 +93,18 @@ struct PinFile {
   std::string made_by;
   // Sorted by problem text, then slot text; one entry per (problem, slot).
   std::vector<PinEntry> entries;
+  // Read from a file: false for a pin written before answers carried
+  // digests (none of its answers has one), which is followed with a warning.
+  bool sealed = true;
+  // Read with PinDigests::kAcceptEdits: the answers whose digest does not
+  // match or is missing ("answer 3 (problem; slot: source algo ...)").
+  std::vector<std::string> edited;
+};
+
+// How a reader treats answers whose digest does not match.
+enum class PinDigests {
+  kCheck,        // refused: the pin cannot be read
+  kAcceptEdits,  // read, listed in PinFile::edited (SealPinFile)
 };
 
 // What a pin keeps of `chosen`, an answer for `key` to a caller launching
@@ -109,18 +127,32 @@ void NormalizePin(PinFile& pin);
 std::string FormatPin(PinFile pin);
 
 // INVALID_ARGUMENT naming the first bad field for text that is not a
-// whole pin of this format version (DATA_LOSS for text that is not JSON,
-// as a pin cut short is).
-absl::StatusOr<PinFile> ParsePin(absl::string_view text);
+// whole pin of this format version (a number that is not whole or past its
+// field's range included: never truncated), or naming the first answer
+// whose digest does not match (DATA_LOSS for text that is not JSON, as a
+// pin cut short is).
+absl::StatusOr<PinFile> ParsePin(absl::string_view text,
+                                 PinDigests digests = PinDigests::kCheck);
 
-// NOT_FOUND for a missing file; other errors as ParsePin, prefixed by the
+// NOT_FOUND for a missing file; FAILED_PRECONDITION for a directory, device
+// or FIFO and RESOURCE_EXHAUSTED for a file over kMaxPinBytes, without
+// reading it (regular_file.h); other errors as ParsePin, prefixed by the
 // path.
-absl::StatusOr<PinFile> ReadPinFile(const std::string& path);
+absl::StatusOr<PinFile> ReadPinFile(const std::string& path,
+                                    PinDigests digests = PinDigests::kCheck);
 
 // Writes `pin` to `path`, merged with the pin already there (its entries
 // win). FAILED_PRECONDITION when the file holds a pin of another device
-// (PinMismatch), or one that cannot be parsed (it is left as it is).
+// (PinMismatch), or one that cannot be read (it is left as it is); the
+// write's errors as ReplaceRegularFile's (a full disk: RESOURCE_EXHAUSTED).
 absl::Status MergePinFile(const std::string& path, const PinFile& pin);
+
+// Seals the pin at `path` again as it now reads (`tunedb pin seal`: a
+// deliberate edit, or a pin of before digests): every answer gets the
+// digest of its line. Returns the answers sealed anew (PinFile::edited,
+// plus one line for a pin that had no digests); errors as ReadPinFile's
+// for anything but digests, and as MergePinFile's.
+absl::StatusOr<std::vector<std::string>> SealPinFile(const std::string& path);
 
 // How `pin`'s identity differs from the running process's, one clause per
 // difference ("cuDNN 9.14.0 in the pin, 9.19.0 here"); "" if none. The

@@ -1,6 +1,10 @@
 #include "common/pin_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 
 #include <fstream>
 #include <sstream>
@@ -287,6 +291,130 @@ TEST(PinFileTest, MismatchNamesEachDifferenceAndTheDriverOnlyWhenBothAreKnown) {
   EXPECT_NE(m.find("driver (CUDA) 13.0 in the pin, 12.8 here"),
             std::string::npos)
       << m;
+}
+
+TEST(PinFileTest, ANumberThatIsNotWholeOrPastItsRangeIsRefusedNotTruncated) {
+  const std::string text = FormatPin(APin());
+  auto edited = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    t.replace(at, from.size(), to);
+    return ParsePin(t, PinDigests::kAcceptEdits).status();
+  };
+  absl::Status s = edited("\"version\": 1", "\"version\": 1.9");
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("\"version\" is 1.9, not a whole number"),
+            std::string::npos)
+      << s;
+  s = edited("\"algo\":1,", "\"algo\":7.9,");
+  EXPECT_NE(s.message().find("\"algo\" is 7.9"), std::string::npos) << s;
+  s = edited("\"driver\": 13000", "\"driver\": 4294980296");
+  EXPECT_NE(s.message().find("\"driver\" 4294980296 is out of range"),
+            std::string::npos)
+      << s;
+  s = edited("\"notes\":0", "\"notes\":-1");
+  EXPECT_NE(s.message().find("\"notes\" -1 is out of range"),
+            std::string::npos)
+      << s;
+  s = edited("\"workspace\":4096", "\"workspace\":4096.5");
+  EXPECT_NE(s.message().find("\"workspace\""), std::string::npos) << s;
+  s = edited("\"ws\":null", "\"ws\":1.5");
+  EXPECT_NE(s.message().find("\"ws\""), std::string::npos) << s;
+}
+
+TEST(PinFileTest, AnEditedAnswerIsRefusedNamingItAndSealingAcceptsTheEdit) {
+  TempDir dir;
+  const std::string path = dir.File("job.pin");
+  ASSERT_TRUE(MergePinFile(path, APin()).ok());
+  std::string text = Read(path);
+  const size_t at = text.find("\"algo\":1,");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 9, "\"algo\":3,");
+  std::ofstream(path, std::ios::trunc) << text;
+  absl::Status s = ReadPinFile(path).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("was edited after it was recorded"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.message().find("algo 3"), std::string::npos) << s;
+  EXPECT_NE(s.message().find(TestProblem(8).ToText()), std::string::npos) << s;
+  EXPECT_NE(s.message().find("tunedb pin seal"), std::string::npos) << s;
+  // A merge never seals an edit by the way.
+  EXPECT_EQ(MergePinFile(path, APin()).code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  absl::StatusOr<std::vector<std::string>> sealed = SealPinFile(path);
+  ASSERT_TRUE(sealed.ok()) << sealed.status();
+  ASSERT_EQ(sealed->size(), 1u);
+  EXPECT_NE((*sealed)[0].find("algo 3"), std::string::npos) << (*sealed)[0];
+  absl::StatusOr<PinFile> pin = ReadPinFile(path);
+  ASSERT_TRUE(pin.ok()) << pin.status();
+  EXPECT_TRUE(pin->sealed);
+  bool saw = false;
+  for (const PinEntry& e : pin->entries) saw |= e.answer.algo == 3;
+  EXPECT_TRUE(saw);
+  EXPECT_TRUE(SealPinFile(path)->empty());  // nothing left to seal
+}
+
+TEST(PinFileTest, AnAnswerWithoutItsDigestAmongSealedOnesIsRefused) {
+  std::string text = FormatPin(APin());
+  const size_t at = text.find(",\"digest\":\"");
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, text.find('"', at + 11) + 1 - at);
+  absl::Status s = ParsePin(text).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("has no digest"), std::string::npos) << s;
+}
+
+TEST(PinFileTest, APinOfBeforeDigestsIsReadAsUnsealed) {
+  std::string text = FormatPin(APin());
+  // Every answer line without its digest, as pins were written before.
+  for (size_t at; (at = text.find(",\"digest\":\"")) != std::string::npos;) {
+    text.erase(at, text.find('"', at + 11) + 1 - at);
+  }
+  absl::StatusOr<PinFile> pin = ParsePin(text);
+  ASSERT_TRUE(pin.ok()) << pin.status();
+  EXPECT_FALSE(pin->sealed);
+  EXPECT_EQ(pin->entries.size(), 4u);
+  EXPECT_TRUE(ParsePin(FormatPin(APin()))->sealed);
+}
+
+TEST(PinFileTest, APinThatIsADeviceAFifoAFolderOrTooLargeIsRefusedAtOnce) {
+  TempDir dir;
+  const std::string link = dir.File("zero.pin");
+  ASSERT_EQ(symlink("/dev/zero", link.c_str()), 0);
+  const std::string fifo = dir.File("fifo.pin");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string big = dir.File("big.pin");
+  std::ofstream(big) << FormatPin(APin());
+  ASSERT_EQ(truncate(big.c_str(), 100'000'000), 0);
+  for (const std::string& path : {link, fifo, dir.path(), big}) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status s = ReadPinFile(path).status();
+    EXPECT_LT(std::chrono::steady_clock::now() - start,
+              std::chrono::seconds(1));
+    EXPECT_FALSE(s.ok()) << path;
+    EXPECT_EQ(s.message().find("not JSON"), std::string::npos) << s;
+    EXPECT_NE(s.message().find("cannot read the pin"), std::string::npos) << s;
+  }
+  EXPECT_NE(ReadPinFile(dir.path()).status().message().find("is a directory"),
+            std::string::npos);
+  // Nothing is merged into, or written over, a device.
+  EXPECT_EQ(MergePinFile("/dev/full", APin()).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(PinFileTest, AMergeThroughALinkReplacesItsTargetAndKeepsTheLink) {
+  TempDir dir;
+  const std::string target = dir.File("real.pin");
+  const std::string link = dir.File("job.pin");
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  ASSERT_TRUE(MergePinFile(link, APin()).ok());
+  struct stat st;
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_TRUE(ReadPinFile(target).ok());
 }
 
 }  // namespace
