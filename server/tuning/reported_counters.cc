@@ -8,11 +8,12 @@ void ReportedCounters::Add(const std::map<std::string, int64_t>& counts) {
   if (counts.empty()) return;
   absl::MutexLock lock(&mu_);
   for (const auto& [name, value] : counts) {
-    std::string key = name;
-    if (sums_.count(key) == 0 && sums_.size() >= kMaxNames) {
-      key = name.substr(0, name.find('.')) + ".other";
+    auto it = sums_.find(name);
+    if (it == sums_.end()) {
+      const bool full = sums_.size() - sums_.count(kOverflowName) >= kMaxNames;
+      it = sums_.emplace(full ? kOverflowName : name, 0).first;
     }
-    int64_t& sum = sums_[key];
+    int64_t& sum = it->second;
     // Saturates rather than wraps.
     sum = value > std::numeric_limits<int64_t>::max() - sum
               ? std::numeric_limits<int64_t>::max()

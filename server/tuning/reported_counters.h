@@ -5,8 +5,11 @@
 // Stats, `tunedb stats` and the metrics.
 //
 // Bounded: at most kMaxNames distinct names are kept; past that, counts of
-// names not yet known are added to "<source>.other", so the daemon's memory
-// does not grow with what clients send and no report is lost.
+// names not yet known, whatever their source, are added to the one overflow
+// series kOverflowName ("other": no dot, so no client name is spelt so).
+// So at most kMaxNames + 1 series exist however many names and sources
+// clients send, the daemon's memory does not grow with them, and no report
+// is lost (docs/reliability.md, "Reported counters").
 //
 // Thread safety: thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_REPORTED_COUNTERS_H_
@@ -24,6 +27,7 @@ namespace tunedb {
 class ReportedCounters {
  public:
   static constexpr size_t kMaxNames = 256;
+  static constexpr char kOverflowName[] = "other";
 
   // Adds `counts`, keyed "source.name" (validated: names and values are the
   // caller's check). An empty report adds nothing and is not counted.

@@ -427,7 +427,8 @@ TEST_F(ServiceTest, ReportedCountersAddUpInStatsAndBadReportsAreRefused) {
   for (int i = 0; i < 65; ++i) many["n" + std::to_string(i)] = 1;
   EXPECT_EQ(report("preload", many).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
-  // Past 256 distinct names in all, new names are summed as "other".
+  // Past 256 distinct names in all, new names of every source are summed in
+  // one series, "other".
   for (int batch = 0; batch < 4; ++batch) {
     std::map<std::string, int64_t> names;
     for (int i = 0; i < 63; ++i) {
@@ -448,8 +449,37 @@ TEST_F(ServiceTest, ReportedCountersAddUpInStatsAndBadReportsAreRefused) {
   EXPECT_EQ(stats.reported().at("preload.miss"), 1);
   EXPECT_EQ(stats.reported().size(), 256u + 1u);
   EXPECT_EQ(stats.reported().at("many.x1"), 1);     // the 256th name
-  EXPECT_EQ(stats.reported().at("many.other"), 2);  // x2, past the bound
+  EXPECT_EQ(stats.reported().at("other"), 2);  // x2, past the bound
   EXPECT_EQ(stats.reported().at("many.b0_0"), 6);   // known names still add
+}
+
+// Issue 50: each new source past the bound made its own "<source>.other"
+// series. 1,000 new sources now add one series in all.
+TEST_F(ServiceTest, ReportedSeriesStayBoundedHoweverManySources) {
+  auto report = [&](const std::string& source,
+                    const std::map<std::string, int64_t>& counts) {
+    grpc::ClientContext ctx;
+    v1::ReportCountersRequest req;
+    req.set_source(source);
+    for (const auto& [name, count] : counts)
+      (*req.mutable_counts())[name] = count;
+    v1::ReportCountersResponse resp;
+    return stub_->ReportCounters(&ctx, req, &resp);
+  };
+  for (int batch = 0; batch < 4; ++batch) {
+    std::map<std::string, int64_t> names;
+    for (int i = 0; i < 64; ++i) names["n" + std::to_string(i)] = 1;
+    ASSERT_TRUE(report("fill" + std::to_string(batch), names).ok());
+  }
+  for (int source = 0; source < 1000; ++source) {
+    ASSERT_TRUE(
+        report("s" + std::to_string(source), {{"hit", 1}, {"miss", 1}}).ok());
+  }
+  grpc::ClientContext sctx;
+  v1::StatsResponse stats;
+  ASSERT_TRUE(stub_->Stats(&sctx, v1::StatsRequest(), &stats).ok());
+  EXPECT_LE(stats.reported().size(), 256u + 1u);
+  EXPECT_EQ(stats.reported().at("other"), 2000);
 }
 
 TEST_F(ServiceTest, LookupWithoutDeviceIsInvalid) {
