@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/config_identity.h"
 
 namespace tunedb {
 
@@ -89,8 +90,23 @@ PinEntry PinnedAnswers::Remember(const ProblemKey& key, const Constraints& c,
     if (e.slot == entry.slot) return e;
   }
   slots.push_back(entry);
-  pin_.entries.push_back(entry);
+  ++remembered_;
+  if (key.problem.api != ConvApi::kGraph) ShareDeterminism(slots);
   return entry;
+}
+
+void PinnedAnswers::ShareDeterminism(std::vector<PinEntry>& slots) {
+  for (const PinEntry& det : slots) {
+    if (det.source == PinnedSource::kNone || !det.answer.deterministic) {
+      continue;
+    }
+    for (PinEntry& e : slots) {
+      if (e.source != PinnedSource::kNone &&
+          SameAlgoAndKnobs(e.answer, det.answer)) {
+        e.answer.deterministic = true;
+      }
+    }
+  }
 }
 
 absl::Status PinnedAnswers::Write() {
@@ -98,10 +114,13 @@ absl::Status PinnedAnswers::Write() {
   {
     absl::MutexLock lock(&mu_);
     if (options_.mode != PinMode::kRecord || options_.path.empty() ||
-        pin_.entries.size() == written_) {
+        remembered_ == written_) {
       return absl::OkStatus();
     }
     pin = pin_;
+    for (const auto& [problem, slots] : by_problem_) {
+      pin.entries.insert(pin.entries.end(), slots.begin(), slots.end());
+    }
   }
   absl::Status s = MergePinFile(options_.path, pin);
   if (s.ok()) {

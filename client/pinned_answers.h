@@ -51,7 +51,9 @@ class PinnedAnswers {
 
   // kRecord: pins `answer` (from `source`) for the slot unless it already
   // holds one; returns the slot's entry, which is the one to give. A key of
-  // another device than the first one recorded is not pinned.
+  // another device than the first one recorded is not pinned. A legacy
+  // answer that another slot of its problem knows to be deterministic (the
+  // same algorithm) is marked deterministic.
   PinEntry Remember(const ProblemKey& key, const Constraints& c,
                     PinnedSource source, const AlgoResult& answer)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -68,14 +70,19 @@ class PinnedAnswers {
  private:
   explicit PinnedAnswers(const PinOptions& options) : options_(options) {}
 
+  // Marks deterministic each of a legacy problem's answers whose algorithm
+  // another of them has as a deterministic answer.
+  static void ShareDeterminism(std::vector<PinEntry>& slots);
+
   const PinOptions options_;
   mutable absl::Mutex mu_;
-  // The pin; entries by problem text (a problem has one entry per slot
-  // asked, a handful).
+  // The pin's identity (its entries are by_problem_'s); entries by problem
+  // text (a problem has one entry per slot asked, a handful).
   PinFile pin_ ABSL_GUARDED_BY(mu_);
   bool has_device_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::vector<PinEntry>> by_problem_
       ABSL_GUARDED_BY(mu_);
+  size_t remembered_ ABSL_GUARDED_BY(mu_) = 0;  // kRecord: entries pinned
   size_t written_ ABSL_GUARDED_BY(mu_) = 0;  // entries merged into the file
 };
 

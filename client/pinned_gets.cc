@@ -66,9 +66,16 @@ Answer PinnedGets::Get(const ProblemKey& key, const Constraints& constraints,
     counters_.Add(kPinnedAnswers);
     return AnswerOf(*e);
   }
-  const Answer a = unpinned();
-  const PinEntry e = pin_->Remember(key, constraints, PinnedSourceOf(a.source),
-                                    ResultOf(a));
+  Answer a = unpinned();
+  // A legacy answer is launched only if measured (the preload's rule): a
+  // prediction is passed over for the caller's own choice, cuDNN's first
+  // heuristic one, so that is what the run uses and what is pinned.
+  if (a.source == Source::kPredicted) a = Answer{};
+  AlgoResult given = ResultOf(a);
+  // A deterministic-only slot's answer is a deterministic algorithm.
+  given.deterministic = constraints.deterministic_only;
+  const PinEntry e =
+      pin_->Remember(key, constraints, PinnedSourceOf(a.source), given);
   return SameAnswer(e, a) ? a : AnswerOf(e);
 }
 

@@ -3,7 +3,9 @@
 // (counted as a pin miss, or a refusal for another device's pin), and the
 // daemon is asked at most for the stored plan of a pinned engine config
 // (once per key). Recording, a slot's first answer stands: the usual
-// path's answer is given and pinned, unless the slot already holds one.
+// path's answer is given and pinned, unless the slot already holds one; a
+// legacy prediction is not given (the caller's own choice is what a run
+// uses, and is pinned as none).
 //
 // Thread safety: thread-safe. The parts passed to the constructor must
 // outlive it.

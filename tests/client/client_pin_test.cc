@@ -399,5 +399,65 @@ TEST_F(ClientPinTest, ARecordingClientsRepeatedAnswerKeepsItsStoredPlan) {
   EXPECT_NE(again.config.plan.find("\"simulated\":true"), std::string::npos);
 }
 
+TEST_F(ClientPinTest, ALegacyRunPinsTheAnswerItUsedNotTheDaemonsPrediction) {
+  const ProblemKey tuned = Key(32), unseen = Key(48);
+  Tune(tuned);
+  ClientOptions o = Options(PinMode::kRecord);
+  o.heuristic = nullptr;  // as the preload: a miss is the caller's own rule
+  o.predict_misses = true;
+  {
+    auto recorder = Client::Create(o).value();
+    // The preload launches a legacy answer only if measured: a prediction
+    // is passed over for cuDNN's heuristic, so the run used "none".
+    EXPECT_EQ(recorder->Get(unseen).source, Source::kNone);
+    EXPECT_EQ(recorder->Get(unseen).source, Source::kNone);  // stands
+    ASSERT_TRUE(recorder->WritePin().ok());
+  }
+  absl::StatusOr<PinFile> pin = ReadPinFile(pin_path_);
+  ASSERT_TRUE(pin.ok()) << pin.status();
+  ASSERT_EQ(pin->entries.size(), 1u);
+  EXPECT_EQ(pin->entries[0].source, PinnedSource::kNone);
+  auto follower = Client::Create(Options(PinMode::kFollow)).value();
+  EXPECT_FALSE(follower->Get(unseen).ok());
+}
+
+TEST_F(ClientPinTest, ALegacyAnswerKnownDeterministicIsPinnedAsDeterministic) {
+  const ProblemKey key = Key(8);
+  Tune(key);
+  Constraints det;
+  det.deterministic_only = true;
+  Answer fastest, deterministic;
+  {
+    auto recorder = Client::Create(Options(PinMode::kRecord)).value();
+    fastest = recorder->Get(key);
+    deterministic = recorder->Get(key, det);
+    ASSERT_TRUE(fastest.tuned() && deterministic.tuned());
+    ASSERT_TRUE(recorder->WritePin().ok());
+  }
+  absl::StatusOr<PinFile> pin = ReadPinFile(pin_path_);
+  ASSERT_TRUE(pin.ok()) << pin.status();
+  ASSERT_EQ(pin->entries.size(), 2u);
+  for (const PinEntry& e : pin->entries) {
+    if (e.slot.deterministic_only) {
+      EXPECT_TRUE(e.answer.deterministic) << "a deterministic slot's answer";
+    } else {
+      // The fastest is deterministic exactly when it is the deterministic
+      // slot's algorithm.
+      EXPECT_EQ(e.answer.deterministic, fastest.algo == deterministic.algo);
+    }
+  }
+}
+
+TEST_F(ClientPinTest, APinThatCannotBeWrittenSaysSoAndNamesThePath) {
+  ClientOptions o = Options(PinMode::kRecord);
+  o.pin.path = dir_.File("no/such/folder/job.pin");
+  auto recorder = Client::Create(o).value();
+  recorder->Get(Key(8));
+  absl::Status s = recorder->WritePin();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_NE(s.message().find("no/such/folder"), std::string::npos) << s;
+}
+
 }  // namespace
 }  // namespace tunedb
