@@ -10,7 +10,12 @@ they run and copy, that nothing is fetched from outside Debian's archive,
 that the build stage installs only the bundle's packages and that
 build_image.sh gives the Dockerfile its base images.
 
+The drop-in's pod (example-preload-pod.yaml) is checked against the
+DaemonSet's install-client init container, whose script is run on a fake
+bundle in a temporary folder.
+
 Usage: deploy_manifest_test.py --source REPO_ROOT --tunedbd PATH
+    [--preload PATH]
 """
 import argparse
 import os
@@ -227,6 +232,116 @@ class ClientPodTest(unittest.TestCase):
                       client["securityContext"]["supplementalGroups"])
 
 
+
+def init_container(pod_spec, name):
+    return next(c for c in pod_spec["initContainers"] if c["name"] == name)
+
+
+class DropInPodTest(unittest.TestCase):
+    """The drop-in in a pod: the DaemonSet's install-client puts the client
+    side in a host folder, example-preload-pod.yaml preloads it from there.
+    scripts/pod_proof.sh runs both; this checks their paths agree."""
+
+    def setUp(self):
+        docs = load_docs("deploy/kubernetes/daemonset.yaml")
+        self.ds_pod = one(docs, "DaemonSet")["spec"]["template"]["spec"]
+        self.conf = parse_conf(one(docs, "ConfigMap")["data"]["tunedbd.conf"])
+        self.install = init_container(self.ds_pod, "install-client")
+        self.pod = one(load_docs("deploy/kubernetes/example-preload-pod.yaml"),
+                       "Pod")["spec"]
+        self.container = self.pod["containers"][0]
+        self.env = {e["name"]: e["value"] for e in self.container["env"]}
+
+    @staticmethod
+    def host_mounts(spec, container):
+        """{hostPath: (mountPath, readOnly)} of the container."""
+        volumes = {v["name"]: v for v in spec["volumes"]}
+        return {volumes[m["name"]]["hostPath"]["path"]:
+                (m["mountPath"], m.get("readOnly", False))
+                for m in container["volumeMounts"]
+                if "hostPath" in volumes[m["name"]]}
+
+    def test_pod_preloads_what_the_daemonset_installs(self):
+        installed = self.host_mounts(self.ds_pod, self.install)
+        self.assertEqual(len(installed), 1)
+        (host_dir, (install_at, _)), = installed.items()
+        self.assertEqual(self.host_mounts(self.pod, self.container)[host_dir],
+                         (install_at, True), "the same folder, read-only")
+        preload = os.path.basename(ARGS.preload or "libtunedb_preload.so")
+        self.assertEqual(self.env["LD_PRELOAD"],
+                         f"{install_at}/current/lib/{preload}")
+        self.assertIn(f"dst={install_at}\n", self.install["args"][0])
+
+    def test_pod_reaches_the_daemons_socket_with_its_group(self):
+        self.assertEqual(self.env["TUNEDB_ADDRESS"],
+                         "unix:" + self.conf["socket"])
+        socket_dir = os.path.dirname(self.conf["socket"])
+        self.assertEqual(
+            self.host_mounts(self.pod, self.container)["/run/tunedb"][0],
+            socket_dir)
+        self.assertIn(self.ds_pod["securityContext"]["runAsGroup"],
+                      self.pod["securityContext"]["supplementalGroups"])
+
+    def test_install_copies_from_the_images_bundle(self):
+        script = self.install["args"][0]
+        self.assertIn("src=/opt/tunedb\n", script)
+        copies = [rest for ins, rest in dockerfile_stages(os.path.join(
+            ARGS.source, "deploy/container/Dockerfile"))[0][-1][2]
+                  if ins == "COPY"]
+        self.assertIn("--from=build /src/build/bundle/tunedb /opt/tunedb",
+                      copies)
+        self.assertEqual(self.install["securityContext"]["capabilities"],
+                         {"drop": ["ALL"]})
+
+    def run_install(self, src, dst):
+        """The init container's script, its folders moved to src and dst."""
+        script = self.install["args"][0]
+        script = re.sub(r"(?m)^src=.*$", f"src={shlex.quote(src)}", script)
+        script = re.sub(r"(?m)^dst=.*$", f"dst={shlex.quote(dst)}", script)
+        subprocess.run(self.install["command"] + [script], check=True,
+                       capture_output=True, text=True)
+        return sorted(os.listdir(os.path.join(dst, "versions")))
+
+    def test_install_switches_versions_atomically_and_keeps_the_previous(self):
+        with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
+            src, dst = os.path.join(tmp, "image"), os.path.join(tmp, "node")
+            for sub in ("bin", "lib", "share"):
+                os.makedirs(os.path.join(src, sub))
+            cli = os.path.join(src, "bin", "tunedb")
+            with open(cli, "w", encoding="utf-8") as f:
+                f.write("#!/bin/sh\necho 'tunedb 9.8.7'\n")
+            os.chmod(cli, 0o755)
+            lib = os.path.join(src, "lib", "libtunedb_preload.so")
+
+            def build(content):
+                with open(lib, "w", encoding="utf-8") as f:
+                    f.write(content)
+
+            def current():
+                return os.readlink(os.path.join(dst, "current"))
+
+            build("one")
+            self.assertEqual(len(self.run_install(src, dst)), 1)
+            first = current()
+            self.assertRegex(first, r"^versions/9\.8\.7-[0-9]+$", "relative")
+            with open(os.path.join(dst, "current", "lib",
+                                   "libtunedb_preload.so")) as f:
+                self.assertEqual(f.read(), "one")
+            self.assertTrue(os.access(os.path.join(dst, "current", "bin",
+                                                   "tunedb"), os.X_OK))
+            self.assertEqual(self.run_install(src, dst), [first[9:]],
+                             "the same build installs nothing new")
+            build("two")
+            self.assertEqual(len(self.run_install(src, dst)), 2)
+            second = current()
+            self.assertNotEqual(second, first)
+            build("three")
+            self.assertEqual(self.run_install(src, dst),
+                             sorted([second[9:], current()[9:]]),
+                             "the previous is kept, the oldest removed")
+            self.assertEqual(sorted(os.listdir(dst)), ["current", "versions"])
+
+
 def dockerfile_stages(path):
     """[(stage name, base, [(INSTRUCTION, arguments)])] plus the global
     ARG defaults, continuation lines joined and comments dropped."""
@@ -373,5 +488,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--source", required=True)
     parser.add_argument("--tunedbd", required=True)
+    parser.add_argument("--preload", default=None)
     ARGS, rest = parser.parse_known_args()
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
