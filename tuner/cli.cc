@@ -111,6 +111,8 @@ int RunCli(const std::vector<std::string>& args, const CliIo& io) {
   AddPinCommands(app, ctx, &exit_code);
   AddDiffCommand(app, ctx, &exit_code);
   AddRevalidateCommand(app, ctx, &exit_code);
+  AddCoverageCommand(app, ctx, &exit_code);
+  AddReportCommand(app, ctx, &exit_code);
 
   // Before parsing: CLI11 would answer `tunedb nosuchcmd --help` with the
   // top-level help.

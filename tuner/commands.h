@@ -34,6 +34,10 @@ void AddRevalidateCommand(CLI::App& app, CliContext& ctx, int* exit_code);
 void AddPinCommands(CLI::App& app, CliContext& ctx, int* exit_code);
 // pin make (defined with prewarm, whose problem flags it takes).
 void AddPinMakeCommand(CLI::App& pin, CliContext& ctx, int* exit_code);
+// coverage (problems with no tuned record).
+void AddCoverageCommand(CLI::App& app, CliContext& ctx, int* exit_code);
+// report (one self-contained HTML page about the database).
+void AddReportCommand(CLI::App& app, CliContext& ctx, int* exit_code);
 // run (a program under libtunedb_preload.so).
 void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code);
 // `args` with "--" put before the program of a `tunedb run` that has none,

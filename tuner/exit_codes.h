@@ -23,6 +23,7 @@ enum ExitCode : int {
   kExitUnreadable = 7,     // a record the command needs cannot be read (a
                            // damaged database: see doctor and repair);
                            // export: nothing was written
+  kExitGaps = 10,          // coverage: some problems have no tuned record
   kExitPinRefused = kPinRefusedExitCode,  // 78: run --pin, pin show: the
                            // pin cannot be read, or (the program stopped by
                            // the preload) was made for another device
@@ -43,6 +44,7 @@ inline constexpr const char* kExitCodeHelp =
     "  6    not found (lookup, show)\n"
     "  7    a needed record cannot be read (damaged database; export wrote\n"
     "       nothing): see `tunedb doctor` and `tunedb repair`\n"
+    "  10   coverage: some problems have no tuned record (gaps listed)\n"
     "  78   a pin was refused (run --pin, pin show: it cannot be read, or was\n"
     "       made for another GPU, cuDNN, CUDA runtime or driver)\n"
     "  130  interrupted (prewarm: rerun to resume)\n";

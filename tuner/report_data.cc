@@ -1,0 +1,203 @@
+#include "tuner/report_data.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "tuner/format.h"
+
+namespace tunedb::tuner {
+namespace {
+
+constexpr int64_t kUsPerDay = int64_t{86400} * 1000 * 1000;
+
+uint64_t ChoiceKey(const std::string& gpu, int cudnn,
+                   const std::string& problem) {
+  return std::hash<std::string>()(absl::StrCat(gpu, "|", cudnn, "|", problem));
+}
+
+int RankBucket(int rank) {
+  if (rank <= 0) return 5;
+  if (rank <= 3) return rank - 1;
+  return rank < 10 ? 3 : 4;
+}
+
+int GainBucket(double gain) {
+  static constexpr double kUpper[] = {1.02, 1.1, 1.25, 1.5, 2.0};
+  for (int i = 0; i < 5; ++i) {
+    if (gain < kUpper[i]) return i;
+  }
+  return 5;
+}
+
+bool LargerWorkspace(const WorkspaceUse& a, const WorkspaceUse& b) {
+  return a.workspace_bytes > b.workspace_bytes;
+}
+
+// The heuristic's first choice among the record's results that ran.
+const AlgoResult* HeuristicFirst(const Record& r) {
+  for (const AlgoResult& a : r.results) {
+    if (a.status == AlgoStatus::kOk && a.heuristic_rank == 1) return &a;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const std::array<const char*, kRankBuckets>& RankBucketNames() {
+  static const std::array<const char*, kRankBuckets> names = {
+      "1st", "2nd", "3rd", "4th-9th", "10th+", "not offered"};
+  return names;
+}
+
+const std::array<const char*, kGainBuckets>& GainBucketNames() {
+  static const std::array<const char*, kGainBuckets> names = {
+      "<1.02x", "1.02-1.1x", "1.1-1.25x", "1.25-1.5x", "1.5-2x", ">=2x"};
+  return names;
+}
+
+void ReportAggregator::SetPlannedProblems(
+    std::vector<std::string> models, const std::vector<ConvProblem>& problems) {
+  data_.models = std::move(models);
+  for (const ConvProblem& p : problems) {
+    planned_.emplace(p.ToText(), static_cast<int>(planned_.size()));
+  }
+  data_.planned = static_cast<int64_t>(planned_.size());
+}
+
+void ReportAggregator::Add(const Record& r) {
+  const std::string& gpu = r.key.device.gpu_model;
+  const int cudnn = r.key.device.cudnn_version;
+  DeviceGroup& g = groups_[{gpu, cudnn}];
+  const double saved = static_cast<double>(r.served_count) * r.search_ms;
+  ++g.records;
+  g.served += r.served_count;
+  g.saved_ms += saved;
+  g.search_ms += r.search_ms;
+  ++data_.records;
+  data_.served += r.served_count;
+  data_.saved_ms += saved;
+  DaySaving& day = days_[r.measured_at_us / kUsPerDay];
+  ++day.records;
+  day.saved_ms += saved;
+  const std::optional<AlgoResult> best = Choose(r, Constraints());
+  if (!best) ++g.unsupported;
+  if (r.revalidated_from_cudnn != 0 || !r.revalidated_from_driver.empty()) {
+    ++g.revalidated;
+  }
+  AddChoice(r, best);
+  if (best) AddWorkspace(r, *best);
+}
+
+void ReportAggregator::AddChoice(const Record& r,
+                                 const std::optional<AlgoResult>& best) {
+  const std::string& gpu = r.key.device.gpu_model;
+  const int cudnn = r.key.device.cudnn_version;
+  const std::string problem = r.key.problem.ToText();
+  if (!planned_.empty()) {
+    auto it = planned_.find(problem);
+    if (it != planned_.end()) {
+      std::vector<bool>& seen = planned_seen_[{gpu, cudnn}];
+      seen.resize(planned_.size());
+      seen[it->second] = true;
+    }
+  }
+  if (!best) return;
+  const uint64_t self = ChoiceKey(gpu, cudnn, problem);
+  choices_[self] = {std::hash<std::string>()(AlgoLabel(*best)),
+                    best->cost(LaunchMode::kDirect).median_ms};
+  ++data_.ranks[RankBucket(best->heuristic_rank)];
+  if (const AlgoResult* first = HeuristicFirst(r);
+      first != nullptr && best->cost(LaunchMode::kDirect).median_ms > 0) {
+    ++data_.gains[GainBucket(first->cost(LaunchMode::kDirect).median_ms /
+                             best->cost(LaunchMode::kDirect).median_ms)];
+  } else {
+    ++data_.gains_unknown;
+  }
+  const bool by_cudnn = r.revalidated_from_cudnn != 0;
+  if (!by_cudnn && r.revalidated_from_driver.empty()) return;
+  std::string from = by_cudnn ? absl::StrCat("cuDNN ", CudnnVersionText(
+                                                           r.revalidated_from_cudnn))
+                              : absl::StrCat("driver ", r.revalidated_from_driver);
+  std::string to = by_cudnn ? absl::StrCat("cuDNN ", CudnnVersionText(cudnn))
+                            : absl::StrCat("driver ", r.driver_version);
+  auto [it, added] =
+      change_index_.try_emplace({gpu, from, to}, changes_.size());
+  if (added) changes_.push_back({gpu, from, to});
+  RevalidationChange& change = changes_[it->second];
+  ++change.records;
+  change.latest_us = std::max(change.latest_us, r.measured_at_us);
+  // A driver revalidation replaces the key's own record: nothing to compare.
+  revalidated_.push_back(
+      {it->second, self,
+       by_cudnn ? ChoiceKey(gpu, r.revalidated_from_cudnn, problem) : 0});
+}
+
+void ReportAggregator::AddWorkspace(const Record& r, const AlgoResult& best) {
+  if (best.workspace_bytes <= 0) return;
+  if (workspaces_.size() == top_workspaces_ &&
+      workspaces_.front().workspace_bytes >= best.workspace_bytes) {
+    return;
+  }
+  WorkspaceUse use;
+  use.gpu_model = r.key.device.gpu_model;
+  use.cudnn_version = r.key.device.cudnn_version;
+  const ConvProblem& p = r.key.problem;
+  use.problem = absl::StrCat(ConvOpName(p.op), " ", ShapeSummary(p), " ",
+                             TypeSummary(p));
+  use.config = AlgoLabel(best);
+  use.workspace_bytes = best.workspace_bytes;
+  use.ms = best.cost(LaunchMode::kDirect).median_ms;
+  use.served = r.served_count;
+  Constraints none;
+  none.max_workspace_bytes = 0;
+  if (std::optional<AlgoResult> free = Choose(r, none)) {
+    use.no_workspace_ms = free->cost(LaunchMode::kDirect).median_ms;
+  }
+  if (workspaces_.size() == top_workspaces_) {
+    std::pop_heap(workspaces_.begin(), workspaces_.end(), LargerWorkspace);
+    workspaces_.pop_back();
+  }
+  workspaces_.push_back(std::move(use));
+  std::push_heap(workspaces_.begin(), workspaces_.end(), LargerWorkspace);
+}
+
+void ReportAggregator::CompareRevalidations() {
+  for (const Revalidated& r : revalidated_) {
+    if (r.source == 0) continue;
+    auto source = choices_.find(r.source);
+    if (source == choices_.end()) continue;
+    const ChoiceSeen& now = choices_[r.self];
+    RevalidationChange& change = changes_[r.change];
+    ++change.compared;
+    if (now.config != source->second.config) ++change.changed;
+    if (now.ms > 1.05 * source->second.ms) ++change.slower;
+  }
+}
+
+ReportData ReportAggregator::Finish() {
+  CompareRevalidations();
+  for (auto& [key, group] : groups_) {
+    if (!planned_.empty()) {
+      const std::vector<bool>& seen = planned_seen_[key];
+      group.planned_stored = std::count(seen.begin(), seen.end(), true);
+    }
+    data_.groups.push_back(group);
+    data_.groups.back().gpu_model = key.first;
+    data_.groups.back().cudnn_version = key.second;
+  }
+  for (const auto& [day, saving] : days_) {
+    data_.days.push_back(saving);
+    data_.days.back().day = day;
+  }
+  data_.revalidations = changes_;
+  std::sort(data_.revalidations.begin(), data_.revalidations.end(),
+            [](const RevalidationChange& a, const RevalidationChange& b) {
+              return a.latest_us > b.latest_us;
+            });
+  data_.workspaces = workspaces_;
+  std::sort(data_.workspaces.begin(), data_.workspaces.end(), LargerWorkspace);
+  return std::move(data_);
+}
+
+}  // namespace tunedb::tuner

@@ -1,0 +1,148 @@
+// ReportData: what `tunedb report` shows, aggregated from a stream of
+// records so that a database of millions of records makes a page of a fixed
+// size: per device and cuDNN version the records, served counts and search
+// time saved; the saving by the day the records were stored; where the
+// stored choice sits in cuDNN's heuristic ranking and how much faster it is
+// than the heuristic's first choice; what the latest revalidation changed;
+// the largest workspaces. ReportAggregator builds it one record at a time.
+//
+// Thread safety: ReportAggregator is not thread-safe; ReportData is a value.
+#ifndef TUNEDB_TUNER_REPORT_DATA_H_
+#define TUNEDB_TUNER_REPORT_DATA_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tunedb/problem.h"
+#include "tunedb/record.h"
+
+namespace tunedb::tuner {
+
+// Buckets of the stored choice's heuristic rank: 1, 2, 3, 4-9, 10+, not
+// offered by the heuristic (rank 0).
+inline constexpr int kRankBuckets = 6;
+// Buckets of the stored choice's speed-up over the heuristic's first choice
+// (its cost / the choice's): < 1.02 (the heuristic's own), 1.02-1.1,
+// 1.1-1.25, 1.25-1.5, 1.5-2, >= 2.
+inline constexpr int kGainBuckets = 6;
+const std::array<const char*, kRankBuckets>& RankBucketNames();
+const std::array<const char*, kGainBuckets>& GainBucketNames();
+
+// One GPU model under one cuDNN version.
+struct DeviceGroup {
+  std::string gpu_model;
+  int cudnn_version = 0;
+  int64_t records = 0;
+  int64_t unsupported = 0;  // no algorithm ran
+  int64_t served = 0;       // sum of served counts
+  double saved_ms = 0;      // sum of served count x search time
+  double search_ms = 0;     // sum of search times
+  int64_t revalidated = 0;  // records made by a revalidation
+  // Problems of the report's models (`--model`) stored here; -1: no models.
+  int64_t planned_stored = -1;
+};
+
+// The saving of the records stored on one day (UTC).
+struct DaySaving {
+  int64_t day = 0;  // days since the epoch
+  int64_t records = 0;
+  double saved_ms = 0;
+};
+
+// A stored choice with a large workspace, and the cheapest choice without
+// any workspace.
+struct WorkspaceUse {
+  std::string gpu_model;
+  int cudnn_version = 0;
+  std::string problem;  // ShapeSummary, op and type
+  std::string config;   // AlgoLabel
+  int64_t workspace_bytes = 0;
+  double ms = 0;
+  double no_workspace_ms = -1;  // -1: nothing runs without workspace
+  int64_t served = 0;
+};
+
+// The records one revalidation made (a GPU model, from one cuDNN version
+// or driver to another), compared with the older records of the same
+// problems where the database still holds them.
+struct RevalidationChange {
+  std::string gpu_model;
+  std::string from;  // "cuDNN 9.14.0" or "driver 575.57.08"
+  std::string to;
+  int64_t records = 0;
+  int64_t latest_us = 0;  // the newest record's measurement time
+  int64_t compared = 0;   // with the older record found
+  int64_t changed = 0;    // another choice than the older record's
+  int64_t slower = 0;     // choice's cost > 1.05 x the older one's
+};
+
+struct ReportData {
+  int64_t records = 0;
+  double saved_ms = 0;
+  int64_t served = 0;
+  std::vector<DeviceGroup> groups;  // by GPU model, then cuDNN version
+  std::vector<DaySaving> days;      // in day order
+  std::array<int64_t, kRankBuckets> ranks{};
+  std::array<int64_t, kGainBuckets> gains{};
+  int64_t gains_unknown = 0;  // no heuristic first choice measured
+  std::vector<RevalidationChange> revalidations;  // latest first
+  std::vector<WorkspaceUse> workspaces;           // largest first
+  std::vector<std::string> models;  // --model names; empty: none asked
+  int64_t planned = 0;              // their problems per device
+};
+
+class ReportAggregator {
+ public:
+  // Keeps the `top_workspaces` largest workspaces.
+  explicit ReportAggregator(size_t top_workspaces = 20)
+      : top_workspaces_(top_workspaces) {}
+
+  // The problems of `--model` (problem texts, device-free): each group
+  // counts those it stores.
+  void SetPlannedProblems(std::vector<std::string> models,
+                          const std::vector<ConvProblem>& problems);
+
+  void Add(const Record& record);
+  // The aggregate; the aggregator is spent.
+  ReportData Finish();
+
+ private:
+  // A record's choice, for the revalidation comparison.
+  struct ChoiceSeen {
+    uint64_t config = 0;  // hash of AlgoLabel
+    double ms = 0;
+  };
+  void AddChoice(const Record& r, const std::optional<AlgoResult>& best);
+  void AddWorkspace(const Record& r, const AlgoResult& best);
+  void CompareRevalidations();
+
+  const size_t top_workspaces_;
+  ReportData data_;
+  std::map<std::pair<std::string, int>, DeviceGroup> groups_;
+  std::map<int64_t, DaySaving> days_;
+  // Choice per (GPU model, cuDNN version, driver, problem) hash.
+  std::unordered_map<uint64_t, ChoiceSeen> choices_;
+  // Revalidated records: their group key and the key of their source.
+  struct Revalidated {
+    size_t change = 0;  // index into changes_
+    uint64_t self = 0;
+    uint64_t source = 0;
+  };
+  std::vector<Revalidated> revalidated_;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t>
+      change_index_;
+  std::vector<RevalidationChange> changes_;
+  std::unordered_map<std::string, int> planned_;  // problem text -> index
+  std::map<std::pair<std::string, int>, std::vector<bool>> planned_seen_;
+  std::vector<WorkspaceUse> workspaces_;  // a min-heap on workspace_bytes
+};
+
+}  // namespace tunedb::tuner
+
+#endif  // TUNEDB_TUNER_REPORT_DATA_H_

@@ -1,0 +1,47 @@
+// RenderReportHtml: `tunedb report`'s page, one self-contained HTML file
+// (inline CSS, SVG and a few lines of script; nothing fetched from the
+// network) from a ReportData: the summary, records and coverage per device
+// and cuDNN version, the search time saved with a plot by day, the stored
+// choice against cuDNN's heuristic, predictions, the latest revalidations
+// and the largest workspaces. Its size depends on the number of device
+// groups, days and revalidations, not on the number of records.
+//
+// Each section carries an id (summary, devices, saved, heuristic,
+// predictions, revalidation, workspaces) and each plot a data-figure
+// attribute, for tests that read the page; the script marks
+// <body data-script="ok"> once it ran.
+//
+// Thread safety: pure function.
+#ifndef TUNEDB_TUNER_REPORT_HTML_H_
+#define TUNEDB_TUNER_REPORT_HTML_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tuner/report_data.h"
+
+namespace tunedb::tuner {
+
+// The daemon's counters since it started (StatsResponse), where known.
+struct DaemonCounters {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t predictions = 0;  // misses answered by a prediction
+  double uptime_s = 0;
+};
+
+struct ReportPage {
+  std::string source;      // what the report is about, e.g. the address
+  int64_t generated_us = 0;  // when, µs since the epoch
+  std::optional<DaemonCounters> counters;
+};
+
+std::string RenderReportHtml(const ReportData& data, const ReportPage& page);
+
+// `text` with &, <, >, " and ' escaped for HTML.
+std::string HtmlEscape(const std::string& text);
+
+}  // namespace tunedb::tuner
+
+#endif  // TUNEDB_TUNER_REPORT_HTML_H_
