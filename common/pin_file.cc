@@ -580,6 +580,14 @@ absl::StatusOr<std::vector<std::string>> SealPinFile(const std::string& path) {
   return sealed;
 }
 
+std::string UnsealedPinWarning(const PinFile& pin, const std::string& path) {
+  if (pin.sealed) return "";
+  return absl::StrCat(
+      "the pin ", path, " was written before pins carried digests, so an "
+      "edit of its answers cannot be told; it is followed as it reads (`tunedb "
+      "pin seal ", path, "` seals it as it reads now)");
+}
+
 std::string PinMismatch(const PinFile& pin, const DeviceKey& device,
                         int driver_version) {
   std::vector<std::string> out;

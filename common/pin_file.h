@@ -154,6 +154,10 @@ absl::Status MergePinFile(const std::string& path, const PinFile& pin);
 // for anything but digests, and as MergePinFile's.
 absl::StatusOr<std::vector<std::string>> SealPinFile(const std::string& path);
 
+// The warning for a pin read without digests (PinFile::sealed false), one
+// line naming `path` and `tunedb pin seal`; "" for a sealed pin.
+std::string UnsealedPinWarning(const PinFile& pin, const std::string& path);
+
 // How `pin`'s identity differs from the running process's, one clause per
 // difference ("cuDNN 9.14.0 in the pin, 9.19.0 here"); "" if none. The
 // driver is compared only where both are known.

@@ -1,9 +1,11 @@
-// `tunedb pin make` (cmd_prewarm.cc: it pins a prewarm plan's problems) and
-// `tunedb pin show FILE`: a pin's identity and answers, as a table or JSON;
-// a pin that cannot be read exits kPinRefusedExitCode with the reason, as
-// `tunedb run --pin` would.
+// `tunedb pin make` (cmd_prewarm.cc: it pins a prewarm plan's problems),
+// `tunedb pin show FILE`: a pin's identity and answers, as a table or JSON
+// (a pin that cannot be read exits kPinRefusedExitCode with the reason, as
+// `tunedb run --pin` would), and `tunedb pin seal FILE`: an edited pin's
+// answers sealed again.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/pin_file.h"
@@ -20,6 +22,9 @@ int ShowPin(CliContext& ctx, const std::string& path) {
   if (!pin.ok()) {
     ctx.err() << "tunedb: error: " << pin.status().message() << "\n";
     return kExitPinRefused;
+  }
+  if (const std::string w = UnsealedPinWarning(*pin, path); !w.empty()) {
+    ctx.err() << "tunedb: warning: " << w << "\n";
   }
   if (ctx.json()) {
     // The file is the JSON form: printed as parsed (sorted, checked).
@@ -52,6 +57,28 @@ int ShowPin(CliContext& ctx, const std::string& path) {
   return kExitOk;
 }
 
+// `tunedb pin seal FILE`: the pin's answers sealed as they read now (a
+// deliberate edit, or a pin of before digests), each one sealed anew named.
+int SealPin(CliContext& ctx, const std::string& path) {
+  absl::StatusOr<std::vector<std::string>> sealed = SealPinFile(path);
+  if (!sealed.ok()) {
+    ctx.err() << "tunedb: error: " << sealed.status().message()
+              << "; nothing was sealed\n";
+    return absl::IsNotFound(sealed.status()) ||
+                   absl::IsInvalidArgument(sealed.status()) ||
+                   absl::IsDataLoss(sealed.status())
+               ? kExitPinRefused
+               : kExitError;
+  }
+  if (sealed->empty()) {
+    ctx.out() << path << ": every answer was sealed already\n";
+    return kExitOk;
+  }
+  ctx.out() << "sealed " << path << " as it reads now; sealed anew:\n";
+  for (const std::string& s : *sealed) ctx.out() << "  " << s << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddPinCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
@@ -68,6 +95,15 @@ void AddPinCommands(CLI::App& app, CliContext& ctx, int* exit_code) {
   show->add_option("FILE", *path, "The pin file")->required();
   show->callback(
       [&ctx, path, exit_code] { *exit_code = ShowPin(ctx, *path); });
+  auto seal_path = std::make_shared<std::string>();
+  CLI::App* seal = pin->add_subcommand(
+      "seal",
+      "Seal a pin's answers as they read now, after a deliberate edit (a pin "
+      "whose answer lines do not match their digests is refused, exit 78)");
+  seal->add_option("FILE", *seal_path, "The pin file")->required();
+  seal->callback([&ctx, seal_path, exit_code] {
+    *exit_code = SealPin(ctx, *seal_path);
+  });
 }
 
 }  // namespace tunedb::tuner

@@ -69,9 +69,22 @@ absl::StatusOr<DeviceKey> TargetDevice(CliContext& ctx,
     }
     to = *parsed;
   }
-  return ctx.ResolveDevice(f.filter.gpu, nullptr, [&](const DeviceKey& d) {
-    return to ? d.cudnn_version == *to : d.cudnn_version != from;
-  });
+  absl::StatusOr<DeviceKey> device =
+      ctx.ResolveDevice(f.filter.gpu, nullptr, [&](const DeviceKey& d) {
+        return to ? d.cudnn_version == *to : d.cudnn_version != from;
+      });
+  if (device.ok() || !absl::IsInvalidArgument(device.status())) return device;
+  // Name what matched nothing: the version, and --gpu only where given.
+  return absl::InvalidArgumentError(absl::StrCat(
+      "no GPU of the daemon",
+      f.filter.gpu.empty() ? ""
+                           : absl::StrCat(" that --gpu '", f.filter.gpu,
+                                          "' names"),
+      " serves the cuDNN version asked for: ",
+      to ? absl::StrCat("cuDNN ", CudnnVersionText(*to), " (--to)")
+         : absl::StrCat("one other than cuDNN ", CudnnVersionText(from),
+                        " (--from)"),
+      "; see `tunedb devices`"));
 }
 
 // --fleet: every daemon serving the new version's device runs the keys as

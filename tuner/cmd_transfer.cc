@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
@@ -148,6 +149,14 @@ absl::StatusOr<int64_t> CheckImportFile(ImportFile& file) {
 bool IsBrokenStream(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsCancelled(status) ||
          absl::IsUnknown(status) || absl::IsDeadlineExceeded(status);
+}
+
+// The daemon's refusal of an import past its limit of imports at once
+// (SqliteStore::BeginImport: "N imports are running already"): an answer,
+// not a broken stream.
+bool IsImportLimit(const absl::Status& status) {
+  return (absl::IsUnavailable(status) || absl::IsResourceExhausted(status)) &&
+         absl::StrContains(status.message(), "imports are running already");
 }
 
 // A fresh name for an import: 16 random hex digits after "import-".
@@ -353,6 +362,13 @@ int RunImport(CliContext& ctx, const std::string& path) {
     ctx.err() << "tunedb: interrupted after sending " << send.sent << " of "
               << *total << " lines; nothing was imported\n";
     return kExitInterrupted;
+  }
+  if (IsImportLimit(send.status)) {
+    ctx.err() << "tunedb: error: the daemon refused the import: "
+              << send.status.message()
+              << " (the daemon's limit of imports at once); nothing was "
+                 "imported\n";
+    return kExitError;
   }
   if (IsBrokenStream(send.status)) {
     return ReportBrokenImport(ctx, **stub, send, *total, import_id);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <memory>
 #include <istream>
 #include <sstream>
 #include <streambuf>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -208,6 +210,40 @@ TEST_F(ImportTest, StatusSaysWhetherTheImportOfAGivenNameCommitted) {
   EXPECT_EQ(unknown.Json()["committed"], false);
   CliResult neither = Run({"import"});
   EXPECT_EQ(neither.code, kExitUsage);
+}
+
+TEST_F(ImportTest, AnImportPastTheDaemonsLimitSaysSoNotThatTheStreamBroke) {
+  auto channel = grpc::CreateChannel(server_->address(),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = v1::TuneDb::NewStub(channel);
+  // Four imports held open: the daemon's limit (docs/cli.md).
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<v1::ImportResponse> responses(4);
+  std::vector<std::unique_ptr<grpc::ClientWriter<v1::ImportLine>>> writers;
+  for (int i = 0; i < 4; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    writers.push_back(stub->Import(contexts.back().get(), &responses[i]));
+    v1::ImportLine line;
+    line.set_json(RecordToJson(testing_util::TestRecord(i + 1)));
+    line.set_expected_lines(2);
+    ASSERT_TRUE(writers.back()->Write(line));
+  }
+  const std::string path = WriteFile(
+      "one.jsonl", RecordToJson(testing_util::TestRecord(9)) + "\n");
+  CliResult r;
+  for (int attempt = 0; attempt < 50; ++attempt) {  // until all four began
+    r = Run({"import", path});
+    if (r.code != kExitOk) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_EQ(r.code, kExitError) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("imports are running already"));
+  EXPECT_THAT(r.err, HasSubstr("4 imports are running already"));
+  EXPECT_THAT(r.err, HasSubstr("limit of imports at once"));
+  EXPECT_THAT(r.err, Not(HasSubstr("stream broke")));
+  EXPECT_THAT(r.err, HasSubstr("nothing was imported"));
+  for (auto& c : contexts) c->TryCancel();
+  for (auto& w : writers) w->Finish().IgnoreError();
 }
 
 }  // namespace

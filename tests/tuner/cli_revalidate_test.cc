@@ -126,6 +126,14 @@ TEST_F(RevalidateTest, VersionsThatCannotBeUsedAreRefusedClearly) {
   CliResult none = Run({"revalidate", "--from", "9.19"});
   EXPECT_EQ(none.code, kExitUsage);
   EXPECT_THAT(none.err, HasSubstr("cuDNN version asked for"));
+  EXPECT_THAT(none.err, HasSubstr("other than cuDNN 9.19.0 (--from)"));
+}
+
+TEST_F(RevalidateTest, AVersionNoGpuServesIsNamedNotAnEmptyGpuFlag) {
+  CliResult r = Run({"revalidate", "--from", "9.14", "--to", "9.99"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("cuDNN 9.99.0 (--to)"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("--gpu ''")));
 }
 
 // After a driver upgrade: the daemon's GPU reports driver 580.65.06, and
