@@ -20,34 +20,41 @@ void AddVersion(int version, std::vector<int>& versions) {
 
 absl::StatusOr<std::shared_ptr<const FamilyCache::Records>> FamilyCache::Family(
     const ProblemKey& key) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const ShapeIndex> family, Indexed(key));
+  const Records* records = &family->records();
+  return std::shared_ptr<const Records>(std::move(family), records);
+}
+
+absl::StatusOr<std::shared_ptr<const ShapeIndex>> FamilyCache::Indexed(
+    const ProblemKey& key) {
   const std::string family = FamilyText(key);
   {
     absl::MutexLock lock(&mu_);
     auto it = families_.find(family);
     if (it != families_.end() && absl::Now() - it->second.loaded < ttl_) {
-      return it->second.records;
+      return it->second.family;
     }
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const Records> records, Read(key));
+  ASSIGN_OR_RETURN(std::shared_ptr<const ShapeIndex> read, Read(key));
   absl::MutexLock lock(&mu_);
-  families_[family] = Entry{absl::Now(), records};
-  return records;
+  families_[family] = Entry{absl::Now(), read};
+  return read;
 }
 
-absl::StatusOr<std::shared_ptr<const FamilyCache::Records>> FamilyCache::Read(
+absl::StatusOr<std::shared_ptr<const ShapeIndex>> FamilyCache::Read(
     const ProblemKey& key) {
-  auto records = std::make_shared<Records>();
+  Records records;
   RecordFilter filter = FamilyFilter(key);
   filter.without_plans = true;
   RETURN_IF_ERROR(store_->Query(
       filter, 0, 0,
       [&](const Record& r) {
         if (!SameFamily(key, r.key)) return true;
-        records->push_back(std::make_shared<Record>(r));
-        return static_cast<int>(records->size()) < max_records_;
+        records.push_back(std::make_shared<Record>(r));
+        return static_cast<int>(records.size()) < max_records_;
       },
       [](const BadRow&) { return true; }));
-  return std::shared_ptr<const Records>(std::move(records));
+  return std::make_shared<const ShapeIndex>(std::move(records));
 }
 
 absl::StatusOr<bool> FamilyCache::MayHoldOtherVersions(

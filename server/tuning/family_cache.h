@@ -1,6 +1,7 @@
 // The stored records of key families (shape_predictor.h), read from the
-// store when a family is first asked for and kept for a while, so a
-// prediction on a Lookup miss does not scan the store each time; and,
+// store when a family is first asked for and kept for a while, ordered by
+// shape (ShapeIndex), so a prediction on a Lookup miss neither scans the
+// store each time nor reads every record of the family; and,
 // kept the same way, the cuDNN versions stored, so a miss asks for a
 // problem's records under other versions only where there can be some.
 // Plans are left out of the copies.
@@ -19,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/tuning/shape_index.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
@@ -37,6 +39,9 @@ class FamilyCache {
   // The stored records of `key`'s family (FamilyText), `key` included if
   // stored. Errors: the store's.
   absl::StatusOr<std::shared_ptr<const Records>> Family(const ProblemKey& key);
+  // The same, ordered by shape for a prediction.
+  absl::StatusOr<std::shared_ptr<const ShapeIndex>> Indexed(
+      const ProblemKey& key);
 
   // Whether the store may hold records of a cuDNN version other than
   // `key`'s (it holds some other version, as read within the last ttl).
@@ -52,10 +57,11 @@ class FamilyCache {
  private:
   struct Entry {
     absl::Time loaded;
-    std::shared_ptr<const Records> records;
+    std::shared_ptr<const ShapeIndex> family;
   };
   // `key`'s family as the store holds it now.
-  absl::StatusOr<std::shared_ptr<const Records>> Read(const ProblemKey& key);
+  absl::StatusOr<std::shared_ptr<const ShapeIndex>> Read(
+      const ProblemKey& key);
 
   Store* const store_;
   const absl::Duration ttl_;
