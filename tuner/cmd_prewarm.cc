@@ -470,7 +470,10 @@ int MakePin(CliContext& ctx, const PrewarmFlags& f, const std::string& out,
   }
   bar.Finish();
   if (absl::Status s = MergePinFile(out, maker.pin()); !s.ok()) {
-    return ctx.Fail(s);
+    // The daemon answered: what failed is the file (its own exit code).
+    ctx.err() << "tunedb: error: the pin " << out
+              << " was not written: " << s.message() << "\n";
+    return kExitNotWritten;
   }
   if (ctx.json()) {
     nlohmann::json j;

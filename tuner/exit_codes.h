@@ -23,10 +23,13 @@ enum ExitCode : int {
   kExitUnreadable = 7,     // a record the command needs cannot be read (a
                            // damaged database: see doctor and repair);
                            // export: nothing was written
+  kExitNotWritten = 8,     // pin make: the output file could not be written
+                           // (a full disk, no such folder, a device)
   kExitGaps = 10,          // coverage: some problems have no tuned record
-  kExitPinRefused = kPinRefusedExitCode,  // 78: run --pin, pin show: the
-                           // pin cannot be read, or (the program stopped by
-                           // the preload) was made for another device
+  kExitPinRefused = kPinRefusedExitCode,  // 78: run --pin, pin show, pin
+                           // seal: the pin cannot be read (edited answers
+                           // included), or (the program stopped by the
+                           // preload) was made for another device
   kExitInterrupted = 130,  // interrupted (SIGINT); rerun to resume
 };
 
@@ -44,9 +47,12 @@ inline constexpr const char* kExitCodeHelp =
     "  6    not found (lookup, show)\n"
     "  7    a needed record cannot be read (damaged database; export wrote\n"
     "       nothing): see `tunedb doctor` and `tunedb repair`\n"
+    "  8    pin make: the pin could not be written (full disk, no such folder,\n"
+    "       not a regular file); the reason is on stderr\n"
     "  10   coverage: some problems have no tuned record (gaps listed)\n"
-    "  78   a pin was refused (run --pin, pin show: it cannot be read, or was\n"
-    "       made for another GPU, cuDNN, CUDA runtime or driver)\n"
+    "  78   a pin was refused (run --pin, pin show, pin seal: it cannot be\n"
+    "       read or an answer was edited, or it was made for another GPU,\n"
+    "       cuDNN, CUDA runtime or driver)\n"
     "  130  interrupted (prewarm: rerun to resume)\n";
 
 }  // namespace tunedb::tuner

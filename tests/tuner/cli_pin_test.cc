@@ -146,5 +146,30 @@ TEST_F(PinCliTest, APinThatIsAFifoOrAFolderIsRefusedAtOnceSayingWhatItIs) {
   EXPECT_THAT(r.err, ::testing::Not(HasSubstr("not JSON")));
 }
 
+TEST_F(PinCliTest, APinThatCannotBeWrittenHasItsOwnExitCodeNotUnreachable) {
+  const std::vector<std::string> model = {"--model", "resnet18", "--batch",
+                                          "2", "--ops", "fwd"};
+  ASSERT_EQ(Run({"prewarm", "--model", "resnet18", "--batch", "2", "--ops",
+                 "fwd", "--limit", "1"})
+                .code,
+            kExitOk);
+  for (const std::string& out :
+       {std::string("/dev/full"), dir_ + "/no/such/folder.pin", dir_}) {
+    std::vector<std::string> make = {"pin", "make", "--no-progress", "-o",
+                                     out};
+    make.insert(make.end(), model.begin(), model.end());
+    const auto start = std::chrono::steady_clock::now();
+    CliResult r = Run(make);
+    EXPECT_LT(std::chrono::steady_clock::now() - start,
+              std::chrono::seconds(5))
+        << out;
+    EXPECT_EQ(r.code, kExitNotWritten) << out << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("was not written")) << out;
+  }
+  struct stat st;
+  ASSERT_EQ(stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/full was replaced";
+}
+
 }  // namespace
 }  // namespace tunedb::tuner
