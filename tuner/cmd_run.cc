@@ -12,6 +12,11 @@
 // (no daemon) if there is: a pin that cannot be read is refused before the
 // program starts (exit kPinRefusedExitCode), one made for another device
 // by the preload once the program's first convolution shows the device.
+// Without an explicit address (--address, TUNEDB_ADDRESS) and with no
+// daemon on the default socket, it uses the user's own daemon, starting
+// one if none answers (daemon_autostart.h); --daemon-status and
+// --daemon-stop show and stop that daemon. An invalid --job is refused
+// before the program starts (exit 2).
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -29,8 +34,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/job_id.h"
 #include "common/pin_file.h"
 #include "tuner/commands.h"
+#include "tuner/cudnn_locator.h"
+#include "tuner/daemon_autostart.h"
+#include "tuner/daemon_keeper.h"
 #include "tuner/exit_codes.h"
 #include "tuner/prewarm_runner.h"
 #include "tuner/shape_file.h"
@@ -54,6 +63,14 @@ struct RunFlags {
   std::string pin_mismatch;  // TUNEDB_PIN_MISMATCH; "" = refuse
   bool deterministic = false;
   std::string job;  // TUNEDB_JOB; "" = the preload's default
+  // The user's own daemon (daemon_autostart.h).
+  bool address_given = false;  // --address or TUNEDB_ADDRESS: never replaced
+  bool no_autostart = false;
+  std::string daemon_binary;  // "" = tunedbd beside the tunedb binary
+  double idle_exit_s = kDefaultIdleExitS;
+  bool daemon_status = false;
+  bool daemon_stop = false;
+  bool daemon_keeper = false;  // hidden: be the daemon's keeper
   std::vector<std::string> command;
 };
 
@@ -240,6 +257,13 @@ std::vector<std::string> ProgramEnvironment(CliContext& ctx, const RunFlags& f,
   return env;
 }
 
+// This process's environment, unchanged (a program run without tunedb).
+std::vector<std::string> PlainEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  return env;
+}
+
 // Starts `command` with `env` and waits for it; its exit code (128 + N for
 // signal N, 127 if it cannot be started).
 int SpawnAndWait(CliContext& ctx, std::vector<std::string> command,
@@ -293,21 +317,138 @@ int SpawnAndWait(CliContext& ctx, std::vector<std::string> command,
   return code;
 }
 
+// This program's path, resolved ("" if unknown).
+std::string SelfPath() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+// Points ctx at the daemon the program uses: the address given, the
+// default socket's daemon, or the user's own (started if none answers; *use
+// holds it while the program runs). Whether the program runs with the
+// preload: not when the user's daemon cannot start and nothing else
+// (--pin, --db) answers it; one line then says why.
+bool ChooseDaemon(CliContext& ctx, const RunFlags& f,
+                  const std::vector<std::string>& command,
+                  const std::string& pin_mode, UserDaemonUse* use) {
+  const std::string& address = ctx.options().address;
+  if (pin_mode == "follow" || f.address_given || f.no_autostart) return true;
+  if (address.rfind("unix:", 0) == 0 && SocketAnswers(address.substr(5))) {
+    return true;
+  }
+  const UserDaemonPaths paths = UserDaemonPathsFromEnv();
+  AutostartOptions options;
+  options.daemon_binary = f.daemon_binary.empty()
+                              ? absl::StrCat(ExecutableDir(), "/tunedbd")
+                              : f.daemon_binary;
+  options.keeper_binary = SelfPath();
+  options.idle_exit_s = f.idle_exit_s;
+  if (!SocketAnswers(paths.socket)) {
+    const std::string cudnn = LocateCudnnDir(command);
+    if (!cudnn.empty()) options.cudnn_dirs.push_back(cudnn);
+  }
+  absl::StatusOr<UserDaemonUse> started = EnsureUserDaemon(paths, options);
+  if (!started.ok()) {
+    ctx.err() << "tunedb run: no tunedb daemon ("
+              << started.status().message()
+              << "); the program runs without tunedb\n";
+    return !f.pin.empty() || !f.db.empty();
+  }
+  if (started->started()) {
+    ctx.err() << "tunedb run: started tunedbd for this user on "
+              << paths.socket << " (cuDNN "
+              << (options.cudnn_dirs.empty() ? "its workers load"
+                                             : options.cudnn_dirs.front())
+              << "; it stops after " << f.idle_exit_s
+              << "s unused; tunedb run --daemon-status)\n";
+  }
+  ctx.options().address = paths.address();
+  *use = std::move(*started);
+  return true;
+}
+
+// --job, and torchrun's TORCHELASTIC_RUN_ID when it stands in for it: an
+// invalid --job is refused (false, after saying why); an invalid run id is
+// warned of once (the preload ignores it).
+bool CheckJob(CliContext& ctx, const RunFlags& f) {
+  if (!f.job.empty()) {
+    const absl::Status valid = ValidateJobId(f.job);
+    if (!valid.ok()) {
+      ctx.err() << "tunedb run: error: --job: " << valid.message() << "\n";
+    }
+    return valid.ok();
+  }
+  const char* run_id = std::getenv("TORCHELASTIC_RUN_ID");
+  if (run_id == nullptr || *run_id == '\0') return true;
+  const absl::Status valid = ValidateJobId(run_id);
+  if (!valid.ok()) {
+    ctx.err() << "tunedb run: warning: TORCHELASTIC_RUN_ID is not a job id ("
+              << valid.message()
+              << "): the program's ranks are not answered as one job (set "
+                 "--job)\n";
+  }
+  return true;
+}
+
+// --daemon-status: the user's daemon's socket, database, log and pids.
+int PrintDaemonStatus(CliContext& ctx) {
+  const UserDaemonPaths paths = UserDaemonPathsFromEnv();
+  const UserDaemonState s = ReadUserDaemonState(paths);
+  ctx.out() << "tunedbd for this user: "
+            << (s.answers ? "running" : "not running") << "\n"
+            << "  socket    " << paths.socket << "\n"
+            << "  database  " << paths.db << "\n"
+            << "  log       " << paths.log << "\n";
+  if (s.keeper_pid > 0) {
+    ctx.out() << "  pid       " << s.daemon_pid << " (keeper "
+              << s.keeper_pid << ")\n";
+  }
+  return s.answers ? kExitOk : kExitUnreachable;
+}
+
+// --daemon-stop: stops the user's daemon (none running is not an error).
+int StopDaemon(CliContext& ctx) {
+  const UserDaemonPaths paths = UserDaemonPathsFromEnv();
+  const UserDaemonState s = ReadUserDaemonState(paths);
+  const absl::Status stopped = StopUserDaemon(paths, absl::Seconds(60));
+  if (absl::IsNotFound(stopped)) {
+    ctx.err() << "tunedb run: " << stopped.message() << "\n";
+    return kExitOk;
+  }
+  if (!stopped.ok()) {
+    ctx.err() << "tunedb run: error: " << stopped.message() << "\n";
+    return kExitError;
+  }
+  ctx.err() << "tunedb run: stopped tunedbd (pid " << s.daemon_pid << ")\n";
+  return kExitOk;
+}
+
 int RunCommand(CliContext& ctx, const RunFlags& f) {
   std::vector<std::string> command = f.command;
   if (!command.empty() && command.front() == "--")
     command.erase(command.begin());
+  if (f.daemon_keeper && !command.empty()) {
+    return RunDaemonKeeper(UserDaemonPathsFromEnv(), f.idle_exit_s, command);
+  }
+  if (f.daemon_status) return PrintDaemonStatus(ctx);
+  if (f.daemon_stop) return StopDaemon(ctx);
   if (command.empty()) {
     ctx.err() << "tunedb run: no command given (tunedb run -- CMD ...)\n";
     return kExitUsage;
   }
-  const std::string preload = ResolvePreload(ctx, f);
+  if (!CheckJob(ctx, f)) return kExitUsage;
+  std::string preload = ResolvePreload(ctx, f);
   if (preload.empty()) return kExitUsage;
   std::string pin_mode;
   if (!f.pin.empty()) {
     int code = kExitOk;
     pin_mode = PinMode(ctx, f, &code);
     if (pin_mode.empty()) return code;
+  }
+  UserDaemonUse use;
+  if (!ChooseDaemon(ctx, f, command, pin_mode, &use)) {
+    return SpawnAndWait(ctx, std::move(command), PlainEnvironment());
   }
   std::string misses_file;
   if (f.tune_after) {
@@ -333,7 +474,8 @@ std::vector<std::string> WithRunSeparator(std::vector<std::string> args) {
     if (a == "--address" || a == "--timeout") return true;
     return in_run && (a == "--preload" || a == "--log" || a == "--db" ||
                       a == "--exit-wait" || a == "--pin" ||
-                      a == "--pin-mismatch" || a == "--job");
+                      a == "--pin-mismatch" || a == "--job" ||
+                      a == "--daemon-binary" || a == "--daemon-idle-exit");
   };
   bool in_run = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -354,6 +496,35 @@ std::vector<std::string> WithRunSeparator(std::vector<std::string> args) {
   return args;
 }
 
+namespace {
+
+// The flags of the user's own daemon (daemon_autostart.h).
+void AddDaemonFlags(CLI::App* run, RunFlags& flags) {
+  run->add_flag("--no-daemon-autostart", flags.no_autostart,
+                "Do not start a daemon for this user when none answers (the "
+                "default: one starts on $XDG_RUNTIME_DIR/tunedb/tunedbd.sock, "
+                "else /tmp/tunedb-$UID/, with its database in "
+                "$XDG_CACHE_HOME/tunedb/, else ~/.cache/tunedb/; never when "
+                "--address or TUNEDB_ADDRESS is given)");
+  run->add_option("--daemon-binary", flags.daemon_binary,
+                  "The tunedbd to start (default: beside the tunedb binary)")
+      ->envname("TUNEDB_DAEMON_BINARY");
+  run->add_option("--daemon-idle-exit", flags.idle_exit_s,
+                  "A daemon started for this user stops after this many "
+                  "seconds with no program running under tunedb run, no "
+                  "request and no search queued")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  run->add_flag("--daemon-status", flags.daemon_status,
+                "Show the daemon started for this user (socket, database, "
+                "log, pid); exit 3 if none is running");
+  run->add_flag("--daemon-stop", flags.daemon_stop,
+                "Stop the daemon started for this user");
+  run->add_flag("--daemon-keeper", flags.daemon_keeper)->group("");
+}
+
+}  // namespace
+
 void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
   auto flags = std::make_shared<RunFlags>();
   CLI::App* run = app.add_subcommand(
@@ -361,7 +532,12 @@ void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
       "Run a program with tunedb answering its cuDNN algorithm searches "
       "and engine-heuristics queries (LD_PRELOAD of libtunedb_preload.so; "
       "see docs/preload.md). Exits with the program's exit code.");
-  run->footer("Usage: tunedb run [OPTIONS] [--] CMD [ARGS...]");
+  run->footer(
+      "Usage: tunedb run [OPTIONS] [--] CMD [ARGS...]\n"
+      "       tunedb run --daemon-status | --daemon-stop\n"
+      "Without --address or TUNEDB_ADDRESS, and with no daemon on the "
+      "default socket, the program uses a daemon of this user's, started "
+      "if none answers (docs/preload.md).");
   run->add_option("--preload", flags->preload,
                   "The preload library (default: libtunedb_preload.so beside "
                   "the tunedb binary or in its ../lib)")
@@ -407,10 +583,14 @@ void AddRunCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
                   "the job the job's first answer per problem, even while a "
                   "search finishes, and a miss gets cuDNN's first heuristic "
                   "choice (docs/pins.md)");
-  run->add_option("command", flags->command, "The program and its arguments")
-      ->required();
-  run->callback(
-      [&ctx, flags, exit_code] { *exit_code = RunCommand(ctx, *flags); });
+  AddDaemonFlags(run, *flags);
+  run->add_option("command", flags->command, "The program and its arguments");
+  run->callback([&app, &ctx, flags, exit_code] {
+    const char* address = std::getenv("TUNEDB_ADDRESS");
+    flags->address_given = app.get_option("--address")->count() > 0 ||
+                           (address != nullptr && *address != '\0');
+    *exit_code = RunCommand(ctx, *flags);
+  });
 }
 
 }  // namespace tunedb::tuner
