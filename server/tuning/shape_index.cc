@@ -11,7 +11,7 @@ namespace {
 
 // The first radius read, and the factor it grows by.
 constexpr double kFirstRadius = 0.25;
-constexpr double kGrowth = 2;
+constexpr double kGrowth = 1.5;
 // Room for the rounding of the sums of logs.
 constexpr double kSlack = 1e-9;
 // Ranges this small are read point by point.
