@@ -34,8 +34,9 @@ namespace tunedb {
 
 inline constexpr int kPinFormatVersion = 1;
 inline constexpr absl::string_view kPinFormatName = "tunedb-pin";
-// The largest pin read: a pin with plans of a large model is a few MB.
-inline constexpr int64_t kMaxPinBytes = int64_t{64} << 20;
+// The largest pin read (docs/pins.md): a pin with the plans of a large
+// model is a few MB.
+inline constexpr int64_t kMaxPinBytes = int64_t{16} << 20;
 
 // The caller's constraints that tell two answers for one problem apart.
 // The workspace limit is kept as given; a follower whose own limit differs
