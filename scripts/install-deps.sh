@@ -33,6 +33,7 @@ test_deps=(
   python3 python3-grpcio python3-protobuf python3-yaml python3-setuptools
   python3-pip openssl
   clang libclang-rt-dev
+  chromium  # tests/tuner/report_browser_test.sh: the report in a browser
 )
 packages=("${build_deps[@]}")
 if [ "$bundle_only" -eq 0 ]; then packages+=("${test_deps[@]}"); fi

@@ -33,7 +33,8 @@ svg text{font:11px system-ui,sans-serif;fill:#3a4250}
 .bad{color:#b42318}.good{color:#067647}
 </style>)";
 
-// Sorts a table by the clicked column; marks the page as scripted.
+// Sorts a table by the clicked column; counts what each figure draws (its
+// direct children with a size: data-drawn) and marks the page as scripted.
 constexpr const char* kScript = R"(<script>
 (function(){
  document.querySelectorAll('table').forEach(function(t){
@@ -48,11 +49,20 @@ constexpr const char* kScript = R"(<script>
      var c=(!isNaN(nx)&&!isNaN(ny))?nx-ny:x.localeCompare(y);
      return up?c:-c;});
     rows.forEach(function(r){t.tBodies[0].appendChild(r);});});});});
+ document.querySelectorAll('svg[data-figure]').forEach(function(svg){
+  var n=0;
+  Array.prototype.forEach.call(svg.children,function(c){
+   var b=c.getBBox?c.getBBox():null;if(b&&(b.width>0||b.height>0))n++;});
+  svg.setAttribute('data-drawn',n);});
  document.body.dataset.script='ok';
 })();
 </script>)";
 
-std::string Hours(double ms) { return FormatSeconds(ms / 1000); }
+// A duration: "0.250 ms" under a second, else "12.3s", "4m05s", "3h20m".
+std::string Hours(double ms) {
+  return ms < 1000 ? absl::StrCat(FormatMs(ms), " ms")
+                   : FormatSeconds(ms / 1000);
+}
 
 std::string Percent(int64_t part, int64_t whole) {
   if (whole <= 0) return "-";
@@ -159,6 +169,11 @@ std::string BarChart(const std::string& figure, const std::string& title,
       "role=img aria-label=\"%s\"><text x=%d y=16 "
       "style=\"font-weight:600\">%s</text>",
       figure, w, h, HtmlEscape(title), left, HtmlEscape(title));
+  if (*std::max_element(values.begin(), values.end()) == 0) {
+    return absl::StrFormat(
+        "%s<text x=%d y=%d>No record to count here.</text></svg></div>", out,
+        left, h / 2);
+  }
   for (size_t i = 0; i < values.size(); ++i) {
     const double bar_h =
         (h - top - bottom) * static_cast<double>(values[i]) / most;
@@ -191,9 +206,13 @@ std::string Heuristic(const ReportData& d) {
       BarChart("heuristic-gain",
                "Speed-up over the heuristic's first choice (records)",
                gain_labels, {d.gains.begin(), d.gains.end()}),
-      "</div><p class=note>", Percent(d.ranks[0], chosen),
-      " of the records keep the heuristic's first choice (a choice must beat "
-      "it by 2% to be stored instead). ",
+      "</div><p class=note>",
+      d.ranks[5] == chosen
+          ? std::string("cuDNN's heuristic ranked none of the stored choices. ")
+          : absl::StrCat(Percent(d.ranks[0], chosen),
+                         " of the records keep the heuristic's first choice "
+                         "(a choice must beat it by 2% to be stored "
+                         "instead). "),
       d.gains_unknown,
       " records have no measured heuristic first choice (unsupported "
       "problems, or a heuristic that was not asked).</p></section>");
@@ -219,15 +238,17 @@ std::string SavedPlot(const ReportData& d) {
     const double x = left + step * i + (n > 1 ? 0 : (w - left - right) / 2.0);
     const double y = h - bottom - (h - top - bottom) * running / total;
     const double bar = (h - top - bottom) * d.days[i].saved_ms / total;
+    const double bar_w =
+        std::clamp(n > 1 ? step * 0.6 : 40.0, 2.0, 40.0);
     absl::StrAppendFormat(&out,
                           "<rect x=%.1f y=%.1f width=%.1f height=%.1f "
                           "fill=\"#b9cbf2\"/>",
-                          x - 2, h - bottom - bar, 4.0, bar);
+                          x - bar_w / 2, h - bottom - bar, bar_w, bar);
     absl::StrAppendFormat(&line, "%s%.1f,%.1f ", i == 0 ? "" : "L", x, y);
   }
   if (!line.empty()) {
     absl::StrAppend(&out, "<path d=\"M", line,
-                    "\" fill=none stroke=\"#3b6fd8\" stroke-width=2/>");
+                    "\" fill=none stroke=\"#3b6fd8\" stroke-width=\"2\"/>");
   }
   absl::StrAppendFormat(
       &out,

@@ -8,7 +8,8 @@
 //
 // Each section carries an id (summary, devices, saved, heuristic,
 // predictions, revalidation, workspaces) and each plot a data-figure
-// attribute, for tests that read the page; the script marks
+// attribute, for tests that read the page; the script sets each plot's
+// data-drawn to the number of its elements drawn with a size, and marks
 // <body data-script="ok"> once it ran.
 //
 // Thread safety: pure function.
