@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "proto/convert.h"
 #include "tuner/commands.h"
@@ -86,8 +87,9 @@ int RunReport(CliContext& ctx, const ReportFlags& f) {
         absl::StrCat("cannot write '", f.out, "'")));
   }
   ctx.err() << "wrote " << f.out << ": " << data.records << " records, "
-            << FormatBytes(static_cast<int64_t>(html.size())) << ", in "
-            << absl::FormatDuration(absl::Now() - start) << "\n";
+            << FormatBytes(static_cast<int64_t>(html.size()))
+            << absl::StrFormat(", in %.2f s\n",
+                               absl::ToDoubleSeconds(absl::Now() - start));
   return skipped.empty() ? kExitOk : kExitPartial;
 }
 
