@@ -60,15 +60,19 @@ int ShowPin(CliContext& ctx, const std::string& path) {
 // `tunedb pin seal FILE`: the pin's answers sealed as they read now (a
 // deliberate edit, or a pin of before digests), each one sealed anew named.
 int SealPin(CliContext& ctx, const std::string& path) {
+  // A pin that cannot be read but for its digests is refused as pin show
+  // refuses it; what fails after that is the write.
+  if (absl::StatusOr<PinFile> pin = ReadPinFile(path, PinDigests::kAcceptEdits);
+      !pin.ok()) {
+    ctx.err() << "tunedb: error: " << pin.status().message()
+              << "; nothing was sealed\n";
+    return kExitPinRefused;
+  }
   absl::StatusOr<std::vector<std::string>> sealed = SealPinFile(path);
   if (!sealed.ok()) {
-    ctx.err() << "tunedb: error: " << sealed.status().message()
-              << "; nothing was sealed\n";
-    return absl::IsNotFound(sealed.status()) ||
-                   absl::IsInvalidArgument(sealed.status()) ||
-                   absl::IsDataLoss(sealed.status())
-               ? kExitPinRefused
-               : kExitError;
+    ctx.err() << "tunedb: error: the pin " << path
+              << " was not sealed: " << sealed.status().message() << "\n";
+    return kExitNotWritten;
   }
   if (sealed->empty()) {
     ctx.out() << path << ": every answer was sealed already\n";

@@ -23,13 +23,14 @@ enum ExitCode : int {
   kExitUnreadable = 7,     // a record the command needs cannot be read (a
                            // damaged database: see doctor and repair);
                            // export: nothing was written
-  kExitNotWritten = 8,     // pin make: the output file could not be written
-                           // (a full disk, no such folder, a device)
+  kExitNotWritten = 8,     // pin make, pin seal: the pin could not be
+                           // written (a full disk, no such folder, a device)
   kExitGaps = 10,          // coverage: some problems have no tuned record
-  kExitPinRefused = kPinRefusedExitCode,  // 78: run --pin, pin show, pin
-                           // seal: the pin cannot be read (edited answers
-                           // included), or (the program stopped by the
-                           // preload) was made for another device
+  kExitPinRefused = kPinRefusedExitCode,  // 78: run --pin, pin show: the
+                           // pin cannot be read (an edited answer included;
+                           // pin seal: but for its digests), or (the program
+                           // stopped by the preload) was made for another
+                           // device
   kExitInterrupted = 130,  // interrupted (SIGINT); rerun to resume
 };
 
@@ -47,8 +48,8 @@ inline constexpr const char* kExitCodeHelp =
     "  6    not found (lookup, show)\n"
     "  7    a needed record cannot be read (damaged database; export wrote\n"
     "       nothing): see `tunedb doctor` and `tunedb repair`\n"
-    "  8    pin make: the pin could not be written (full disk, no such folder,\n"
-    "       not a regular file); the reason is on stderr\n"
+    "  8    pin make, pin seal: the pin could not be written (full disk, no\n"
+    "       such folder, not a regular file); the reason is on stderr\n"
     "  10   coverage: some problems have no tuned record (gaps listed)\n"
     "  78   a pin was refused (run --pin, pin show, pin seal: it cannot be\n"
     "       read or an answer was edited, or it was made for another GPU,\n"

@@ -144,6 +144,9 @@ TEST_F(PinCliTest, APinThatIsAFifoOrAFolderIsRefusedAtOnceSayingWhatItIs) {
   EXPECT_EQ(r.code, kExitPinRefused);
   EXPECT_THAT(r.err, HasSubstr("is a directory"));
   EXPECT_THAT(r.err, ::testing::Not(HasSubstr("not JSON")));
+  r = Run({"pin", "seal", fifo});
+  EXPECT_EQ(r.code, kExitPinRefused);
+  EXPECT_THAT(r.err, HasSubstr("is a FIFO"));
 }
 
 TEST_F(PinCliTest, APinThatCannotBeWrittenHasItsOwnExitCodeNotUnreachable) {
