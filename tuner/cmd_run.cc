@@ -350,14 +350,13 @@ bool ChooseDaemon(CliContext& ctx, const RunFlags& f,
   }
   absl::StatusOr<UserDaemonUse> started = EnsureUserDaemon(paths, options);
   if (!started.ok()) {
-    ctx.err() << "tunedb run: no tunedb daemon ("
-              << started.status().message()
+    ctx.err() << "tunedb run: no tunedb daemon (" << started.status().message()
               << "); the program runs without tunedb\n";
     return !f.pin.empty() || !f.db.empty();
   }
   if (started->started()) {
-    ctx.err() << "tunedb run: started tunedbd for this user on "
-              << paths.socket << " (cuDNN "
+    ctx.err() << "tunedb run: started tunedbd for this user on " << paths.socket
+              << " (cuDNN "
               << (options.cudnn_dirs.empty() ? "its workers load"
                                              : options.cudnn_dirs.front())
               << "; it stops after " << f.idle_exit_s
@@ -401,8 +400,8 @@ int PrintDaemonStatus(CliContext& ctx) {
             << "  database  " << paths.db << "\n"
             << "  log       " << paths.log << "\n";
   if (s.keeper_pid > 0) {
-    ctx.out() << "  pid       " << s.daemon_pid << " (keeper "
-              << s.keeper_pid << ")\n";
+    ctx.out() << "  pid       " << s.daemon_pid << " (keeper " << s.keeper_pid
+              << ")\n";
   }
   return s.answers ? kExitOk : kExitUnreachable;
 }

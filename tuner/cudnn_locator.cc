@@ -33,8 +33,9 @@ bool ReadUntil(int fd, absl::Time deadline, std::string* out) {
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) return false;
     pollfd p{fd, POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(
-                                      left + absl::Milliseconds(1))));
+    const int ready = poll(&p, 1,
+                           static_cast<int>(absl::ToInt64Milliseconds(
+                               left + absl::Milliseconds(1))));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) return false;
     const ssize_t n = read(fd, buf, sizeof(buf));
@@ -128,14 +129,14 @@ std::string OutputOf(const std::vector<std::string>& argv, double timeout_s) {
   for (std::string& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, cargs[0], &actions, nullptr, cargs.data(),
-                              environ);
+  const int rc =
+      posix_spawnp(&pid, cargs[0], &actions, nullptr, cargs.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(pipe_fds[1]);
   std::string out;
   const bool done =
-      rc == 0 && ReadUntil(pipe_fds[0],
-                           absl::Now() + absl::Seconds(timeout_s), &out);
+      rc == 0 &&
+      ReadUntil(pipe_fds[0], absl::Now() + absl::Seconds(timeout_s), &out);
   close(pipe_fds[0]);
   if (rc != 0) return "";
   if (!done) kill(pid, SIGKILL);

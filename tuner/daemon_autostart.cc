@@ -72,13 +72,17 @@ std::string LastLine(const std::string& path) {
 // log; its pid.
 absl::StatusOr<pid_t> SpawnKeeper(const UserDaemonPaths& paths,
                                   const AutostartOptions& options) {
-  std::vector<std::string> args = {
-      options.keeper_binary, "run",
-      "--daemon-keeper",     "--daemon-idle-exit",
-      absl::StrCat(options.idle_exit_s),
-      "--",                  options.daemon_binary,
-      "--socket",            paths.socket,
-      "--db",                paths.db};
+  std::vector<std::string> args = {options.keeper_binary,
+                                   "run",
+                                   "--daemon-keeper",
+                                   "--daemon-idle-exit",
+                                   absl::StrCat(options.idle_exit_s),
+                                   "--",
+                                   options.daemon_binary,
+                                   "--socket",
+                                   paths.socket,
+                                   "--db",
+                                   paths.db};
   for (const std::string& dir : options.cudnn_dirs) {
     args.push_back("--cudnn-lib-dir");
     args.push_back(dir);
@@ -97,8 +101,8 @@ absl::StatusOr<pid_t> SpawnKeeper(const UserDaemonPaths& paths,
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(),
-                             environ);
+  const int rc =
+      posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
@@ -116,15 +120,15 @@ absl::Status AwaitSocket(const UserDaemonPaths& paths, pid_t keeper,
     int status = 0;
     if (waitpid(keeper, &status, WNOHANG) == keeper) {
       const std::string last = LastLine(paths.log);
-      return absl::FailedPreconditionError(absl::StrCat(
-          "tunedbd exited at start",
-          last.empty() ? "" : absl::StrCat(" (", last, ")"), "; its log is ",
-          paths.log));
+      return absl::FailedPreconditionError(
+          absl::StrCat("tunedbd exited at start",
+                       last.empty() ? "" : absl::StrCat(" (", last, ")"),
+                       "; its log is ", paths.log));
     }
     if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "tunedbd did not answer on ", paths.socket, " in time; its log is ",
-          paths.log));
+      return absl::DeadlineExceededError(
+          absl::StrCat("tunedbd did not answer on ", paths.socket,
+                       " in time; its log is ", paths.log));
     }
     absl::SleepFor(absl::Milliseconds(50));
   }
@@ -254,9 +258,9 @@ absl::StatusOr<UserDaemonUse> EnsureUserDaemon(
   if (!dir.ok()) return dir;
   const absl::Time deadline = absl::Now() + options.start_wait;
   // Held from before the check, so the keeper never sees the daemon unused
-  // between its start and the program's.
-  const int users =
-      LockFile(paths.users_lock, LOCK_SH, absl::Now() + absl::Seconds(5));
+  // between its start and the program's; a keeper stopping its daemon for
+  // idleness holds it until the daemon is gone.
+  const int users = LockFile(paths.users_lock, LOCK_SH, deadline);
   if (users < 0) {
     return ErrnoError(absl::StrCat("cannot lock ", paths.users_lock));
   }
@@ -285,8 +289,7 @@ UserDaemonState ReadUserDaemonState(const UserDaemonPaths& paths) {
   return s;
 }
 
-absl::Status StopUserDaemon(const UserDaemonPaths& paths,
-                            absl::Duration wait) {
+absl::Status StopUserDaemon(const UserDaemonPaths& paths, absl::Duration wait) {
   const UserDaemonState s = ReadUserDaemonState(paths);
   if (s.keeper_pid <= 0 || kill(s.keeper_pid, SIGTERM) != 0) {
     return absl::NotFoundError(
@@ -298,8 +301,8 @@ absl::Status StopUserDaemon(const UserDaemonPaths& paths,
   // The keeper removes the pid file once the daemon has exited.
   while (access(paths.pid_file.c_str(), F_OK) == 0) {
     if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "tunedbd (pid ", s.daemon_pid, ") is still stopping"));
+      return absl::DeadlineExceededError(
+          absl::StrCat("tunedbd (pid ", s.daemon_pid, ") is still stopping"));
     }
     absl::SleepFor(absl::Milliseconds(50));
   }

@@ -63,8 +63,8 @@ absl::Status MakePrivateDir(const std::string& dir, bool parents);
 bool SocketAnswers(const std::string& path);
 
 struct AutostartOptions {
-  std::string daemon_binary;  // tunedbd
-  std::string keeper_binary;  // tunedb (this program)
+  std::string daemon_binary;            // tunedbd
+  std::string keeper_binary;            // tunedb (this program)
   std::vector<std::string> cudnn_dirs;  // its --cudnn-lib-dir values
   double idle_exit_s = kDefaultIdleExitS;
   absl::Duration start_wait = absl::Seconds(30);
@@ -108,8 +108,7 @@ UserDaemonState ReadUserDaemonState(const UserDaemonPaths& paths);
 // Stops the user's daemon (SIGTERM to its keeper) and waits up to `wait`
 // for it to be gone; NOT_FOUND if none is running, DEADLINE_EXCEEDED if it
 // is still there after `wait`.
-absl::Status StopUserDaemon(const UserDaemonPaths& paths,
-                            absl::Duration wait);
+absl::Status StopUserDaemon(const UserDaemonPaths& paths, absl::Duration wait);
 
 }  // namespace tunedb::tuner
 

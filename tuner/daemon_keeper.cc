@@ -34,13 +34,14 @@ void Log(const std::string& line) {
   std::fflush(stderr);
 }
 
-// Whether some `tunedb run` holds the users lock (shared) now.
-bool HeldByARun(const std::string& users_lock) {
+// The users lock taken exclusively (its fd) if no `tunedb run` holds it
+// now, else -1 (also when it cannot be opened: counted as in use).
+int LockUnused(const std::string& users_lock) {
   const int fd = open(users_lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return true;  // cannot tell: count it as in use
-  const bool held = flock(fd, LOCK_EX | LOCK_NB) != 0;
-  close(fd);  // releases the lock if it was taken
-  return held;
+  if (fd < 0) return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+  close(fd);
+  return -1;
 }
 
 // The daemon's served requests and queued searches (-1, -1 if it does not
@@ -74,8 +75,7 @@ pid_t SpawnDaemon(std::vector<std::string>& args) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
-  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) !=
-      0) {
+  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
     return -1;
   }
   return pid;
@@ -88,24 +88,31 @@ int ExitCodeOf(int status) {
 }
 
 // Watches the daemon until it exits (its wait status) or should stop
-// (-1: idle for the idle time, or a stop signal).
-int Watch(const UserDaemonPaths& paths, pid_t daemon, double idle_exit_s) {
-  auto stub = v1::TuneDb::NewStub(grpc::CreateChannel(
-      paths.address(), grpc::InsecureChannelCredentials()));
+// (-1: idle for the idle time, or a stop signal). Stopping for idleness,
+// it keeps the users lock in *users_fd, so that a `tunedb run` starting
+// meanwhile waits for this daemon to be gone and starts another.
+int Watch(const UserDaemonPaths& paths, pid_t daemon, double idle_exit_s,
+          int* users_fd) {
+  auto stub = v1::TuneDb::NewStub(
+      grpc::CreateChannel(paths.address(), grpc::InsecureChannelCredentials()));
   IdleClock idle(absl::Now(), absl::Seconds(idle_exit_s));
-  const absl::Duration every = std::clamp(
-      absl::Seconds(idle_exit_s) / 4, absl::Milliseconds(200), absl::Seconds(10));
+  const absl::Duration every =
+      std::clamp(absl::Seconds(idle_exit_s) / 4, absl::Milliseconds(200),
+                 absl::Seconds(10));
   absl::Time next_look = absl::Now() + every;
   while (stop_requested == 0) {
     int status = 0;
     if (waitpid(daemon, &status, WNOHANG) == daemon) return status;
     if (absl::Now() >= next_look) {
       const auto [served, queued] = DaemonActivity(*stub);
-      idle.Observe(absl::Now(), HeldByARun(paths.users_lock), served, queued);
-      if (idle.Expired(absl::Now())) {
+      const int fd = LockUnused(paths.users_lock);
+      idle.Observe(absl::Now(), fd < 0, served, queued);
+      if (fd >= 0 && idle.Expired(absl::Now())) {
         Log(absl::StrCat("idle for ", idle_exit_s, "s; stopping tunedbd"));
+        *users_fd = fd;
         return -1;
       }
+      if (fd >= 0) close(fd);
       next_look = absl::Now() + every;
     }
     absl::SleepFor(absl::Milliseconds(100));
@@ -138,13 +145,15 @@ int RunDaemonKeeper(const UserDaemonPaths& paths, double idle_exit_s,
   }
   Log(absl::StrCat("tunedbd (pid ", daemon, ") started; it stops after ",
                    idle_exit_s, "s unused"));
-  int status = Watch(paths, daemon, idle_exit_s);
+  int users_fd = -1;
+  int status = Watch(paths, daemon, idle_exit_s, &users_fd);
   if (status == -1) {
     kill(daemon, SIGTERM);
     while (waitpid(daemon, &status, 0) < 0 && errno == EINTR) {
     }
   }
   unlink(paths.pid_file.c_str());
+  if (users_fd >= 0) close(users_fd);
   const int code = ExitCodeOf(status);
   Log(absl::StrCat("tunedbd exited (", code, ")"));
   return code;

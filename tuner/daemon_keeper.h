@@ -2,7 +2,9 @@
 // (`tunedb run --daemon-keeper`, in a session of its own, its output in the
 // daemon's log) and stops it once it has been idle for the idle time: no
 // `tunedb run` holding the users lock (each holds it shared while its
-// program runs), no request served and no search queued.
+// program runs), no request served and no search queued. It holds the
+// users lock while it stops the daemon, so a `tunedb run` starting then
+// waits for it to be gone and starts another.
 //
 // Thread safety: RunDaemonKeeper installs signal handlers and is called
 // once per process; IdleClock is not thread-safe.

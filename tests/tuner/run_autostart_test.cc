@@ -126,8 +126,10 @@ class RunAutostartTest : public ::testing::Test {
 
   std::vector<std::string> Env(std::vector<std::string> extra = {}) const {
     std::vector<std::string> env = {
-        "PATH=/usr/bin:/bin", "HOME=" + dir_.path(),
-        "XDG_RUNTIME_DIR=" + run_dir_, "XDG_CACHE_HOME=" + cache_,
+        "PATH=/usr/bin:/bin",
+        "HOME=" + dir_.path(),
+        "XDG_RUNTIME_DIR=" + run_dir_,
+        "XDG_CACHE_HOME=" + cache_,
         std::string("TUNEDB_CLI=") + TUNEDB_CLI_PATH,
         "TUNEDB_PRELOAD_LOG=off"};
     for (const std::string& e : extra) {  // replaces one of the same name
@@ -173,7 +175,8 @@ TEST_F(RunAutostartTest, TwoRunsStartedAtOnceShareOneDaemonTheyStarted) {
   EXPECT_EQ(rb.out, ran);
   EXPECT_NE(absl::StrContains(ra.err, "started tunedbd for this user"),
             absl::StrContains(rb.err, "started tunedbd for this user"))
-      << ra.err << "---\n" << rb.err;
+      << ra.err << "---\n"
+      << rb.err;
   EXPECT_EQ(DaemonsOn(paths_.socket), 1);
   EXPECT_TRUE(SocketAnswers(paths_.socket));
 }
@@ -183,8 +186,8 @@ TEST_F(RunAutostartTest, TheProgramTalksToTheUsersDaemonAndItsDatabase) {
       Tunedb({"run", "--", "sh", "-c", "exec \"$TUNEDB_CLI\" stats"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr(cache_ + "/tunedb/tunedb.db"));
-  EXPECT_THAT(r.err, HasSubstr("started tunedbd for this user on " +
-                               paths_.socket));
+  EXPECT_THAT(r.err,
+              HasSubstr("started tunedbd for this user on " + paths_.socket));
 }
 
 TEST_F(RunAutostartTest, StatusShowsTheDaemonAndStopStopsIt) {
@@ -205,25 +208,30 @@ TEST_F(RunAutostartTest, StatusShowsTheDaemonAndStopStopsIt) {
   EXPECT_EQ(Tunedb({"run", "--daemon-stop"}).code, 0);  // nothing to stop
 }
 
-TEST_F(RunAutostartTest, AnUnusedDaemonStopsAfterItsIdleTimeNotBefore) {
+TEST_F(RunAutostartTest, IdleDaemonStopsAfterItsIdleTimeNotBeforeAndRestarts) {
   // The program outlives the idle time: while it runs, the daemon stays.
-  const Result r = Tunedb(
-      {"run", "--daemon-idle-exit", "1", "--", "sh", "-c",
-       "sleep 3; exec \"$TUNEDB_CLI\" stats >/dev/null"});
+  const Result r = Tunedb({"run", "--daemon-idle-exit", "1", "--", "sh", "-c",
+                           "sleep 3; exec \"$TUNEDB_CLI\" stats >/dev/null"});
   EXPECT_EQ(r.code, 0) << r.err;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (DaemonsOn(paths_.socket) > 0 &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   EXPECT_EQ(DaemonsOn(paths_.socket), 0);
   EXPECT_THAT(ReadAll(paths_.log), HasSubstr("idle for 1s; stopping tunedbd"));
+  // The next run starts it again, on the same database.
+  const Result again = Tunedb({"run", "--", "true"});
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_THAT(again.err, HasSubstr("started tunedbd for this user"));
+  EXPECT_EQ(DaemonsOn(paths_.socket), 1);
 }
 
 TEST_F(RunAutostartTest, AnExplicitAddressIsNeverReplacedByADaemonOfOurOwn) {
   const std::string none = "unix:" + dir_.File("none.sock");
-  Result r = Tunedb({"--address", none, "run", "--", "sh", "-c",
-                     "echo $TUNEDB_ADDRESS"});
+  Result r = Tunedb(
+      {"--address", none, "run", "--", "sh", "-c", "echo $TUNEDB_ADDRESS"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, none + "\n");
   r = Tunedb({"run", "--", "sh", "-c", "echo $TUNEDB_ADDRESS"},
@@ -285,9 +293,9 @@ TEST_F(RunAutostartTest, AnInvalidJobIsRefusedBeforeTheProgramStarts) {
 }
 
 TEST_F(RunAutostartTest, AnInvalidTorchelasticRunIdIsWarnedOfOnceAtStart) {
-  const Result r = Tunedb(
-      {"run", "--no-daemon-autostart", "--", "sh", "-c", "echo ran"},
-      {"TORCHELASTIC_RUN_ID=a run id!", "TUNEDB_ADDRESS=unix:/no.sock"});
+  const Result r =
+      Tunedb({"run", "--no-daemon-autostart", "--", "sh", "-c", "echo ran"},
+             {"TORCHELASTIC_RUN_ID=a run id!", "TUNEDB_ADDRESS=unix:/no.sock"});
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.out, "ran\n");
   const std::string warning = "warning: TORCHELASTIC_RUN_ID is not a job id";
@@ -298,11 +306,11 @@ TEST_F(RunAutostartTest, AnInvalidTorchelasticRunIdIsWarnedOfOnceAtStart) {
                      {"TORCHELASTIC_RUN_ID=job-1"})
                   .err,
               Not(HasSubstr(warning)));
-  EXPECT_THAT(Tunedb({"run", "--no-daemon-autostart", "--job", "j", "--",
-                      "true"},
-                     {"TORCHELASTIC_RUN_ID=a run id!"})
-                  .err,
-              Not(HasSubstr(warning)));
+  EXPECT_THAT(
+      Tunedb({"run", "--no-daemon-autostart", "--job", "j", "--", "true"},
+             {"TORCHELASTIC_RUN_ID=a run id!"})
+          .err,
+      Not(HasSubstr(warning)));
 }
 
 }  // namespace
