@@ -1,13 +1,9 @@
 // `tunedb prewarm`: tune every convolution of built-in models and/or shape
-// files, skipping what is stored.
+// files (problem_plan.h), skipping what is stored; and `tunedb pin make`.
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <set>
-#include <sstream>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/pin_file.h"
 #include "nlohmann/json.hpp"
@@ -17,29 +13,18 @@
 #include "tuner/fleet_prewarm.h"
 #include "tuner/format.h"
 #include "tuner/interrupt.h"
-#include "tuner/models.h"
 #include "tuner/pin_maker.h"
+#include "tuner/problem_plan.h"
 #include "tuner/prewarm_runner.h"
 #include "tuner/progress_bar.h"
 #include "tuner/render.h"
-#include "tuner/shape_file.h"
 #include "tuner/table.h"
-#include "tuner/training_problems.h"
 
 namespace tunedb::tuner {
 namespace {
 
 struct PrewarmFlags {
-  std::vector<std::string> models;
-  std::vector<std::string> files;
-  std::string format = "auto";
-  std::vector<int64_t> batches = {32};
-  std::vector<std::string> dtypes = {"fp32"};
-  std::vector<std::string> layouts = {"nchw"};
-  std::string input;
-  std::string ops = "fwd,bwd_data,bwd_filter";
-  std::string api = "legacy";
-  int align = ConvProblem::kMaxAlignment;
+  ProblemFlags problems;  // what to tune (problem_plan.h)
   std::string gpu;
   bool force = false;
   int64_t limit = 0;
@@ -51,155 +36,7 @@ struct PrewarmFlags {
   FleetPrewarmFlags fleet;
 };
 
-struct Plan {
-  std::vector<PrewarmItem> items;
-  int64_t duplicates = 0;
-};
-
-// Builds the deduplicated list. Each Add* returns kExitOk or an exit code
-// after printing the errors.
-class PlanBuilder {
- public:
-  PlanBuilder(CliContext& ctx, const PrewarmFlags& f, ConvApi api,
-              std::vector<ProblemOptions> combos, DeviceKey default_device)
-      : ctx_(ctx),
-        f_(f),
-        api_(api),
-        combos_(std::move(combos)),
-        default_device_(std::move(default_device)) {}
-
-  int AddModels();
-  int AddShapeFiles();
-  // After the Add*s: an --align that does not fit a problem, or kExitOk.
-  int Finish() { return bad_align_.ok() ? kExitOk : ctx_.Fail(bad_align_); }
-  Plan& plan() { return plan_; }
-
- private:
-  void Add(const ConvProblem& p, const DeviceKey& d, const std::string& source);
-  // One shape file's entries under every combination it leaves open; false
-  // (errors printed) if it has bad lines.
-  bool AddShapeText(const std::string& name, const std::string& text,
-                    ShapeFormat format);
-
-  CliContext& ctx_;
-  const PrewarmFlags& f_;
-  const ConvApi api_;
-  const std::vector<ProblemOptions> combos_;
-  const DeviceKey default_device_;
-  std::set<std::string> seen_;
-  absl::Status bad_align_;
-  Plan plan_;
-};
-
-void PlanBuilder::Add(const ConvProblem& p, const DeviceKey& d,
-                      const std::string& source) {
-  PrewarmItem item;
-  item.key.device = d;
-  item.key.problem = p;
-  if (api_ == ConvApi::kGraph && p.api == ConvApi::kLegacy) {
-    item.key.problem.api = ConvApi::kGraph;
-    item.key.problem.alignment = f_.align;
-    absl::Status valid = item.key.problem.Validate();
-    if (!valid.ok()) {
-      if (bad_align_.ok()) {
-        bad_align_ = absl::InvalidArgumentError(
-            absl::StrCat("--align: ", valid.message(), " (", source, ")"));
-      }
-      return;
-    }
-  }
-  item.source = source;
-  if (!seen_.insert(item.key.ToText()).second) {
-    ++plan_.duplicates;
-    return;
-  }
-  plan_.items.push_back(std::move(item));
-}
-
-int PlanBuilder::AddModels() {
-  for (const std::string& name : f_.models) {
-    absl::StatusOr<BuiltModel> built = BuildModelFlag(name, f_.input);
-    if (!built.ok()) return ctx_.Fail(built.status());
-    const ModelInfo& model = *built->info;
-    for (const ProblemOptions& o : combos_) {
-      for (const PlannedProblem& p :
-           LayerProblems(built->layers, model.spatial_dims, o, model.name)) {
-        Add(p.problem, default_device_, p.source);
-      }
-    }
-  }
-  return kExitOk;
-}
-
-bool PlanBuilder::AddShapeText(const std::string& name, const std::string& text,
-                               ShapeFormat format) {
-  for (size_t c = 0; c < combos_.size(); ++c) {
-    std::istringstream copy(text);
-    ShapeFileResult r = ParseShapeFile(name, copy, format, combos_[c]);
-    if (!r.errors.empty()) {
-      if (c == 0) {
-        for (const std::string& e : r.errors) ctx_.err() << e << "\n";
-      }
-      return false;
-    }
-    for (const ShapeEntry& e : r.entries) {
-      Add(e.problem, e.device.value_or(default_device_), e.source);
-    }
-    // Key text is complete: other combinations would only repeat it.
-    if (!r.uses_defaults) break;
-  }
-  return true;
-}
-
-int PlanBuilder::AddShapeFiles() {
-  auto format = ParseShapeFormat(f_.format);
-  if (!format.ok()) return ctx_.Fail(format.status());
-  bool bad_input = false;
-  for (const std::string& path : f_.files) {
-    std::ifstream file;
-    std::istream* in = &ctx_.in();
-    if (path != "-") {
-      file.open(path);
-      if (!file) {
-        ctx_.err() << "tunedb: error: cannot open shape file '" << path
-                   << "'\n";
-        return kExitBadInput;
-      }
-      in = &file;
-    }
-    // One pass per combination would re-read stdin; read the text once.
-    const std::string text((std::istreambuf_iterator<char>(*in)),
-                           std::istreambuf_iterator<char>());
-    if (!AddShapeText(path == "-" ? "<stdin>" : path, text, *format)) {
-      bad_input = true;
-    }
-  }
-  if (bad_input) {
-    ctx_.err() << "tunedb: error: bad shape file; nothing was tuned\n";
-    return kExitBadInput;
-  }
-  return kExitOk;
-}
-
-// The plan of `f`'s models and shape files for `device` (the default for
-// problems whose text names none), or an exit code after printing errors.
-int BuildPlan(CliContext& ctx, const PrewarmFlags& f,
-              const std::optional<DeviceKey>& device, Plan* plan) {
-  auto combos = ProblemCombinations(f.batches, f.dtypes, f.layouts, f.ops);
-  if (!combos.ok()) return ctx.Fail(combos.status());
-  absl::StatusOr<ConvApi> api = ParseConvApi(f.api);
-  if (!api.ok()) {
-    return ctx.Fail(absl::InvalidArgumentError(
-        absl::StrCat("--api: ", api.status().message())));
-  }
-  PlanBuilder builder(ctx, f, *api, *std::move(combos),
-                      device.value_or(DeviceKey()));
-  if (int code = builder.AddModels(); code != kExitOk) return code;
-  if (int code = builder.AddShapeFiles(); code != kExitOk) return code;
-  if (int code = builder.Finish(); code != kExitOk) return code;
-  *plan = std::move(builder.plan());
-  return kExitOk;
-}
+using Plan = ProblemPlan;
 
 // `prewarm --dry-run` shows the plan.
 nlohmann::json PlanToJson(const Plan& plan) {
@@ -339,11 +176,11 @@ int PrewarmOnDaemon(CliContext& ctx, const PrewarmFlags& f, const Plan& plan,
   return s.failed > 0 ? kExitPartial : kExitOk;
 }
 
-// The target device (ResolveTarget) and the plan (BuildPlan) of `f`'s
+// The target device (ResolveTarget) and the plan (BuildProblemPlan) of `f`'s
 // models and shape files, or an exit code after printing why not.
 int TargetAndPlan(CliContext& ctx, const PrewarmFlags& f,
                   std::optional<DeviceKey>* device, int* gpus, Plan* plan) {
-  if (f.models.empty() && f.files.empty()) {
+  if (f.problems.empty()) {
     ctx.err() << "tunedb: error: give --model NAME and/or --file PATH "
                  "(see `tunedb models`)\n";
     return kExitUsage;
@@ -351,7 +188,8 @@ int TargetAndPlan(CliContext& ctx, const PrewarmFlags& f,
   if (int code = ResolveTarget(ctx, f, device, gpus); code != kExitOk) {
     return code;
   }
-  return BuildPlan(ctx, f, *device, plan);
+  return BuildProblemPlan(ctx, f.problems, device->value_or(DeviceKey()),
+                          plan);
 }
 
 int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
@@ -368,47 +206,6 @@ int RunPrewarmCommand(CliContext& ctx, const PrewarmFlags& f) {
   }
   if (!f.fleet.url.empty()) return PrewarmOnFleet(ctx, f, plan, *device);
   return PrewarmOnDaemon(ctx, f, plan, *device, gpus);
-}
-
-// What to tune: models, shape files and the passes and setups of each.
-void AddProblemFlags(CLI::App* cmd, PrewarmFlags* flags) {
-  cmd->add_option("-m,--model", flags->models,
-                  "Built-in model (repeatable; see `tunedb models`)");
-  cmd->add_option("--file", flags->files,
-                  "Shape file: JSON lines, CSV or key text; '-' = stdin "
-                  "(repeatable; see docs/shape-files.md)");
-  cmd->add_option("--format", flags->format,
-                  "Shape file format: auto, jsonl, csv, text")
-      ->capture_default_str();
-  cmd->add_option("-b,--batch", flags->batches, "Batch size(s), e.g. 32,64")
-      ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--dtype", flags->dtypes,
-                  "fp32, fp32-no-tf32, fp16, bf16 (comma list allowed)")
-      ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option(
-         "--layout", flags->layouts,
-         "nchw or nhwc (3-D models use ncdhw/ndhwc); comma list allowed")
-      ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--input", flags->input,
-                  "Input size for models: 224, 256x320, 16x112x112 (default: "
-                  "the model's)");
-  cmd->add_option("--ops", flags->ops,
-                  "Passes: fwd,bwd_data,bwd_filter (the first conv of a model "
-                  "gets no bwd_data)")
-      ->capture_default_str();
-  cmd->add_option("--api", flags->api,
-                  "cuDNN API to tune for: legacy (algorithms) or graph "
-                  "(engine configs and execution plans)")
-      ->check(CLI::IsMember({"legacy", "graph"}))
-      ->capture_default_str();
-  cmd->add_option("--align", flags->align,
-                  "Graph API: operand pointer alignment in bytes (a power of "
-                  "two from the element size to 16)")
-      ->check(CLI::IsMember({1, 2, 4, 8, 16}))
-      ->capture_default_str();
 }
 
 // Where and how to tune them.
@@ -500,7 +297,7 @@ int MakePin(CliContext& ctx, const PrewarmFlags& f, const std::string& out,
 
 void AddPinMakeCommand(CLI::App& pin, CliContext& ctx, int* exit_code) {
   struct MakeFlags {
-    PrewarmFlags problems;
+    PrewarmFlags target;
     std::string out;
     bool deterministic = false;
   };
@@ -509,13 +306,13 @@ void AddPinMakeCommand(CLI::App& pin, CliContext& ctx, int* exit_code) {
       "make",
       "Make a pin from the stored records of models and/or shape files, "
       "without running the program: the answers a warm run would get");
-  AddProblemFlags(cmd, &flags->problems);
-  cmd->add_option("--gpu", flags->problems.gpu,
+  AddPlanFlags(cmd, &flags->target.problems);
+  cmd->add_option("--gpu", flags->target.gpu,
                   "GPU whose records to pin: CUDA ordinal or model substring "
                   "(default: the daemon's first)");
-  cmd->add_option("--device", flags->problems.device,
+  cmd->add_option("--device", flags->target.device,
                   "Device key to pin for instead of asking the daemon");
-  cmd->add_flag("--no-progress", flags->problems.no_progress,
+  cmd->add_flag("--no-progress", flags->target.no_progress,
                 "No progress output");
   cmd->add_option("-o,--out", flags->out,
                   "The pin file (merged into if it exists: its answers stay)")
@@ -524,7 +321,7 @@ void AddPinMakeCommand(CLI::App& pin, CliContext& ctx, int* exit_code) {
                 "Mark the pin as made for a program that asks for "
                 "deterministic algorithms only");
   cmd->callback([&ctx, flags, exit_code] {
-    *exit_code = MakePin(ctx, flags->problems, flags->out,
+    *exit_code = MakePin(ctx, flags->target, flags->out,
                          flags->deterministic);
   });
 }
@@ -535,7 +332,7 @@ void AddPrewarmCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
       "prewarm",
       "Tune every convolution of models and/or shape files (skips stored "
       "ones; rerun to resume)");
-  AddProblemFlags(cmd, flags.get());
+  AddPlanFlags(cmd, &flags->problems);
   AddRunFlags(cmd, flags.get());
   AddFleetFlags(cmd, &flags->fleet);
   cmd->add_flag("--dry-run", flags->dry_run,
