@@ -90,6 +90,8 @@ Record SearchRunner::MakeRecord(int index, const ValidKey& key,
 absl::StatusOr<std::shared_ptr<const Record>> SearchRunner::Keep(
     int index, const ValidKey& key, Record record, const SearchPhases& p,
     double ms) {
+  const bool revalidated = record.revalidated_from_cudnn != 0 ||
+                           !record.revalidated_from_driver.empty();
   absl::StatusOr<std::shared_ptr<const Record>> stored =
       records_->PutSearched(key, std::move(record), fleet_ != nullptr);
   if (!stored.ok()) {
@@ -104,6 +106,7 @@ absl::StatusOr<std::shared_ptr<const Record>> SearchRunner::Keep(
                      stored.status().message()));
   }
   searches_.fetch_add(1, std::memory_order_relaxed);
+  if (revalidated) revalidated_.fetch_add(1, std::memory_order_relaxed);
   if (fleet_ != nullptr) fleet_->Wake();
   spdlog::info(
       "searched {} on device {} in {:.1f} ms ({} algorithms; setup {:.0f}, "
@@ -189,8 +192,8 @@ absl::StatusOr<std::optional<SearchResult>> SearchRunner::Revalidate(
   ASSIGN_OR_RETURN(SearchResult found,
                    finder_->Search(index, key.problem(), search));
   const RevalidationVerdict verdict = JudgeRevalidation(*source, found.results);
+  // Counted as revalidated once its record is stored (Keep).
   if (verdict.outcome != RevalidationVerdict::Outcome::kFullSearch) {
-    revalidated_.fetch_add(1, std::memory_order_relaxed);
     return found;
   }
   revalidation_full_searches_.fetch_add(1, std::memory_order_relaxed);

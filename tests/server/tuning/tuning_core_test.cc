@@ -1,6 +1,8 @@
 // TuningCore over an in-memory store and the simulated finder.
 #include "server/tuning/tuning_core.h"
 
+#include <sqlite3.h>
+
 #include <atomic>
 #include <algorithm>
 #include <cmath>
@@ -119,7 +121,7 @@ class TuningCoreTest : public testing::Test {
  protected:
   void Start(const std::string& sim, TuningCore::Options options = {}) {
     Store::Options so;
-    so.path = ":memory:";
+    so.path = db_path_;
     auto store = Store::Open(so);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
@@ -167,6 +169,7 @@ class TuningCoreTest : public testing::Test {
     EXPECT_EQ(core_->Stats().revalidation_full_searches, 0);
   }
 
+  std::string db_path_ = ":memory:";  // a test may name a file first
   std::unique_ptr<Store> store_;
   std::unique_ptr<SimulatedFinder> finder_;
   std::unique_ptr<RecordingFinder> recording_;
@@ -478,6 +481,33 @@ TEST_F(RevalidationCoreTest, RetimesOnlyTheOldCandidatesBuildsTheirPlansAndSaysS
   ASSERT_TRUE(kept.ok() && kept->has_value());
   EXPECT_EQ((*kept)->results.size(), old.results.size());
   EXPECT_EQ((*kept)->revalidated_from_cudnn, 0);
+}
+
+TEST_F(RevalidationCoreTest,
+       ARetimingWhoseRecordCannotBeStoredIsCountedAFailureNotARevalidation) {
+  testing_util::TempDir dir;
+  db_path_ = dir.File("tunedb.db");
+  Start("");
+  StoreAsOld(TestProblem(8));
+  // From now on the store refuses every record it is given, as a full disk
+  // would.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
+  for (const char* when : {"INSERT", "UPDATE"}) {
+    const std::string trigger = absl::StrCat(
+        "CREATE TRIGGER refuse_", when, " BEFORE ", when,
+        " ON records BEGIN SELECT RAISE(ABORT, 'database or disk is full'); "
+        "END");
+    ASSERT_EQ(sqlite3_exec(db, trigger.c_str(), nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+  }
+  sqlite3_close(db);
+  auto answer = Revalidate(TestProblem(8), kOld);
+  EXPECT_FALSE(answer.ok());
+  EXPECT_FALSE(recording_->retime_only().back().empty());  // it re-timed
+  EXPECT_EQ(core_->Stats().revalidated, 0);
+  EXPECT_EQ(core_->Stats().search_failures, 1);
 }
 
 TEST_F(RevalidationCoreTest, WithNothingStoredUnderTheOldVersionItSearchesInFull) {
