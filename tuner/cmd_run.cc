@@ -104,7 +104,21 @@ std::string PinMode(CliContext& ctx, const RunFlags& f, int* code) {
             << pin->entries.size() << " answers, " << pin->device.gpu_model
             << ", cuDNN " << CudnnVersionText(pin->device.cudnn_version)
             << (pin->deterministic ? ", deterministic" : "") << ")\n";
+  if (std::string w = UnsealedPinWarning(*pin, f.pin); !w.empty()) {
+    ctx.err() << "tunedb run: " << w << "\n";
+  }
   return "follow";
+}
+
+// After a recording run that exited `code`: `code`, or kExitNotWritten
+// where the program succeeded but no readable pin is at f.pin (its write
+// failed, or the program asked tunedb nothing), said in one line.
+int CheckRecorded(CliContext& ctx, const RunFlags& f, int code) {
+  absl::StatusOr<PinFile> pin = ReadPinFile(f.pin);
+  if (pin.ok() || code != kExitOk) return code;
+  ctx.err() << "tunedb run: the pin " << f.pin << " was NOT recorded: "
+            << pin.status().message() << "\n";
+  return kExitNotWritten;
 }
 
 // A new empty file for the program's misses (TUNEDB_PRELOAD_MISSES_FILE),
@@ -462,6 +476,7 @@ int RunCommand(CliContext& ctx, const RunFlags& f) {
       SpawnAndWait(ctx, std::move(command),
                    ProgramEnvironment(ctx, f, preload, misses_file, pin_mode));
   if (!misses_file.empty()) TuneMisses(ctx, misses_file);
+  if (pin_mode == "record") return CheckRecorded(ctx, f, code);
   return code;
 }
 

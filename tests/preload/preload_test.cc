@@ -513,6 +513,19 @@ TEST_F(PreloadTest, APinRecordedOnceIsFollowedLaterWithoutADaemon) {
   EXPECT_THAT(follow.err, HasSubstr("answers from it, 0 problems not in it"));
 }
 
+TEST_F(PreloadTest, ARecordingRunWhosePinCannotBeWrittenSaysSoAndExitsEight) {
+  const ProblemKey key = Key(ConvOp::kForward);
+  Tune(key);
+  // Its folder does not exist: the program runs, the pin cannot be written.
+  const std::string pin = dir_.File("no-such-folder/job.pin");
+  ProbeRun record = Spawn(dir_, PinnedRunArgv(server_->address(), pin),
+                          {"TUNEDB_DEVICE_KEY=" + device_.ToText(),
+                           "TUNEDB_PRELOAD_LOOKUP_MS=10000"});
+  EXPECT_EQ(record.exit_code, 8) << record.err;  // kExitNotWritten
+  EXPECT_THAT(record.err, HasSubstr("the pin " + pin + " was NOT recorded"));
+  EXPECT_FALSE(ReadPinFile(pin).ok());
+}
+
 TEST_F(PreloadTest, APinnedRunAnswersAProblemThePinLacksWithTheHeuristicList) {
   PinFile empty;
   empty.device = device_;
