@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
@@ -53,26 +54,13 @@ absl::StatusOr<QueryResult> FetchQuery(CliContext& ctx,
                                        int64_t limit) {
   QueryResult result;
   result.matching = DescribeFilter(filter);
-  absl::Status bad;
-  absl::Status status = ForEachRecord(
-      ctx, filter, 0, limit,
-      [&](const v1::Record& wire) {
-        auto r = FromProto(wire);
-        if (!r.ok()) {
-          bad = absl::InternalError(absl::StrCat(
-              "record ", wire.id(),
-              " from the daemon is malformed: ", r.status().message()));
-          return false;
-        }
-        result.records.push_back(*std::move(r));
+  RETURN_IF_ERROR(ForEachParsedRecord(
+      ctx, filter, limit,
+      [&](Record r) {
+        result.records.push_back(std::move(r));
         return true;
       },
-      [&](const v1::BadRow& row) {
-        result.skipped.push_back(row);
-        return true;
-      });
-  if (!status.ok()) return status;
-  if (!bad.ok()) return bad;
+      &result.skipped));
   return result;
 }
 

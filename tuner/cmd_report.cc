@@ -27,25 +27,13 @@ struct ReportFlags {
 // `skipped`.
 absl::Status AggregateRecords(CliContext& ctx, ReportAggregator& aggregator,
                               std::vector<v1::BadRow>* skipped) {
-  absl::Status bad;
-  absl::Status status = ForEachRecord(
-      ctx, v1::Filter(), 0, 0,
-      [&](const v1::Record& wire) {
-        auto r = FromProto(wire);
-        if (!r.ok()) {
-          bad = absl::InternalError(absl::StrCat(
-              "record ", wire.id(),
-              " from the daemon is malformed: ", r.status().message()));
-          return false;
-        }
-        aggregator.Add(*r);
+  return ForEachParsedRecord(
+      ctx, v1::Filter(), 0,
+      [&](Record r) {
+        aggregator.Add(r);
         return true;
       },
-      [&](const v1::BadRow& row) {
-        skipped->push_back(row);
-        return true;
-      });
-  return status.ok() ? bad : status;
+      skipped);
 }
 
 std::optional<DaemonCounters> Counters(CliContext& ctx) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
 
@@ -57,22 +59,41 @@ void ReportSkipped(CliContext& ctx, const std::vector<v1::BadRow>& skipped) {
                "`tunedb repair` quarantines them\n";
 }
 
+absl::Status ForEachParsedRecord(CliContext& ctx, const v1::Filter& filter,
+                                 int64_t limit,
+                                 const std::function<bool(Record)>& visit,
+                                 std::vector<v1::BadRow>* skipped) {
+  absl::Status bad;
+  std::function<bool(const v1::BadRow&)> bad_row;
+  if (skipped != nullptr) {
+    bad_row = [skipped](const v1::BadRow& row) {
+      skipped->push_back(row);
+      return true;
+    };
+  }
+  absl::Status status = ForEachRecord(
+      ctx, filter, 0, limit,
+      [&](const v1::Record& wire) {
+        absl::StatusOr<Record> r = FromProto(wire);
+        if (!r.ok()) {
+          bad = absl::InternalError(absl::StrCat(
+              "record ", wire.id(),
+              " from the daemon is malformed: ", r.status().message()));
+          return false;
+        }
+        return visit(*std::move(r));
+      },
+      bad_row);
+  return status.ok() ? bad : status;
+}
+
 absl::StatusOr<std::vector<Record>> RecordsMatching(CliContext& ctx,
                                                     const v1::Filter& filter) {
   std::vector<Record> out;
-  absl::Status bad;
-  absl::Status s =
-      ForEachRecord(ctx, filter, 0, 0, [&](const v1::Record& proto) {
-        absl::StatusOr<Record> r = FromProto(proto);
-        if (!r.ok()) {
-          bad = r.status();
-          return false;
-        }
-        out.push_back(*std::move(r));
-        return true;
-      });
-  if (!s.ok()) return s;
-  if (!bad.ok()) return bad;
+  RETURN_IF_ERROR(ForEachParsedRecord(ctx, filter, 0, [&](Record r) {
+    out.push_back(std::move(r));
+    return true;
+  }));
   return out;
 }
 

@@ -28,7 +28,16 @@ absl::Status ForEachRecord(
     const std::function<bool(const v1::Record&)>& visit,
     const std::function<bool(const v1::BadRow&)>& bad_row = nullptr);
 
-// Every record matching `filter`, read with ForEachRecord and converted;
+// ForEachRecord with each record converted: `visit` gets it as a Record.
+// A record the daemon sent malformed stops the walk with INTERNAL naming
+// it; a stored row that cannot be read goes to `skipped` (null: it fails
+// the walk, as ForEachRecord's).
+absl::Status ForEachParsedRecord(CliContext& ctx, const v1::Filter& filter,
+                                 int64_t limit,
+                                 const std::function<bool(Record)>& visit,
+                                 std::vector<v1::BadRow>* skipped = nullptr);
+
+// Every record matching `filter`, read with ForEachParsedRecord;
 // the first error (a row or a record that cannot be read) otherwise.
 absl::StatusOr<std::vector<Record>> RecordsMatching(CliContext& ctx,
                                                     const v1::Filter& filter);
