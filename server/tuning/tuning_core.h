@@ -1,13 +1,13 @@
 // TuningCore: the daemon's logic, independent of gRPC.
 //
 // Lookup answers from the store, else the fleet, else (as the caller asks) a
-// prediction: one decision, one answer (LookupAnswer). Tune answers from the store or queues a
-// search on a GPU of the requested model; identical concurrent Tunes are
-// coalesced into one search. Each device has one worker thread and a bounded
-// queue (RESOURCE_EXHAUSTED when full). A caller whose deadline passes gets
-// DEADLINE_EXCEEDED; the search it started still completes and is stored, so
-// it never wedges the queue. A failed search fails the requests waiting on
-// it, nothing else.
+// prediction: one decision, one answer (LookupAnswer). Tune answers from the
+// store or queues a search on a GPU of the requested model; identical
+// concurrent Tunes are coalesced into one search. Each device has one
+// worker thread and a bounded queue (RESOURCE_EXHAUSTED when full). A caller
+// whose deadline passes gets DEADLINE_EXCEEDED; the search it started still
+// completes and is stored, so it never wedges the queue. A failed search
+// fails the requests waiting on it, nothing else.
 //
 // Keys and problems come in validated (the service validates the wire
 // input); the core computes a key's text once per request (ValidKey) and
