@@ -213,16 +213,22 @@ TEST_F(ImportTest, StatusSaysWhetherTheImportOfAGivenNameCommitted) {
 }
 
 TEST_F(ImportTest, AnImportPastTheDaemonsLimitSaysSoNotThatTheStreamBroke) {
-  auto channel = grpc::CreateChannel(server_->address(),
-                                     grpc::InsecureChannelCredentials());
-  auto stub = v1::TuneDb::NewStub(channel);
-  // Four imports held open: the daemon's limit (docs/cli.md).
+  // Four imports held open: the daemon's limit (docs/cli.md). Each has a
+  // channel of its own, as four `tunedb import` processes would: with all
+  // four on one channel, the fourth stream at times (1 run in 6 to 13)
+  // had not reached the daemon 20 s later.
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
   std::vector<v1::ImportResponse> responses(4);
   std::vector<std::unique_ptr<grpc::ClientWriter<v1::ImportLine>>> writers;
+  std::vector<std::unique_ptr<v1::TuneDb::Stub>> stubs;
   for (int i = 0; i < 4; ++i) {
+    grpc::ChannelArguments args;
+    args.SetInt("tunedb.test.channel", i);  // not shared with the others
+    stubs.push_back(v1::TuneDb::NewStub(grpc::CreateCustomChannel(
+        server_->address(), grpc::InsecureChannelCredentials(), args)));
     contexts.push_back(std::make_unique<grpc::ClientContext>());
-    writers.push_back(stub->Import(contexts.back().get(), &responses[i]));
+    writers.push_back(
+        stubs.back()->Import(contexts.back().get(), &responses[i]));
     v1::ImportLine line;
     line.set_json(RecordToJson(testing_util::TestRecord(i + 1)));
     line.set_expected_lines(2);
