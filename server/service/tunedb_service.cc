@@ -196,6 +196,20 @@ grpc::Status TuneDbService::StreamedImportStatus(
   });
 }
 
+grpc::Status TuneDbService::StreamedWarm(
+    grpc::ServerContext*, Unary<v1::WarmRequest, v1::WarmResponse>* call) {
+  return ServeUnary(call, [this](const auto& in, auto* out) {
+    return Warm(in, out);
+  });
+}
+
+grpc::Status TuneDbService::StreamedReport(
+    grpc::ServerContext*, Unary<v1::ReportRequest, v1::ReportResponse>* call) {
+  return ServeUnary(call, [this](const auto& in, auto* out) {
+    return Report(in, out);
+  });
+}
+
 grpc::Status TuneDbService::StreamedQuery(
     grpc::ServerContext* context,
     grpc::ServerSplitStreamer<v1::QueryRequest, v1::Record>* call) {
@@ -520,6 +534,17 @@ absl::Status TuneDbService::ImportStatus(
     response->set_committed_at_us(receipt->committed_at_us);
   }
   return absl::OkStatus();
+}
+
+// Not built yet: answered UNIMPLEMENTED until the program keys and the
+// daemon's report aggregation land.
+absl::Status TuneDbService::Warm(const v1::WarmRequest&, v1::WarmResponse*) {
+  return absl::UnimplementedError("Warm is not built yet");
+}
+
+absl::Status TuneDbService::Report(const v1::ReportRequest&,
+                                   v1::ReportResponse*) {
+  return absl::UnimplementedError("Report is not built yet");
 }
 
 }  // namespace tunedb

@@ -83,6 +83,12 @@ class TuneDbService final : public v1::TuneDb::StreamedService {
   grpc::Status StreamedImportStatus(
       grpc::ServerContext* context,
       Unary<v1::ImportStatusRequest, v1::ImportStatusResponse>* call) override;
+  grpc::Status StreamedWarm(
+      grpc::ServerContext* context,
+      Unary<v1::WarmRequest, v1::WarmResponse>* call) override;
+  grpc::Status StreamedReport(
+      grpc::ServerContext* context,
+      Unary<v1::ReportRequest, v1::ReportResponse>* call) override;
   grpc::Status StreamedQuery(
       grpc::ServerContext* context,
       grpc::ServerSplitStreamer<v1::QueryRequest, v1::Record>* call) override;
@@ -116,6 +122,10 @@ class TuneDbService final : public v1::TuneDb::StreamedService {
   absl::Status ReportCounters(const v1::ReportCountersRequest& request);
   absl::Status ImportStatus(const v1::ImportStatusRequest& request,
                             v1::ImportStatusResponse* response);
+  absl::Status Warm(const v1::WarmRequest& request,
+                    v1::WarmResponse* response);
+  absl::Status Report(const v1::ReportRequest& request,
+                      v1::ReportResponse* response);
   absl::Status Query(grpc::ServerContext* context,
                      const v1::QueryRequest& request,
                      const std::function<bool(const v1::Record&)>& write);

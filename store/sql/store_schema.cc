@@ -125,6 +125,18 @@ CREATE TABLE fleet_outbox(
   "  committed_at_us INTEGER NOT NULL) WITHOUT ROWID;"
 constexpr const char* kImportReceiptsSchema = TUNEDB_IMPORT_RECEIPTS_SCHEMA;
 
+// The Lookups each program made (version 11), by the program's name and
+// the device key's text; `request` is the Lookup as the service wrote it
+// (opaque here). A program's next run is answered all of them in one Warm.
+constexpr const char* kProgramKeysSchema = R"sql(
+CREATE TABLE IF NOT EXISTS program_keys(
+  program TEXT NOT NULL,
+  device TEXT NOT NULL,
+  request BLOB NOT NULL,
+  last_asked_us INTEGER NOT NULL,
+  PRIMARY KEY(program, device, request)) WITHOUT ROWID;
+)sql";
+
 // kMigrations[v] takes a database from version v to v + 1 (index 0 unused).
 constexpr const char* kMigrations[] = {
     nullptr,
@@ -214,6 +226,8 @@ ALTER TABLE results ADD COLUMN heuristic_rank INTEGER NOT NULL DEFAULT 0;
     // record of the key a revalidation re-timed; and the records such a
     // re-timing replaced.
     TUNEDB_RECORDS_DRIVER_PROVENANCE TUNEDB_SUPERSEDED_SCHEMA,
+    // 10 -> 11: the Lookups each program made.
+    kProgramKeysSchema,
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,
@@ -292,6 +306,7 @@ absl::Status CreateOrMigrateInTransaction(sql::Database& db) {
     RETURN_IF_ERROR(db.Execute(kFleetOutboxSchema));
     RETURN_IF_ERROR(db.Execute(kImportReceiptsSchema));
     RETURN_IF_ERROR(db.Execute(kSupersededSchema));
+    RETURN_IF_ERROR(db.Execute(kProgramKeysSchema));
   } else {
     for (int v = version; v < kStoreSchemaVersion; ++v) {
       RETURN_IF_ERROR(db.Execute(kMigrations[v]));

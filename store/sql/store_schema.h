@@ -21,6 +21,8 @@
 //      the record's choices from (0: a full search).
 //  10  records.revalidated_from_driver: the older driver a revalidation
 //      re-timed the key's own record from ('': a full search).
+//  11  program_keys: the Lookups each program made, for its next run's
+//      one Warm call (docs/client.md).
 //
 // Thread safety: free functions on a Database the caller holds exclusively.
 #ifndef TUNEDB_STORE_SQL_STORE_SCHEMA_H_
@@ -37,7 +39,7 @@ namespace tunedb {
 // PRAGMA application_id of every tunedb database: "tund" in ASCII.
 inline constexpr int32_t kStoreApplicationId = 0x74756e64;
 // PRAGMA user_version this build writes and reads.
-inline constexpr int kStoreSchemaVersion = 10;
+inline constexpr int kStoreSchemaVersion = 11;
 
 // Reads the file's identity and returns its schema version, 0 for a new,
 // empty database. FAILED_PRECONDITION (naming the file) if it belongs to
