@@ -18,6 +18,9 @@ ClientStats CountedStats(const ClientCounters& counters) {
   s.background_tunes = counters.Sum(kBackgroundTunes);
   s.background_held = counters.Sum(kBackgroundHeld);
   s.daemon_wait_us = counters.Sum(kForegroundWaitUs);
+  s.warm_keys = counters.Sum(kWarmKeys);
+  s.warm_answers = counters.Sum(kWarmAnswers);
+  s.warm_wait_us = counters.Sum(kWarmWaitUs);
   s.refreshes = counters.Sum(kRefreshes);
   s.plans_refused = counters.Sum(kPlansRefused);
   s.predicted_answers = counters.Sum(kPredictedAnswers);

@@ -37,6 +37,9 @@ enum ClientCounter {
   kPinMisses,
   kPinRefused,
   kForegroundWaitUs,
+  kWarmKeys,
+  kWarmAnswers,
+  kWarmWaitUs,
   kNumClientCounters
 };
 

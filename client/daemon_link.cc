@@ -42,6 +42,40 @@ DaemonLink::Reply ReplyFrom(const grpc::Status& status,
   return reply;
 }
 
+// A Lookup's reply: ReplyFrom, with the record's time and whether the
+// choice is a prediction.
+DaemonLink::Reply LookupReply(const grpc::Status& status,
+                              const v1::LookupResponse& response) {
+  DaemonLink::Reply reply = ReplyFrom(status, response);
+  reply.measured_at_us = response.measured_at_us();
+  reply.predicted = reply.status.ok() && response.has_prediction();
+  return reply;
+}
+
+// A Warm's entry as the Lookup it stands for and its reply; nullopt for
+// one that cannot be read (a key or constraints that do not decode, a
+// status other than OK and NOT_FOUND, a malformed choice).
+std::optional<DaemonLink::WarmEntry> EntryFrom(const v1::WarmEntry& entry) {
+  absl::StatusOr<ConvProblem> problem = FromProto(entry.request().problem());
+  absl::StatusOr<DeviceKey> device = FromProto(entry.request().device());
+  absl::StatusOr<Constraints> constraints =
+      FromProto(entry.request().constraints());
+  if (!problem.ok() || !device.ok() || !constraints.ok()) return std::nullopt;
+  DaemonLink::WarmEntry out;
+  out.key.problem = *std::move(problem);
+  out.key.device = *std::move(device);
+  out.constraints = *std::move(constraints);
+  if (entry.code() == grpc::StatusCode::OK) {
+    out.reply = LookupReply(grpc::Status::OK, entry.response());
+    if (!out.reply.status.ok()) return std::nullopt;
+  } else if (entry.code() == grpc::StatusCode::NOT_FOUND) {
+    out.reply.status = absl::NotFoundError("nothing stored");
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
 }  // namespace
 
 grpc::ChannelArguments DaemonLink::ChannelArgs(const ClientOptions& options) {
@@ -123,6 +157,7 @@ DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
   request.set_predict(predict == Predict::kAll);
   request.set_predict_from_other_versions(predict == Predict::kOtherVersions);
   request.set_job(options_.job_id);
+  request.set_program(options_.program);
   v1::LookupResponse response;
   grpc::ClientContext context;
   SetDeadline(&context, deadline);
@@ -131,15 +166,41 @@ DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
   }
   grpc::Status status = stub_->Lookup(&context, request, &response);
   End(&context);
-  Reply reply = ReplyFrom(status, response);
-  reply.measured_at_us = response.measured_at_us();
-  reply.predicted = reply.status.ok() && response.has_prediction();
+  Reply reply = LookupReply(status, response);
   // A prediction from nearby shapes may first read the key's family from
   // a large store: past the deadline it is slow, not down (the daemon keeps
   // the family it read for the next miss).
   UpdateBackoff(reply.status,
                 /*deadline_means_down=*/predict != Predict::kAll);
   return reply;
+}
+
+absl::StatusOr<std::vector<DaemonLink::WarmEntry>> DaemonLink::Warm(
+    const DeviceKey& device, Predict predict, absl::Duration deadline) {
+  v1::WarmRequest request;
+  request.set_program(options_.program);
+  ToProto(device, request.mutable_device());
+  request.set_job(options_.job_id);
+  request.set_predict(predict == Predict::kAll);
+  request.set_predict_from_other_versions(predict == Predict::kOtherVersions);
+  request.set_choice_only(true);
+  v1::WarmResponse response;
+  grpc::ClientContext context;
+  SetDeadline(&context, deadline);
+  if (!Begin(&context)) return absl::CancelledError("client shut down");
+  grpc::Status status = stub_->Warm(&context, request, &response);
+  End(&context);
+  const absl::Status s = FromGrpcStatus(status);
+  UpdateBackoff(s, /*deadline_means_down=*/false);
+  if (!s.ok()) return s;
+  std::vector<WarmEntry> entries;
+  entries.reserve(response.entries_size());
+  for (const v1::WarmEntry& entry : response.entries()) {
+    if (std::optional<WarmEntry> e = EntryFrom(entry)) {
+      entries.push_back(*std::move(e));
+    }
+  }
+  return entries;
 }
 
 absl::StatusOr<Record> DaemonLink::StoredRecord(const ProblemKey& key,

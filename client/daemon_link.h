@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -70,6 +71,20 @@ class DaemonLink {
   };
   Reply Lookup(const ProblemKey& key, const Constraints& constraints,
                absl::Duration deadline, Predict predict = Predict::kNone);
+  // One answer of a Warm: the Lookup it stands for and that Lookup's reply
+  // (OK, or NOT_FOUND for a key with nothing stored).
+  struct WarmEntry {
+    ProblemKey key;
+    Constraints constraints;
+    Reply reply;
+  };
+  // The Warm rpc: the answers to the Lookups options.program made before,
+  // of keys on `device`, each as a Lookup of this client would get it now
+  // (options.job_id, `predict`, the choice only). An entry that cannot be
+  // read is left out. A Warm past its deadline is slow, not down.
+  absl::StatusOr<std::vector<WarmEntry>> Warm(const DeviceKey& device,
+                                              Predict predict,
+                                              absl::Duration deadline);
   // `when_idle`: the key is this program's own miss, searched only while
   // no program uses the GPU (TuneRequest.when_idle); the reply comes at
   // once, `held`, once the daemon holds the search back for that

@@ -228,7 +228,7 @@ tunedb_error_t OptionsFromC(const tunedb_options_t& o,
     copy(o.tls_key_file, &options->tls.key_file);
     copy(o.tls_server_name, &options->tls.server_name);
   }
-  if (o.struct_size >= sizeof(tunedb_options_t)) {
+  if (o.struct_size >= offsetof(tunedb_options_t, program)) {
     if (o.pin_mode < TUNEDB_PIN_OFF || o.pin_mode > TUNEDB_PIN_FOLLOW) {
       return Fail(TUNEDB_ERROR_INVALID_ARGUMENT, "unknown pin_mode");
     }
@@ -238,6 +238,11 @@ tunedb_error_t OptionsFromC(const tunedb_options_t& o,
     options->pin.driver_version = o.pin_driver_version;
     options->pin.deterministic = o.pin_deterministic != 0;
     copy(o.job_id, &options->job_id);
+  }
+  // Callers built before the program pass a struct that ends at job_id.
+  if (o.struct_size >= sizeof(tunedb_options_t)) {
+    copy(o.program, &options->program);
+    options->warm_at_start = o.warm_at_start != 0;
   }
   if (o.heuristic != nullptr) {
     options->heuristic = HeuristicFromC(o.heuristic, o.heuristic_user_data);
@@ -268,6 +273,7 @@ void tunedb_options_init(tunedb_options_t* o) {
   o->reconnect_backoff_max_us =
       absl::ToInt64Microseconds(d.reconnect_backoff_max);
   o->background_queue_capacity = d.background_queue_capacity;
+  o->warm_at_start = d.warm_at_start ? 1 : 0;
 }
 
 void tunedb_problem_init(tunedb_problem_t* p) {

@@ -2,6 +2,7 @@
 
 #include "absl/time/time.h"
 #include "common/job_id.h"
+#include "common/status_macros.h"
 
 namespace tunedb {
 
@@ -33,7 +34,8 @@ absl::Status ValidateClientOptions(const ClientOptions& options) {
     return absl::InvalidArgumentError(
         "ClientOptions.background_queue_capacity must be >= 1");
   }
-  return ValidateJobId(options.job_id);
+  RETURN_IF_ERROR(ValidateJobId(options.job_id));
+  return ValidateProgramName(options.program);
 }
 
 }  // namespace tunedb

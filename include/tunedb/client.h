@@ -87,7 +87,12 @@ struct ClientStats {
   int64_t daemon_errors = 0;   // RPCs that failed (down, slow, refused)
   int64_t daemon_skipped = 0;  // RPCs not made because of reconnect backoff
   int64_t daemon_wait_us = 0;  // callers' time in those RPCs (not the
-                               // background thread's)
+                               // background thread's) and on the Warm
+  int64_t warm_keys = 0;     // answers the Warm at start brought
+                             // (ClientOptions::warm_at_start)
+  int64_t warm_answers = 0;  // misses it answered, without a Lookup
+  int64_t warm_wait_us = 0;  // callers' time waiting for it (also in
+                             // daemon_wait_us)
   int64_t fallbacks = 0;       // Gets answered kHeuristic
   int64_t none_answers = 0;    // Gets answered kNone
   int64_t background_enqueued = 0;  // background Tunes/re-checks queued

@@ -203,6 +203,24 @@ struct ClientOptions {
   // a lock and formats the key (about a microsecond) before its answer.
   // Default: "" (no job).
   std::string job_id;
+
+  // The program this process runs (the same characters and length as
+  // job_id; the preload's is TUNEDB_PROGRAM or a digest of the command
+  // line). Every Lookup carries it, and the daemon remembers each
+  // program's keys and constraints, so that the program's next run can ask
+  // for all of their answers in one Warm call (warm_at_start). Default: ""
+  // (nothing remembered, no Warm).
+  std::string program;
+
+  // With a program and kBackground: the first miss starts one Warm call in
+  // the background, for the device of its key, with the job and the
+  // predictions a Lookup of this client asks for. Its answers then answer
+  // this client's misses without a Lookup (ClientStats::warm_answers); a
+  // miss while the Warm is in flight waits for it at most lookup_deadline
+  // after its start (all misses together), then looks up as before; a
+  // failed Warm (an older daemon) leaves every miss as before. Default:
+  // true.
+  bool warm_at_start = true;
 };
 
 }  // namespace tunedb

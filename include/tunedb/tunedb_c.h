@@ -135,6 +135,10 @@ typedef struct tunedb_options {
   /* The job this client is a rank of (ClientOptions::job_id); copied;
    * default NULL (none). */
   const char* job_id;
+  /* The program this process runs (ClientOptions::program); copied;
+   * default NULL (none). */
+  const char* program;
+  int32_t warm_at_start; /* default 1: with a program, one Warm at start */
 } tunedb_options_t;
 
 /* A whole key: device and convolution (tunedb::ProblemKey). Spatial arrays

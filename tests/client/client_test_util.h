@@ -69,6 +69,11 @@ class FakeTuneDb final : public v1::TuneDb::Service {
     std::lock_guard<std::mutex> lock(mu_);
     return last_job_;
   }
+  // The program the last Lookup named ("" for none).
+  std::string last_program() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_program_;
+  }
 
   grpc::Status Lookup(grpc::ServerContext* context,
                       const v1::LookupRequest* request,
@@ -80,6 +85,7 @@ class FakeTuneDb final : public v1::TuneDb::Service {
     if (!key.ok()) return ToGrpcStatus(key.status());
     std::lock_guard<std::mutex> lock(mu_);
     last_job_ = request->job();
+    last_program_ = request->program();
     auto it = records_.find(key->ToText());
     if (it == records_.end()) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "no record");
@@ -128,7 +134,7 @@ class FakeTuneDb final : public v1::TuneDb::Service {
     return grpc::Status::OK;
   }
 
-  // Answer every other rpc as unimplemented (the default).
+  // Answer every other rpc (Warm included) as unimplemented (the default).
 
  private:
   template <typename Response>
@@ -165,6 +171,7 @@ class FakeTuneDb final : public v1::TuneDb::Service {
   mutable std::mutex mu_;
   std::map<std::string, Record> records_;
   std::string last_job_;
+  std::string last_program_;
   std::function<std::optional<std::vector<AlgoResult>>(const ProblemKey&)>
       tune_result_;
   std::atomic<std::chrono::milliseconds> tune_delay_{
