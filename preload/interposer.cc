@@ -165,7 +165,9 @@ void Interposer::AtExit() {
   if (self.client_ != nullptr) {
     const ClientStats stats = self.client_->Stats();
     absl::StrAppend(&line, "; ", stats.daemon_wait_us / 1000,
-                    " ms waited on the daemon");
+                    " ms waited on the daemon; program ",
+                    self.options_.client.program, ", ", stats.warm_answers,
+                    " answers from its Warm");
   }
   if (!self.options_.problems.empty()) {
     absl::StrAppend(&line, "; settings: ", self.options_.problems);

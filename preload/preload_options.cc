@@ -2,14 +2,18 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/enum_names.h"
 #include "common/job_id.h"
+#include "common/valid_key.h"
 
 namespace tunedb::preload {
 namespace {
@@ -115,6 +119,31 @@ bool ReadNumber(PreloadOptions& o, const char* name, T lo, T hi, T* out) {
   return false;
 }
 
+// The process's command line as the kernel keeps it: its arguments, each
+// ended by a NUL ("" if it cannot be read).
+std::string CommandLine() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
+}
+
+// TUNEDB_PROGRAM, if valid, else the command line's digest, into
+// o.client.program; TUNEDB_WARM into o.client.warm_at_start.
+void ReadProgram(PreloadOptions& o) {
+  if (const char* v = Env("TUNEDB_PROGRAM")) {
+    if (ValidateProgramName(v).ok()) {
+      o.client.program = v;
+    } else {
+      absl::StrAppend(&o.problems, o.problems.empty() ? "" : ", ",
+                      "program ", v, " ignored");
+    }
+  }
+  if (o.client.program.empty()) {
+    o.client.program = ProgramOfCommandLine(CommandLine());
+  }
+  ReadOnOff(o, "TUNEDB_WARM", &o.client.warm_at_start);
+}
+
 // The settings of the preload's own behaviour: its log, its report and
 // exit wait, the misses file, the fallback and the plans it offers.
 void ReadPreloadSettings(PreloadOptions& o) {
@@ -148,6 +177,12 @@ void ReadPreloadSettings(PreloadOptions& o) {
 
 }  // namespace
 
+std::string ProgramOfCommandLine(absl::string_view command_line) {
+  // FNV-1a's offset basis.
+  constexpr uint64_t kFnvBasis = 14695981039346656037ULL;
+  return "cmd-" + KeyHashText(Fnv1aExtend(kFnvBasis, command_line));
+}
+
 PreloadOptions PreloadOptionsFromEnv() {
   PreloadOptions o;
   o.client.miss_policy = MissPolicy::kBackground;
@@ -158,6 +193,7 @@ PreloadOptions PreloadOptionsFromEnv() {
   if (const char* v = Env("TUNEDB_ADDRESS")) o.client.address = v;
   ReadPreloadSettings(o);
   ReadPinOptions(o);
+  ReadProgram(o);
   ReadNumber(o, "TUNEDB_PRELOAD_GRAPH_CONFIGS", 1, 64, &o.graph_configs);
   ReadNumber(o, "TUNEDB_PRELOAD_COMPILE_HORIZON", int64_t{0},
              std::numeric_limits<int64_t>::max(), &o.compile_horizon_calls);

@@ -79,6 +79,16 @@
 //                              alike (ClientOptions::job_id), and a miss
 //                              gets cuDNN's first heuristic choice, as in a
 //                              pinned run
+//   TUNEDB_PROGRAM             the program this process runs (default: "cmd-"
+//                              and 16 hex digits of the command line's
+//                              digest, so the same command run again is the
+//                              same program): every lookup names it, and
+//                              its next run gets the answers to all of its
+//                              keys in one Warm call at its first miss
+//                              (ClientOptions::program; an invalid one is
+//                              ignored, with the digest used instead)
+//   TUNEDB_WARM                "off"/"0": no Warm call at the start
+//                              (ClientOptions::warm_at_start; default on)
 //   TUNEDB_PRELOAD_LEAD_PLAN_ONLY "off": every plan a caller builds from an
 //                              answer with a universal config is built.
 //                              Default on: once one plan of such an answer
@@ -102,6 +112,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "tunedb/client_options.h"
 #include "tunedb/record.h"
 
@@ -151,6 +162,11 @@ struct PreloadOptions {
 
 // The options from the current environment.
 PreloadOptions PreloadOptionsFromEnv();
+
+// The program a command line names when TUNEDB_PROGRAM is not set: "cmd-"
+// and 16 hex digits of its FNV-1a digest (`command_line` as
+// /proc/self/cmdline holds it, each argument ended by a NUL).
+std::string ProgramOfCommandLine(absl::string_view command_line);
 
 }  // namespace tunedb::preload
 

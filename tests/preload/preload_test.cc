@@ -389,6 +389,31 @@ TEST_F(PreloadTest, TheExitLineCanBeSilenced) {
   EXPECT_THAT(run.err, Not(HasSubstr("tunedb preload")));
 }
 
+// The program an exit line names ("" if none).
+std::string ProgramOf(const std::string& err) {
+  const std::string::size_type at = err.find("; program ");
+  if (at == std::string::npos) return "";
+  const std::string::size_type from = at + 10;
+  return err.substr(from, err.find(',', from) - from);
+}
+
+TEST_F(PreloadTest, AProgramIsItsCommandLinesDigestTheSameForTheSameCommand) {
+  const std::string first = ProgramOf(Probe({"--call", "find_ex"}).err);
+  EXPECT_EQ(first.size(), 20u) << first;
+  EXPECT_EQ(first.rfind("cmd-", 0), 0u) << first;
+  EXPECT_EQ(ProgramOf(Probe({"--call", "find_ex"}).err), first);
+  EXPECT_NE(ProgramOf(Probe({"--call", "get_v7"}).err), first);
+}
+
+TEST_F(PreloadTest, TunedbProgramNamesTheProgramAndAnInvalidOneIsIgnored) {
+  EXPECT_EQ(ProgramOf(Probe({"--call", "find_ex"},
+                            {"TUNEDB_PROGRAM=train-7"}).err),
+            "train-7");
+  ProbeRun bad = Probe({"--call", "find_ex"}, {"TUNEDB_PROGRAM=train 7!"});
+  EXPECT_EQ(ProgramOf(bad.err).rfind("cmd-", 0), 0u) << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("settings: program train 7! ignored"));
+}
+
 // The real libcudnn.so.9, without a GPU: its descriptor calls are
 // host-only, so the preload, bound under the real version node, reads real
 // descriptors back into the key the daemon stores, before the call goes on
