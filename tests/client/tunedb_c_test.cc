@@ -227,6 +227,37 @@ TEST(TunedbCTest, ABadPinModeOrJobIdIsRefused) {
   EXPECT_EQ(client, nullptr);
 }
 
+TEST(TunedbCTest, AProgramReachesTheDaemonAndAnInvalidOneIsRefused) {
+  TempDir dir;
+  FakeDaemon daemon(dir.File("c.sock"));
+  daemon.service().Put(testing_util::TestKey(8), {OkResult(6)});
+  tunedb_problem_t p;
+  FillProblem(&p, 8);
+  tunedb_options_t o;
+  tunedb_options_init(&o);
+  EXPECT_EQ(o.program, nullptr);
+  EXPECT_EQ(o.warm_at_start, 1);
+  const std::string address = daemon.address();
+  o.address = address.c_str();
+  tunedb_client_t* client = nullptr;
+  o.program = "a program";
+  EXPECT_EQ(tunedb_client_create(&o, &client), TUNEDB_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tunedb_last_error()).find("program"),
+            std::string::npos);
+  // A caller built before the program passes a struct that ends before it.
+  o.struct_size = offsetof(tunedb_options_t, program);
+  ASSERT_EQ(tunedb_client_create(&o, &client), TUNEDB_OK);
+  tunedb_client_destroy(client);
+  o.struct_size = sizeof(o);
+  o.program = "train-1";
+  ASSERT_EQ(tunedb_client_create(&o, &client), TUNEDB_OK);
+  tunedb_answer_t a;
+  ASSERT_EQ(tunedb_get(client, &p, nullptr, &a), TUNEDB_OK);
+  EXPECT_EQ(a.source, TUNEDB_SOURCE_DAEMON);
+  EXPECT_EQ(daemon.service().last_program(), "train-1");
+  tunedb_client_destroy(client);
+}
+
 TEST(TunedbCTest, ErrorsAreReported) {
   tunedb_client_t* client = nullptr;
   EXPECT_EQ(tunedb_client_create(nullptr, &client),
