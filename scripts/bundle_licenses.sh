@@ -4,10 +4,14 @@
 # it (dpkg -S) and that package's /usr/share/doc/PKG/copyright, as
 # share/licenses/PKG/copyright, with share/licenses/LIBRARIES mapping each
 # library to its package. tunedb's own libraries (libtunedb*) are skipped.
-# A library no Debian package owns (libcudart from a CUDA toolkit) is named
-# on stderr (add its licence by hand); with --strict that is an error.
+# The CUDA runtime (libcudart), which no Debian package owns, takes the
+# licence its toolkit ships (EULA.txt of an NVIDIA installer's toolkit, or
+# License.txt of the nvidia-cuda-runtime wheel's dist-info), looked for in
+# CUDA_HOME (default /usr/local/cuda), as share/licenses/cuda-runtime/. Any
+# other library no Debian package owns is named on stderr (add its licence
+# by hand); with --strict that is an error.
 #
-#   scripts/bundle_licenses.sh [--strict] BUNDLE_DIR
+#   [CUDA_HOME=DIR] scripts/bundle_licenses.sh [--strict] BUNDLE_DIR
 #
 # make_bundle.sh runs it; deploy/container/Dockerfile runs it again after
 # adding the libraries the image carries beyond the bundle.
@@ -20,10 +24,27 @@ lic="$dir/share/licenses"
 rm -rf "$lic"
 mkdir -p "$lic"
 unowned=()
+cuda=${CUDA_HOME:-/usr/local/cuda}
+# cuda_runtime_licence NAME: copies the CUDA runtime's licence, if found.
+cuda_runtime_licence() {
+  local src
+  for src in "$cuda/EULA.txt" \
+      "$cuda"/dist-info/nvidia_cuda_runtime-*.dist-info/licenses/License.txt; do
+    [[ -f "$src" ]] || continue
+    mkdir -p "$lic/cuda-runtime"
+    cp -L "$src" "$lic/cuda-runtime/copyright"
+    echo "$1 cuda-runtime" >> "$lic/LIBRARIES"
+    return 0
+  done
+  return 1
+}
 for path in "$dir"/lib/*; do
   [[ -f "$path" && ! -L "$path" ]] || continue
   name=$(basename "$path")
   [[ "$name" == libtunedb* ]] && continue
+  if [[ "$name" == libcudart.so* ]] && cuda_runtime_licence "$name"; then
+    continue
+  fi
   pkgs=$(dpkg -S "*/$name" 2>/dev/null | cut -d: -f1 | tr ',' '\n' \
          | sed 's/^ *//' | sort -u || true)
   if [[ -z "$pkgs" ]]; then
