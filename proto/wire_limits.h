@@ -32,6 +32,11 @@ inline constexpr int kMaxFilterFields = 32;
 inline constexpr size_t kMaxFilterNameBytes = 32;
 inline constexpr size_t kMaxFilterValueBytes = 256;
 
+// The largest WarmResponse the daemon sends, bytes: it stops adding entries
+// before this, well under a client's default receive limit (4 MiB); the
+// program asks the rest with Lookups.
+inline constexpr size_t kMaxWarmResponseBytes = size_t{3} << 20;
+
 // The longest status message the daemon sends, bytes: a longer one is cut,
 // so no message can outgrow gRPC's metadata limit and reach the client as
 // RESOURCE_EXHAUSTED (which this API keeps for "queue full").

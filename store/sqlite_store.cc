@@ -14,6 +14,7 @@
 #include "store/file_checks.h"
 #include "store/import_receipts_sql.h"
 #include "store/outbox_sql.h"
+#include "store/program_keys_sql.h"
 #include "store/record_rows.h"
 #include "store/record_scan.h"
 #include "store/repair.h"
@@ -224,6 +225,45 @@ absl::StatusOr<std::optional<ImportReceipt>> SqliteStore::FindImport(
     return absl::OkStatus();
   }));
   return receipt;
+}
+
+absl::StatusOr<std::vector<ProgramTotals>> SqliteStore::PutProgramKeys(
+    const std::vector<ProgramKey>& rows, int64_t max_keys_per_program) {
+  std::vector<ProgramTotals> totals;
+  if (rows.empty()) return totals;
+  RETURN_IF_ERROR(Write([&](sql::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(totals,
+                     WriteProgramKeyRows(db, rows, max_keys_per_program));
+    return absl::OkStatus();
+  }));
+  return totals;
+}
+
+absl::StatusOr<std::vector<ProgramKey>> SqliteStore::ReadProgramKeys(
+    const std::string& program, const std::string& device, int64_t limit) {
+  std::vector<ProgramKey> keys;
+  RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(keys, ReadProgramKeyRows(db, program, device, limit));
+    return absl::OkStatus();
+  }));
+  return keys;
+}
+
+absl::StatusOr<std::vector<ProgramTotals>> SqliteStore::ProgramKeyTotals() {
+  std::vector<ProgramTotals> totals;
+  RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(totals, ReadProgramTotals(db));
+    return absl::OkStatus();
+  }));
+  return totals;
+}
+
+absl::Status SqliteStore::ForgetPrograms(
+    const std::vector<std::string>& programs) {
+  if (programs.empty()) return absl::OkStatus();
+  return Write([&](sql::Database& db) {
+    return DeleteProgramKeyRows(db, programs);
+  });
 }
 
 absl::StatusOr<std::optional<Record>> SqliteStore::Get(const ProblemKey& key) {

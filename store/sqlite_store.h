@@ -76,6 +76,14 @@ class SqliteStore : public Store {
   absl::StatusOr<std::unique_ptr<StagedImport>> BeginImport() override;
   absl::StatusOr<std::optional<ImportReceipt>> FindImport(
       const std::string& id) override;
+  absl::StatusOr<std::vector<ProgramTotals>> PutProgramKeys(
+      const std::vector<ProgramKey>& rows,
+      int64_t max_keys_per_program) override;
+  absl::StatusOr<std::vector<ProgramKey>> ReadProgramKeys(
+      const std::string& program, const std::string& device,
+      int64_t limit) override;
+  absl::StatusOr<std::vector<ProgramTotals>> ProgramKeyTotals() override;
+  absl::Status ForgetPrograms(const std::vector<std::string>& programs) override;
   using Store::Query;
   absl::Status Query(
       const RecordFilter& filter, int64_t after_id, int limit,

@@ -111,6 +111,25 @@ struct ImportReceipt {
   int64_t committed_at_us = 0;
 };
 
+// One Lookup a program made (LookupRequest.program): the program's name,
+// the device key's text, the request as the daemon wrote it (opaque bytes
+// to the store) and when it was last asked (Unix µs).
+struct ProgramKey {
+  std::string program;
+  std::string device;
+  std::string request;
+  int64_t last_asked_us = 0;
+};
+
+// What the store keeps of one program: its rows, their requests' bytes, and
+// when it last asked any of them (Unix µs).
+struct ProgramTotals {
+  std::string program;
+  int64_t keys = 0;
+  int64_t bytes = 0;
+  int64_t last_asked_us = 0;
+};
+
 // ALREADY_EXISTS: an import named `id` committed before (`receipt`), so
 // nothing is imported again under that name.
 absl::Status ImportAlreadyCommitted(const std::string& id,
@@ -218,6 +237,23 @@ class Store {
   // kImportReceiptDays, store/import_receipts_sql.h).
   virtual absl::StatusOr<std::optional<ImportReceipt>> FindImport(
       const std::string& id) = 0;
+
+  // The Lookups programs made (store/program_keys_sql.h): keeps each row (a
+  // row kept already takes the later last_asked_us), then forgets each
+  // written program's rows past its newest `max_keys_per_program`, in one
+  // transaction; returns the written programs' totals after it.
+  virtual absl::StatusOr<std::vector<ProgramTotals>> PutProgramKeys(
+      const std::vector<ProgramKey>& rows, int64_t max_keys_per_program) = 0;
+  // The rows of `program` on `device`, the most recently asked first, at
+  // most `limit` (<= 0: all).
+  virtual absl::StatusOr<std::vector<ProgramKey>> ReadProgramKeys(
+      const std::string& program, const std::string& device,
+      int64_t limit) = 0;
+  // Every program's totals, in one pass over the rows.
+  virtual absl::StatusOr<std::vector<ProgramTotals>> ProgramKeyTotals() = 0;
+  // Forgets every row of `programs`.
+  virtual absl::Status ForgetPrograms(
+      const std::vector<std::string>& programs) = 0;
 
   // Calls `visit` for matching records with id > after_id in id order, at
   // most `limit` (<= 0: no limit) times, or until `visit` returns false.

@@ -123,6 +123,27 @@ void AddRequestFamilies(const CoreStats& s, std::vector<MetricFamily>& out) {
   out.push_back(std::move(queue));
 }
 
+// The keys programs asked (LookupRequest.program) and the Warm calls that
+// answered them.
+void AddProgramKeyFamilies(const ProgramKeys::Counts& c,
+                           std::vector<MetricFamily>& out) {
+  out.push_back(ByOutcome(
+      "tunedb_program_keys_total",
+      "Keys programs asked: remembered (new, kept for the program's next "
+      "run), not_remembered (too long, or memory full until the next "
+      "flush), flush_failed (batches the store refused), "
+      "programs_forgotten (past the bounds, least recent first).",
+      {{"remembered", c.remembered},
+       {"not_remembered", c.not_remembered},
+       {"flush_failed", c.flush_failures},
+       {"programs_forgotten", c.programs_forgotten}}));
+  out.push_back(ByOutcome(
+      "tunedb_warm_total",
+      "Warm calls (outcome=\"call\") and the keys they answered "
+      "(outcome=\"key\").",
+      {{"call", c.warms}, {"key", c.warm_keys}}));
+}
+
 // The database: its records, file sizes and last write.
 void AddDatabaseFamilies(const CoreStats& s, std::vector<MetricFamily>& out) {
   if (s.records >= 0) {
@@ -246,6 +267,7 @@ class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
     const CoreStats s = core_->Stats();
     std::vector<MetricFamily> out;
     AddRequestFamilies(s, out);
+    AddProgramKeyFamilies(s.program_keys, out);
     AddDatabaseFamilies(s, out);
     if (s.fleet.enabled) AddFleetFamilies(s.fleet, out);
     if (workers_ != nullptr) {

@@ -4,8 +4,7 @@
 #include <utility>
 
 #include "common/valid_key.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "server/service/wire_message.h"
 
 namespace tunedb {
 namespace {
@@ -25,17 +24,6 @@ constexpr int64_t kNodeHeaderBytes = 32;
 void StripResult(v1::AlgoResult* result) {
   result->clear_plan();
   result->clear_error();
-}
-
-std::string Serialized(const v1::LookupResponse& response) {
-  std::string out;
-  {
-    google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    response.SerializeToCodedStream(&coded);
-  }
-  return out;
 }
 
 }  // namespace
@@ -58,11 +46,11 @@ std::string JobAnswers::KeptAnswer(const v1::LookupResponse& response) {
       StripResult(candidate);
     }
   }
-  std::string out = Serialized(kept);
+  std::string out = DeterministicBytes(kept);
   while (out.size() > kMaxAnswerBytes && kept.has_prediction() &&
          kept.prediction().candidates_size() > 1) {
     kept.mutable_prediction()->mutable_candidates()->RemoveLast();
-    out = Serialized(kept);
+    out = DeterministicBytes(kept);
   }
   out.shrink_to_fit();
   return out;

@@ -39,8 +39,30 @@ absl::StatusOr<LookupArgs> ValidateLookup(const v1::LookupRequest& request) {
   ASSIGN_OR_RETURN(key.device, FromProto(request.device()));
   ASSIGN_OR_RETURN(Constraints constraints, FromProto(request.constraints()));
   RETURN_IF_ERROR(ValidateJobId(request.job()));
+  RETURN_IF_ERROR(ValidateProgramName(request.program()));
   return LookupArgs{ValidKey::FromValidated(std::move(key)), constraints,
-                    request.job()};
+                    request.job(), request.program()};
+}
+
+absl::StatusOr<WarmArgs> ValidateWarm(const v1::WarmRequest& request) {
+  if (request.program().empty()) {
+    return absl::InvalidArgumentError("program: required for Warm");
+  }
+  RETURN_IF_ERROR(ValidateProgramName(request.program()));
+  if (!request.has_device()) {
+    return absl::InvalidArgumentError("device: required for Warm");
+  }
+  WarmArgs args;
+  ASSIGN_OR_RETURN(args.device, FromProto(request.device()));
+  RETURN_IF_ERROR(ValidateJobId(request.job()));
+  if (request.max_keys() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_keys: ", request.max_keys(), " is negative (0 means all)"));
+  }
+  args.program = request.program();
+  args.job = request.job();
+  args.max_keys = request.max_keys();
+  return args;
 }
 
 absl::StatusOr<TuneArgs> ValidateTune(const v1::TuneRequest& request) {

@@ -24,13 +24,25 @@
 
 namespace tunedb {
 
-// A Lookup: the whole key (both halves required) and the constraints.
+// A Lookup: the whole key (both halves required) and the constraints; the
+// job and the program under the job id's rule (common/job_id.h).
 struct LookupArgs {
   ValidKey key;
   Constraints constraints;
-  std::string job;  // "" for none
+  std::string job;      // "" for none
+  std::string program;  // "" for none
 };
 absl::StatusOr<LookupArgs> ValidateLookup(const v1::LookupRequest& request);
+
+// A Warm: the program (required) and the device (required, validated as
+// Lookup's), the job as Lookup's, max_keys >= 0.
+struct WarmArgs {
+  std::string program;
+  DeviceKey device;
+  std::string job;  // "" for none
+  int64_t max_keys = 0;
+};
+absl::StatusOr<WarmArgs> ValidateWarm(const v1::WarmRequest& request);
 
 // A Tune (also each item of a TuneBatch): the problem, the device if given
 // (unset means the first device), the constraints and how to search;

@@ -282,6 +282,13 @@ absl::Status TuneDbService::Lookup(const v1::LookupRequest& request,
                                    v1::LookupResponse* response) {
   RETURN_IF_ERROR(Accepting());
   ASSIGN_OR_RETURN(LookupArgs args, ValidateLookup(request));
+  if (!args.program.empty()) RememberLookup(args, request);
+  return AnswerForJob(args, request, response);
+}
+
+absl::Status TuneDbService::AnswerForJob(const LookupArgs& args,
+                                         const v1::LookupRequest& request,
+                                         v1::LookupResponse* response) {
   absl::Status answered = AnswerLookup(args, request, response);
   if (args.job.empty() ||
       (!answered.ok() && !absl::IsNotFound(answered))) {
@@ -536,12 +543,78 @@ absl::Status TuneDbService::ImportStatus(
   return absl::OkStatus();
 }
 
-// Not built yet: answered UNIMPLEMENTED until the program keys and the
-// daemon's report aggregation land.
-absl::Status TuneDbService::Warm(const v1::WarmRequest&, v1::WarmResponse*) {
-  return absl::UnimplementedError("Warm is not built yet");
+void TuneDbService::RememberLookup(const LookupArgs& args,
+                                   const v1::LookupRequest& request) {
+  v1::LookupRequest asked = request;
+  asked.DiscardUnknownFields();
+  asked.clear_program();
+  asked.clear_job();
+  asked.clear_predict();
+  asked.clear_predict_from_other_versions();
+  asked.clear_choice_only();
+  core_->program_keys().Remember(args.program, args.key.device().ToText(),
+                                 DeterministicBytes(asked), absl::Now());
 }
 
+absl::Status TuneDbService::Warm(const v1::WarmRequest& request,
+                                 v1::WarmResponse* response) {
+  RETURN_IF_ERROR(Accepting());
+  ASSIGN_OR_RETURN(WarmArgs args, ValidateWarm(request));
+  ASSIGN_OR_RETURN(std::vector<std::string> asked,
+                   core_->program_keys().Recall(
+                       args.program, args.device.ToText(), args.max_keys));
+  size_t bytes = 0;
+  int64_t skipped = 0;
+  size_t next = 0;
+  for (; next < asked.size(); ++next) {
+    v1::WarmEntry entry;
+    if (!AnswerRemembered(request, asked[next], &entry)) {
+      ++skipped;
+      continue;
+    }
+    // The entry's bytes in the response: its own, a tag and its length.
+    const size_t entry_bytes = entry.ByteSizeLong() + 6;
+    if (bytes + entry_bytes > kMaxWarmResponseBytes) break;
+    bytes += entry_bytes;
+    *response->add_entries() = std::move(entry);
+  }
+  core_->program_keys().CountWarm(response->entries_size());
+  if (skipped > 0 || next < asked.size()) {
+    spdlog::info(
+        "Warm of program {}: {} keys answered, {} no longer valid or failed, "
+        "{} past the response's {} bytes (the program asks them by Lookup)",
+        args.program, response->entries_size(), skipped, asked.size() - next,
+        kMaxWarmResponseBytes);
+  }
+  return absl::OkStatus();
+}
+
+bool TuneDbService::AnswerRemembered(const v1::WarmRequest& warm,
+                                     const std::string& asked,
+                                     v1::WarmEntry* entry) {
+  v1::LookupRequest* request = entry->mutable_request();
+  if (!request->ParseFromString(asked)) return false;
+  request->set_job(warm.job());
+  request->set_predict(warm.predict());
+  request->set_predict_from_other_versions(warm.predict_from_other_versions());
+  request->set_choice_only(warm.choice_only());
+  absl::StatusOr<LookupArgs> args = ValidateLookup(*request);
+  if (!args.ok()) return false;
+  absl::Status answered =
+      AnswerForJob(*args, *request, entry->mutable_response());
+  request->clear_job();
+  if (answered.ok()) {
+    entry->set_code(static_cast<int>(absl::StatusCode::kOk));
+    return true;
+  }
+  if (!absl::IsNotFound(answered)) return false;
+  entry->set_code(static_cast<int>(absl::StatusCode::kNotFound));
+  entry->clear_response();
+  return true;
+}
+
+// Not built yet: answered UNIMPLEMENTED until the daemon's report
+// aggregation lands.
 absl::Status TuneDbService::Report(const v1::ReportRequest&,
                                    v1::ReportResponse*) {
   return absl::UnimplementedError("Report is not built yet");

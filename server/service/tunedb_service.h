@@ -105,6 +105,11 @@ class TuneDbService final : public v1::TuneDb::StreamedService {
   // The handlers, on parsed requests.
   absl::Status Lookup(const v1::LookupRequest& request,
                       v1::LookupResponse* response);
+  // Lookup's answer to a validated request, for Lookup and each key of a
+  // Warm alike: AnswerLookup, then the job's agreement (job_answers.h).
+  absl::Status AnswerForJob(const LookupArgs& args,
+                            const v1::LookupRequest& request,
+                            v1::LookupResponse* response);
   // Lookup's answer before a job's fixed one replaces it: the core's one
   // Lookup decision (TuningCore::Lookup), translated to the response.
   absl::Status AnswerLookup(const LookupArgs& args,
@@ -122,8 +127,17 @@ class TuneDbService final : public v1::TuneDb::StreamedService {
   absl::Status ReportCounters(const v1::ReportCountersRequest& request);
   absl::Status ImportStatus(const v1::ImportStatusRequest& request,
                             v1::ImportStatusResponse* response);
+  // Has the core remember that args.program asked `request` (its key and
+  // constraints: program, job and the answer's flags cleared).
+  void RememberLookup(const LookupArgs& args,
+                      const v1::LookupRequest& request);
   absl::Status Warm(const v1::WarmRequest& request,
                     v1::WarmResponse* response);
+  // One remembered request (`asked`, bytes) answered into `entry` under
+  // `warm`'s job and flags, as Lookup answers it; false where it no longer
+  // parses or validates, or its answer is an error other than NOT_FOUND.
+  bool AnswerRemembered(const v1::WarmRequest& warm, const std::string& asked,
+                        v1::WarmEntry* entry);
   absl::Status Report(const v1::ReportRequest& request,
                       v1::ReportResponse* response);
   absl::Status Query(grpc::ServerContext* context,

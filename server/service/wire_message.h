@@ -2,16 +2,21 @@
 // does not parse is INVALID_ARGUMENT naming the message type and its place in
 // the stream. Used by TuneDbService for every request it reads, and by the
 // stream fuzzer, so a malformed message is never INTERNAL with no message nor
-// the silent end of a stream.
+// the silent end of a stream. And the one deterministic serialization of a
+// message (the job's kept answers, the Lookups a program made).
 //
 // Thread safety: stateless functions.
 #ifndef TUNEDB_SERVER_SERVICE_WIRE_MESSAGE_H_
 #define TUNEDB_SERVER_SERVICE_WIRE_MESSAGE_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/message_lite.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 
@@ -43,6 +48,20 @@ absl::Status ParseWireMessage(grpc::ByteBuffer* buffer, int64_t index,
   }
   buffer->Clear();
   return absl::OkStatus();
+}
+
+// `message`'s bytes, written deterministically (map entries in key order):
+// equal messages give equal bytes.
+inline std::string DeterministicBytes(
+    const google::protobuf::MessageLite& message) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return out;
 }
 
 }  // namespace tunedb

@@ -65,6 +65,8 @@ TuningCore::TuningCore(const Options& options, Store* store, Finder* finder,
                          options.predict_max_distance},
       records_.get());
   served_ = std::make_unique<ServedCounts>(store, options.flush_interval);
+  program_keys_ = std::make_unique<ProgramKeys>(store, options.program_keys,
+                                                options.flush_interval);
   inflight_ = std::make_unique<InflightSearches>();
   runner_ = std::make_unique<SearchRunner>(
       SearchRunner::Options{options.search, options.host,
@@ -107,6 +109,7 @@ void TuningCore::Shutdown(absl::Duration drain) {
     }
   }
   served_->Stop();
+  program_keys_->Stop();
 }
 
 int TuningCore::QueueDepth(int index) const {
@@ -310,6 +313,7 @@ CoreStats TuningCore::Stats() {
   s.database_path = store_->path();
   if (fleet_ != nullptr) s.fleet = fleet_->Health();
   s.reported = reported_.Get();
+  s.program_keys = program_keys_->counts();
   return s;
 }
 

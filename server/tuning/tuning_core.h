@@ -32,7 +32,8 @@
 // its caches), DeviceQueues (per-device queues, workers and the idle hold),
 // InflightSearches and PendingSearch (coalescing and waiting), SearchRunner
 // (a search or revalidation and its record), FleetWaiter (the fleet before a
-// search), Predictor and ServedCounts.
+// search), Predictor, ServedCounts and ProgramKeys (the keys each program
+// asked, for its next run's Warm).
 //
 // Thread safety: every public method is thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_TUNING_CORE_H_
@@ -56,6 +57,7 @@
 #include "server/tuning/fleet_sync.h"
 #include "server/tuning/gpu_use.h"
 #include "server/tuning/predictor.h"
+#include "server/tuning/program_keys.h"
 #include "server/tuning/reported_counters.h"
 #include "server/tuning/search_again.h"
 #include "server/tuning/search_runner.h"
@@ -121,6 +123,7 @@ struct CoreStats {
   std::string database_path;
   FleetHealth fleet;  // enabled == false without a fleet database
   ReportedCounters::Snapshot reported;  // what clients reported
+  ProgramKeys::Counts program_keys;     // the keys programs asked, and Warm
 };
 
 class DeviceQueues;
@@ -139,7 +142,8 @@ class TuningCore {
     SearchOptions search;
     // Host name stored with each record; "" = gethostname().
     std::string host;
-    // How often served counts are flushed to the store. Default 2 s.
+    // How often served counts and the keys programs asked are flushed to
+    // the store. Default 2 s.
     absl::Duration flush_interval = absl::Seconds(2);
     // Records kept in memory for Lookup and Tune (0: none). Default 65536.
     size_t record_cache_capacity = 65536;
@@ -173,6 +177,8 @@ class TuningCore {
     // record has this many times behind the leader (search_again.h); 0 runs
     // every config. Default kFarBehindFactor.
     double far_behind_factor = kFarBehindFactor;
+    // What the keys programs asked may take (program_keys.h).
+    ProgramKeys::Limits program_keys;
   };
 
   // Takes the finder's device list at construction; `store`, `finder` and
@@ -222,6 +228,8 @@ class TuningCore {
   CoreStats Stats();
   // Counters client programs report (ReportCounters).
   ReportedCounters& reported() { return reported_; }
+  // The keys each program asked (LookupRequest.program), for Warm.
+  ProgramKeys& program_keys() { return *program_keys_; }
   Store& store() { return *store_; }
 
   // Deletes matching records (store and memory); returns how many.
@@ -241,7 +249,8 @@ class TuningCore {
                                        const ImportTag& tag);
 
   // Stops the workers: queued searches fail with UNAVAILABLE, running ones
-  // are waited for until `drain` passes. Flushes served counts.
+  // are waited for until `drain` passes. Flushes served counts and the keys
+  // programs asked.
   void Shutdown(absl::Duration drain);
 
  private:
@@ -279,6 +288,7 @@ class TuningCore {
   std::unique_ptr<StoredRecords> records_;
   std::unique_ptr<Predictor> predictor_;
   std::unique_ptr<ServedCounts> served_;
+  std::unique_ptr<ProgramKeys> program_keys_;
   std::unique_ptr<InflightSearches> inflight_;
   std::unique_ptr<DeviceQueues> queues_;
   std::unique_ptr<SearchRunner> runner_;

@@ -70,6 +70,15 @@ void Statement::BindText(int index, absl::string_view value) {
            index);
 }
 
+void Statement::BindBlob(int index, absl::string_view bytes) {
+  // An empty value is a zero-length BLOB, never NULL (which a null pointer
+  // would bind).
+  const char* data = bytes.empty() ? "" : bytes.data();
+  NoteBind(sqlite3_bind_blob64(stmt_, index, data, bytes.size(),
+                               SQLITE_TRANSIENT),
+           index);
+}
+
 void Statement::BindNull(int index) {
   NoteBind(sqlite3_bind_null(stmt_, index), index);
 }
@@ -108,6 +117,13 @@ std::string Statement::ColumnText(int column) const {
   const unsigned char* text = sqlite3_column_text(stmt_, column);
   if (text == nullptr) return std::string();
   return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+std::string Statement::ColumnBlob(int column) const {
+  const void* bytes = sqlite3_column_blob(stmt_, column);
+  if (bytes == nullptr) return std::string();
+  return std::string(static_cast<const char*>(bytes),
                      static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 

@@ -43,6 +43,8 @@ class Statement {
   // The text is copied (SQLITE_TRANSIENT).
   void BindText(int index, absl::string_view value);
   void BindNull(int index);
+  // Bytes as a BLOB, copied (SQLITE_TRANSIENT).
+  void BindBlob(int index, absl::string_view bytes);
 
   // Advances: true when a row is available, false when the statement is done.
   absl::StatusOr<bool> Step();
@@ -55,6 +57,8 @@ class Statement {
   int ColumnInt(int column) const;
   double ColumnDouble(int column) const;
   std::string ColumnText(int column) const;
+  // A BLOB (or any value) as its bytes.
+  std::string ColumnBlob(int column) const;
   bool ColumnIsNull(int column) const;
   ColumnType GetColumnType(int column) const;
 
