@@ -167,7 +167,7 @@ void Interposer::AtExit() {
     absl::StrAppend(&line, "; ", stats.daemon_wait_us / 1000,
                     " ms waited on the daemon; program ",
                     self.options_.client.program, ", ", stats.warm_answers,
-                    " answers from its Warm");
+                    " answers from the warm call");
   }
   if (!self.options_.problems.empty()) {
     absl::StrAppend(&line, "; settings: ", self.options_.problems);

@@ -414,6 +414,23 @@ TEST_F(PreloadTest, TunedbProgramNamesTheProgramAndAnInvalidOneIsIgnored) {
   EXPECT_THAT(bad.err, HasSubstr("settings: program train 7! ignored"));
 }
 
+TEST_F(PreloadTest, ASecondRunOfACommandIsAnsweredByItsWarmWithoutALookup) {
+  Tune(Key(ConvOp::kForward));
+  ProbeRun first = Probe({"--call", "find_ex"});
+  EXPECT_EQ(first.out["real_calls"]["fwd_find_ex"], 0);
+  EXPECT_THAT(first.err, HasSubstr(", 0 answers from the warm call"));
+  ProbeRun second = Probe({"--call", "find_ex"});
+  EXPECT_EQ(second.out["real_calls"]["fwd_find_ex"], 0);
+  EXPECT_EQ(second.out["perf"], first.out["perf"]);
+  // The call's lookups (one per constraints it asks under) all came from
+  // the Warm.
+  EXPECT_THAT(second.err, Not(HasSubstr(", 0 answers from the warm call")));
+  EXPECT_THAT(second.err, HasSubstr("1 calls: 1 hits"));
+  ProbeRun off = Probe({"--call", "find_ex"}, {"TUNEDB_WARM=0"});
+  EXPECT_EQ(off.out["perf"], first.out["perf"]);
+  EXPECT_THAT(off.err, HasSubstr(", 0 answers from the warm call"));
+}
+
 // The real libcudnn.so.9, without a GPU: its descriptor calls are
 // host-only, so the preload, bound under the real version node, reads real
 // descriptors back into the key the daemon stores, before the call goes on
