@@ -46,7 +46,7 @@ cat "$OUT/devices.txt"
 time "$B/bin/tunedb" --address "$A" prewarm -m resnet18 --batch 32 \
     --dtype fp16 --layout nhwc --no-progress
 "$B/bin/tunedb" --address "$A" stats
-"$B/bin/tunedb" --address "$A" --csv query > "$OUT/records.csv"
+"$B/bin/tunedb" --address "$A" query --csv > "$OUT/records.csv"
 "$B/bin/tunedb" --address "$A" export > "$OUT/records.jsonl"
 n=$(grep -c '"finder": *"cudnn' "$OUT/records.jsonl" || true)
 echo "records searched by the cuDNN finder: $n"
