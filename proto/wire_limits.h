@@ -37,6 +37,15 @@ inline constexpr size_t kMaxFilterValueBytes = 256;
 // program asks the rest with Lookups.
 inline constexpr size_t kMaxWarmResponseBytes = size_t{3} << 20;
 
+// A Report: the planned problems it takes, the bytes of each one's text,
+// and the largest aggregate it answers (ReportResponse.report_json), bytes.
+// The aggregate does not grow with the records; past the cap (a database of
+// many thousands of device groups or days), the daemon answers
+// FAILED_PRECONDITION and a filter narrows the report.
+inline constexpr int kMaxReportPlannedProblems = 100000;
+inline constexpr size_t kMaxPlannedProblemBytes = 512;
+inline constexpr size_t kMaxReportJsonBytes = size_t{4} << 20;
+
 // The longest status message the daemon sends, bytes: a longer one is cut,
 // so no message can outgrow gRPC's metadata limit and reach the client as
 // RESOURCE_EXHAUSTED (which this API keeps for "queue full").

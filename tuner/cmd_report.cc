@@ -1,18 +1,23 @@
 // `tunedb report -o FILE`: one self-contained HTML page about the daemon's
-// database (ReportData, RenderReportHtml).
+// database: the daemon aggregates its records (the Report rpc, ReportData)
+// and the page is rendered here (RenderReportHtml); from a daemon older than
+// that rpc, its records are streamed and aggregated here.
 #include <fstream>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "common/report_data.h"
+#include "common/report_json.h"
+#include "common/status_macros.h"
 #include "proto/convert.h"
+#include "proto/wire_limits.h"
 #include "tuner/commands.h"
 #include "tuner/exit_codes.h"
 #include "tuner/format.h"
 #include "tuner/problem_plan.h"
 #include "tuner/record_stream.h"
-#include "tuner/report_data.h"
 #include "tuner/report_html.h"
 
 namespace tunedb::tuner {
@@ -23,17 +28,76 @@ struct ReportFlags {
   ProblemFlags problems;  // optional: the models coverage is measured on
 };
 
-// Every readable record into `aggregator`; the unreadable ones into
-// `skipped`.
-absl::Status AggregateRecords(CliContext& ctx, ReportAggregator& aggregator,
-                              std::vector<v1::BadRow>* skipped) {
-  return ForEachParsedRecord(
+// The daemon's aggregate (the Report rpc); UNIMPLEMENTED from a daemon
+// older than it.
+absl::StatusOr<ReportData> AskReport(CliContext& ctx,
+                                     const std::vector<ConvProblem>& planned) {
+  v1::ReportRequest request;
+  for (const ConvProblem& p : planned) request.add_planned_problems(p.ToText());
+  if (request.ByteSizeLong() > static_cast<size_t>(kDaemonMaxReceiveBytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ", planned.size(), " problems of the report take ",
+        FormatBytes(static_cast<int64_t>(request.ByteSizeLong())),
+        ", over the daemon's message limit of ",
+        FormatBytes(kDaemonMaxReceiveBytes), "; ask for fewer problems"));
+  }
+  // The daemon reads every record: longer than one lookup, no deadline.
+  ASSIGN_OR_RETURN(v1::ReportResponse response,
+                   ctx.Call(&v1::TuneDb::Stub::Report, request,
+                            CliContext::Deadline::kNone));
+  absl::StatusOr<ReportData> data = ReportDataFromJson(response.report_json());
+  if (!data.ok()) {
+    return absl::InternalError(absl::StrCat(
+        "the daemon's report cannot be read: ", data.status().message()));
+  }
+  return data;
+}
+
+// An older daemon's records, streamed through Query and aggregated here.
+absl::StatusOr<ReportData> AggregateStreamed(
+    CliContext& ctx, const std::vector<ConvProblem>& planned) {
+  ReportAggregator aggregator;
+  if (!planned.empty()) aggregator.SetPlannedProblems({}, planned);
+  std::vector<v1::BadRow> skipped;
+  RETURN_IF_ERROR(ForEachParsedRecord(
       ctx, v1::Filter(), 0,
       [&](Record r) {
         aggregator.Add(r);
         return true;
       },
-      skipped);
+      &skipped));
+  for (const v1::BadRow& bad : skipped) {
+    aggregator.AddUnreadable({bad.id(), bad.key_text(), bad.reason()});
+  }
+  return aggregator.Finish();
+}
+
+// The aggregate: the daemon's, or, from a daemon that has no Report rpc,
+// its records aggregated here (saying so).
+absl::StatusOr<ReportData> Aggregate(CliContext& ctx,
+                                     const std::vector<ConvProblem>& planned) {
+  absl::StatusOr<ReportData> data = AskReport(ctx, planned);
+  if (!absl::IsUnimplemented(data.status())) return data;
+  ctx.err() << "tunedb: the daemon is older than the Report rpc: reading "
+               "its records one by one here (slower)\n";
+  return AggregateStreamed(ctx, planned);
+}
+
+// The rows the report skipped, as query and export tell of them.
+void ReportUnreadable(CliContext& ctx, const ReportData& data) {
+  std::vector<v1::BadRow> skipped;
+  for (const UnreadableRow& row : data.unreadable_rows) {
+    v1::BadRow& bad = skipped.emplace_back();
+    bad.set_id(row.id);
+    bad.set_key_text(row.key_text);
+    bad.set_reason(row.reason);
+  }
+  ReportSkipped(ctx, skipped);
+  if (data.unreadable > static_cast<int64_t>(skipped.size())) {
+    ctx.err() << "tunedb: " << data.unreadable
+              << " unreadable record(s) in all, the first " << skipped.size()
+              << " listed\n";
+  }
 }
 
 std::optional<DaemonCounters> Counters(CliContext& ctx) {
@@ -43,30 +107,34 @@ std::optional<DaemonCounters> Counters(CliContext& ctx) {
                         stats->uptime_s()};
 }
 
+// The problems of the report's models and files, device-free.
+int PlannedProblems(CliContext& ctx, const ReportFlags& f,
+                    std::vector<ConvProblem>* problems) {
+  if (f.problems.empty()) return kExitOk;
+  ProblemPlan plan;
+  if (int code = BuildProblemPlan(ctx, f.problems, DeviceKey(), &plan);
+      code != kExitOk) {
+    return code;
+  }
+  for (const PrewarmItem& item : plan.items) {
+    problems->push_back(item.key.problem);
+  }
+  return kExitOk;
+}
+
 int RunReport(CliContext& ctx, const ReportFlags& f) {
-  ReportAggregator aggregator;
-  if (!f.problems.empty()) {
-    ProblemPlan plan;
-    if (int code = BuildProblemPlan(ctx, f.problems, DeviceKey(), &plan);
-        code != kExitOk) {
-      return code;
-    }
-    std::vector<ConvProblem> problems;
-    for (const PrewarmItem& item : plan.items) {
-      problems.push_back(item.key.problem);
-    }
-    aggregator.SetPlannedProblems(f.problems.models, problems);
+  std::vector<ConvProblem> planned;
+  if (int code = PlannedProblems(ctx, f, &planned); code != kExitOk) {
+    return code;
   }
   const absl::Time start = absl::Now();
-  std::vector<v1::BadRow> skipped;
-  if (absl::Status s = AggregateRecords(ctx, aggregator, &skipped); !s.ok()) {
-    return ctx.Fail(s);
-  }
-  ReportSkipped(ctx, skipped);
-  const ReportData data = aggregator.Finish();
+  absl::StatusOr<ReportData> data = Aggregate(ctx, planned);
+  if (!data.ok()) return ctx.Fail(data.status());
+  data->models = f.problems.models;
+  ReportUnreadable(ctx, *data);
   ReportPage page{ctx.options().address, absl::ToUnixMicros(absl::Now()),
                   Counters(ctx)};
-  const std::string html = RenderReportHtml(data, page);
+  const std::string html = RenderReportHtml(*data, page);
   std::ofstream file(f.out, std::ios::binary | std::ios::trunc);
   file << html;
   file.close();
@@ -74,11 +142,11 @@ int RunReport(CliContext& ctx, const ReportFlags& f) {
     return ctx.Fail(absl::PermissionDeniedError(
         absl::StrCat("cannot write '", f.out, "'")));
   }
-  ctx.err() << "wrote " << f.out << ": " << data.records << " records, "
+  ctx.err() << "wrote " << f.out << ": " << data->records << " records, "
             << FormatBytes(static_cast<int64_t>(html.size()))
             << absl::StrFormat(", in %.2f s\n",
                                absl::ToDoubleSeconds(absl::Now() - start));
-  return skipped.empty() ? kExitOk : kExitPartial;
+  return data->unreadable == 0 ? kExitOk : kExitPartial;
 }
 
 }  // namespace

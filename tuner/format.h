@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/record_labels.h"
 #include "nlohmann/json.hpp"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
@@ -25,13 +26,10 @@ std::string FormatBytes(int64_t bytes);
 std::string FormatMs(double ms);
 // "2026-11-29 16:04:05Z" (UTC) for µs since the epoch.
 std::string FormatTime(int64_t micros);
-// Compact shape: "n64 c3 k64 in224x224 f7x7 s2x2 p3x3" (+ " d2x2" if
-// dilated, " g32" if grouped).
-std::string ShapeSummary(const ConvProblem& p);
-// "f32", "f32/tf32", "f16", "bf16" (data type and TF32 policy).
-std::string TypeSummary(const ConvProblem& p);
-// "#1 tensor_op" style algorithm label.
-std::string AlgoLabel(const AlgoResult& r);
+// ShapeSummary, TypeSummary and AlgoLabel: common/record_labels.h.
+using ::tunedb::AlgoLabel;
+using ::tunedb::ShapeSummary;
+using ::tunedb::TypeSummary;
 
 // Named constraint sets `show` evaluates: unlimited, <= 0 B, <= 64 MiB,
 // <= 1 GiB, deterministic only.

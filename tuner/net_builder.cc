@@ -1,7 +1,6 @@
 #include "tuner/net_builder.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 
 namespace tunedb::tuner {
 namespace {
@@ -27,11 +26,6 @@ ConvLayer LayerBetween(const std::string& name, const Tensor& x,
 }
 
 }  // namespace
-
-std::string DimsToText(const Dims& d, int spatial_dims) {
-  std::vector<int64_t> v(d.begin(), d.begin() + spatial_dims);
-  return absl::StrJoin(v, "x");
-}
 
 Dims NetBuilder::Uniform(int64_t v) const {
   Dims d{};

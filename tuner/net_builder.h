@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/record_labels.h"
 #include "tunedb/problem.h"
 
 namespace tunedb::tuner {
@@ -109,8 +110,8 @@ class NetBuilder {
   absl::Status status_;
 };
 
-// "56x56" for the first `spatial_dims` entries.
-std::string DimsToText(const Dims& d, int spatial_dims);
+// "56x56" for the first `spatial_dims` entries: common/record_labels.h.
+using ::tunedb::DimsToText;
 
 }  // namespace tunedb::tuner
 

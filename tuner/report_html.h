@@ -20,7 +20,7 @@
 #include <optional>
 #include <string>
 
-#include "tuner/report_data.h"
+#include "common/report_data.h"
 
 namespace tunedb::tuner {
 

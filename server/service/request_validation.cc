@@ -148,6 +148,30 @@ absl::StatusOr<RecordFilter> ValidateExport(const v1::ExportRequest& request) {
   return ValidateFilter(request.filter());
 }
 
+absl::StatusOr<ReportArgs> ValidateReport(const v1::ReportRequest& request) {
+  ReportArgs args;
+  ASSIGN_OR_RETURN(args.filter, ValidateFilter(request.filter()));
+  const int count = request.planned_problems_size();
+  if (count > kMaxReportPlannedProblems) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("planned_problems: ", count, " problems, at most ",
+                     kMaxReportPlannedProblems, " allowed"));
+  }
+  args.planned.reserve(count);
+  for (int i = 0; i < count; ++i) {
+    const std::string& text = request.planned_problems(i);
+    const std::string field = absl::StrCat("planned_problems[", i, "]");
+    RETURN_IF_ERROR(CheckLength(field, text, kMaxPlannedProblemBytes));
+    absl::StatusOr<ConvProblem> problem = ConvProblem::Parse(text);
+    if (!problem.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": ", problem.status().message()));
+    }
+    args.planned.push_back(*std::move(problem));
+  }
+  return args;
+}
+
 absl::StatusOr<ImportHeader> ValidateImportHeader(const v1::ImportLine& first,
                                                   int64_t max_lines) {
   const int64_t expected = first.expected_lines();

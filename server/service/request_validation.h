@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -77,6 +78,16 @@ absl::StatusOr<RecordFilter> ValidateInvalidate(
 
 // An Export: its filter.
 absl::StatusOr<RecordFilter> ValidateExport(const v1::ExportRequest& request);
+
+// A Report: its filter (as Query's), and at most kMaxReportPlannedProblems
+// planned problems, each a problem's key text without its device of at most
+// kMaxPlannedProblemBytes (INVALID_ARGUMENT naming the entry, e.g.
+// "planned_problems[3]: ...").
+struct ReportArgs {
+  RecordFilter filter;
+  std::vector<ConvProblem> planned;
+};
+absl::StatusOr<ReportArgs> ValidateReport(const v1::ReportRequest& request);
 
 // What the first line of an Import announces: the stream's length, not
 // negative (INVALID_ARGUMENT) and at most `max_lines` (RESOURCE_EXHAUSTED),

@@ -14,6 +14,7 @@
 #include "proto/wire_limits.h"
 #include "server/service/import_session.h"
 #include "server/service/request_validation.h"
+#include "server/service/store_report.h"
 #include "server/service/tune_batch_run.h"
 #include "server/service/wire_message.h"
 #include "spdlog/spdlog.h"
@@ -204,9 +205,10 @@ grpc::Status TuneDbService::StreamedWarm(
 }
 
 grpc::Status TuneDbService::StreamedReport(
-    grpc::ServerContext*, Unary<v1::ReportRequest, v1::ReportResponse>* call) {
-  return ServeUnary(call, [this](const auto& in, auto* out) {
-    return Report(in, out);
+    grpc::ServerContext* context,
+    Unary<v1::ReportRequest, v1::ReportResponse>* call) {
+  return ServeUnary(call, [this, context](const auto& in, auto* out) {
+    return Report(context, in, out);
   });
 }
 
@@ -613,11 +615,17 @@ bool TuneDbService::AnswerRemembered(const v1::WarmRequest& warm,
   return true;
 }
 
-// Not built yet: answered UNIMPLEMENTED until the daemon's report
-// aggregation lands.
-absl::Status TuneDbService::Report(const v1::ReportRequest&,
-                                   v1::ReportResponse*) {
-  return absl::UnimplementedError("Report is not built yet");
+absl::Status TuneDbService::Report(grpc::ServerContext* context,
+                                   const v1::ReportRequest& request,
+                                   v1::ReportResponse* response) {
+  RETURN_IF_ERROR(Accepting());
+  ASSIGN_OR_RETURN(ReportArgs args, ValidateReport(request));
+  LogIfItScans(args.filter);
+  ASSIGN_OR_RETURN(*response->mutable_report_json(),
+                   StoreReport(core_->store(), args, [context] {
+                     return context->IsCancelled();
+                   }));
+  return absl::OkStatus();
 }
 
 }  // namespace tunedb

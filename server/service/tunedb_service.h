@@ -138,7 +138,8 @@ class TuneDbService final : public v1::TuneDb::StreamedService {
   // parses or validates, or its answer is an error other than NOT_FOUND.
   bool AnswerRemembered(const v1::WarmRequest& warm, const std::string& asked,
                         v1::WarmEntry* entry);
-  absl::Status Report(const v1::ReportRequest& request,
+  absl::Status Report(grpc::ServerContext* context,
+                      const v1::ReportRequest& request,
                       v1::ReportResponse* response);
   absl::Status Query(grpc::ServerContext* context,
                      const v1::QueryRequest& request,

@@ -1,7 +1,8 @@
 // A damaged database, as issue #15 found it: one byte flipped in one stored
 // value of the SQLite file (it still passes quick_check). query prints the
 // other records and names the bad one (exit 5); export fails naming it and
-// writes nothing, or with --skip-bad writes the rest (exit 5); doctor lists
+// writes nothing, or with --skip-bad writes the rest (exit 5); report
+// aggregates the rest and names it (exit 5); doctor lists
 // it; repair quarantines it and a later doctor is clean; lookup and tune of
 // its key are a miss and a new search.
 #include <sqlite3.h>
@@ -132,6 +133,18 @@ TEST_F(BadRowsTest, ExportSkipBadWritesTheOtherRecordsAndExitsPartial) {
   CliResult imported = Run({"import", out});
   EXPECT_EQ(imported.code, kExitOk) << imported.err;
   EXPECT_EQ(StoredRecords(), 3);
+}
+
+TEST_F(BadRowsTest, ReportAggregatesTheOtherRecordsNamesTheBadOneAndExitsPartial) {
+  StoreAndDamage(/*in_key=*/true);
+  const std::string out = dir_ + "/report.html";
+  CliResult r = Run({"report", "-o", out});
+  EXPECT_EQ(r.code, kExitPartial) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("wrote " + out + ": 3 records"));
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat(
+                         "record ", damaged_id_,
+                         " cannot be read: key_hash does not match key_text")));
+  EXPECT_THAT(r.err, HasSubstr("1 unreadable record(s) skipped"));
 }
 
 TEST_F(BadRowsTest, DoctorListsTheBadRowAndRepairQuarantinesIt) {

@@ -1,7 +1,7 @@
 // ReportAggregator and RenderReportHtml on made-up records: the groups and
 // their sums, the heuristic buckets, the largest workspaces, what a
 // revalidation changed, coverage of planned problems, and the page.
-#include "tuner/report_data.h"
+#include "common/report_data.h"
 
 #include <algorithm>
 #include <string>

@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/tuner/report_records.h"
-#include "tuner/report_data.h"
+#include "common/report_data.h"
 #include "tuner/report_html.h"
 
 namespace tunedb::tuner {

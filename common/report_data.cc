@@ -1,12 +1,12 @@
-#include "tuner/report_data.h"
+#include "common/report_data.h"
 
 #include <algorithm>
 #include <functional>
 
 #include "absl/strings/str_cat.h"
-#include "tuner/format.h"
+#include "common/record_labels.h"
 
-namespace tunedb::tuner {
+namespace tunedb {
 namespace {
 
 constexpr int64_t kUsPerDay = int64_t{86400} * 1000 * 1000;
@@ -87,6 +87,13 @@ void ReportAggregator::Add(const Record& r) {
   }
   AddChoice(r, best);
   if (best) AddWorkspace(r, *best);
+}
+
+void ReportAggregator::AddUnreadable(UnreadableRow row) {
+  ++data_.unreadable;
+  if (data_.unreadable_rows.size() < kUnreadableRowsListed) {
+    data_.unreadable_rows.push_back(std::move(row));
+  }
 }
 
 void ReportAggregator::AddChoice(const Record& r,
@@ -200,4 +207,4 @@ ReportData ReportAggregator::Finish() {
   return std::move(data_);
 }
 
-}  // namespace tunedb::tuner
+}  // namespace tunedb

@@ -4,11 +4,14 @@
 // time saved; the saving by the day the records were stored; where the
 // stored choice sits in cuDNN's heuristic ranking and how much faster it is
 // than the heuristic's first choice; what the latest revalidation changed;
-// the largest workspaces. ReportAggregator builds it one record at a time.
+// the largest workspaces. ReportAggregator builds it one record at a time:
+// the daemon next to its store (the Report rpc, which answers it as JSON:
+// common/report_json.h), or `tunedb report` from an older daemon's Query
+// stream; the CLI renders the page from it either way.
 //
 // Thread safety: ReportAggregator is not thread-safe; ReportData is a value.
-#ifndef TUNEDB_TUNER_REPORT_DATA_H_
-#define TUNEDB_TUNER_REPORT_DATA_H_
+#ifndef TUNEDB_COMMON_REPORT_DATA_H_
+#define TUNEDB_COMMON_REPORT_DATA_H_
 
 #include <array>
 #include <cstdint>
@@ -22,7 +25,7 @@
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
-namespace tunedb::tuner {
+namespace tunedb {
 
 // Buckets of the stored choice's heuristic rank: 1, 2, 3, 4-9, 10+, not
 // offered by the heuristic (rank 0).
@@ -82,6 +85,17 @@ struct RevalidationChange {
   int64_t slower = 0;     // choice's cost > 1.05 x the older one's
 };
 
+// A stored row that could not be read, skipped by the report (the store's
+// BadRow, as the report carries it).
+struct UnreadableRow {
+  int64_t id = 0;
+  std::string key_text;  // as stored, C-escaped
+  std::string reason;
+};
+
+// Unreadable rows a report lists at most (it counts them all).
+inline constexpr size_t kUnreadableRowsListed = 100;
+
 struct ReportData {
   int64_t records = 0;
   double saved_ms = 0;
@@ -95,6 +109,8 @@ struct ReportData {
   std::vector<WorkspaceUse> workspaces;           // largest first
   std::vector<std::string> models;  // --model names; empty: none asked
   int64_t planned = 0;              // their problems per device
+  int64_t unreadable = 0;           // stored rows skipped: not readable
+  std::vector<UnreadableRow> unreadable_rows;  // the first listed of them
 };
 
 class ReportAggregator {
@@ -109,6 +125,9 @@ class ReportAggregator {
                           const std::vector<ConvProblem>& problems);
 
   void Add(const Record& record);
+  // A stored row skipped because it cannot be read: counted, and listed
+  // while fewer than kUnreadableRowsListed are.
+  void AddUnreadable(UnreadableRow row);
   // The aggregate; the aggregator is spent.
   ReportData Finish();
 
@@ -143,6 +162,6 @@ class ReportAggregator {
   std::vector<WorkspaceUse> workspaces_;  // a min-heap on workspace_bytes
 };
 
-}  // namespace tunedb::tuner
+}  // namespace tunedb
 
-#endif  // TUNEDB_TUNER_REPORT_DATA_H_
+#endif  // TUNEDB_COMMON_REPORT_DATA_H_

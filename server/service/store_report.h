@@ -1,0 +1,38 @@
+// StoreReport: the Report rpc's answer, aggregated next to the store. The
+// records a filter selects are walked with the store's Query (a read
+// connection of its pool, a batch at a time: never the write lock, so
+// Lookups, Tunes and imports go on meanwhile), read without their plans
+// (the report reads none), into a ReportAggregator (common/report_data.h);
+// the answer is the aggregate's JSON (common/report_json.h). No record is
+// converted to a wire message.
+//
+// Thread safety: a function; safe to call from several threads at once
+// (the store is thread-safe).
+#ifndef TUNEDB_SERVER_SERVICE_STORE_REPORT_H_
+#define TUNEDB_SERVER_SERVICE_STORE_REPORT_H_
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "proto/wire_limits.h"
+#include "server/service/request_validation.h"
+#include "store/store.h"
+
+namespace tunedb {
+
+// The aggregate of the records `args` selects, as JSON. An unreadable row
+// is skipped and listed in the aggregate (ReportData::unreadable), never a
+// failure. CANCELLED once `cancelled` returns true (asked before the first
+// record and every few thousand after); FAILED_PRECONDITION, naming its size and parts, for an
+// aggregate over `max_bytes` (a filter narrows it); the store's error
+// otherwise.
+absl::StatusOr<std::string> StoreReport(
+    Store& store, const ReportArgs& args,
+    const std::function<bool()>& cancelled,
+    size_t max_bytes = kMaxReportJsonBytes);
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_SERVER_SERVICE_STORE_REPORT_H_

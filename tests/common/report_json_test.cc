@@ -1,0 +1,77 @@
+// The report's aggregate as JSON (common/report_json.h): what the daemon
+// writes reads back the same; text that is not a version-1 aggregate is
+// INVALID_ARGUMENT saying what is wrong.
+#include "common/report_json.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace tunedb {
+namespace {
+
+using ::testing::HasSubstr;
+
+ReportData AnAggregate() {
+  ReportData d;
+  d.records = 3;
+  d.saved_ms = 1234.5678901234;
+  d.served = 7;
+  d.groups.push_back({"NVIDIA H100", 91900, 3, 1, 7, 1234.5678901234, 0.1,
+                      1, 2});
+  d.days.push_back({20454, 3, 1234.5678901234});
+  d.ranks = {1, 0, 0, 0, 0, 1};
+  d.gains = {0, 1, 0, 0, 0, 1};
+  d.gains_unknown = 1;
+  d.revalidations.push_back(
+      {"NVIDIA H100", "cuDNN 9.14.0", "cuDNN 9.19.0", 1, 17, 1, 1, 0});
+  d.workspaces.push_back({"NVIDIA H100", 91900, "fwd n1 c3", "1 tensor_op",
+                          1 << 20, 0.25, -1, 4});
+  d.models = {"resnet18"};
+  d.planned = 12;
+  d.unreadable = 1;
+  d.unreadable_rows.push_back({9, "kv=1 gpu=\\xff", "key_hash does not match"});
+  return d;
+}
+
+TEST(ReportJsonTest, AnAggregateReadsBackAsItWasWritten) {
+  const std::string json = ReportDataToJson(AnAggregate());
+  absl::StatusOr<ReportData> read = ReportDataFromJson(json);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(ReportDataToJson(*read), json);
+  EXPECT_EQ(read->saved_ms, 1234.5678901234);  // doubles exactly
+  EXPECT_EQ(read->workspaces[0].no_workspace_ms, -1);
+  EXPECT_EQ(read->unreadable_rows[0].key_text, "kv=1 gpu=\\xff");
+}
+
+TEST(ReportJsonTest, AFieldItDoesNotKnowIsIgnored) {
+  nlohmann::json j = nlohmann::json::parse(ReportDataToJson(AnAggregate()));
+  j["added_later"] = {1, 2};
+  EXPECT_TRUE(ReportDataFromJson(j.dump()).ok());
+}
+
+TEST(ReportJsonTest, TextThatIsNotAVersionOneAggregateIsRefusedSayingWhy) {
+  nlohmann::json j = nlohmann::json::parse(ReportDataToJson(AnAggregate()));
+  const auto refused = [](const std::string& text) {
+    absl::StatusOr<ReportData> read = ReportDataFromJson(text);
+    EXPECT_TRUE(absl::IsInvalidArgument(read.status())) << text;
+    return std::string(read.status().message());
+  };
+  EXPECT_THAT(refused("{\"version\": 1, "), HasSubstr("not a JSON object"));
+  EXPECT_THAT(refused("[1]"), HasSubstr("not a JSON object"));
+  nlohmann::json other = j;
+  other["version"] = 2;
+  EXPECT_THAT(refused(other.dump()),
+              HasSubstr("version 2, this build reads version 1"));
+  nlohmann::json missing = j;
+  missing.erase("groups");
+  EXPECT_THAT(refused(missing.dump()), HasSubstr("groups"));
+  nlohmann::json wrong = j;
+  wrong["records"] = "three";
+  EXPECT_THAT(refused(wrong.dump()), HasSubstr("number"));
+}
+
+}  // namespace
+}  // namespace tunedb
