@@ -161,6 +161,13 @@ def requests(pb):
     no_device = pb.LookupRequest()
     fill_problem(no_device.problem, pb)
     put("lookup_no_device", 0, no_device)
+    # A Warm's bytes go to the same first byte as a Lookup's.
+    warm = pb.WarmRequest()
+    warm.program = "train-3f9a"
+    fill_device(warm.device)
+    warm.predict = True
+    warm.max_keys = 276
+    put("warm", 0, warm)
     tune = pb.TuneRequest()
     fill_problem(tune.problem, pb, three_d=True)
     tune.force = True

@@ -1,13 +1,15 @@
 // Fuzz target: the validation of the service's requests
 // (server/service/request_validation.cc, the functions TuneDbService runs on
 // each request). The first byte picks the request message; the rest is
-// parsed as it, as gRPC would, and validated. Properties: what passes is
+// parsed as it, as gRPC would, and validated (a Lookup's bytes also as a
+// WarmRequest). Properties: what passes is
 // consistent (a valid key, a positive page size, a filter or `all`), and a
 // valid problem, device or set of constraints converts to the wire and back
 // to the same value.
 #include <cstddef>
 #include <cstdint>
 
+#include "common/job_id.h"
 #include "google/protobuf/stubs/logging.h"
 #include "proto/convert.h"
 #include "proto/wire_limits.h"
@@ -63,6 +65,17 @@ void Lookup(const uint8_t* data, size_t size) {
   CheckWireRoundTrip<ConvProblem, v1::ConvProblem>(args->key.problem());
   CheckWireRoundTrip<DeviceKey, v1::DeviceKey>(args->key.device());
   CheckConstraints(args->constraints);
+}
+
+void Warm(const uint8_t* data, size_t size) {
+  v1::WarmRequest request;
+  if (!Parse(data, size, &request)) return;
+  absl::StatusOr<WarmArgs> args = ValidateWarm(request);
+  if (!args.ok()) return;
+  FUZZ_CHECK(!args->program.empty());
+  FUZZ_CHECK(args->program.size() <= kMaxJobIdBytes);
+  FUZZ_CHECK(args->max_keys >= 0);
+  CheckWireRoundTrip<DeviceKey, v1::DeviceKey>(args->device);
 }
 
 void Tune(const v1::TuneRequest& request) {
@@ -130,6 +143,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   switch (which % 7) {
     case 0:
       Lookup(data, size);
+      Warm(data, size);
       break;
     case 1: {
       v1::TuneRequest request;
