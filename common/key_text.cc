@@ -3,6 +3,7 @@
 // version texts of the device key.
 #include "tunedb/problem.h"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <map>
@@ -76,32 +77,37 @@ absl::Status ForEachToken(absl::string_view text, Visit visit) {
   return absl::OkStatus();
 }
 
-// Ordered fields of a text form: "name=value" tokens separated by spaces.
+// The fields of a text form: "name=value" tokens separated by spaces, as
+// views into the text (which must outlive them), sorted by name; a field
+// taken is marked, not copied or erased (a key is parsed for every stored
+// record a query reads: no allocation per field).
 class Fields {
  public:
   static absl::StatusOr<Fields> Split(absl::string_view text) {
     Fields f;
     RETURN_IF_ERROR(ForEachToken(
         text, [&f](absl::string_view name, absl::string_view value) {
-          auto [it, added] =
-              f.values_.emplace(std::string(name), std::string(value));
-          if (!added) return FieldError(name, "given twice");
+          f.values_.push_back({name, value, false});
           return absl::OkStatus();
         }));
+    std::sort(f.values_.begin(), f.values_.end(),
+              [](const Field& a, const Field& b) { return a.name < b.name; });
+    for (size_t i = 1; i < f.values_.size(); ++i) {
+      if (f.values_[i].name == f.values_[i - 1].name) {
+        return FieldError(f.values_[i].name, "given twice");
+      }
+    }
     return f;
   }
 
-  bool Has(absl::string_view name) const {
-    return values_.count(std::string(name)) != 0;
-  }
+  bool Has(absl::string_view name) const { return Find(name) != nullptr; }
 
-  // Removes and returns a field's raw value.
+  // Takes a field's raw value: a second Take of it finds it missing.
   absl::StatusOr<std::string> Take(absl::string_view name) {
-    auto it = values_.find(std::string(name));
-    if (it == values_.end()) return FieldError(name, "missing");
-    std::string v = std::move(it->second);
-    values_.erase(it);
-    return v;
+    Field* field = Find(name);
+    if (field == nullptr) return FieldError(name, "missing");
+    field->taken = true;
+    return std::string(field->value);
   }
 
   absl::StatusOr<int64_t> TakeInt(absl::string_view name) {
@@ -164,14 +170,32 @@ class Fields {
   }
 
   absl::Status ExpectEmpty() const {
-    if (!values_.empty()) {
-      return FieldError(values_.begin()->first, "unknown field");
+    for (const Field& field : values_) {
+      if (!field.taken) return FieldError(field.name, "unknown field");
     }
     return absl::OkStatus();
   }
 
  private:
-  std::map<std::string, std::string> values_;
+  struct Field {
+    absl::string_view name;
+    absl::string_view value;
+    bool taken;
+  };
+
+  // The field `name` not taken yet, or null.
+  Field* Find(absl::string_view name) {
+    auto it = std::lower_bound(
+        values_.begin(), values_.end(), name,
+        [](const Field& f, absl::string_view n) { return f.name < n; });
+    if (it == values_.end() || it->name != name || it->taken) return nullptr;
+    return &*it;
+  }
+  const Field* Find(absl::string_view name) const {
+    return const_cast<Fields*>(this)->Find(name);
+  }
+
+  std::vector<Field> values_;
 };
 
 void AppendDims(const ConvProblem::Dims& d, int n, std::string* out) {

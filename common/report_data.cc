@@ -11,9 +11,21 @@ namespace {
 
 constexpr int64_t kUsPerDay = int64_t{86400} * 1000 * 1000;
 
+// A (GPU model, cuDNN version, problem) as one number: the parts' hashes
+// combined, with nothing concatenated (it is made for every record).
 uint64_t ChoiceKey(const std::string& gpu, int cudnn,
                    const std::string& problem) {
-  return std::hash<std::string>()(absl::StrCat(gpu, "|", cudnn, "|", problem));
+  const std::hash<std::string> hash;
+  uint64_t key = hash(gpu);
+  key = key * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(cudnn);
+  return key * 0x9e3779b97f4a7c15ULL + hash(problem);
+}
+
+// A result's config as AlgoLabel names it (the algorithm and its math
+// type), as one number.
+uint64_t ConfigKey(const AlgoResult& r) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(r.algo)) << 8) |
+         static_cast<uint64_t>(r.math_type);
 }
 
 int RankBucket(int rank) {
@@ -111,8 +123,7 @@ void ReportAggregator::AddChoice(const Record& r,
   }
   if (!best) return;
   const uint64_t self = ChoiceKey(gpu, cudnn, problem);
-  choices_[self] = {std::hash<std::string>()(AlgoLabel(*best)),
-                    best->cost(LaunchMode::kDirect).median_ms};
+  choices_[self] = {ConfigKey(*best), best->cost(LaunchMode::kDirect).median_ms};
   ++data_.ranks[RankBucket(best->heuristic_rank)];
   if (const AlgoResult* first = HeuristicFirst(r);
       first != nullptr && best->cost(LaunchMode::kDirect).median_ms > 0) {

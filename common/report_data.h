@@ -134,7 +134,7 @@ class ReportAggregator {
  private:
   // A record's choice, for the revalidation comparison.
   struct ChoiceSeen {
-    uint64_t config = 0;  // hash of AlgoLabel
+    uint64_t config = 0;  // its algorithm and math type (ConfigKey)
     double ms = 0;
   };
   void AddChoice(const Record& r, const std::optional<AlgoResult>& best);

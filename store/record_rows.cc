@@ -95,12 +95,13 @@ bool IsUtf8(absl::string_view text) {
 }
 
 // Reads the columns of one stored row, checking each value's storage class
-// and range. The first problem is kept, naming the column as
-// "<prefix><name>", and the value read is then a default.
+// and range. The first problem is kept, naming the column as "<name>", or
+// "results[<result>].<name>" for a result row, and the value read is then a
+// default. (Nothing is allocated for a sound row: a query reads millions.)
 class RowReader {
  public:
-  RowReader(const sql::Statement& row, std::string prefix)
-      : row_(row), prefix_(std::move(prefix)) {}
+  explicit RowReader(const sql::Statement& row, int result = -1)
+      : row_(row), result_(result) {}
 
   int64_t Int(int column, absl::string_view name) {
     if (!Is(column, name, sql::Statement::ColumnType::kInteger, "an integer")) {
@@ -158,7 +159,10 @@ class RowReader {
   }
 
   void Fail(absl::string_view name, absl::string_view problem) {
-    if (problem_.empty()) problem_ = absl::StrCat(prefix_, name, " ", problem);
+    if (!problem_.empty()) return;
+    problem_ = result_ < 0 ? absl::StrCat(name, " ", problem)
+                           : absl::StrCat("results[", result_, "].", name,
+                                          " ", problem);
   }
   // Empty when every value read so far was sound.
   const std::string& problem() const { return problem_; }
@@ -172,7 +176,7 @@ class RowReader {
   }
 
   const sql::Statement& row_;
-  const std::string prefix_;
+  const int result_;
   std::string problem_;
 };
 
@@ -186,14 +190,23 @@ AlgoResult ReadResult(RowReader& reader) {
   result.deterministic = reader.Bool(4, "deterministic");
   result.retimed = reader.Bool(5, "retimed");
   result.error = reader.Text(6, "error");
+  struct TimingColumns {
+    Timing* timing;
+    const char* median;
+    const char* spread;
+    const char* samples;
+  };
   int column = 7;
-  for (auto [timing, name] :
-       {std::pair{&result.launch, "launch"}, std::pair{&result.gpu, "gpu"},
-        std::pair{&result.host, "host"}}) {
-    timing->median_ms = reader.Time(column++, absl::StrCat(name, "_median_ms"));
-    timing->spread_ms = reader.Time(column++, absl::StrCat(name, "_spread_ms"));
-    timing->samples = static_cast<int>(
-        reader.Count(column++, absl::StrCat(name, "_samples")));
+  for (const TimingColumns& t :
+       {TimingColumns{&result.launch, "launch_median_ms", "launch_spread_ms",
+                      "launch_samples"},
+        TimingColumns{&result.gpu, "gpu_median_ms", "gpu_spread_ms",
+                      "gpu_samples"},
+        TimingColumns{&result.host, "host_median_ms", "host_spread_ms",
+                      "host_samples"}}) {
+    t.timing->median_ms = reader.Time(column++, t.median);
+    t.timing->spread_ms = reader.Time(column++, t.spread);
+    t.timing->samples = static_cast<int>(reader.Count(column++, t.samples));
   }
   absl::StatusOr<std::vector<Knob>> knobs =
       ParseKnobs(reader.Text(column++, "knobs"));
@@ -254,7 +267,7 @@ void BindResult(sql::Statement& statement, size_t rank,
 }  // namespace
 
 absl::StatusOr<ProblemKey> ReadRecordKey(const sql::Statement& row) {
-  RowReader reader(row, "");
+  RowReader reader(row);
   const std::string text = reader.Text(1, "key_text");
   const int64_t hash = reader.Int(13, "key_hash");
   const std::string gpu_model = reader.Text(14, "gpu_model");
@@ -289,7 +302,7 @@ absl::StatusOr<ProblemKey> ReadRecordKey(const sql::Statement& row) {
 }
 
 absl::Status ReadRecordFields(const sql::Statement& row, Record& record) {
-  RowReader reader(row, "");
+  RowReader reader(row);
   record.measured_at_us = reader.Count(2, "measured_at_us");
   record.host = reader.Text(3, "host");
   record.gpu_uuid = reader.Text(4, "gpu_uuid");
@@ -326,8 +339,7 @@ absl::Status LoadResults(sql::Database& db, Record& record,
   while (true) {
     ASSIGN_OR_RETURN(bool row, statement.Step());
     if (!row) return absl::OkStatus();
-    RowReader reader(statement,
-                     absl::StrCat("results[", record.results.size(), "]."));
+    RowReader reader(statement, static_cast<int>(record.results.size()));
     AlgoResult result = ReadResult(reader);
     if (!reader.problem().empty()) return absl::DataLossError(reader.problem());
     record.results.push_back(std::move(result));
