@@ -1,7 +1,8 @@
 // The report of a database of a million records: aggregated and rendered
 // in under 5 s, a page under 5 MB. The records are made in memory
-// (SyntheticRecord) and fed one at a time, as the Query stream feeds
-// `tunedb report`; the time to make them is printed apart. Prints the
+// (SyntheticRecord) and fed one at a time, as the daemon's walk of its
+// store feeds the Report rpc's aggregate; the time to make them is printed
+// apart (bench/report/report_daemon_bench measures the whole way). Prints the
 // measured time and size next to the targets. TUNEDB_REPORT_RECORDS sets
 // another number of records.
 #include <chrono>
