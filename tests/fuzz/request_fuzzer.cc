@@ -2,7 +2,7 @@
 // (server/service/request_validation.cc, the functions TuneDbService runs on
 // each request). The first byte picks the request message; the rest is
 // parsed as it, as gRPC would, and validated (a Lookup's bytes also as a
-// WarmRequest). Properties: what passes is
+// WarmRequest, an Export's as a ReportRequest). Properties: what passes is
 // consistent (a valid key, a positive page size, a filter or `all`), and a
 // valid problem, device or set of constraints converts to the wire and back
 // to the same value.
@@ -116,6 +116,21 @@ void Export(const uint8_t* data, size_t size) {
   if (filter.ok()) CheckFilter(*filter);
 }
 
+void Report(const uint8_t* data, size_t size) {
+  v1::ReportRequest request;
+  if (!Parse(data, size, &request)) return;
+  absl::StatusOr<ReportArgs> args = ValidateReport(request);
+  if (!args.ok()) return;
+  CheckFilter(args->filter);
+  FUZZ_CHECK(args->planned.size() <=
+             static_cast<size_t>(kMaxReportPlannedProblems));
+  for (const ConvProblem& p : args->planned) {
+    FUZZ_CHECK(p.Validate().ok());
+    absl::StatusOr<ConvProblem> back = ConvProblem::Parse(p.ToText());
+    FUZZ_CHECK(back.ok() && *back == p);
+  }
+}
+
 void Import(const uint8_t* data, size_t size) {
   v1::ImportLine line;
   if (!Parse(data, size, &line)) return;
@@ -164,6 +179,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 5:
       Export(data, size);
+      Report(data, size);  // its filter is field 1, as Export's
       break;
     case 6:
       Import(data, size);
