@@ -13,6 +13,7 @@
 #include "common/valid_key.h"
 #include "store/record_columns.h"
 #include "store/record_json.h"
+#include "store/sql/record_shapes.h"
 
 namespace tunedb {
 namespace {
@@ -463,6 +464,7 @@ absl::StatusOr<int64_t> PutRecord(sql::Database& db, const Record& record) {
     id = upsert.ColumnInt64(0);
     RETURN_IF_ERROR(upsert.Run());
   }
+  RETURN_IF_ERROR(PutRecordShape(db, id, record.key));
   {
     ASSIGN_OR_RETURN(sql::Statement erase,
                      db.GetCachedStatement(kDeleteResults));

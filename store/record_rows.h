@@ -59,8 +59,8 @@ void BindRecord(sql::Statement& statement, int first, const Record& record,
 absl::Status InsertResults(sql::Statement& insert, int64_t id,
                            const Record& record);
 
-// Inserts or replaces the row of record.key (keeping its id) and its
-// results; returns the row id.
+// Inserts or replaces the row of record.key (keeping its id), its results
+// and its row of the shape index (record_shapes.h); returns the row id.
 absl::StatusOr<int64_t> PutRecord(sql::Database& db, const Record& record);
 
 }  // namespace tunedb

@@ -18,6 +18,7 @@
 #include "store/record_rows.h"
 #include "store/record_scan.h"
 #include "store/repair.h"
+#include "store/shape_scan.h"
 #include "store/sql/statement.h"
 #include "store/sql/transaction.h"
 #include "store/store_options.h"
@@ -367,6 +368,21 @@ absl::StatusOr<int64_t> SqliteStore::Delete(const RecordFilter& filter) {
     return absl::OkStatus();
   }));
   return deleted;
+}
+
+absl::StatusOr<std::vector<Record>> SqliteStore::FamilyNear(
+    const ProblemKey& key, double radius, int limit, bool* more) {
+  std::vector<Record> near;
+  bool left_out = false;
+  RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
+    sql::Transaction snapshot(&db, sql::Transaction::Kind::kDeferred);
+    RETURN_IF_ERROR(snapshot.Begin());
+    ASSIGN_OR_RETURN(near,
+                     ScanFamilyNear(db, key, radius, limit, &left_out));
+    return snapshot.Commit();
+  }));
+  if (more != nullptr) *more = left_out;
+  return near;
 }
 
 absl::StatusOr<std::vector<BadRow>> SqliteStore::QuarantineBadRows() {

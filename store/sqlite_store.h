@@ -89,6 +89,9 @@ class SqliteStore : public Store {
       const RecordFilter& filter, int64_t after_id, int limit,
       const std::function<bool(const Record&)>& visit,
       const std::function<bool(const BadRow&)>& bad_row) override;
+  absl::StatusOr<std::vector<Record>> FamilyNear(const ProblemKey& key,
+                                                 double radius, int limit,
+                                                 bool* more) override;
   absl::StatusOr<std::vector<BadRow>> QuarantineBadRows() override;
   absl::StatusOr<int64_t> Delete(const RecordFilter& filter) override;
   absl::Status AddServed(

@@ -4,6 +4,7 @@
 // and results with a few INSERT ... SELECT statements per chunk.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "store/import_receipts_sql.h"
 #include "store/record_columns.h"
 #include "store/record_rows.h"
+#include "store/sql/record_shapes.h"
 #include "store/sql/statement.h"
 #include "store/sqlite_store.h"
 
@@ -31,8 +33,9 @@ constexpr int kMaxParallelImports = 4;
 
 // The staging database of one import, attached to the write connection as
 // `name`: the records as they will be written (stage_id: the order they
-// came in; a later one of the same key replaces an earlier one) and their
-// results, keyed by stage_id.
+// came in; a later one of the same key replaces an earlier one), their
+// results and their cells of the shape index (record_shapes.h), keyed by
+// stage_id.
 std::string StagingSchema(const std::string& name) {
   return absl::StrCat(
       "PRAGMA ", name, ".journal_mode = OFF; PRAGMA ", name,
@@ -42,7 +45,16 @@ std::string StagingSchema(const std::string& name) {
       TUNEDB_RECORD_WRITE_COLUMNS, "); CREATE UNIQUE INDEX ", name,
       ".records_by_key_text ON records(key_text); CREATE TABLE ", name,
       ".results(stage_id INTEGER NOT NULL, ", TUNEDB_RESULT_WRITE_COLUMNS,
-      ", PRIMARY KEY(stage_id, rank)) WITHOUT ROWID;");
+      ", PRIMARY KEY(stage_id, rank)) WITHOUT ROWID; CREATE TABLE ", name,
+      ".shapes(stage_id INTEGER PRIMARY KEY, family, n_plus_c, n_minus_c,"
+      " k_plus_in, k_minus_in);");
+}
+
+std::string StageShapeSql(const std::string& name) {
+  return absl::StrCat("INSERT INTO ", name,
+                      ".shapes(stage_id, family, n_plus_c, n_minus_c,"
+                      " k_plus_in, k_minus_in)"
+                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
 }
 
 std::string StageRecordSql(const std::string& name) {
@@ -61,9 +73,10 @@ std::string StageResultSql(const std::string& name) {
                       " ?22, ?23, ?24)");
 }
 
-// The three statements that move the staged records with stage_id in
+// The four statements that move the staged records with stage_id in
 // (?1, ?2] into the store, as Put would: upsert the records (in stage
-// order), drop the old results of replaced ones, insert the new results.
+// order), drop the old results of replaced ones, insert the new results,
+// write the records' rows of the shape index.
 std::vector<std::string> CommitChunkSql(const std::string& name) {
   const std::string range = " s.stage_id > ?1 AND s.stage_id <= ?2";
   return {
@@ -84,7 +97,27 @@ std::vector<std::string> CommitChunkSql(const std::string& name) {
                    ".results AS sr ON sr.stage_id = s.stage_id"
                    " JOIN main.records AS r ON r.key_text = s.key_text WHERE",
                    range),
+      absl::StrCat(TUNEDB_RECORD_SHAPES_INSERT
+                   " SELECT r.id, h.family, h.family + 1, h.n_plus_c,"
+                   " h.n_plus_c + 1, h.n_minus_c, h.n_minus_c + 1,"
+                   " h.k_plus_in, h.k_plus_in + 1, h.k_minus_in,"
+                   " h.k_minus_in + 1 FROM ",
+                   name, ".records AS s JOIN ", name,
+                   ".shapes AS h ON h.stage_id = s.stage_id"
+                   " JOIN main.records AS r ON r.key_text = s.key_text WHERE",
+                   range),
   };
+}
+
+// Stages the cell of the shape index of `key` (none where it has none).
+absl::Status StageShape(sql::Statement& stage, int64_t stage_id,
+                        const ProblemKey& key) {
+  const std::optional<ShapeCell> cell = ShapeCellOf(key);
+  if (!cell) return absl::OkStatus();
+  stage.Reset();
+  stage.BindInt64(1, stage_id);
+  BindShapeCell(stage, 2, *cell);
+  return stage.Run();
 }
 
 // Moves the staged records with stage_id in (0, last] into the store, a
@@ -176,6 +209,8 @@ class SqliteStore::Import : public Store::StagedImport {
                        db.GetUniqueStatement(StageRecordSql(name_)));
       ASSIGN_OR_RETURN(sql::Statement stage_result,
                        db.GetUniqueStatement(StageResultSql(name_)));
+      ASSIGN_OR_RETURN(sql::Statement stage_shape,
+                       db.GetUniqueStatement(StageShapeSql(name_)));
       for (const Record& record : pending_) {
         const int64_t stage_id = ++next_stage_id_;
         stage_record.Reset();
@@ -183,6 +218,7 @@ class SqliteStore::Import : public Store::StagedImport {
         BindRecord(stage_record, 2, record, record.key.ToText());
         RETURN_IF_ERROR(stage_record.Run());
         RETURN_IF_ERROR(InsertResults(stage_result, stage_id, record));
+        RETURN_IF_ERROR(StageShape(stage_shape, stage_id, record.key));
       }
       return absl::OkStatus();
     }));

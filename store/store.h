@@ -273,6 +273,17 @@ class Store {
       const std::function<bool(const Record&)>& visit,
       const std::function<bool(const BadRow&)>& bad_row) = 0;
 
+  // The records of `key`'s family (common/shape_family.h) whose shapes lie
+  // within ShapeDistance `radius` of its shape, `key`'s own included: the
+  // nearest `limit` of them (by distance, then id; limit <= 0: all), in id
+  // order, with their plans left empty; rows that cannot be read are left
+  // out. *more: records within `radius` were (or may have been) left out.
+  // Read through the index of stored shapes (a box query of an R*Tree,
+  // store/sql/record_shapes.h), not the family: the cost follows the
+  // records near the shape and `limit`, not the family's size.
+  virtual absl::StatusOr<std::vector<Record>> FamilyNear(
+      const ProblemKey& key, double radius, int limit, bool* more) = 0;
+
   // Deletes matching records; returns how many.
   virtual absl::StatusOr<int64_t> Delete(const RecordFilter& filter) = 0;
 

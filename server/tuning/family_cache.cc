@@ -18,6 +18,49 @@ void AddVersion(int version, std::vector<int>& versions) {
 
 }  // namespace
 
+absl::StatusOr<std::optional<Prediction>> FamilyCache::Predict(
+    const ProblemKey& key, const Constraints& constraints, int neighbours) {
+  const std::string family = FamilyText(key);
+  if (std::shared_ptr<const ShapeIndex> kept = Kept(family)) {
+    return kept->Predict(key, constraints, neighbours);
+  }
+  int64_t changes = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    changes = changes_;
+  }
+  return PredictNearest(
+      key, constraints, neighbours,
+      [&](double radius, int limit) -> absl::StatusOr<NearRecords> {
+        NearRecords near;
+        ASSIGN_OR_RETURN(std::vector<Record> read,
+                         store_->FamilyNear(key, radius, limit, &near.more));
+        near.whole = radius >= kMaxShapeDistance && !near.more;
+        near.records.reserve(read.size());
+        for (Record& r : read) {
+          near.records.push_back(std::make_shared<const Record>(std::move(r)));
+        }
+        if (!near.whole ||
+            static_cast<int64_t>(near.records.size()) > max_records_) {
+          return near;
+        }
+        auto index = std::make_shared<const ShapeIndex>(near.records);
+        absl::MutexLock lock(&mu_);
+        if (changes == changes_) families_[family] = Entry{absl::Now(), index};
+        return near;
+      });
+}
+
+std::shared_ptr<const ShapeIndex> FamilyCache::Kept(
+    const std::string& family) {
+  absl::MutexLock lock(&mu_);
+  auto it = families_.find(family);
+  if (it == families_.end() || absl::Now() - it->second.loaded >= ttl_) {
+    return nullptr;
+  }
+  return it->second.family;
+}
+
 absl::StatusOr<std::shared_ptr<const FamilyCache::Records>> FamilyCache::Family(
     const ProblemKey& key) {
   ASSIGN_OR_RETURN(std::shared_ptr<const ShapeIndex> family, Indexed(key));
@@ -28,13 +71,7 @@ absl::StatusOr<std::shared_ptr<const FamilyCache::Records>> FamilyCache::Family(
 absl::StatusOr<std::shared_ptr<const ShapeIndex>> FamilyCache::Indexed(
     const ProblemKey& key) {
   const std::string family = FamilyText(key);
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = families_.find(family);
-    if (it != families_.end() && absl::Now() - it->second.loaded < ttl_) {
-      return it->second.family;
-    }
-  }
+  if (std::shared_ptr<const ShapeIndex> kept = Kept(family)) return kept;
   ASSIGN_OR_RETURN(std::shared_ptr<const ShapeIndex> read, Read(key));
   absl::MutexLock lock(&mu_);
   families_[family] = Entry{absl::Now(), read};
@@ -87,6 +124,7 @@ absl::StatusOr<bool> FamilyCache::MayHoldOtherVersions(
 void FamilyCache::Forget(const ProblemKey& key) {
   const std::string family = FamilyText(key);
   absl::MutexLock lock(&mu_);
+  ++changes_;
   families_.erase(family);
   // A stored record can only add its version to those stored.
   AddVersion(key.device.cudnn_version, versions_);
@@ -95,6 +133,7 @@ void FamilyCache::Forget(const ProblemKey& key) {
 void FamilyCache::Clear() {
   absl::MutexLock lock(&mu_);
   ++clears_;
+  ++changes_;
   families_.clear();
   versions_.clear();
   versions_loaded_ = absl::InfinitePast();

@@ -1,7 +1,9 @@
-// The stored records of key families (shape_predictor.h), read from the
-// store when a family is first asked for and kept for a while, ordered by
-// shape (ShapeIndex), so a prediction on a Lookup miss neither scans the
-// store each time nor reads every record of the family; and,
+// Predictions from the nearest tuned shapes of a key's family
+// (shape_predictor.h): read from the store's index of shapes, the records
+// near the key's shape only (Store::FamilyNear), or from a family kept in
+// memory, ordered by shape (ShapeIndex), where the store's search read it
+// whole; so a prediction on a Lookup miss never reads every record of a
+// large family, cold or warm; and,
 // kept the same way, the cuDNN versions stored, so a miss asks for a
 // problem's records under other versions only where there can be some.
 // Plans are left out of the copies.
@@ -12,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/prediction.h"
 #include "server/tuning/shape_index.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
@@ -36,8 +40,19 @@ class FamilyCache {
   FamilyCache(Store* store, absl::Duration ttl, int max_records)
       : store_(store), ttl_(ttl), max_records_(max_records) {}
 
+  // The prediction for `key` from the nearest tuned shapes of its family
+  // (PredictNearest: PredictFrom's answer over the whole family): from the
+  // family kept here if it was read within the ttl, else from the store's
+  // index of shapes (Store::FamilyNear), which reads only the records near
+  // `key`'s shape, whatever the family's size. A family that search read
+  // whole (none of it near) is kept, up to max_records. Errors: the
+  // store's.
+  absl::StatusOr<std::optional<Prediction>> Predict(
+      const ProblemKey& key, const Constraints& constraints, int neighbours);
+
   // The stored records of `key`'s family (FamilyText), `key` included if
-  // stored. Errors: the store's.
+  // stored, read whole from the store (at most max_records). Errors: the
+  // store's.
   absl::StatusOr<std::shared_ptr<const Records>> Family(const ProblemKey& key);
   // The same, ordered by shape for a prediction.
   absl::StatusOr<std::shared_ptr<const ShapeIndex>> Indexed(
@@ -62,6 +77,9 @@ class FamilyCache {
   // `key`'s family as the store holds it now.
   absl::StatusOr<std::shared_ptr<const ShapeIndex>> Read(
       const ProblemKey& key);
+  // The family kept under `family` if read within the ttl, else null.
+  std::shared_ptr<const ShapeIndex> Kept(const std::string& family)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   Store* const store_;
   const absl::Duration ttl_;
@@ -70,6 +88,9 @@ class FamilyCache {
   std::map<std::string, Entry> families_ ABSL_GUARDED_BY(mu_);
   // Bumped by Clear: a versions read that started before one is not kept.
   int64_t clears_ ABSL_GUARDED_BY(mu_) = 0;
+  // Bumped by Forget and Clear: a family read that started before one is
+  // not kept.
+  int64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time versions_loaded_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::vector<int> versions_ ABSL_GUARDED_BY(mu_);
 };

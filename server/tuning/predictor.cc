@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "server/tuning/family_cache.h"
-#include "server/tuning/shape_index.h"
 #include "server/tuning/stored_records.h"
 #include "server/tuning/version_predictor.h"
 
@@ -36,10 +35,9 @@ absl::StatusOr<Prediction> Predictor::Predict(const ValidKey& key,
         absl::StrCat("no record for key ", key.HashText(),
                      " under this or another cuDNN version"));
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const ShapeIndex> family,
-                   families.Indexed(key.key()));
-  std::optional<Prediction> p =
-      family->Predict(key.key(), constraints, options_.neighbours);
+  ASSIGN_OR_RETURN(
+      std::optional<Prediction> p,
+      families.Predict(key.key(), constraints, options_.neighbours));
   if (!p) {
     return absl::NotFoundError(absl::StrCat(
         "no record for key ", key.HashText(),

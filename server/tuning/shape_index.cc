@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "common/status_macros.h"
 #include "server/tuning/shape_predictor.h"
 
 namespace tunedb {
@@ -14,22 +15,44 @@ constexpr double kFirstRadius = 0.25;
 constexpr double kGrowth = 1.5;
 // Room for the rounding of the sums of logs.
 constexpr double kSlack = 1e-9;
+// The nearest records read at first, per neighbour asked for.
+constexpr int kFirstLimit = 4;
 // Ranges this small are read point by point.
 constexpr size_t kLeaf = 8;
 
 }  // namespace
 
-std::optional<ShapePoint> ShapeLogs(const ConvProblem& problem) {
-  ShapePoint point{};
-  const int64_t sizes[3] = {problem.n, problem.c, problem.k};
-  const int dims = std::clamp(problem.spatial_dims, 0,
-                              ConvProblem::kMaxSpatialDims);
-  for (int i = 0; i < 3 + dims; ++i) {
-    const int64_t x = i < 3 ? sizes[i] : problem.input[i - 3];
-    if (x <= 0) return std::nullopt;
-    point[i] = std::log(static_cast<double>(x));
+absl::StatusOr<std::optional<Prediction>> PredictNearest(
+    const ProblemKey& key, const Constraints& constraints, int neighbours,
+    const ReadNear& read_near) {
+  const Constraints voting = PredictionConstraints(constraints);
+  int limit = kFirstLimit * std::max(neighbours, 1);
+  for (double radius = kFirstRadius;;) {
+    ASSIGN_OR_RETURN(const NearRecords near, read_near(radius, limit));
+    // Enough voters within `radius`: the nearest ones are all in `near`,
+    // and PredictFrom stops before any farther record. Or every record
+    // read: the whole family's answer.
+    int voters = 0;
+    for (size_t i = 0; i < near.records.size() && voters < neighbours; ++i) {
+      const Record* r = near.records[i].get();
+      if (r != nullptr && r->supported() && !(r->key == key) &&
+          SameFamily(key, r->key) &&
+          ShapeDistance(key.problem, r->key.problem) <= radius &&
+          Choose(*r, voting).has_value()) {
+        ++voters;
+      }
+    }
+    if (voters >= neighbours || near.whole) {
+      return PredictFrom(key, near.records, constraints, neighbours);
+    }
+    // The nearest records read could not all vote: more of them, else a
+    // larger radius.
+    if (near.more) {
+      limit = limit >= (1 << 28) ? 0 : limit * 4;  // 0: all
+    } else {
+      radius *= kGrowth;
+    }
   }
-  return point;
 }
 
 ShapeIndex::ShapeIndex(Records records) : records_(std::move(records)) {
@@ -117,31 +140,17 @@ std::optional<Prediction> ShapeIndex::Predict(const ProblemKey& key,
                                               int neighbours) const {
   const std::optional<ShapePoint> q = ShapeLogs(key.problem);
   if (!q) return PredictFrom(key, records_, constraints, neighbours);
-  const Constraints voting = PredictionConstraints(constraints);
-  for (double radius = kFirstRadius;; radius *= kGrowth) {
-    const std::vector<size_t> near = Near(*q, radius);
-    // Every record read: the whole family's answer.
-    if (near.size() == records_.size()) {
-      return PredictFrom(key, records_, constraints, neighbours);
-    }
-    // Enough voters within `radius`: the nearest ones are all in `near`,
-    // and PredictFrom stops before any farther record.
-    int voters = 0;
-    for (size_t i = 0; i < near.size() && voters < neighbours; ++i) {
-      const Record* r = records_[near[i]].get();
-      if (r != nullptr && r->supported() && !(r->key == key) &&
-          SameFamily(key, r->key) &&
-          ShapeDistance(key.problem, r->key.problem) <= radius &&
-          Choose(*r, voting).has_value()) {
-        ++voters;
-      }
-    }
-    if (voters < neighbours) continue;
-    Records candidates;
-    candidates.reserve(near.size());
-    for (size_t i : near) candidates.push_back(records_[i]);
-    return PredictFrom(key, candidates, constraints, neighbours);
-  }
+  // Reading the tree cannot fail.
+  return *PredictNearest(
+      key, constraints, neighbours,
+      [&](double radius, int) -> absl::StatusOr<NearRecords> {
+        const std::vector<size_t> near = Near(*q, radius);
+        NearRecords out;
+        out.whole = near.size() == records_.size();
+        out.records.reserve(near.size());
+        for (size_t i : near) out.records.push_back(records_[i]);
+        return out;
+      });
 }
 
 }  // namespace tunedb

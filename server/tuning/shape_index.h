@@ -6,8 +6,8 @@
 // ShapeDistance is the L1 distance between those points (for shapes of one
 // family: their spatial_dims agree), so the records within distance R of a
 // key are a range query of the tree. Predict asks for a growing R until
-// enough of them can vote; its answer is PredictFrom's over the whole
-// family, exactly (ties too: the records keep their family order).
+// enough of them can vote (PredictNearest); its answer is PredictFrom's over
+// the whole family, exactly (ties too: the records keep their family order).
 //
 // Thread safety: immutable after construction; const methods may be called
 // from any thread.
@@ -17,23 +17,44 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "common/prediction.h"
+#include "common/shape_family.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
 
-// ln n, ln c, ln k and the ln of each of the first spatial_dims input sizes
-// (0 past them); nullopt where one of them is not positive (ShapeDistance
-// leaves such a term out). For shapes of equal spatial_dims, ShapeDistance
-// is the sum of the absolute differences of these.
-using ShapePoint = std::array<double, 3 + ConvProblem::kMaxSpatialDims>;
-std::optional<ShapePoint> ShapeLogs(const ConvProblem& problem);
+// Records of a key's family within some radius of its shape (others may be
+// among them: they are ignored), in id order: every one, or where `more`,
+// the nearest (by ShapeDistance, then id) of them. `whole`: they are every
+// record of the family.
+struct NearRecords {
+  std::vector<std::shared_ptr<const Record>> records;
+  bool more = false;
+  bool whole = false;
+};
+// Reads the records within ShapeDistance `radius` of a key's shape, at
+// least the nearest `limit` of them.
+using ReadNear =
+    std::function<absl::StatusOr<NearRecords>(double radius, int limit)>;
+
+// PredictFrom(key, family, constraints, neighbours) over a family that
+// `read_near` reads a radius at a time: it asks for a growing radius (and,
+// where the nearest records read cannot vote, more of them) until enough
+// records within it can vote (or it read the whole family), and answers
+// from those: the nearest voters are among them. The one search of the
+// nearest shapes: ShapeIndex reads them from its tree, FamilyCache from the
+// store's index. Errors: `read_near`'s.
+absl::StatusOr<std::optional<Prediction>> PredictNearest(
+    const ProblemKey& key, const Constraints& constraints, int neighbours,
+    const ReadNear& read_near);
 
 class ShapeIndex {
  public:

@@ -1,24 +1,18 @@
 #include "server/tuning/shape_predictor.h"
 
 #include <algorithm>
-#include <cmath>
-#include <map>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/key_fields.h"
 
 namespace tunedb {
 namespace {
 
-// The shape fields a family leaves out.
-bool IsShapeField(absl::string_view name) {
-  return name == "n" || name == "c" || name == "k" || name == "in";
-}
-
-bool Depthwise(const ConvProblem& p) {
-  return p.groups > 1 && p.groups == p.c && p.c == p.k;
+// The shape fields a family leaves out (FamilyText's, and groups).
+bool IsShapeField(const std::string& name) {
+  return name == "n" || name == "c" || name == "k" || name == "in" ||
+         name == "groups";
 }
 
 struct Neighbour {
@@ -32,50 +26,8 @@ ConfigId ConfigIdOf(const AlgoResult& r) {
   return {r.algo, r.math_type, KnobsText(r.knobs)};
 }
 
-std::string FamilyText(const ProblemKey& key) {
-  absl::StatusOr<std::map<std::string, std::string>> fields =
-      KeyFields(key.ToText());
-  if (!fields.ok()) return std::string();
-  std::string out;
-  for (absl::string_view name : KeyFieldNames()) {
-    auto it = fields->find(std::string(name));
-    if (it == fields->end() || IsShapeField(name)) continue;
-    const std::string value = name == "groups" && Depthwise(key.problem)
-                                  ? std::string("depthwise")
-                                  : it->second;
-    absl::StrAppend(&out, out.empty() ? "" : " ", name, "=", value);
-  }
-  return out;
-}
-
-bool SameFamily(const ProblemKey& a, const ProblemKey& b) {
-  ProblemKey shaped = b;
-  shaped.problem.n = a.problem.n;
-  shaped.problem.c = a.problem.c;
-  shaped.problem.k = a.problem.k;
-  shaped.problem.input = a.problem.input;
-  if (Depthwise(a.problem) && Depthwise(b.problem)) {
-    shaped.problem.groups = a.problem.groups;
-  }
-  return shaped == a;
-}
-
 RecordFilter FamilyFilter(const ProblemKey& key) {
-  return RecordFilter::OfKeyFieldsBut(key, [](const std::string& name) {
-    return IsShapeField(name) || name == "groups";
-  });
-}
-
-double ShapeDistance(const ConvProblem& a, const ConvProblem& b) {
-  const auto term = [](int64_t x, int64_t y) {
-    if (x <= 0 || y <= 0) return 0.0;
-    return std::fabs(std::log(static_cast<double>(x)) -
-                     std::log(static_cast<double>(y)));
-  };
-  double d = term(a.n, b.n) + term(a.c, b.c) + term(a.k, b.k);
-  const int dims = std::min(a.spatial_dims, b.spatial_dims);
-  for (int i = 0; i < dims; ++i) d += term(a.input[i], b.input[i]);
-  return d;
+  return RecordFilter::OfKeyFieldsBut(key, IsShapeField);
 }
 
 std::optional<Prediction> PredictFrom(

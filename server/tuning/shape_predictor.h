@@ -2,7 +2,7 @@
 // to it: those of its family (every key field but the batch, the channels
 // and the input size; a depthwise convolution's groups count as
 // "depthwise", so depthwise layers of any width are one family), by the
-// distance between their shapes. The nearest `neighbours` vote, each for
+// distance between their shapes (common/shape_family.h: both rules). The nearest `neighbours` vote, each for
 // its own choice under the caller's constraints, weighted 1 / (1 + its
 // distance); the config with the most weight leads the candidates, the
 // others follow by weight.
@@ -23,18 +23,13 @@
 #include <vector>
 
 #include "common/prediction.h"
+#include "common/shape_family.h"
 #include "store/store.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
 
-// The family of `key`: its key fields but n, c, k and in, with groups
-// "depthwise" where groups == c == k. Keys of one family share it.
-std::string FamilyText(const ProblemKey& key);
-// Whether `a` and `b` are of one family (FamilyText), without formatting
-// either key.
-bool SameFamily(const ProblemKey& a, const ProblemKey& b);
 // A store filter that reads `key`'s family (and possibly more: the caller
 // checks FamilyText).
 RecordFilter FamilyFilter(const ProblemKey& key);
@@ -42,10 +37,6 @@ RecordFilter FamilyFilter(const ProblemKey& key);
 // One config's identity within a record: algo, math type and knobs.
 using ConfigId = std::tuple<int, MathType, std::string>;
 ConfigId ConfigIdOf(const AlgoResult& r);
-
-// Sum over n, c, k and each input dim of |ln(a) - ln(b)|: 0 for the same
-// shape, ln 2 for one dim doubled.
-double ShapeDistance(const ConvProblem& a, const ConvProblem& b);
 
 // The prediction for `key` from `family` (records of its family; others,
 // `key` itself and records with nothing that meets `constraints` are

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
+#include "store/sql/record_shapes.h"
 #include "store/sql/transaction.h"
 
 namespace tunedb {
@@ -228,6 +229,9 @@ ALTER TABLE results ADD COLUMN heuristic_rank INTEGER NOT NULL DEFAULT 0;
     TUNEDB_RECORDS_DRIVER_PROVENANCE TUNEDB_SUPERSEDED_SCHEMA,
     // 10 -> 11: the Lookups each program made.
     kProgramKeysSchema,
+    // 11 -> 12: the index of stored shapes; its rows are written by
+    // FillRecordShapes after the SQL.
+    kRecordShapesSchema,
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,
@@ -307,11 +311,13 @@ absl::Status CreateOrMigrateInTransaction(sql::Database& db) {
     RETURN_IF_ERROR(db.Execute(kImportReceiptsSchema));
     RETURN_IF_ERROR(db.Execute(kSupersededSchema));
     RETURN_IF_ERROR(db.Execute(kProgramKeysSchema));
+    RETURN_IF_ERROR(db.Execute(kRecordShapesSchema));
   } else {
     for (int v = version; v < kStoreSchemaVersion; ++v) {
       RETURN_IF_ERROR(db.Execute(kMigrations[v]));
     }
     if (version < 7) RETURN_IF_ERROR(RetireQuarantinedIds(db));
+    if (version < 12) RETURN_IF_ERROR(FillRecordShapes(db));
   }
   RETURN_IF_ERROR(db.Execute(
       absl::StrCat("PRAGMA application_id = ", kStoreApplicationId,

@@ -23,6 +23,10 @@
 //      re-timed the key's own record from ('': a full search).
 //  11  program_keys: the Lookups each program made, for its next run's
 //      one Warm call (docs/client.md).
+//  12  record_shapes: an R*Tree of every record's family and shape, kept
+//      with the record's writes, so a prediction reads the nearest shapes
+//      of a family, not the family (record_shapes.h). The migration fills
+//      it from each record's key text.
 //
 // Thread safety: free functions on a Database the caller holds exclusively.
 #ifndef TUNEDB_STORE_SQL_STORE_SCHEMA_H_
@@ -39,7 +43,7 @@ namespace tunedb {
 // PRAGMA application_id of every tunedb database: "tund" in ASCII.
 inline constexpr int32_t kStoreApplicationId = 0x74756e64;
 // PRAGMA user_version this build writes and reads.
-inline constexpr int kStoreSchemaVersion = 11;
+inline constexpr int kStoreSchemaVersion = 12;
 
 // Reads the file's identity and returns its schema version, 0 for a new,
 // empty database. FAILED_PRECONDITION (naming the file) if it belongs to
