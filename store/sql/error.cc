@@ -1,7 +1,10 @@
 #include "store/sql/error.h"
 
 #include <sqlite3.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -37,6 +40,36 @@ absl::StatusCode CodeFor(int primary) {
   }
 }
 
+// The folder SQLite's unix VFS writes its temporary files in (statement
+// journals, RETURNING's rows, an import's staging database): the first
+// writable folder of SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp, /tmp, ".".
+std::string TemporaryFolder() {
+  const char* candidates[] = {std::getenv("SQLITE_TMPDIR"),
+                              std::getenv("TMPDIR"), "/var/tmp", "/usr/tmp",
+                              "/tmp"};
+  for (const char* dir : candidates) {
+    if (dir != nullptr && *dir != '\0' && access(dir, W_OK | X_OK) == 0) {
+      return dir;
+    }
+  }
+  return ".";
+}
+
+// A full disk may be the database's or the temporary folder's: the message
+// names the latter and its free space, so that a full TMPDIR is not taken
+// for a full database disk.
+std::string FullDiskNote() {
+  const std::string dir = TemporaryFolder();
+  struct statvfs fs;
+  if (statvfs(dir.c_str(), &fs) != 0) {
+    return absl::StrCat("; SQLite's temporary folder is ", dir);
+  }
+  const uint64_t free_bytes = uint64_t{fs.f_bavail} * fs.f_frsize;
+  return absl::StrCat("; the database's disk, or SQLite's temporary folder ",
+                      dir, " (", free_bytes, " bytes free; SQLITE_TMPDIR or "
+                      "TMPDIR moves it), is full");
+}
+
 }  // namespace
 
 absl::Status SqliteStatus(int rc, sqlite3* db, absl::string_view context) {
@@ -51,7 +84,8 @@ absl::Status SqliteStatus(int rc, sqlite3* db, absl::string_view context) {
   }
   return absl::Status(
       CodeFor(rc & 0xff),
-      absl::StrCat(context, ": ", message, " (SQLite code ", rc, ")"));
+      absl::StrCat(context, ": ", message, " (SQLite code ", rc, ")",
+                   (rc & 0xff) == SQLITE_FULL ? FullDiskNote() : ""));
 }
 
 }  // namespace tunedb::sql

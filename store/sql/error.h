@@ -2,10 +2,9 @@
 // absl::Status. Everything in store/sql/ reports errors through it, so the
 // mapping from SQLite codes to canonical codes is defined once:
 //
-//   SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY, SQLITE_CANTOPEN
-//                                        -> FAILED_PRECONDITION
+//   SQLITE_FULL, SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY,
+//   SQLITE_CANTOPEN                      -> FAILED_PRECONDITION
 //   SQLITE_BUSY, SQLITE_LOCKED           -> UNAVAILABLE (retry later)
-//   SQLITE_FULL, SQLITE_NOMEM            -> RESOURCE_EXHAUSTED
 //   SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_TOOBIG
 //                                        -> INVALID_ARGUMENT
 //   SQLITE_PERM, SQLITE_AUTH             -> PERMISSION_DENIED
@@ -26,8 +25,10 @@ struct sqlite3;
 namespace tunedb::sql {
 
 // A non-OK status for result code `rc` (SQLITE_OK, SQLITE_ROW and SQLITE_DONE
-// give OK). The message is "<context>: <sqlite message> (<code name>)"; the
-// SQLite message is taken from `db` when it is not null.
+// give OK). The message is "<context>: <sqlite message> (SQLite code N)";
+// the SQLite message is taken from `db` when it is not null. SQLITE_FULL's
+// also names SQLite's temporary folder and its free space (a full TMPDIR
+// fails writes of a database whose own disk has room).
 absl::Status SqliteStatus(int rc, sqlite3* db, absl::string_view context);
 
 }  // namespace tunedb::sql

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -20,6 +22,7 @@ namespace tunedb::sql {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::unique_ptr<Database> Memory() {
   absl::StatusOr<std::unique_ptr<Database>> db =
@@ -133,6 +136,27 @@ TEST(SqliteStatusTest, MapsCodesOnce) {
             absl::StatusCode::kInternal);
   EXPECT_THAT(SqliteStatus(SQLITE_FULL, nullptr, "writing").message(),
               HasSubstr("writing: database or disk is full"));
+}
+
+// A full TMPDIR fails writes of a database whose disk has room: the message
+// names SQLite's temporary folder, not only the database.
+TEST(SqliteStatusTest, AFullDiskNamesSqlitesTemporaryFolderAndItsFreeSpace) {
+  const std::string dir = ::testing::TempDir();
+  const char* before = std::getenv("SQLITE_TMPDIR");
+  const std::string saved = before == nullptr ? "" : before;
+  setenv("SQLITE_TMPDIR", dir.c_str(), 1);
+  const std::string message(
+      SqliteStatus(SQLITE_FULL, nullptr, "/data/tunedb.db: INSERT").message());
+  if (before == nullptr) {
+    unsetenv("SQLITE_TMPDIR");
+  } else {
+    setenv("SQLITE_TMPDIR", saved.c_str(), 1);
+  }
+  EXPECT_THAT(message, HasSubstr("database or disk is full"));
+  EXPECT_THAT(message, HasSubstr("SQLite's temporary folder " + dir + " ("));
+  EXPECT_THAT(message, HasSubstr(" bytes free; SQLITE_TMPDIR or TMPDIR"));
+  EXPECT_THAT(std::string(SqliteStatus(SQLITE_BUSY, nullptr, "x").message()),
+              Not(HasSubstr("temporary folder")));
 }
 
 TEST(ConnectionPoolTest, LendsEachConnectionToOneHolder) {
