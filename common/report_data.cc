@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <functional>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "common/record_labels.h"
+#include "common/record_results.h"
 
 namespace tunedb {
 namespace {
@@ -13,9 +15,11 @@ constexpr int64_t kUsPerDay = int64_t{86400} * 1000 * 1000;
 
 // A (GPU model, cuDNN version, problem) as one number: the parts' hashes
 // combined, with nothing concatenated (it is made for every record).
-uint64_t ChoiceKey(const std::string& gpu, int cudnn,
-                   const std::string& problem) {
-  const std::hash<std::string> hash;
+uint64_t ChoiceKey(absl::string_view gpu, int cudnn,
+                   absl::string_view problem) {
+  const auto hash = [](absl::string_view s) {
+    return std::hash<std::string_view>()(std::string_view(s.data(), s.size()));
+  };
   uint64_t key = hash(gpu);
   key = key * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(cudnn);
   return key * 0x9e3779b97f4a7c15ULL + hash(problem);
@@ -47,8 +51,8 @@ bool LargerWorkspace(const WorkspaceUse& a, const WorkspaceUse& b) {
 }
 
 // The heuristic's first choice among the record's results that ran.
-const AlgoResult* HeuristicFirst(const Record& r) {
-  for (const AlgoResult& a : r.results) {
+const AlgoResult* HeuristicFirst(const std::vector<AlgoResult>& results) {
+  for (const AlgoResult& a : results) {
     if (a.status == AlgoStatus::kOk && a.heuristic_rank == 1) return &a;
   }
   return nullptr;
@@ -78,9 +82,24 @@ void ReportAggregator::SetPlannedProblems(
 }
 
 void ReportAggregator::Add(const Record& r) {
-  const std::string& gpu = r.key.device.gpu_model;
-  const int cudnn = r.key.device.cudnn_version;
-  DeviceGroup& g = groups_[{gpu, cudnn}];
+  const std::string problem = r.key.problem.ToText();
+  ReportRecord view;
+  view.gpu_model = r.key.device.gpu_model;
+  view.cudnn_version = r.key.device.cudnn_version;
+  view.problem_text = problem;
+  view.driver_version = r.driver_version;
+  view.measured_at_us = r.measured_at_us;
+  view.served_count = r.served_count;
+  view.search_ms = r.search_ms;
+  view.revalidated_from_cudnn = r.revalidated_from_cudnn;
+  view.revalidated_from_driver = r.revalidated_from_driver;
+  view.results = &r.results;
+  Add(view);
+}
+
+void ReportAggregator::Add(const ReportRecord& r) {
+  const int cudnn = r.cudnn_version;
+  DeviceGroup& g = groups_[{std::string(r.gpu_model), cudnn}];
   const double saved = static_cast<double>(r.served_count) * r.search_ms;
   ++g.records;
   g.served += r.served_count;
@@ -92,8 +111,8 @@ void ReportAggregator::Add(const Record& r) {
   DaySaving& day = days_[r.measured_at_us / kUsPerDay];
   ++day.records;
   day.saved_ms += saved;
-  const std::optional<AlgoResult> best = Choose(r, Constraints());
-  if (!best) ++g.unsupported;
+  const AlgoResult* best = ChooseFrom(*r.results, Constraints());
+  if (best == nullptr) ++g.unsupported;
   if (r.revalidated_from_cudnn != 0 || !r.revalidated_from_driver.empty()) {
     ++g.revalidated;
   }
@@ -108,24 +127,24 @@ void ReportAggregator::AddUnreadable(UnreadableRow row) {
   }
 }
 
-void ReportAggregator::AddChoice(const Record& r,
-                                 const std::optional<AlgoResult>& best) {
-  const std::string& gpu = r.key.device.gpu_model;
-  const int cudnn = r.key.device.cudnn_version;
-  const std::string problem = r.key.problem.ToText();
+void ReportAggregator::AddChoice(const ReportRecord& r,
+                                 const AlgoResult* best) {
+  const absl::string_view gpu = r.gpu_model;
+  const int cudnn = r.cudnn_version;
+  const absl::string_view problem = r.problem_text;
   if (!planned_.empty()) {
-    auto it = planned_.find(problem);
+    auto it = planned_.find(std::string(problem));
     if (it != planned_.end()) {
-      std::vector<bool>& seen = planned_seen_[{gpu, cudnn}];
+      std::vector<bool>& seen = planned_seen_[{std::string(gpu), cudnn}];
       seen.resize(planned_.size());
       seen[it->second] = true;
     }
   }
-  if (!best) return;
+  if (best == nullptr) return;
   const uint64_t self = ChoiceKey(gpu, cudnn, problem);
   choices_[self] = {ConfigKey(*best), best->cost(LaunchMode::kDirect).median_ms};
   ++data_.ranks[RankBucket(best->heuristic_rank)];
-  if (const AlgoResult* first = HeuristicFirst(r);
+  if (const AlgoResult* first = HeuristicFirst(*r.results);
       first != nullptr && best->cost(LaunchMode::kDirect).median_ms > 0) {
     ++data_.gains[GainBucket(first->cost(LaunchMode::kDirect).median_ms /
                              best->cost(LaunchMode::kDirect).median_ms)];
@@ -139,9 +158,9 @@ void ReportAggregator::AddChoice(const Record& r,
                               : absl::StrCat("driver ", r.revalidated_from_driver);
   std::string to = by_cudnn ? absl::StrCat("cuDNN ", CudnnVersionText(cudnn))
                             : absl::StrCat("driver ", r.driver_version);
-  auto [it, added] =
-      change_index_.try_emplace({gpu, from, to}, changes_.size());
-  if (added) changes_.push_back({gpu, from, to});
+  auto [it, added] = change_index_.try_emplace(
+      {std::string(gpu), from, to}, changes_.size());
+  if (added) changes_.push_back({std::string(gpu), from, to});
   RevalidationChange& change = changes_[it->second];
   ++change.records;
   change.latest_us = std::max(change.latest_us, r.measured_at_us);
@@ -151,25 +170,28 @@ void ReportAggregator::AddChoice(const Record& r,
        by_cudnn ? ChoiceKey(gpu, r.revalidated_from_cudnn, problem) : 0});
 }
 
-void ReportAggregator::AddWorkspace(const Record& r, const AlgoResult& best) {
+void ReportAggregator::AddWorkspace(const ReportRecord& r,
+                                    const AlgoResult& best) {
   if (best.workspace_bytes <= 0) return;
   if (workspaces_.size() == top_workspaces_ &&
       workspaces_.front().workspace_bytes >= best.workspace_bytes) {
     return;
   }
   WorkspaceUse use;
-  use.gpu_model = r.key.device.gpu_model;
-  use.cudnn_version = r.key.device.cudnn_version;
-  const ConvProblem& p = r.key.problem;
-  use.problem = absl::StrCat(ConvOpName(p.op), " ", ShapeSummary(p), " ",
-                             TypeSummary(p));
+  use.gpu_model = std::string(r.gpu_model);
+  use.cudnn_version = r.cudnn_version;
+  // Parsed only here: few records enter the largest.
+  absl::StatusOr<ConvProblem> p = ConvProblem::Parse(r.problem_text);
+  use.problem = p.ok() ? absl::StrCat(ConvOpName(p->op), " ", ShapeSummary(*p),
+                                      " ", TypeSummary(*p))
+                       : std::string(r.problem_text);
   use.config = AlgoLabel(best);
   use.workspace_bytes = best.workspace_bytes;
   use.ms = best.cost(LaunchMode::kDirect).median_ms;
   use.served = r.served_count;
   Constraints none;
   none.max_workspace_bytes = 0;
-  if (std::optional<AlgoResult> free = Choose(r, none)) {
+  if (const AlgoResult* free = ChooseFrom(*r.results, none)) {
     use.no_workspace_ms = free->cost(LaunchMode::kDirect).median_ms;
   }
   if (workspaces_.size() == top_workspaces_) {

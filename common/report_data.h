@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
@@ -113,6 +114,25 @@ struct ReportData {
   std::vector<UnreadableRow> unreadable_rows;  // the first listed of them
 };
 
+// What the aggregator reads of one record: a Record's parts as views, so
+// that a store's read made for the report (Store::ReportWalk) hands its rows
+// over without parsing the key. `problem_text` is ConvProblem::ToText's
+// text; it is parsed only for a record whose workspace enters the largest.
+struct ReportRecord {
+  absl::string_view gpu_model;
+  int cudnn_version = 0;
+  absl::string_view problem_text;
+  absl::string_view driver_version;
+  int64_t measured_at_us = 0;
+  int64_t served_count = 0;
+  double search_ms = 0;
+  int revalidated_from_cudnn = 0;
+  absl::string_view revalidated_from_driver;
+  // The fields Choose reads: status, workspace, timings, build time and
+  // notes, heuristic rank, algorithm and math type.
+  const std::vector<AlgoResult>* results = nullptr;
+};
+
 class ReportAggregator {
  public:
   // Keeps the `top_workspaces` largest workspaces.
@@ -125,6 +145,7 @@ class ReportAggregator {
                           const std::vector<ConvProblem>& problems);
 
   void Add(const Record& record);
+  void Add(const ReportRecord& record);
   // A stored row skipped because it cannot be read: counted, and listed
   // while fewer than kUnreadableRowsListed are.
   void AddUnreadable(UnreadableRow row);
@@ -137,8 +158,8 @@ class ReportAggregator {
     uint64_t config = 0;  // its algorithm and math type (ConfigKey)
     double ms = 0;
   };
-  void AddChoice(const Record& r, const std::optional<AlgoResult>& best);
-  void AddWorkspace(const Record& r, const AlgoResult& best);
+  void AddChoice(const ReportRecord& r, const AlgoResult* best);
+  void AddWorkspace(const ReportRecord& r, const AlgoResult& best);
   void CompareRevalidations();
 
   const size_t top_workspaces_;

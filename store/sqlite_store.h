@@ -84,6 +84,9 @@ class SqliteStore : public Store {
       int64_t limit) override;
   absl::StatusOr<std::vector<ProgramTotals>> ProgramKeyTotals() override;
   absl::Status ForgetPrograms(const std::vector<std::string>& programs) override;
+  absl::Status ReportWalk(
+      const std::function<bool(const ReportRecord&)>& visit,
+      const std::function<bool(const BadRow&)>& bad_row) override;
   using Store::Query;
   absl::Status Query(
       const RecordFilter& filter, int64_t after_id, int limit,

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/report_data.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
@@ -271,6 +272,15 @@ class Store {
   virtual absl::Status Query(
       const RecordFilter& filter, int64_t after_id, int limit,
       const std::function<bool(const Record&)>& visit,
+      const std::function<bool(const BadRow&)>& bad_row) = 0;
+
+  // Every current-version record's parts that the report reads
+  // (common/report_data.h), in id order, to `visit`; a row whose read parts
+  // are damaged to `bad_row` (both required), until one returns false. A
+  // read made for the report (store/report_scan.h): one statement, no
+  // parse of the key's problem part; a batch of records per snapshot.
+  virtual absl::Status ReportWalk(
+      const std::function<bool(const ReportRecord&)>& visit,
       const std::function<bool(const BadRow&)>& bad_row) = 0;
 
   // The records of `key`'s family (common/shape_family.h) whose shapes lie

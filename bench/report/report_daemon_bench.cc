@@ -3,8 +3,11 @@
 // versions, four results each, sixty days) through the real programs, side
 // by side with the other ways to the same page:
 //
-//   file      the store walked in this process (no daemon, no gRPC),
-//             aggregated and rendered: the floor;
+//   file      the store walked in this process (no daemon, no gRPC) with
+//             the read the daemon uses (Store::ReportWalk), aggregated and
+//             rendered: the floor;
+//   query     the same with the daemon's former read, the store's Query of
+//             whole records (the daemon's way before ReportWalk);
 //   daemon    `tunedb report -o FILE` against a real tunedbd: the daemon
 //             aggregates next to its store (the Report rpc), the CLI renders;
 //   streamed  what `tunedb report` does against a daemon older than the
@@ -206,8 +209,8 @@ bool StreamedReport(const std::string& address, int64_t* records,
   return true;
 }
 
-// The store walked here: no daemon.
-bool FileReport(const std::string& db, int64_t* records,
+// The store walked here: no daemon; with ReportWalk, or with Query.
+bool FileReport(const std::string& db, bool walk, int64_t* records,
                 int64_t* page_bytes) {
   Store::Options options;
   options.path = db;
@@ -217,12 +220,18 @@ bool FileReport(const std::string& db, int64_t* records,
   ReportAggregator aggregator;
   RecordFilter all;
   all.without_plans = true;
-  if (!(*store)->Query(all, 0, 0, [&](const Record& r) {
-         aggregator.Add(r);
-         return true;
-       }).ok()) {
-    return false;
-  }
+  const absl::Status read =
+      walk ? (*store)->ReportWalk(
+                 [&](const ReportRecord& r) {
+                   aggregator.Add(r);
+                   return true;
+                 },
+                 [](const BadRow&) { return false; })
+           : (*store)->Query(all, 0, 0, [&](const Record& r) {
+               aggregator.Add(r);
+               return true;
+             });
+  if (!read.ok()) return false;
   const ReportData data = aggregator.Finish();
   const std::string html = tuner::RenderReportHtml(
       data, tuner::ReportPage{db, absl::ToUnixMicros(absl::Now()), {}});
@@ -342,12 +351,16 @@ int Main(int argc, char** argv) {
   std::printf("database of %lld records: %.1f MB, made in %.1f s\n",
               static_cast<long long>(f.records), Mb(FileSize(db)),
               Seconds(t));
-  Figures file, daemon, streamed;
-  t = Clock::now();
-  const double cpu = CpuSeconds(getpid());
-  if (!FileReport(db, &file.records, &file.page_bytes)) return 1;
-  file.seconds = Seconds(t);
-  file.cpu_seconds = CpuSeconds(getpid()) - cpu;
+  Figures file, query, daemon, streamed;
+  for (Figures* way : {&file, &query}) {
+    t = Clock::now();
+    const double cpu = CpuSeconds(getpid());
+    if (!FileReport(db, way == &file, &way->records, &way->page_bytes)) {
+      return 1;
+    }
+    way->seconds = Seconds(t);
+    way->cpu_seconds = CpuSeconds(getpid()) - cpu;
+  }
   double rss_before = 0, rss_after = 0;
   if (!DaemonReports(f, db, &daemon, &streamed, &rss_before, &rss_after)) {
     return 1;
@@ -355,12 +368,13 @@ int Main(int argc, char** argv) {
   std::printf("report of %lld records:\n", static_cast<long long>(f.records));
   PrintLine("daemon", daemon, daemon);
   PrintLine("file", file, daemon);
+  PrintLine("query", query, daemon);
   if (f.streamed) PrintLine("streamed", streamed, daemon);
   std::printf("  daemon peak memory: %.0f MB before the report, %.0f MB "
               "after\n",
               rss_before, rss_after);
   if (!f.keep) std::filesystem::remove_all(f.work);
-  const bool all = file.records == f.records &&
+  const bool all = file.records == f.records && query.records == f.records &&
                    (!f.streamed || streamed.records == f.records);
   return all ? 0 : 1;
 }

@@ -21,24 +21,31 @@ absl::StatusOr<std::string> StoreReport(
     const std::function<bool()>& cancelled, size_t max_bytes) {
   ReportAggregator aggregator;
   if (!args.planned.empty()) aggregator.SetPlannedProblems({}, args.planned);
-  RecordFilter filter = args.filter;
-  filter.without_plans = true;
   bool stopped = false;
   int64_t seen = 0;
-  RETURN_IF_ERROR(store.Query(
-      filter, 0, 0,
-      [&](const Record& r) {
-        if (seen++ % kRecordsPerCancelCheck == 0 && cancelled()) {
-          stopped = true;
-          return false;
-        }
-        aggregator.Add(r);
-        return true;
-      },
-      [&](const BadRow& bad) {
-        aggregator.AddUnreadable({bad.id, bad.key_text, bad.reason});
-        return true;
-      }));
+  // Both ways feed the same aggregator; records are read as they arrive.
+  auto add = [&](const auto& r) {
+    if (seen++ % kRecordsPerCancelCheck == 0 && cancelled()) {
+      stopped = true;
+      return false;
+    }
+    aggregator.Add(r);
+    return true;
+  };
+  auto unreadable = [&](const BadRow& bad) {
+    aggregator.AddUnreadable({bad.id, bad.key_text, bad.reason});
+    return true;
+  };
+  if (args.filter.empty()) {
+    // The whole store: the read made for the report.
+    RETURN_IF_ERROR(store.ReportWalk(
+        [&](const ReportRecord& r) { return add(r); }, unreadable));
+  } else {
+    RecordFilter filter = args.filter;
+    filter.without_plans = true;
+    RETURN_IF_ERROR(store.Query(
+        filter, 0, 0, [&](const Record& r) { return add(r); }, unreadable));
+  }
   if (stopped) return absl::CancelledError("the report was cancelled");
   const ReportData data = aggregator.Finish();
   std::string json = ReportDataToJson(data);

@@ -1,0 +1,223 @@
+#include "store/report_scan.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/valid_key.h"
+#include "store/sql/transaction.h"
+#include "store/sqlite_store.h"
+
+namespace tunedb {
+namespace {
+
+// A record row and the report's columns of each of its results (NULL
+// without results), in id and rank order.
+constexpr const char kScanReport[] =
+    "SELECT r.id, r.key_text, r.key_hash, r.gpu_model, r.cudnn_version,"
+    " r.measured_at_us, r.driver_version, r.search_ms, r.served_count,"
+    " r.revalidated_from, r.revalidated_from_driver,"
+    " s.rank, s.algo, s.math_type, s.status, s.workspace_bytes,"
+    " s.launch_median_ms, s.launch_samples, s.gpu_median_ms, s.gpu_samples,"
+    " s.behavior_notes, s.build_ms, s.heuristic_rank"
+    " FROM records AS r LEFT JOIN results AS s ON s.record_id = r.id"
+    " WHERE r.key_version = ?1 AND r.id > ?2 ORDER BY r.id, s.rank";
+constexpr int kFirstResultColumn = 11;
+// Records per read transaction of a ReportWalk.
+constexpr size_t kReportBatch = 4096;
+
+// The record being read: its row's values and the results read so far.
+// Reused from record to record (its buffers keep their capacity).
+struct PendingRecord {
+  int64_t id = 0;
+  std::string key_text;
+  DeviceKey device;
+  size_t problem_at = 0;  // where the problem's text starts in key_text
+  std::string driver_version;
+  std::string revalidated_from_driver;
+  ReportRecord view;
+  std::vector<AlgoResult> results;
+  std::string problem;  // empty while readable
+};
+
+// A time: finite and not negative, else `problem` names it.
+double Time(const sql::Statement& row, int column, absl::string_view name,
+            std::string* problem) {
+  const double value = row.ColumnDouble(column);
+  if (problem->empty() && !(std::isfinite(value) && value >= 0)) {
+    *problem = absl::StrCat(name, " is ", value);
+  }
+  return value;
+}
+
+// A count: not negative, else `problem` names it.
+int64_t Count(const sql::Statement& row, int column, absl::string_view name,
+              std::string* problem) {
+  const int64_t value = row.ColumnInt64(column);
+  if (problem->empty() && value < 0) {
+    *problem = absl::StrCat(name, " is ", value, ", negative");
+  }
+  return value;
+}
+
+// The key text checked against its hash; its device part parsed and
+// checked against the columns stored beside it. Empty when sound.
+std::string ReadKey(const sql::Statement& row, PendingRecord& p) {
+  p.key_text = row.ColumnText(1);
+  if (static_cast<int64_t>(KeyTextHash(p.key_text)) != row.ColumnInt64(2)) {
+    return "key_hash does not match key_text (one of them is damaged)";
+  }
+  const std::string head = absl::StrCat("kv=", kKeyFormatVersion, " ");
+  const size_t op = p.key_text.find(" op=");
+  if (p.key_text.compare(0, head.size(), head) != 0 ||
+      op == std::string::npos) {
+    return "key_text does not parse: no key format version or op";
+  }
+  absl::StatusOr<DeviceKey> device = DeviceKey::Parse(
+      absl::string_view(p.key_text).substr(head.size(), op - head.size()));
+  if (!device.ok()) {
+    return absl::StrCat("key_text does not parse: ",
+                        device.status().message());
+  }
+  p.device = *std::move(device);
+  p.problem_at = op + 1;
+  const std::string gpu_model = row.ColumnText(3);
+  const int64_t cudnn_version = row.ColumnInt64(4);
+  if (gpu_model != p.device.gpu_model ||
+      cudnn_version != p.device.cudnn_version) {
+    return absl::StrCat("gpu_model \"", absl::CHexEscape(gpu_model),
+                        "\" or cudnn_version ", cudnn_version,
+                        " does not match key_text");
+  }
+  return std::string();
+}
+
+// Starts `p` on the record row `row` stands on.
+void ReadHead(const sql::Statement& row, PendingRecord& p) {
+  p.id = row.ColumnInt64(0);
+  p.results.clear();
+  p.problem = ReadKey(row, p);
+  ReportRecord& v = p.view;
+  v.measured_at_us = Count(row, 5, "measured_at_us", &p.problem);
+  p.driver_version = row.ColumnText(6);
+  v.search_ms = Time(row, 7, "search_ms", &p.problem);
+  v.served_count = Count(row, 8, "served_count", &p.problem);
+  v.revalidated_from_cudnn =
+      static_cast<int>(Count(row, 9, "revalidated_from", &p.problem));
+  p.revalidated_from_driver = row.ColumnText(10);
+}
+
+// Appends the result `row` stands on (its columns from kFirstResultColumn).
+void ReadResult(const sql::Statement& row, PendingRecord& p) {
+  AlgoResult& r = p.results.emplace_back();
+  std::string problem;  // named without its "results[i]." until kept
+  int c = kFirstResultColumn + 1;
+  r.algo = static_cast<int>(row.ColumnInt64(c++));
+  const std::string math = row.ColumnText(c++);
+  const std::string status = row.ColumnText(c++);
+  absl::StatusOr<MathType> math_type = ParseMathType(math);
+  absl::StatusOr<AlgoStatus> algo_status = ParseAlgoStatus(status);
+  if (!math_type.ok()) {
+    problem = absl::StrCat("math_type \"", absl::CHexEscape(math),
+                           "\" is unknown");
+  } else if (!algo_status.ok()) {
+    problem = absl::StrCat("status \"", absl::CHexEscape(status),
+                           "\" is unknown");
+  }
+  r.math_type = math_type.value_or(MathType());
+  r.status = algo_status.value_or(AlgoStatus());
+  r.workspace_bytes = Count(row, c++, "workspace_bytes", &problem);
+  r.launch.median_ms = Time(row, c++, "launch_median_ms", &problem);
+  r.launch.samples = static_cast<int>(row.ColumnInt64(c++));
+  r.gpu.median_ms = Time(row, c++, "gpu_median_ms", &problem);
+  r.gpu.samples = static_cast<int>(row.ColumnInt64(c++));
+  r.behavior_notes = static_cast<uint32_t>(row.ColumnInt64(c++));
+  r.build_ms = Time(row, c++, "build_ms", &problem);
+  r.heuristic_rank =
+      static_cast<int>(Count(row, c++, "heuristic_rank", &problem));
+  if (p.problem.empty() && !problem.empty()) {
+    p.problem = absl::StrCat("results[", p.results.size() - 1, "].", problem);
+  }
+}
+
+// Hands the finished record `p` to `visit`, or to `bad_row`.
+bool Finish(PendingRecord& p,
+            const std::function<bool(const ReportRecord&)>& visit,
+            const std::function<bool(const BadRow&)>& bad_row) {
+  if (!p.problem.empty()) {
+    return bad_row(BadRow{p.id, absl::CHexEscape(p.key_text), p.problem});
+  }
+  ReportRecord& v = p.view;
+  v.gpu_model = p.device.gpu_model;
+  v.cudnn_version = p.device.cudnn_version;
+  v.problem_text = absl::string_view(p.key_text).substr(p.problem_at);
+  v.driver_version = p.driver_version;
+  v.revalidated_from_driver = p.revalidated_from_driver;
+  v.results = &p.results;
+  return visit(v);
+}
+
+}  // namespace
+
+absl::Status ScanReportRecords(
+    sql::Database& db, size_t want,
+    const std::function<bool(const ReportRecord&)>& visit,
+    const std::function<bool(const BadRow&)>& bad_row, int64_t* cursor,
+    bool* exhausted, bool* stopped) {
+  ASSIGN_OR_RETURN(sql::Statement scan, db.GetCachedStatement(kScanReport));
+  scan.BindInt(1, kKeyFormatVersion);
+  scan.BindInt64(2, *cursor);
+  *exhausted = false;
+  *stopped = false;
+  PendingRecord p;
+  bool open = false;  // p holds a record not yet handed over
+  size_t found = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, scan.Step());
+    if (row && open && scan.ColumnInt64(0) == p.id) {
+      ReadResult(scan, p);
+      continue;
+    }
+    if (open) {
+      *cursor = p.id;
+      ++found;
+      if (!Finish(p, visit, bad_row)) {
+        *stopped = true;
+        return absl::OkStatus();
+      }
+    }
+    if (!row) {
+      *exhausted = true;
+      return absl::OkStatus();
+    }
+    if (found == want) return absl::OkStatus();
+    ReadHead(scan, p);
+    open = true;
+    if (!scan.ColumnIsNull(kFirstResultColumn)) ReadResult(scan, p);
+  }
+}
+
+absl::Status SqliteStore::ReportWalk(
+    const std::function<bool(const ReportRecord&)>& visit,
+    const std::function<bool(const BadRow&)>& bad_row) {
+  int64_t cursor = 0;
+  bool exhausted = false;
+  bool stopped = false;
+  while (!exhausted && !stopped) {
+    // Each batch in its own snapshot: writers go on between batches.
+    RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
+      sql::Transaction snapshot(&db, sql::Transaction::Kind::kDeferred);
+      RETURN_IF_ERROR(snapshot.Begin());
+      RETURN_IF_ERROR(ScanReportRecords(db, kReportBatch, visit, bad_row,
+                                        &cursor, &exhausted, &stopped));
+      return snapshot.Commit();
+    }));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tunedb

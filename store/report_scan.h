@@ -1,0 +1,38 @@
+// The store's read made for the report (Store::ReportWalk): one statement
+// joins each record row with the columns of its results that the report's
+// figures use (common/report_data.h), in id order, a batch of records per
+// read transaction. The key text is checked against its stored hash and
+// only its device part is parsed (the GPU model and cuDNN version, checked
+// against their columns); the problem part goes to the aggregator as text.
+// A row whose read parts are damaged is a BadRow with the reason Query
+// gives for the same damage.
+//
+// Internal to tunedb_store. Thread safety: a free function on a Database
+// the caller holds exclusively.
+#ifndef TUNEDB_STORE_REPORT_SCAN_H_
+#define TUNEDB_STORE_REPORT_SCAN_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "common/report_data.h"
+#include "store/sql/database.h"
+#include "store/store.h"
+
+namespace tunedb {
+
+// Reads up to `want` current-version records with id > *cursor, in id
+// order, handing each to `visit` (or, unreadable, to `bad_row`); advances
+// *cursor past them. *exhausted once the table ends; *stopped once a
+// callback returned false. Runs in the caller's transaction.
+absl::Status ScanReportRecords(
+    sql::Database& db, size_t want,
+    const std::function<bool(const ReportRecord&)>& visit,
+    const std::function<bool(const BadRow&)>& bad_row, int64_t* cursor,
+    bool* exhausted, bool* stopped);
+
+}  // namespace tunedb
+
+#endif  // TUNEDB_STORE_REPORT_SCAN_H_
