@@ -132,6 +132,7 @@ class ClientImpl final : public Client {
     s.database_open = database_.open();
     s.evictions = cached_.evictions();
     s.cache_entries = cached_.size();
+    s.pin_unsealed = pinned_ != nullptr && pinned_->answers().unsealed();
     return s;
   }
 

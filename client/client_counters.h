@@ -45,8 +45,8 @@ enum ClientCounter {
 
 using ClientCounters = StripedCounters<kNumClientCounters>;
 
-// The counted fields of ClientStats (not database_open, evictions and
-// cache_entries, which are no counters).
+// The counted fields of ClientStats (not database_open, evictions,
+// cache_entries and pin_unsealed, which are no counters).
 ClientStats CountedStats(const ClientCounters& counters);
 
 // `call`'s result, its wall time counted as the caller's wait on the

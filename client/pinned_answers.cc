@@ -136,4 +136,9 @@ std::string PinnedAnswers::Mismatch(const DeviceKey& device) const {
   return PinMismatch(pin_, device, options_.driver_version);
 }
 
+bool PinnedAnswers::unsealed() const {
+  absl::MutexLock lock(&mu_);
+  return following() && !pin_.sealed;
+}
+
 }  // namespace tunedb

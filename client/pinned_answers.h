@@ -67,6 +67,10 @@ class PinnedAnswers {
   std::string Mismatch(const DeviceKey& device) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // kFollow: the file was written before pins carried digests
+  // (PinFile::sealed false), so an edit of its answers cannot be told.
+  bool unsealed() const ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   explicit PinnedAnswers(const PinOptions& options) : options_(options) {}
 

@@ -108,12 +108,19 @@ std::string Interposer::PinAtExit() {
                   : absl::StrCat("; pin ", pin.path,
                                  " NOT recorded: ", s.message());
   }
-  return absl::StrCat("; pin ", pin.path, " followed: ", stats.pinned_answers,
-                      " answers from it, ", stats.pin_misses,
-                      " problems not in it", stats.pin_refused > 0
-                          ? absl::StrCat(", ", stats.pin_refused,
-                                         " refused (another device)")
-                          : "");
+  std::string line = absl::StrCat(
+      "; pin ", pin.path, " followed: ", stats.pinned_answers,
+      " answers from it, ", stats.pin_misses, " problems not in it",
+      stats.pin_refused > 0
+          ? absl::StrCat(", ", stats.pin_refused, " refused (another device)")
+          : "");
+  if (stats.pin_unsealed) {
+    PinFile unsealed;  // as the client read it: the one warning text
+    unsealed.sealed = false;
+    absl::StrAppend(&line, "; unsealed: ",
+                    UnsealedPinWarning(unsealed, pin.path));
+  }
+  return line;
 }
 
 bool Interposer::Usable(ConvOp op, const Answer& a) {

@@ -114,8 +114,9 @@ class Interposer {
   // On the first key of a followed pin: a pin of another device is refused
   // (RefusePin), or with TUNEDB_PIN_MISMATCH=warn named once on stderr.
   void CheckPinOnce(const DeviceKey& device);
-  // The pin's part of the exit line ("" without a pin); writes a recorded
-  // pin.
+  // The pin's part of the exit line ("" without a pin), naming a followed
+  // pin written before pins carried digests (UnsealedPinWarning); writes a
+  // recorded pin.
   std::string PinAtExit();
   // Whether the client's answer `a` for `op` can be given: a tuned one, or
   // a pinned one naming one of the pass's algorithms.

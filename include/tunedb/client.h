@@ -108,6 +108,9 @@ struct ClientStats {
   int64_t pinned_answers = 0;  // answered kPinned (or a pinned "none")
   int64_t pin_misses = 0;      // kFollow: problems the pin lacks
   int64_t pin_refused = 0;     // kFollow: refused for another device
+  bool pin_unsealed = false;   // kFollow: the pin was written before pins
+                               // carried digests, so an edit of its answers
+                               // cannot be told (docs/pins.md)
   int64_t evictions = 0;            // entries evicted to stay within capacity
   int64_t cache_entries = 0;        // entries in the cache now
 };

@@ -265,6 +265,22 @@ TEST_F(ClientPinTest, CreateRefusesAPinThatCannotBeFollowed) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(ClientPinTest, AFollowedPinOfBeforeDigestsIsSaidUnsealedInItsStats) {
+  {
+    auto recorder = Client::Create(Options(PinMode::kRecord)).value();
+    recorder->Get(Key(8));
+    EXPECT_FALSE(recorder->Stats().pin_unsealed);
+  }
+  const Answer pinned =
+      Client::Create(Options(PinMode::kFollow)).value()->Get(Key(8));
+  EXPECT_FALSE(
+      Client::Create(Options(PinMode::kFollow)).value()->Stats().pin_unsealed);
+  WriteFile(pin_path_, testing_util::WithoutPinDigests(ReadFile(pin_path_)));
+  auto follower = Client::Create(Options(PinMode::kFollow)).value();
+  EXPECT_TRUE(follower->Stats().pin_unsealed);
+  EXPECT_EQ(follower->Get(Key(8)).algo, pinned.algo);  // as it reads
+}
+
 TEST_F(ClientPinTest, ProcessesOfOneJobGetItsFirstAnswerWhileATuneFinishes) {
   const ProblemKey key = Key(8);
   ClientOptions job = Options(PinMode::kOff);

@@ -610,6 +610,40 @@ TEST_F(PreloadTest, APinOfAnotherCudnnStopsTheProgramUnlessWarnedOf) {
   EXPECT_THAT(warned.err, HasSubstr("following it anyway"));
 }
 
+TEST_F(PreloadTest, AFollowedPinOfBeforeDigestsIsNamedUnsealedInTheExitLine) {
+  PinFile p;
+  p.device = device_;
+  p.made_by = "test";
+  PinEntry entry;
+  entry.problem = Key(ConvOp::kForward).problem;
+  entry.source = PinnedSource::kTuned;
+  entry.answer.algo = 1;
+  p.entries.push_back(entry);
+  const std::string sealed = dir_.File("sealed.pin");
+  ASSERT_TRUE(MergePinFile(sealed, p).ok());
+  const std::string unsealed = dir_.File("unsealed.pin");
+  std::ofstream(unsealed) << testing_util::WithoutPinDigests(FormatPin(p));
+  ASSERT_FALSE(ReadPinFile(unsealed)->sealed);
+  // Set by hand, without `tunedb run` (which warns itself): the exit line
+  // says so.
+  auto follow = [&](const std::string& pin) {
+    return Probe({"--call", "find_ex"},
+                 {"TUNEDB_PIN=" + pin, "TUNEDB_PIN_MODE=follow"});
+  };
+  ProbeRun old = follow(unsealed);
+  EXPECT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_EQ(old.out["perf"][0]["algo"], 1);  // followed as it reads
+  EXPECT_THAT(old.err, HasSubstr("pin " + unsealed + " followed: "));
+  EXPECT_THAT(old.err, HasSubstr("; unsealed: " +
+                                 UnsealedPinWarning(*ReadPinFile(unsealed),
+                                                    unsealed)));
+  ProbeRun current = follow(sealed);
+  EXPECT_EQ(current.exit_code, 0) << current.err;
+  EXPECT_THAT(current.err, HasSubstr("pin " + sealed + " followed: "));
+  EXPECT_THAT(current.err, Not(HasSubstr("unsealed")));
+  EXPECT_THAT(current.err, Not(HasSubstr("digests")));
+}
+
 TEST_F(PreloadTest, APinCutShortIsRefusedBeforeOrWhenTheProgramStarts) {
   PinFile p;
   p.device = device_;

@@ -1,5 +1,7 @@
 #include "tests/testing/test_values.h"
 
+#include <string_view>
+
 #include "gtest/gtest.h"
 
 namespace tunedb::testing_util {
@@ -147,6 +149,14 @@ void ExpectSameRecord(const Record& actual, const Record& expected) {
   EXPECT_EQ(actual.verified, expected.verified);
   EXPECT_EQ(actual.revalidated_from_cudnn, expected.revalidated_from_cudnn);
   EXPECT_EQ(actual.revalidated_from_driver, expected.revalidated_from_driver);
+}
+
+std::string WithoutPinDigests(std::string pin_text) {
+  constexpr std::string_view kDigest = ",\"digest\":\"";
+  for (size_t at; (at = pin_text.find(kDigest)) != std::string::npos;) {
+    pin_text.erase(at, pin_text.find('"', at + kDigest.size()) + 1 - at);
+  }
+  return pin_text;
 }
 
 }  // namespace tunedb::testing_util

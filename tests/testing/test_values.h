@@ -66,6 +66,10 @@ Record NegativeRecord(int64_t n);
 // Expects every stored field equal, except id and served_count.
 void ExpectSameRecord(const Record& actual, const Record& expected);
 
+// A pin's text (common/pin_file.h) with every answer's digest taken out, as
+// pins were written before answers carried digests.
+std::string WithoutPinDigests(std::string pin_text);
+
 }  // namespace tunedb::testing_util
 
 #endif  // TUNEDB_TESTS_TESTING_TEST_VALUES_H_
