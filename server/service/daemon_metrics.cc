@@ -144,6 +144,28 @@ void AddProgramKeyFamilies(const ProgramKeys::Counts& c,
       {{"call", c.warms}, {"key", c.warm_keys}}));
 }
 
+// The jobs' first answers the service keeps (job_answers.h).
+void AddJobAnswerFamilies(const JobAnswers& answers,
+                          std::vector<MetricFamily>& out) {
+  out.push_back(OneGauge(
+      "tunedb_job_answers",
+      "Jobs' first Lookup answers kept, each given again to the job's later "
+      "Lookups of its key (LookupRequest.job).",
+      static_cast<double>(answers.entries())));
+  out.push_back(OneGauge(
+      "tunedb_job_answers_bytes",
+      "Memory the kept job answers and their jobs take, bytes (bounded).",
+      static_cast<double>(answers.bytes())));
+  MetricFamily not_fixed = Family(
+      "tunedb_job_answers_not_fixed_total",
+      "Job answers given but not kept, the kept ones being at their bound "
+      "of answers or bytes: a later Lookup of the job may get another "
+      "answer.",
+      MetricType::Counter);
+  AddValue(not_fixed, {}, static_cast<double>(answers.not_fixed()));
+  out.push_back(std::move(not_fixed));
+}
+
 // The database: its records, file sizes and last write.
 void AddDatabaseFamilies(const CoreStats& s, std::vector<MetricFamily>& out) {
   if (s.records >= 0) {
@@ -256,18 +278,22 @@ void AddInfoFamilies(const std::string& version, const std::string& finder,
 
 }  // namespace
 
-// Reads the core and the worker supervisor at each scrape.
+// Reads the core, the worker supervisor and the job answers at each scrape.
 class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
  public:
   StatsCollectable(TuningCore* core, const WorkerSupervisor* workers,
-                   std::string version)
-      : core_(core), workers_(workers), version_(std::move(version)) {}
+                   const JobAnswers* job_answers, std::string version)
+      : core_(core),
+        workers_(workers),
+        job_answers_(job_answers),
+        version_(std::move(version)) {}
 
   std::vector<MetricFamily> Collect() const override {
     const CoreStats s = core_->Stats();
     std::vector<MetricFamily> out;
     AddRequestFamilies(s, out);
     AddProgramKeyFamilies(s.program_keys, out);
+    if (job_answers_ != nullptr) AddJobAnswerFamilies(*job_answers_, out);
     AddDatabaseFamilies(s, out);
     if (s.fleet.enabled) AddFleetFamilies(s.fleet, out);
     if (workers_ != nullptr) {
@@ -280,6 +306,7 @@ class DaemonMetrics::StatsCollectable final : public prometheus::Collectable {
  private:
   TuningCore* const core_;
   const WorkerSupervisor* const workers_;
+  const JobAnswers* const job_answers_;
   const std::string version_;
 };
 
@@ -332,7 +359,8 @@ void DaemonMetrics::ObserveSearch(const SearchEvent& event) {
 }
 
 absl::Status DaemonMetrics::Serve(TuningCore* core,
-                                  const WorkerSupervisor* workers) {
+                                  const WorkerSupervisor* workers,
+                                  const JobAnswers* job_answers) {
   const std::string address = ListenAddress(options_.address);
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(address, 2);
@@ -340,7 +368,8 @@ absl::Status DaemonMetrics::Serve(TuningCore* core,
     return absl::UnavailableError(
         absl::StrCat("cannot serve metrics on ", address, ": ", e.what()));
   }
-  stats_ = std::make_shared<StatsCollectable>(core, workers, options_.version);
+  stats_ = std::make_shared<StatsCollectable>(core, workers, job_answers,
+                                              options_.version);
   exposer_->RegisterCollectable(stats_);
   exposer_->RegisterCollectable(registry_);
   const std::vector<int> ports = exposer_->GetListeningPorts();

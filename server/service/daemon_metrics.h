@@ -3,8 +3,9 @@
 //
 // It keeps no counters of its own: at each scrape it reads the tuning core's
 // Stats() (lookups, tunes, searches, queue depths, records, database size,
-// last write), the WAL file's size and the worker supervisor's starts and
-// exits, and turns them into metric families. The one thing a scrape cannot
+// last write), the WAL file's size, the worker supervisor's starts and exits
+// and the service's job answers (kept, their bytes, not fixed), and turns
+// them into metric families. The one thing a scrape cannot
 // rebuild from totals, the distribution of search durations, it is fed
 // through TuningCore::Options::on_search (ObserveSearch).
 //
@@ -14,7 +15,8 @@
 //     m->ObserveSearch(e);
 //   };
 //   ... create the core ...
-//   RETURN_IF_ERROR(metrics->Serve(core, supervisor_or_null));
+//   RETURN_IF_ERROR(metrics->Serve(core, supervisor_or_null,
+//                                  &service->job_answers()));
 //   ... destroy the metrics before the core ...
 //
 // Thread safety: ObserveSearch() may be called from any thread, scrapes run
@@ -28,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/service/job_answers.h"
 #include "server/tuning/tuning_core.h"
 #include "server/worker/worker_supervisor.h"
 
@@ -63,9 +66,11 @@ class DaemonMetrics {
   // (successful searches only: failures are counted, not timed).
   void ObserveSearch(const SearchEvent& event);
 
-  // Starts answering scrapes from `core` and `workers` (null when the
-  // finder runs in process); both must outlive this object.
-  absl::Status Serve(TuningCore* core, const WorkerSupervisor* workers);
+  // Starts answering scrapes from `core`, `workers` (null when the finder
+  // runs in process) and `job_answers` (null: none); all must outlive this
+  // object.
+  absl::Status Serve(TuningCore* core, const WorkerSupervisor* workers,
+                     const JobAnswers* job_answers);
 
   // The port bound by Serve() (0 before).
   int port() const { return port_; }

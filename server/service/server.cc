@@ -233,17 +233,19 @@ absl::Status Server::StartCore() {
     revalidator_ = std::make_unique<BackgroundRevalidator>(
         options_.revalidation, store_.get(), core_.get(), fleet_.get());
   }
+  TuneDbService::Options service_options;
+  service_options.version = kVersion;
+  service_options.job_answers = options_.job_answers;
+  service_ = std::make_unique<TuneDbService>(core_.get(), service_options);
   if (metrics_) {
     absl::Status serving = metrics_->Serve(
-        core_.get(), dynamic_cast<const WorkerSupervisor*>(finder_.get()));
+        core_.get(), dynamic_cast<const WorkerSupervisor*>(finder_.get()),
+        &service_->job_answers());
     if (!serving.ok()) {
       core_->Shutdown(absl::ZeroDuration());
       return serving;
     }
   }
-  TuneDbService::Options service_options;
-  service_options.version = kVersion;
-  service_ = std::make_unique<TuneDbService>(core_.get(), service_options);
   return absl::OkStatus();
 }
 
@@ -382,7 +384,7 @@ void Server::Shutdown(absl::Duration drain) {
     if (!s.ok()) spdlog::warn("final checkpoint failed: {}", s.ToString());
   }
   activated_.reset();  // closes systemd's sockets; their files stay
-  metrics_.reset();    // its scrapes read the core
+  metrics_.reset();    // its scrapes read the core and the service
   fleet_job_runner_.reset();
   revalidator_.reset();
   core_.reset();

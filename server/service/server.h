@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "proto/tls_credentials.h"
 #include "server/finder/finder.h"
+#include "server/service/job_answers.h"
 #include "server/tuning/background_revalidator.h"
 #include "server/tuning/fleet_job_runner.h"
 #include "server/tuning/fleet_sync.h"
@@ -93,6 +94,9 @@ struct ServerOptions {
   // Prometheus endpoint, "host:port" or a bare port (127.0.0.1:PORT); ""
   // (default) serves no metrics. See DaemonMetrics.
   std::string metrics_address;
+  // The bounds of the jobs' first answers (LookupRequest.job, JobAnswers).
+  // Default: JobAnswers::Options.
+  JobAnswers::Options job_answers;
   // Searches that programs' misses ask for (TuneRequest.when_idle):
   // "when-idle" (default: they wait until no program uses the GPU, or go to
   // an idle GPU of the model; needs NVML and the cudnn finder, else they run
@@ -167,7 +171,7 @@ class Server {
   std::unique_ptr<TuningCore> core_;
   std::unique_ptr<FleetJobRunner> fleet_job_runner_;
   std::unique_ptr<BackgroundRevalidator> revalidator_;  // stopped before core_
-  std::unique_ptr<DaemonMetrics> metrics_;  // destroyed before core_
+  std::unique_ptr<DaemonMetrics> metrics_;  // reset before core_, service_
   std::unique_ptr<TuneDbService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<grpc::Server> health_server_;   // health_address's

@@ -98,7 +98,10 @@ grpc::Status ServeStream(grpc::ServerSplitStreamer<Request, Response>* call,
 }  // namespace
 
 TuneDbService::TuneDbService(TuningCore* core, Options options)
-    : core_(core), options_(std::move(options)), started_(absl::Now()) {
+    : core_(core),
+      job_answers_(options.job_answers),
+      options_(std::move(options)),
+      started_(absl::Now()) {
   MarkMethodStreamed(
       kTuneBatchMethod,
       new grpc::internal::BidiStreamingHandler<

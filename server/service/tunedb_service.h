@@ -39,12 +39,17 @@ class TuneDbService final : public v1::TuneDb::StreamedService {
     int batch_parallelism = 8;
     // Daemon version reported by Stats.
     std::string version;
+    // The bounds of the jobs' first answers. Default: JobAnswers::Options.
+    JobAnswers::Options job_answers;
   };
 
   TuneDbService(TuningCore* core, Options options);
 
   // New calls are refused with UNAVAILABLE from now on (shutdown).
   void StopAccepting() { stopping_.store(true); }
+
+  // The jobs' first answers, for the metrics.
+  const JobAnswers& job_answers() const { return job_answers_; }
 
  private:
   template <class Request, class Response>

@@ -2,7 +2,8 @@
 // --metrics-address on a free loopback port, a few Tunes and Lookups over
 // its socket, then GET /metrics over HTTP. The values must match what was
 // done, promtool must accept the exposition, and every tunedb_ metric the
-// Grafana dashboard queries must be exposed.
+// Grafana dashboard queries must be exposed. The jobs' answers are read
+// from a daemon in process, whose bounds a test can set.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -22,6 +23,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "proto/convert.h"
+#include "server/service/server.h"
 #include "tests/server/daemon_process.h"
 #include "tests/server/test_util.h"
 #include "tests/testing/free_port.h"
@@ -242,6 +245,50 @@ TEST_F(MetricsTest, ExposesEveryMetricTheDashboardQueries) {
               std::string::npos)
         << "the dashboard queries " << metric << ", which is not exposed";
   }
+}
+
+// A daemon that keeps two job answers: a job's first three keys keep two
+// answers and give the third without fixing it.
+TEST(JobAnswerMetricsTest, CountKeptAnswersTheirBytesAndThoseNotFixed) {
+  TempDir dir;
+  const int port = FreeLoopbackPort();
+  ServerOptions options;
+  options.unix_socket = dir.File("d.sock");
+  options.store.path = ":memory:";
+  options.finder = "simulated";
+  options.metrics_address = absl::StrCat(port);
+  options.job_answers.max_entries = 2;
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::BuildAndStart(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::unique_ptr<v1::TuneDb::Stub> stub = v1::TuneDb::NewStub(
+      grpc::CreateChannel((*server)->address(),
+                          grpc::InsecureChannelCredentials()));
+  v1::LookupRequest req;
+  ToProto((*server)->core().devices().at(0).key, req.mutable_device());
+  req.set_job("job-1");
+  for (int64_t n : {1, 2, 3, 1}) {
+    grpc::ClientContext ctx;
+    *req.mutable_problem() = ProtoProblem(n);
+    v1::LookupResponse resp;
+    EXPECT_EQ(stub->Lookup(&ctx, req, &resp).error_code(), grpc::NOT_FOUND);
+  }
+  const std::string body = Scrape(port);
+  const std::map<std::string, double> samples = Samples(body);
+  auto value = [&](const std::string& name) {
+    auto it = samples.find(name);
+    EXPECT_NE(it, samples.end()) << name << " not in\n" << body;
+    return it == samples.end() ? -1 : it->second;
+  };
+  EXPECT_EQ(value("tunedb_job_answers"), 2);
+  // An answer costs under 1 KiB (docs/reliability.md, "Job answers").
+  EXPECT_GT(value("tunedb_job_answers_bytes"), 0);
+  EXPECT_LT(value("tunedb_job_answers_bytes"), 2 * 1024);
+  EXPECT_EQ(value("tunedb_job_answers_not_fixed_total"), 1);
+  EXPECT_NE(body.find("# TYPE tunedb_job_answers_not_fixed_total counter"),
+            std::string::npos);
+  EXPECT_NE(body.find("# TYPE tunedb_job_answers_bytes gauge"),
+            std::string::npos);
 }
 
 TEST(MetricsConfigTest, MetricsAddressComesFromTheConfigFile) {
