@@ -11,7 +11,7 @@ namespace tunedb {
 namespace {
 
 // The first radius read, and the factor it grows by.
-constexpr double kFirstRadius = 0.25;
+constexpr double kFirstRadius = 0.1;
 constexpr double kGrowth = 1.5;
 // Room for the rounding of the sums of logs.
 constexpr double kSlack = 1e-9;
