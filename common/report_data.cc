@@ -12,6 +12,8 @@ namespace tunedb {
 namespace {
 
 constexpr int64_t kUsPerDay = int64_t{86400} * 1000 * 1000;
+// Groups ReportAggregator::GroupOf finds without a map lookup.
+constexpr size_t kGroupsSeen = 8;
 
 // A (GPU model, cuDNN version, problem) as one number: the parts' hashes
 // combined, with nothing concatenated (it is made for every record).
@@ -99,7 +101,7 @@ void ReportAggregator::Add(const Record& r) {
 
 void ReportAggregator::Add(const ReportRecord& r) {
   const int cudnn = r.cudnn_version;
-  DeviceGroup& g = groups_[{std::string(r.gpu_model), cudnn}];
+  DeviceGroup& g = GroupOf(r.gpu_model, cudnn);
   const double saved = static_cast<double>(r.served_count) * r.search_ms;
   ++g.records;
   g.served += r.served_count;
@@ -118,6 +120,20 @@ void ReportAggregator::Add(const ReportRecord& r) {
   }
   AddChoice(r, best);
   if (best) AddWorkspace(r, *best);
+}
+
+DeviceGroup& ReportAggregator::GroupOf(absl::string_view gpu_model,
+                                      int cudnn_version) {
+  for (const GroupSeen& seen : groups_seen_) {
+    if (seen.cudnn_version == cudnn_version && seen.gpu_model == gpu_model) {
+      return *seen.group;
+    }
+  }
+  DeviceGroup& group = groups_[{std::string(gpu_model), cudnn_version}];
+  if (groups_seen_.size() == kGroupsSeen) groups_seen_.pop_back();
+  groups_seen_.insert(groups_seen_.begin(),
+                      {std::string(gpu_model), cudnn_version, &group});
+  return group;
 }
 
 void ReportAggregator::AddUnreadable(UnreadableRow row) {

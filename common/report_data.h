@@ -138,6 +138,9 @@ class ReportAggregator {
   // Keeps the `top_workspaces` largest workspaces.
   explicit ReportAggregator(size_t top_workspaces = 20)
       : top_workspaces_(top_workspaces) {}
+  // Not copied: it keeps pointers into its own maps.
+  ReportAggregator(const ReportAggregator&) = delete;
+  ReportAggregator& operator=(const ReportAggregator&) = delete;
 
   // The problems of `--model` (problem texts, device-free): each group
   // counts those it stores.
@@ -161,10 +164,19 @@ class ReportAggregator {
   void AddChoice(const ReportRecord& r, const AlgoResult* best);
   void AddWorkspace(const ReportRecord& r, const AlgoResult& best);
   void CompareRevalidations();
+  // groups_'s entry, through the few looked up last (no string is made
+  // for most records).
+  DeviceGroup& GroupOf(absl::string_view gpu_model, int cudnn_version);
 
   const size_t top_workspaces_;
   ReportData data_;
   std::map<std::pair<std::string, int>, DeviceGroup> groups_;
+  struct GroupSeen {
+    std::string gpu_model;
+    int cudnn_version = 0;
+    DeviceGroup* group = nullptr;
+  };
+  std::vector<GroupSeen> groups_seen_;  // at most kGroupsSeen
   std::map<int64_t, DaySaving> days_;
   // Choice per (GPU model, cuDNN version, driver, problem) hash.
   std::unordered_map<uint64_t, ChoiceSeen> choices_;

@@ -35,14 +35,31 @@ constexpr size_t kReportBatch = 4096;
 struct PendingRecord {
   int64_t id = 0;
   std::string key_text;
-  DeviceKey device;
+  std::string gpu_model;
+  int64_t cudnn_version = 0;
   size_t problem_at = 0;  // where the problem's text starts in key_text
   std::string driver_version;
   std::string revalidated_from_driver;
   ReportRecord view;
   std::vector<AlgoResult> results;
   std::string problem;  // empty while readable
+  // The key text's start for the last GPU model and its cuDNN version's
+  // field, as ProblemKey::ToText writes them (a batch has few of each).
+  std::string gpu_seen;
+  std::string gpu_text;
+  int64_t cudnn_seen = -1;
+  std::string cudnn_text;
 };
+
+// "kv=<version> gpu=<model, escaped> ", the start of every key text of a
+// device of `gpu_model`: DeviceKey::ToText's, up to its next field.
+std::string KeyStart(const std::string& gpu_model) {
+  DeviceKey device;
+  device.gpu_model = gpu_model;
+  const std::string text = device.ToText();
+  return absl::StrCat("kv=", kKeyFormatVersion, " ",
+                      text.substr(0, text.find(' ') + 1));
+}
 
 // A time: finite and not negative, else `problem` names it.
 double Time(const sql::Statement& row, int column, absl::string_view name,
@@ -64,35 +81,34 @@ int64_t Count(const sql::Statement& row, int column, absl::string_view name,
   return value;
 }
 
-// The key text checked against its hash; its device part parsed and
-// checked against the columns stored beside it. Empty when sound.
+// The key text checked against its hash, and against the GPU model and
+// cuDNN version columns beside it (it starts with their text), without
+// parsing it. Empty when sound.
 std::string ReadKey(const sql::Statement& row, PendingRecord& p) {
   p.key_text = row.ColumnText(1);
   if (static_cast<int64_t>(KeyTextHash(p.key_text)) != row.ColumnInt64(2)) {
     return "key_hash does not match key_text (one of them is damaged)";
   }
-  const std::string head = absl::StrCat("kv=", kKeyFormatVersion, " ");
+  p.gpu_model = row.ColumnText(3);
+  p.cudnn_version = row.ColumnInt64(4);
+  if (p.gpu_model != p.gpu_seen) {
+    p.gpu_seen = p.gpu_model;
+    p.gpu_text = KeyStart(p.gpu_model);
+  }
+  if (p.cudnn_version != p.cudnn_seen) {
+    p.cudnn_seen = p.cudnn_version;
+    p.cudnn_text = absl::StrCat(
+        " cudnn=", CudnnVersionText(static_cast<int>(p.cudnn_version)), " ");
+  }
   const size_t op = p.key_text.find(" op=");
-  if (p.key_text.compare(0, head.size(), head) != 0 ||
-      op == std::string::npos) {
-    return "key_text does not parse: no key format version or op";
-  }
-  absl::StatusOr<DeviceKey> device = DeviceKey::Parse(
-      absl::string_view(p.key_text).substr(head.size(), op - head.size()));
-  if (!device.ok()) {
-    return absl::StrCat("key_text does not parse: ",
-                        device.status().message());
-  }
-  p.device = *std::move(device);
-  p.problem_at = op + 1;
-  const std::string gpu_model = row.ColumnText(3);
-  const int64_t cudnn_version = row.ColumnInt64(4);
-  if (gpu_model != p.device.gpu_model ||
-      cudnn_version != p.device.cudnn_version) {
-    return absl::StrCat("gpu_model \"", absl::CHexEscape(gpu_model),
-                        "\" or cudnn_version ", cudnn_version,
+  const size_t cudnn = p.key_text.find(p.cudnn_text);
+  if (p.key_text.compare(0, p.gpu_text.size(), p.gpu_text) != 0 ||
+      cudnn == std::string::npos || op == std::string::npos || cudnn > op) {
+    return absl::StrCat("gpu_model \"", absl::CHexEscape(p.gpu_model),
+                        "\" or cudnn_version ", p.cudnn_version,
                         " does not match key_text");
   }
+  p.problem_at = op + 1;
   return std::string();
 }
 
@@ -152,8 +168,8 @@ bool Finish(PendingRecord& p,
     return bad_row(BadRow{p.id, absl::CHexEscape(p.key_text), p.problem});
   }
   ReportRecord& v = p.view;
-  v.gpu_model = p.device.gpu_model;
-  v.cudnn_version = p.device.cudnn_version;
+  v.gpu_model = p.gpu_model;
+  v.cudnn_version = static_cast<int>(p.cudnn_version);
   v.problem_text = absl::string_view(p.key_text).substr(p.problem_at);
   v.driver_version = p.driver_version;
   v.revalidated_from_driver = p.revalidated_from_driver;
