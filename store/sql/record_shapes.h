@@ -8,13 +8,13 @@
 // one): the sums and differences of the pairs (ln n, ln c) and (ln k, the
 // inputs' sum). |x| + |y| is max(|x + y|, |x - y|), so the L1 distance of
 // the four logs is max(|d n_plus_c|, |d n_minus_c|) + max(|d k_plus_in|,
-// |d k_minus_in|), and a box of half-width R in these dims holds 1/6 of
-// what a box in the logs themselves would around the same L1 ball (1/24:
-// the ball's share of a cube in 4 dims). The inputs' sum differs between
-// two shapes by at most the sum of their differences, so that distance is
-// a lower bound of ShapeDistance: the box and the distance bound hold every
-// record within a ShapeDistance, and the caller ranks what they return
-// exactly.
+// |d k_minus_in|), and a box of half-width R in these dims has 6 times
+// the volume of the ball of radius R, where a box in the logs themselves
+// would have 24 times (a cube's over a ball's of L1 in 4 dims). The
+// inputs' sum differs between two shapes by at most the sum of their
+// differences, so that distance is a lower bound of ShapeDistance: the box
+// and the distance bound hold every record within a ShapeDistance, and the
+// caller ranks what they return exactly.
 //
 // Each value is stored as round(value * kShapeScale) in a 32-bit integer
 // (rtree_i32), a record's point v as the cell [v, v + 1]: the R*Tree
