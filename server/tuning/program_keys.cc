@@ -29,9 +29,9 @@ std::vector<ProgramKey> RowsOf(const Batch& batch) {
 
 ProgramKeys::ProgramKeys(Store* store, Limits limits,
                          absl::Duration flush_interval)
-    : store_(store), limits_(limits), interval_(flush_interval) {
-  flusher_ = std::thread([this] { FlushLoop(); });
-}
+    : store_(store),
+      limits_(limits),
+      flusher_(flush_interval, [this] { Flush(); }) {}
 
 ProgramKeys::~ProgramKeys() { Stop(); }
 
@@ -109,15 +109,7 @@ absl::StatusOr<std::vector<std::string>> ProgramKeys::Recall(
   return out;
 }
 
-void ProgramKeys::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  cv_.SignalAll();
-  if (flusher_.joinable()) flusher_.join();
-  Flush();
-}
+void ProgramKeys::Stop() { flusher_.Stop(); }
 
 void ProgramKeys::CountWarm(int64_t keys) {
   absl::MutexLock lock(&mu_);
@@ -128,17 +120,6 @@ void ProgramKeys::CountWarm(int64_t keys) {
 ProgramKeys::Counts ProgramKeys::counts() const {
   absl::MutexLock lock(&mu_);
   return counts_;
-}
-
-void ProgramKeys::FlushLoop() {
-  absl::MutexLock lock(&mu_);
-  while (!stopping_) {
-    cv_.WaitWithTimeout(&mu_, interval_);
-    if (stopping_) break;
-    mu_.Unlock();
-    Flush();
-    mu_.Lock();
-  }
 }
 
 void ProgramKeys::Flush() {

@@ -29,7 +29,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -38,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/tuning/periodic_flusher.h"
 #include "store/store.h"
 
 namespace tunedb {
@@ -100,7 +100,6 @@ class ProgramKeys {
   // By program.
   using Batch = absl::flat_hash_map<std::string, Asked>;
 
-  void FlushLoop() ABSL_LOCKS_EXCLUDED(mu_);
   // Writes `batch` and applies the bounds across programs.
   void Write(const Batch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_mu_);
   // Reads every program's totals from the store, once.
@@ -115,7 +114,6 @@ class ProgramKeys {
 
   Store* const store_;
   const Limits limits_;
-  const absl::Duration interval_;
 
   // One flush at a time; the programs' totals as stored.
   absl::Mutex flush_mu_ ABSL_ACQUIRED_BEFORE(mu_);
@@ -123,14 +121,12 @@ class ProgramKeys {
   bool totals_read_ ABSL_GUARDED_BY(flush_mu_) = false;
 
   mutable absl::Mutex mu_;
-  absl::CondVar cv_;  // with mu_: stopping
   Batch pending_ ABSL_GUARDED_BY(mu_);
   int64_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   // The batch being written, until it is in the store (Recall reads it).
   std::shared_ptr<const Batch> flushing_ ABSL_GUARDED_BY(mu_);
   Counts counts_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread flusher_;
+  PeriodicFlusher flusher_;  // last: it calls Flush()
 };
 
 }  // namespace tunedb

@@ -9,9 +9,7 @@
 namespace tunedb {
 
 ServedCounts::ServedCounts(Store* store, absl::Duration flush_interval)
-    : store_(store), interval_(flush_interval) {
-  flusher_ = std::thread([this] { FlushLoop(); });
-}
+    : store_(store), flusher_(flush_interval, [this] { Flush(); }) {}
 
 ServedCounts::~ServedCounts() { Stop(); }
 
@@ -20,26 +18,7 @@ void ServedCounts::Count(int64_t id) {
   ++counts_[id];
 }
 
-void ServedCounts::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  cv_.SignalAll();
-  if (flusher_.joinable()) flusher_.join();
-  Flush();
-}
-
-void ServedCounts::FlushLoop() {
-  absl::MutexLock lock(&mu_);
-  while (!stopping_) {
-    cv_.WaitWithTimeout(&mu_, interval_);
-    if (stopping_) break;
-    mu_.Unlock();
-    Flush();
-    mu_.Lock();
-  }
-}
+void ServedCounts::Stop() { flusher_.Stop(); }
 
 void ServedCounts::Flush() {
   std::map<int64_t, int64_t> batch;

@@ -1,6 +1,6 @@
 // ServedCounts: how many times each record was served, added to the store
-// in batches (Store::AddServed) by a flush thread every interval, and once
-// more when stopped.
+// in batches (Store::AddServed) by a PeriodicFlusher every interval, and
+// once more when stopped.
 //
 // Thread safety: thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_SERVED_COUNTS_H_
@@ -8,11 +8,11 @@
 
 #include <cstdint>
 #include <map>
-#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/tuning/periodic_flusher.h"
 #include "store/store.h"
 
 namespace tunedb {
@@ -29,17 +29,13 @@ class ServedCounts {
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void FlushLoop() ABSL_LOCKS_EXCLUDED(mu_);
   void Flush() ABSL_LOCKS_EXCLUDED(mu_);
 
   Store* const store_;
-  const absl::Duration interval_;
   absl::Mutex mu_;
-  absl::CondVar cv_;  // with mu_: stopping
   // record id -> count not yet flushed
   std::map<int64_t, int64_t> counts_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread flusher_;
+  PeriodicFlusher flusher_;  // last: it calls Flush()
 };
 
 }  // namespace tunedb
