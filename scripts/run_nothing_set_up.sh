@@ -24,6 +24,7 @@ PY=${PY:-/opt/torch/.venv/bin/python}
 ITERS=${ITERS:-40}
 OUT=${OUT:-$PWD/out}
 HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/gpu_run_common.sh"
 BENCH="$HERE/pytorch_dropin_bench.py"
 mkdir -p "$OUT/runs"
 exec > >(tee "$OUT/run.log") 2>&1
@@ -34,14 +35,7 @@ export XDG_RUNTIME_DIR=$(mktemp -d) XDG_CACHE_HOME=$(mktemp -d)
 chmod 700 "$XDG_RUNTIME_DIR"
 SOCK="$XDG_RUNTIME_DIR/tunedb/tunedbd.sock"
 echo "=== $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-"$PY" - <<'PY'
-import time, torch
-a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-t = time.time()
-while time.time() - t < 5:
-    a @ a
-torch.cuda.synchronize()
-PY
+warm_gpu
 n=0
 row() {  # row LABEL BENCHMARK [PREFIX...]: one fresh process
   local label=$1 bench=$2; shift 2
@@ -52,19 +46,10 @@ row() {  # row LABEL BENCHMARK [PREFIX...]: one fresh process
   echo "    exit $?; $(grep -E '^tunedb (run|preload)' "$OUT/runs/$n.err" | tr '\n' ' ')"
   grep '^{' "$OUT/runs/$n.out" | tail -1 | tee -a "$OUT/runs.jsonl"
 }
-idle() {  # waits (at most 300 s) until the user's daemon has searched what it was asked
-  for _ in $(seq 150); do
-    q=$("$B/bin/tunedb" --address "unix:$SOCK" stats --json 2>/dev/null |
-        "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(sum(d.get("queue_depths",{}).values()) if isinstance(d.get("queue_depths"),dict) else d)' 2>/dev/null)
-    [[ "$q" == 0 ]] && break
-    sleep 2
-  done
-  "$B/bin/tunedb" --address "unix:$SOCK" stats | grep -E 'records|searches|queues'
-}
 row "legacy, no tunedb" 1
 row "legacy, tunedb run (first)" 1 "$B/bin/tunedb" run --
 "$B/bin/tunedb" run --daemon-status
-idle
+idle "$SOCK"
 row "legacy, no tunedb" 1
 row "legacy, tunedb run (second)" 1 "$B/bin/tunedb" run --
 row "legacy, tunedb warm (address given)" 1 "$B/bin/tunedb" --address "unix:$SOCK" run --

@@ -24,6 +24,7 @@ ROUNDS=${ROUNDS:-3}
 ITERS=${ITERS:-20}
 OUT=${OUT:-$PWD/out}
 HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/gpu_run_common.sh"
 BENCH="$HERE/pytorch_dropin_bench.py"
 mkdir -p "$OUT/runs"
 exec > >(tee "$OUT/wait.log") 2>&1
@@ -33,14 +34,7 @@ export XDG_RUNTIME_DIR=$(mktemp -d) XDG_CACHE_HOME=$(mktemp -d)
 chmod 700 "$XDG_RUNTIME_DIR"
 SOCK="$XDG_RUNTIME_DIR/tunedb/tunedbd.sock"
 echo "=== $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-"$PY" - <<'PY'
-import time, torch
-a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-t = time.time()
-while time.time() - t < 5:
-    a @ a
-torch.cuda.synchronize()
-PY
+warm_gpu
 n=0
 row() {  # row MODEL DTYPE LABEL BENCHMARK [PREFIX...]: one fresh process
   local model=$1 dtype=$2 label=$3 bench=$4; shift 4
@@ -67,19 +61,10 @@ row["preload"] = preload
 print(json.dumps(row))
 PY
 }
-idle() {  # waits (at most 600 s) until the user's daemon has searched its queue
-  for _ in $(seq 300); do
-    q=$("$B/bin/tunedb" --address "unix:$SOCK" stats --json 2>/dev/null |
-        "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(sum(d.get("queue_depths",{}).values()) if isinstance(d.get("queue_depths"),dict) else d)' 2>/dev/null)
-    [[ "$q" == 0 ]] && break
-    sleep 2
-  done
-  "$B/bin/tunedb" --address "unix:$SOCK" stats | grep -E 'records|searches|queues'
-}
 for spec in $MODELS; do
   model=${spec%%:*} dtype=${spec##*:}
   row "$model" "$dtype" "tunedb run (teaches)" 0 "$B/bin/tunedb" run --
-  idle
+  idle "$SOCK" 300
   row "$model" "$dtype" "tunedb run (learns the keys)" 0 "$B/bin/tunedb" run --
 done
 for r in $(seq "$ROUNDS"); do
