@@ -4,8 +4,8 @@
 //
 // Remember() keeps a new (program, device, request) in memory, as a set: a
 // key asked a thousand times between two flushes is one entry, with the
-// time it was last asked. A flush thread writes the set to the store in one
-// batch every interval (as ServedCounts does), and once more when stopped.
+// time it was last asked. A PeriodicFlusher writes the set to the store in
+// one batch every interval, and once more when stopped.
 // Recall() answers from the store and from what is not written yet, so a
 // program run twice within one interval still gets its keys. The requests
 // are opaque bytes here: the service writes and reads them.
