@@ -3,6 +3,19 @@
 # and the wait for the user's daemon to have searched what it was asked.
 # Uses $PY (the python with PyTorch) and $B (the bundle).
 
+# A new user on PyTorch's legacy cuDNN path: no daemon address, empty
+# runtime and cache folders; SOCK is where `tunedb run` puts the user's
+# daemon. Then names the GPU and warms its clock.
+as_new_user() {
+  export TORCH_CUDNN_V8_API_DISABLED=1
+  unset TUNEDB_ADDRESS
+  export XDG_RUNTIME_DIR=$(mktemp -d) XDG_CACHE_HOME=$(mktemp -d)
+  chmod 700 "$XDG_RUNTIME_DIR"
+  SOCK="$XDG_RUNTIME_DIR/tunedb/tunedbd.sock"
+  echo "=== $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+  warm_gpu
+}
+
 # Five seconds of bf16 matrix products: the GPU's clock ramps from 345 MHz.
 warm_gpu() {
   "$PY" - <<'PY'

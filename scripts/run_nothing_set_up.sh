@@ -28,14 +28,7 @@ source "$HERE/gpu_run_common.sh"
 BENCH="$HERE/pytorch_dropin_bench.py"
 mkdir -p "$OUT/runs"
 exec > >(tee "$OUT/run.log") 2>&1
-export TORCH_CUDNN_V8_API_DISABLED=1
-unset TUNEDB_ADDRESS
-# A user's own folders, empty.
-export XDG_RUNTIME_DIR=$(mktemp -d) XDG_CACHE_HOME=$(mktemp -d)
-chmod 700 "$XDG_RUNTIME_DIR"
-SOCK="$XDG_RUNTIME_DIR/tunedb/tunedbd.sock"
-echo "=== $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-warm_gpu
+as_new_user
 n=0
 row() {  # row LABEL BENCHMARK [PREFIX...]: one fresh process
   local label=$1 bench=$2; shift 2
