@@ -11,11 +11,13 @@
 
 #include "gtest/gtest.h"
 #include "server/tuning/shape_predictor.h"
+#include "tests/server/tuning/expect_same_prediction.h"
 #include "tests/testing/test_values.h"
 
 namespace tunedb {
 namespace {
 
+using testing_util::ExpectSame;
 using testing_util::TestRecord;
 
 ProblemKey Shaped(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w) {
@@ -44,20 +46,6 @@ std::shared_ptr<const Record> Tuned(const ProblemKey& key, int algo,
     ++ok;
   }
   return std::make_shared<const Record>(std::move(r));
-}
-
-void ExpectSame(const std::optional<Prediction>& want,
-                const std::optional<Prediction>& got, const std::string& at) {
-  ASSERT_EQ(want.has_value(), got.has_value()) << at;
-  if (!want) return;
-  ASSERT_EQ(want->candidates.size(), got->candidates.size()) << at;
-  for (size_t i = 0; i < want->candidates.size(); ++i) {
-    EXPECT_EQ(ConfigIdOf(want->candidates[i]), ConfigIdOf(got->candidates[i]))
-        << at;
-  }
-  EXPECT_EQ(want->sources, got->sources) << at;
-  EXPECT_EQ(want->distance, got->distance) << at;
-  EXPECT_EQ(want->confidence, got->confidence) << at;
 }
 
 TEST(ShapeIndexTest, TheDistanceIsTheL1DistanceOfTheLogs) {
