@@ -271,6 +271,9 @@ grpc::Status TuneDbService::RawImport(
     ASSIGN_OR_RETURN(std::unique_ptr<Store::StagedImport> staged,
                      core_->BeginImport());
     ImportSession session(*core_, std::move(staged), options_.max_import_lines);
+    // The client learns that its import began (and holds one of the
+    // daemon's places) before it sends a line: WaitForInitialMetadata.
+    stream->SendInitialMetadata();
     grpc::ByteBuffer message;
     while (stream->Read(&message)) RETURN_IF_ERROR(session.Take(&message));
     v1::ImportResponse response;
@@ -278,7 +281,11 @@ grpc::Status TuneDbService::RawImport(
     stream->Write(response);
     return absl::OkStatus();
   };
-  return ToGrpcStatus(run());
+  absl::Status status = run();
+  if (!status.ok() && !context->IsCancelled()) {
+    spdlog::warn("an import failed: {}", std::string(status.message()));
+  }
+  return ToGrpcStatus(status);
 }
 
 // --- The handlers ----------------------------------------------------------

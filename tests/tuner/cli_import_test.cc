@@ -213,43 +213,49 @@ TEST_F(ImportTest, StatusSaysWhetherTheImportOfAGivenNameCommitted) {
 }
 
 TEST_F(ImportTest, AnImportPastTheDaemonsLimitSaysSoNotThatTheStreamBroke) {
-  // Four imports held open: the daemon's limit (docs/cli.md). Each has a
-  // channel of its own, as four `tunedb import` processes would: with all
-  // four on one channel, the fourth stream at times (1 run in 6 to 13)
-  // had not reached the daemon 20 s later.
+  // Four imports held open: the daemon's limit (docs/cli.md). Each waits
+  // for the daemon's initial metadata, which it sends once the import has
+  // begun, so the fifth comes when all four hold their places.
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
   std::vector<v1::ImportResponse> responses(4);
   std::vector<std::unique_ptr<grpc::ClientWriter<v1::ImportLine>>> writers;
   std::vector<std::unique_ptr<v1::TuneDb::Stub>> stubs;
+  // Why a held import is not holding its place, should one not be.
+  auto held_status = [&]() {
+    std::string text;
+    for (size_t i = 0; i < writers.size(); ++i) {
+      contexts[i]->TryCancel();  // CANCELLED only if it was still open
+      const grpc::Status s = writers[i]->Finish();
+      absl::StrAppend(&text, "\nheld import ", i, ": ", s.error_code(), " ",
+                      s.error_message());
+    }
+    return text;
+  };
   for (int i = 0; i < 4; ++i) {
     grpc::ChannelArguments args;
     args.SetInt("tunedb.test.channel", i);  // not shared with the others
     stubs.push_back(v1::TuneDb::NewStub(grpc::CreateCustomChannel(
         server_->address(), grpc::InsecureChannelCredentials(), args)));
     contexts.push_back(std::make_unique<grpc::ClientContext>());
+    contexts.back()->set_deadline(std::chrono::system_clock::now() +
+                                  std::chrono::seconds(60));
     writers.push_back(
         stubs.back()->Import(contexts.back().get(), &responses[i]));
     v1::ImportLine line;
     line.set_json(RecordToJson(testing_util::TestRecord(i + 1)));
     line.set_expected_lines(2);
-    ASSERT_TRUE(writers.back()->Write(line));
+    ASSERT_TRUE(writers.back()->Write(line)) << held_status();
+    writers.back()->WaitForInitialMetadata();
   }
   const std::string path = WriteFile(
       "one.jsonl", RecordToJson(testing_util::TestRecord(9)) + "\n");
-  // Until the daemon has begun all four (on a loaded machine it may not
-  // have, and the fifth then imports or waits).
-  CliResult r;
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    r = Run({"import", path});
-    if (r.err.find("imports are running already") != std::string::npos) break;
-    absl::SleepFor(absl::Milliseconds(200));
-  }
-  EXPECT_EQ(r.code, kExitError) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("imports are running already"));
+  CliResult r = Run({"import", path});
+  EXPECT_EQ(r.code, kExitError) << r.err << held_status();
   EXPECT_THAT(r.err, HasSubstr("4 imports are running already"));
   EXPECT_THAT(r.err, HasSubstr("limit of imports at once"));
   EXPECT_THAT(r.err, Not(HasSubstr("stream broke")));
   EXPECT_THAT(r.err, HasSubstr("nothing was imported"));
+  if (r.code != kExitError) return;  // held_status() has finished them
   for (auto& c : contexts) c->TryCancel();
   for (auto& w : writers) w->Finish().IgnoreError();
 }
