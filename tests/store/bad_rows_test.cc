@@ -24,11 +24,12 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class BadRowsTest : public ::testing::Test {
+class BadRowsTest : public FileStoreTest {
  protected:
+  BadRowsTest() : FileStoreTest("bad.db") {}
+
   void SetUp() override {
-    path_ = dir_.File("bad.db");
-    Reopen();
+    FileStoreTest::SetUp();
     for (int64_t n = 1; n <= 5; ++n) {
       absl::StatusOr<int64_t> id = store_->Put(TestRecord(n));
       ASSERT_TRUE(id.ok()) << id.status();
@@ -36,21 +37,8 @@ class BadRowsTest : public ::testing::Test {
     }
   }
 
-  void Reopen() {
-    store_.reset();
-    Store::Options options;
-    options.path = path_;
-    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
-  }
-
-  // Runs `sql` on a second connection, as another program would.
-  void Damage(const std::string& sql) {
-    auto db = sql::Database::Open(path_, sql::Database::Mode::kReadWrite, 5000);
-    ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE((*db)->Execute(sql).ok()) << sql;
-  }
+  // Damages a stored row through a second connection.
+  void Damage(const std::string& sql) { Execute(sql); }
 
   // Every row Query reports, as "id" for a record and "id: reason" for a
   // bad row.
@@ -71,9 +59,6 @@ class BadRowsTest : public ::testing::Test {
     return rows;
   }
 
-  TempDir dir_;
-  std::string path_;
-  std::unique_ptr<Store> store_;
   std::vector<int64_t> ids_;
 };
 

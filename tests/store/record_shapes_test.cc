@@ -43,28 +43,9 @@ Record Shaped(int64_t n, int64_t c, int64_t k, int64_t hw) {
   return r;
 }
 
-class RecordShapesTest : public ::testing::Test {
+class RecordShapesTest : public FileStoreTest {
  protected:
-  void SetUp() override {
-    path_ = dir_.File("shapes.db");
-    Reopen();
-  }
-
-  void Reopen() {
-    store_.reset();
-    Store::Options options;
-    options.path = path_;
-    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
-  }
-
-  // Runs `sql` on a second connection, as another program would.
-  void Execute(const std::string& sql) {
-    auto db = sql::Database::Open(path_, sql::Database::Mode::kReadWrite, 5000);
-    ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE((*db)->Execute(sql).ok()) << sql;
-  }
+  RecordShapesTest() : FileStoreTest("shapes.db") {}
 
   int64_t Int(const std::string& sql) {
     auto db = sql::Database::Open(path_, sql::Database::Mode::kReadOnly, 5000);
@@ -112,9 +93,6 @@ class RecordShapesTest : public ::testing::Test {
     return ids;
   }
 
-  TempDir dir_;
-  std::string path_;
-  std::unique_ptr<Store> store_;
 };
 
 TEST_F(RecordShapesTest, APutWritesOneRowAndAReplacementKeepsIt) {

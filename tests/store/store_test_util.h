@@ -1,13 +1,18 @@
 // The store suites' short names for the shared test values and folders
-// (tests/testing/), and the helpers their fixtures share. StemKey(n, gpu,
+// (tests/testing/), the helpers their fixtures share, and FileStoreTest: a
+// store on a file that a test reopens and changes behind its back. StemKey(n, gpu,
 // op) is the key of TestRecord(n, gpu, op).
 #ifndef TUNEDB_TESTS_STORE_STORE_TEST_UTIL_H_
 #define TUNEDB_TESTS_STORE_STORE_TEST_UTIL_H_
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "store/sql/database.h"
 #include "store/store.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_values.h"
@@ -40,6 +45,36 @@ inline std::vector<int64_t> QueryIds(Store& store, const RecordFilter& filter,
   EXPECT_TRUE(status.ok()) << status;
   return ids;
 }
+
+// A store on a file of a fresh folder (`file`, opened by SetUp), reopened
+// as the daemon would reopen it, and changed behind its back through a
+// second connection, as another program would.
+class FileStoreTest : public ::testing::Test {
+ protected:
+  explicit FileStoreTest(std::string file) : path_(dir_.File(file)) {}
+
+  void SetUp() override { Reopen(); }
+
+  void Reopen() {
+    store_.reset();
+    Store::Options options;
+    options.path = path_;
+    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(options);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+
+  // Runs `sql` on a second connection.
+  void Execute(const std::string& sql) {
+    auto db = sql::Database::Open(path_, sql::Database::Mode::kReadWrite, 5000);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->Execute(sql).ok()) << sql;
+  }
+
+  TempDir dir_;
+  const std::string path_;
+  std::unique_ptr<Store> store_;
+};
 
 }  // namespace tunedb::store_test
 
