@@ -1,6 +1,7 @@
 #include "common/report_data.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string_view>
 
@@ -14,6 +15,17 @@ namespace {
 constexpr int64_t kUsPerDay = int64_t{86400} * 1000 * 1000;
 // Groups ReportAggregator::GroupOf finds without a map lookup.
 constexpr size_t kGroupsSeen = 8;
+// The fixed point of the aggregator's sums of times: 2^-24 ms (60 ps) a
+// unit; a record's time is rounded to it once.
+constexpr double kMsUnits = 16777216.0;
+
+absl::int128 ToUnits(double ms) {
+  return absl::int128(std::nearbyint(ms * kMsUnits));
+}
+
+double ToMs(absl::int128 units) {
+  return static_cast<double>(units) / kMsUnits;
+}
 
 // A (GPU model, cuDNN version, problem) as one number: the parts' hashes
 // combined, with nothing concatenated (it is made for every record).
@@ -48,8 +60,14 @@ int GainBucket(double gain) {
   return 5;
 }
 
-bool LargerWorkspace(const WorkspaceUse& a, const WorkspaceUse& b) {
-  return a.workspace_bytes > b.workspace_bytes;
+// The order of the largest workspaces: larger first, then the earlier
+// record.
+template <typename Ranked>
+bool RanksBefore(const Ranked& a, const Ranked& b) {
+  if (a.use.workspace_bytes != b.use.workspace_bytes) {
+    return a.use.workspace_bytes > b.use.workspace_bytes;
+  }
+  return a.order < b.order;
 }
 
 // The heuristic's first choice among the record's results that ran.
@@ -101,18 +119,20 @@ void ReportAggregator::Add(const Record& r) {
 
 void ReportAggregator::Add(const ReportRecord& r) {
   const int cudnn = r.cudnn_version;
-  DeviceGroup& g = GroupOf(r.gpu_model, cudnn);
-  const double saved = static_cast<double>(r.served_count) * r.search_ms;
+  GroupSums& sums = GroupOf(r.gpu_model, cudnn);
+  DeviceGroup& g = sums.group;
+  const ExactMs saved =
+      ToUnits(static_cast<double>(r.served_count) * r.search_ms);
   ++g.records;
   g.served += r.served_count;
-  g.saved_ms += saved;
-  g.search_ms += r.search_ms;
+  sums.saved += saved;
+  sums.search += ToUnits(r.search_ms);
   ++data_.records;
   data_.served += r.served_count;
-  data_.saved_ms += saved;
-  DaySaving& day = days_[r.measured_at_us / kUsPerDay];
+  saved_ += saved;
+  DaySums& day = days_[r.measured_at_us / kUsPerDay];
   ++day.records;
-  day.saved_ms += saved;
+  day.saved += saved;
   const AlgoResult* best = ChooseFrom(*r.results, Constraints());
   if (best == nullptr) ++g.unsupported;
   if (r.revalidated_from_cudnn != 0 || !r.revalidated_from_driver.empty()) {
@@ -122,14 +142,14 @@ void ReportAggregator::Add(const ReportRecord& r) {
   if (best) AddWorkspace(r, *best);
 }
 
-DeviceGroup& ReportAggregator::GroupOf(absl::string_view gpu_model,
-                                      int cudnn_version) {
+ReportAggregator::GroupSums& ReportAggregator::GroupOf(
+    absl::string_view gpu_model, int cudnn_version) {
   for (const GroupSeen& seen : groups_seen_) {
     if (seen.cudnn_version == cudnn_version && seen.gpu_model == gpu_model) {
       return *seen.group;
     }
   }
-  DeviceGroup& group = groups_[{std::string(gpu_model), cudnn_version}];
+  GroupSums& group = groups_[{std::string(gpu_model), cudnn_version}];
   if (groups_seen_.size() == kGroupsSeen) groups_seen_.pop_back();
   groups_seen_.insert(groups_seen_.begin(),
                       {std::string(gpu_model), cudnn_version, &group});
@@ -189,11 +209,14 @@ void ReportAggregator::AddChoice(const ReportRecord& r,
 void ReportAggregator::AddWorkspace(const ReportRecord& r,
                                     const AlgoResult& best) {
   if (best.workspace_bytes <= 0) return;
+  // This record is the latest: a tie with the smallest kept stays out.
   if (workspaces_.size() == top_workspaces_ &&
-      workspaces_.front().workspace_bytes >= best.workspace_bytes) {
+      workspaces_.front().use.workspace_bytes >= best.workspace_bytes) {
     return;
   }
-  WorkspaceUse use;
+  RankedWorkspace ranked;
+  ranked.order = data_.records - 1;  // Add counted this record
+  WorkspaceUse& use = ranked.use;
   use.gpu_model = std::string(r.gpu_model);
   use.cudnn_version = r.cudnn_version;
   // Parsed only here: few records enter the largest.
@@ -210,12 +233,93 @@ void ReportAggregator::AddWorkspace(const ReportRecord& r,
   if (const AlgoResult* free = ChooseFrom(*r.results, none)) {
     use.no_workspace_ms = free->cost(LaunchMode::kDirect).median_ms;
   }
+  OfferWorkspace(std::move(ranked));
+}
+
+void ReportAggregator::OfferWorkspace(RankedWorkspace w) {
+  if (top_workspaces_ == 0) return;
+  const auto before = RanksBefore<RankedWorkspace>;
   if (workspaces_.size() == top_workspaces_) {
-    std::pop_heap(workspaces_.begin(), workspaces_.end(), LargerWorkspace);
+    if (!before(w, workspaces_.front())) return;
+    std::pop_heap(workspaces_.begin(), workspaces_.end(), before);
     workspaces_.pop_back();
   }
-  workspaces_.push_back(std::move(use));
-  std::push_heap(workspaces_.begin(), workspaces_.end(), LargerWorkspace);
+  workspaces_.push_back(std::move(w));
+  std::push_heap(workspaces_.begin(), workspaces_.end(), before);
+}
+
+void ReportAggregator::Merge(ReportAggregator& later) {
+  for (auto& [key, theirs] : later.groups_) {
+    GroupSums& ours = groups_[key];
+    DeviceGroup& g = ours.group;
+    g.records += theirs.group.records;
+    g.unsupported += theirs.group.unsupported;
+    g.served += theirs.group.served;
+    g.revalidated += theirs.group.revalidated;
+    ours.saved += theirs.saved;
+    ours.search += theirs.search;
+  }
+  for (const auto& [day, theirs] : later.days_) {
+    DaySums& ours = days_[day];
+    ours.records += theirs.records;
+    ours.saved += theirs.saved;
+  }
+  for (auto& [key, theirs] : later.planned_seen_) {
+    std::vector<bool>& ours = planned_seen_[key];
+    ours.resize(planned_.size());
+    for (size_t i = 0; i < theirs.size() && i < ours.size(); ++i) {
+      if (theirs[i]) ours[i] = true;
+    }
+  }
+  for (size_t i = 0; i < kRankBuckets; ++i) {
+    data_.ranks[i] += later.data_.ranks[i];
+  }
+  for (size_t i = 0; i < kGainBuckets; ++i) {
+    data_.gains[i] += later.data_.gains[i];
+  }
+  data_.gains_unknown += later.data_.gains_unknown;
+  MergeRevalidations(later);
+  for (RankedWorkspace& w : later.workspaces_) {
+    w.order += data_.records;  // later's records come after ours
+    OfferWorkspace(std::move(w));
+  }
+  data_.records += later.data_.records;
+  data_.served += later.data_.served;
+  saved_ += later.saved_;
+  data_.unreadable += later.data_.unreadable;
+  for (UnreadableRow& row : later.data_.unreadable_rows) {
+    if (data_.unreadable_rows.size() == kUnreadableRowsListed) break;
+    data_.unreadable_rows.push_back(std::move(row));
+  }
+}
+
+// The later walk's choice of a key replaces ours, as a walk's later record
+// replaces an earlier one's; its revalidations follow ours, their changes
+// in the order they were first seen.
+void ReportAggregator::MergeRevalidations(ReportAggregator& later) {
+  if (choices_.size() < later.choices_.size()) {
+    choices_.swap(later.choices_);
+    for (const auto& [key, choice] : later.choices_) {
+      choices_.try_emplace(key, choice);
+    }
+  } else {
+    for (const auto& [key, choice] : later.choices_) choices_[key] = choice;
+  }
+  std::vector<size_t> index(later.changes_.size());
+  for (size_t i = 0; i < later.changes_.size(); ++i) {
+    const RevalidationChange& theirs = later.changes_[i];
+    auto [it, added] = change_index_.try_emplace(
+        {theirs.gpu_model, theirs.from, theirs.to}, changes_.size());
+    if (added) changes_.push_back({theirs.gpu_model, theirs.from, theirs.to});
+    RevalidationChange& ours = changes_[it->second];
+    ours.records += theirs.records;
+    ours.latest_us = std::max(ours.latest_us, theirs.latest_us);
+    index[i] = it->second;
+  }
+  for (Revalidated r : later.revalidated_) {
+    r.change = index[r.change];
+    revalidated_.push_back(r);
+  }
 }
 
 void ReportAggregator::CompareRevalidations() {
@@ -233,26 +337,31 @@ void ReportAggregator::CompareRevalidations() {
 
 ReportData ReportAggregator::Finish() {
   CompareRevalidations();
-  for (auto& [key, group] : groups_) {
+  data_.saved_ms = ToMs(saved_);
+  for (auto& [key, sums] : groups_) {
+    DeviceGroup& group = data_.groups.emplace_back(sums.group);
     if (!planned_.empty()) {
       const std::vector<bool>& seen = planned_seen_[key];
       group.planned_stored = std::count(seen.begin(), seen.end(), true);
     }
-    data_.groups.push_back(group);
-    data_.groups.back().gpu_model = key.first;
-    data_.groups.back().cudnn_version = key.second;
+    group.gpu_model = key.first;
+    group.cudnn_version = key.second;
+    group.saved_ms = ToMs(sums.saved);
+    group.search_ms = ToMs(sums.search);
   }
-  for (const auto& [day, saving] : days_) {
-    data_.days.push_back(saving);
-    data_.days.back().day = day;
+  for (const auto& [day, sums] : days_) {
+    data_.days.push_back({day, sums.records, ToMs(sums.saved)});
   }
   data_.revalidations = changes_;
-  std::sort(data_.revalidations.begin(), data_.revalidations.end(),
-            [](const RevalidationChange& a, const RevalidationChange& b) {
-              return a.latest_us > b.latest_us;
-            });
-  data_.workspaces = workspaces_;
-  std::sort(data_.workspaces.begin(), data_.workspaces.end(), LargerWorkspace);
+  std::stable_sort(data_.revalidations.begin(), data_.revalidations.end(),
+                   [](const RevalidationChange& a, const RevalidationChange& b) {
+                     return a.latest_us > b.latest_us;
+                   });
+  std::sort(workspaces_.begin(), workspaces_.end(),
+            RanksBefore<RankedWorkspace>);
+  for (RankedWorkspace& w : workspaces_) {
+    data_.workspaces.push_back(std::move(w.use));
+  }
   return std::move(data_);
 }
 

@@ -7,7 +7,11 @@
 // the largest workspaces. ReportAggregator builds it one record at a time:
 // the daemon next to its store (the Report rpc, which answers it as JSON:
 // common/report_json.h), or `tunedb report` from an older daemon's Query
-// stream; the CLI renders the page from it either way.
+// stream; the CLI renders the page from it either way. A walk split into
+// id ranges aggregates each range apart and merges them in id order
+// (ReportAggregator::Merge): the aggregate is the one walk's, exactly (its
+// sums of times are kept in fixed point, so their grouping does not change
+// them; ties among the largest workspaces go to the earlier record).
 //
 // Thread safety: ReportAggregator is not thread-safe; ReportData is a value.
 #ifndef TUNEDB_COMMON_REPORT_DATA_H_
@@ -22,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/numeric/int128.h"
 #include "absl/strings/string_view.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
@@ -152,10 +157,37 @@ class ReportAggregator {
   // A stored row skipped because it cannot be read: counted, and listed
   // while fewer than kUnreadableRowsListed are.
   void AddUnreadable(UnreadableRow row);
+  // Adds what `later` aggregated, the records of a walk that all come after
+  // this one's (the next id range), made with the same top_workspaces and
+  // planned problems: the result is what one aggregator fed both walks in
+  // order would hold. `later` is spent.
+  void Merge(ReportAggregator& later);
   // The aggregate; the aggregator is spent.
   ReportData Finish();
 
  private:
+  // A sum of milliseconds in fixed point (kMsUnits a millisecond): exact,
+  // so the sum of merged parts is the sum of the whole.
+  using ExactMs = absl::int128;
+  // A group's counts, its sums of times exact.
+  struct GroupSums {
+    DeviceGroup group;
+    ExactMs saved = 0;
+    ExactMs search = 0;
+  };
+  struct DaySums {
+    int64_t records = 0;
+    ExactMs saved = 0;
+  };
+  // A workspace among the largest, with the order of its record among
+  // those added (ties go to the earlier record).
+  struct RankedWorkspace {
+    int64_t order = 0;
+    WorkspaceUse use;
+  };
+  // Keeps `w` if it is among the top_workspaces_ largest so far.
+  void OfferWorkspace(RankedWorkspace w);
+  void MergeRevalidations(ReportAggregator& later);
   // A record's choice, for the revalidation comparison.
   struct ChoiceSeen {
     uint64_t config = 0;  // its algorithm and math type (ConfigKey)
@@ -166,18 +198,19 @@ class ReportAggregator {
   void CompareRevalidations();
   // groups_'s entry, through the few looked up last (no string is made
   // for most records).
-  DeviceGroup& GroupOf(absl::string_view gpu_model, int cudnn_version);
+  GroupSums& GroupOf(absl::string_view gpu_model, int cudnn_version);
 
   const size_t top_workspaces_;
   ReportData data_;
-  std::map<std::pair<std::string, int>, DeviceGroup> groups_;
+  ExactMs saved_ = 0;  // data_.saved_ms, exact
+  std::map<std::pair<std::string, int>, GroupSums> groups_;
   struct GroupSeen {
     std::string gpu_model;
     int cudnn_version = 0;
-    DeviceGroup* group = nullptr;
+    GroupSums* group = nullptr;
   };
   std::vector<GroupSeen> groups_seen_;  // at most kGroupsSeen
-  std::map<int64_t, DaySaving> days_;
+  std::map<int64_t, DaySums> days_;
   // Choice per (GPU model, cuDNN version, driver, problem) hash.
   std::unordered_map<uint64_t, ChoiceSeen> choices_;
   // Revalidated records: their group key and the key of their source.
@@ -192,7 +225,8 @@ class ReportAggregator {
   std::vector<RevalidationChange> changes_;
   std::unordered_map<std::string, int> planned_;  // problem text -> index
   std::map<std::pair<std::string, int>, std::vector<bool>> planned_seen_;
-  std::vector<WorkspaceUse> workspaces_;  // a min-heap on workspace_bytes
+  // A heap whose front ranks last (smallest workspace, latest record).
+  std::vector<RankedWorkspace> workspaces_;
 };
 
 }  // namespace tunedb

@@ -1,7 +1,10 @@
 #include "store/report_scan.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -25,10 +28,12 @@ constexpr const char kScanReport[] =
     " s.launch_median_ms, s.launch_samples, s.gpu_median_ms, s.gpu_samples,"
     " s.behavior_notes, s.build_ms, s.heuristic_rank"
     " FROM records AS r LEFT JOIN results AS s ON s.record_id = r.id"
-    " WHERE r.key_version = ?1 AND r.id > ?2 ORDER BY r.id, s.rank";
+    " WHERE r.key_version = ?1 AND r.id > ?2 AND r.id <= ?3"
+    " ORDER BY r.id, s.rank";
 constexpr int kFirstResultColumn = 11;
 // Records per read transaction of a ReportWalk.
 constexpr size_t kReportBatch = 4096;
+constexpr const char kIdBounds[] = "SELECT MIN(id), MAX(id) FROM records";
 
 // The record being read: its row's values and the results read so far.
 // Reused from record to record (its buffers keep their capacity).
@@ -180,13 +185,14 @@ bool Finish(PendingRecord& p,
 }  // namespace
 
 absl::Status ScanReportRecords(
-    sql::Database& db, size_t want,
+    sql::Database& db, size_t want, int64_t up_to,
     const std::function<bool(const ReportRecord&)>& visit,
     const std::function<bool(const BadRow&)>& bad_row, int64_t* cursor,
     bool* exhausted, bool* stopped) {
   ASSIGN_OR_RETURN(sql::Statement scan, db.GetCachedStatement(kScanReport));
   scan.BindInt(1, kKeyFormatVersion);
   scan.BindInt64(2, *cursor);
+  scan.BindInt64(3, up_to);
   *exhausted = false;
   *stopped = false;
   PendingRecord p;
@@ -217,22 +223,89 @@ absl::Status ScanReportRecords(
   }
 }
 
-absl::Status SqliteStore::ReportWalk(
-    const std::function<bool(const ReportRecord&)>& visit,
-    const std::function<bool(const BadRow&)>& bad_row) {
-  int64_t cursor = 0;
+std::vector<std::pair<int64_t, int64_t>> ReportRanges(int64_t min_id,
+                                                      int64_t max_id,
+                                                      int parts) {
+  constexpr int64_t kAbove = std::numeric_limits<int64_t>::max();
+  if (min_id > max_id || parts <= 1) return {{0, kAbove}};
+  const int64_t span = max_id - min_id + 1;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  int64_t after = 0;
+  for (int i = 1; i < parts; ++i) {
+    // min_id - 1 + span * i / parts, without overflow.
+    const int64_t up_to =
+        min_id - 1 + span / parts * i + span % parts * i / parts;
+    ranges.push_back({after, std::max(after, up_to)});
+    after = ranges.back().second;
+  }
+  ranges.push_back({after, kAbove});
+  return ranges;
+}
+
+absl::Status SqliteStore::ReportWalkRange(int64_t after_id, int64_t up_to_id,
+                                          const ReportPart& part,
+                                          std::atomic<bool>& stop) {
+  // A callback's false, or another part's, stops this part too.
+  auto go_on = [&stop](bool more) {
+    if (!more) stop.store(true);
+    return more && !stop.load(std::memory_order_relaxed);
+  };
+  const auto visit = [&](const ReportRecord& r) {
+    return go_on(!stop.load(std::memory_order_relaxed) && part.visit(r));
+  };
+  const auto bad_row = [&](const BadRow& row) {
+    return go_on(!stop.load(std::memory_order_relaxed) && part.bad_row(row));
+  };
+  int64_t cursor = after_id;
   bool exhausted = false;
   bool stopped = false;
-  while (!exhausted && !stopped) {
+  while (!exhausted && !stopped && !stop.load()) {
     // Each batch in its own snapshot: writers go on between batches.
     RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
       sql::Transaction snapshot(&db, sql::Transaction::Kind::kDeferred);
       RETURN_IF_ERROR(snapshot.Begin());
-      RETURN_IF_ERROR(ScanReportRecords(db, kReportBatch, visit, bad_row,
-                                        &cursor, &exhausted, &stopped));
+      RETURN_IF_ERROR(ScanReportRecords(db, kReportBatch, up_to_id, visit,
+                                        bad_row, &cursor, &exhausted,
+                                        &stopped));
       return snapshot.Commit();
     }));
   }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::ReportWalk(const std::vector<ReportPart>& parts) {
+  if (parts.empty()) {
+    return absl::InvalidArgumentError("a report walk needs a part");
+  }
+  int64_t min_id = 1, max_id = 0;
+  RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(sql::Statement bounds, db.GetCachedStatement(kIdBounds));
+    ASSIGN_OR_RETURN(bool row, bounds.Step());
+    if (row && !bounds.ColumnIsNull(0)) {
+      min_id = bounds.ColumnInt64(0);
+      max_id = bounds.ColumnInt64(1);
+    }
+    return absl::OkStatus();
+  }));
+  // A range a read connection (the write connection alone: one) and a
+  // hardware thread.
+  const size_t connections = readers_ != nullptr ? readers_->size() : 1;
+  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  const auto ranges = ReportRanges(
+      min_id, max_id,
+      static_cast<int>(std::min({parts.size(), connections, threads})));
+  std::atomic<bool> stop{false};
+  std::vector<absl::Status> status(ranges.size());
+  auto walk = [&](size_t i) {
+    status[i] = ReportWalkRange(ranges[i].first, ranges[i].second, parts[i],
+                                stop);
+    if (!status[i].ok()) stop.store(true);
+  };
+  std::vector<std::thread> others;
+  for (size_t i = 1; i < ranges.size(); ++i) others.emplace_back(walk, i);
+  walk(0);
+  for (std::thread& t : others) t.join();
+  for (const absl::Status& s : status) RETURN_IF_ERROR(s);
   return absl::OkStatus();
 }
 

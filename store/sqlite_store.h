@@ -35,6 +35,7 @@
 #ifndef TUNEDB_STORE_SQLITE_STORE_H_
 #define TUNEDB_STORE_SQLITE_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -84,9 +85,8 @@ class SqliteStore : public Store {
       int64_t limit) override;
   absl::StatusOr<std::vector<ProgramTotals>> ProgramKeyTotals() override;
   absl::Status ForgetPrograms(const std::vector<std::string>& programs) override;
-  absl::Status ReportWalk(
-      const std::function<bool(const ReportRecord&)>& visit,
-      const std::function<bool(const BadRow&)>& bad_row) override;
+  using Store::ReportWalk;
+  absl::Status ReportWalk(const std::vector<ReportPart>& parts) override;
   using Store::Query;
   absl::Status Query(
       const RecordFilter& filter, int64_t after_id, int limit,
@@ -116,6 +116,11 @@ class SqliteStore : public Store {
   // Runs `fn` on a read connection (the write connection, under the write
   // mutex, when there is no pool).
   absl::Status Read(const ReadFn& fn) ABSL_LOCKS_EXCLUDED(write_mu_);
+  // The report walk of the ids in (after_id, up_to_id] into `part`, until
+  // `stop` is set (report_scan.cc); sets it when a callback returns false.
+  absl::Status ReportWalkRange(int64_t after_id, int64_t up_to_id,
+                               const ReportPart& part, std::atomic<bool>& stop)
+      ABSL_LOCKS_EXCLUDED(write_mu_);
   class Import;  // the StagedImport (staged_import.cc)
 
   // The transaction policy, in one place. Write runs `fn` in a

@@ -274,14 +274,30 @@ class Store {
       const std::function<bool(const Record&)>& visit,
       const std::function<bool(const BadRow&)>& bad_row) = 0;
 
+  // Where one part of a report walk goes: its records to `visit`, its
+  // rows whose read parts are damaged to `bad_row` (both required).
+  struct ReportPart {
+    std::function<bool(const ReportRecord&)> visit;
+    std::function<bool(const BadRow&)> bad_row;
+  };
+
   // Every current-version record's parts that the report reads
-  // (common/report_data.h), in id order, to `visit`; a row whose read parts
-  // are damaged to `bad_row` (both required), until one returns false. A
-  // read made for the report (store/report_scan.h): one statement, no
-  // parse of the key's problem part; a batch of records per snapshot.
-  virtual absl::Status ReportWalk(
-      const std::function<bool(const ReportRecord&)>& visit,
-      const std::function<bool(const BadRow&)>& bad_row) = 0;
+  // (common/report_data.h): a read made for the report
+  // (store/report_scan.h): one statement, no parse of the key's problem
+  // part; a batch of records per snapshot, never the write lock. The ids are
+  // split into consecutive ranges, at most one a part, a read connection
+  // and a hardware thread each (fewer where the store has fewer): range i
+  // goes to parts[i], in id order, on a thread of its own (parts[0] on the
+  // caller's), so every record of parts[i] comes before those of
+  // parts[i + 1], and a part past the ranges gets nothing. Each part's
+  // callbacks run on one thread; those of different parts at once. Until a
+  // callback returns false, which stops every part.
+  virtual absl::Status ReportWalk(const std::vector<ReportPart>& parts) = 0;
+  // The walk in one part: every record to `visit`, in id order.
+  absl::Status ReportWalk(const std::function<bool(const ReportRecord&)>& visit,
+                          const std::function<bool(const BadRow&)>& bad_row) {
+    return ReportWalk(std::vector<ReportPart>{{visit, bad_row}});
+  }
 
   // The records of `key`'s family (common/shape_family.h) whose shapes lie
   // within ShapeDistance `radius` of its shape, `key`'s own included: the

@@ -1,6 +1,10 @@
 #include "server/service/store_report.h"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/report_data.h"
@@ -19,32 +23,53 @@ constexpr int64_t kRecordsPerCancelCheck = 4096;
 absl::StatusOr<std::string> StoreReport(
     Store& store, const ReportArgs& args,
     const std::function<bool()>& cancelled, size_t max_bytes) {
-  ReportAggregator aggregator;
-  if (!args.planned.empty()) aggregator.SetPlannedProblems({}, args.planned);
-  bool stopped = false;
-  int64_t seen = 0;
-  // Both ways feed the same aggregator; records are read as they arrive.
-  auto add = [&](const auto& r) {
-    if (seen++ % kRecordsPerCancelCheck == 0 && cancelled()) {
-      stopped = true;
-      return false;
-    }
-    aggregator.Add(r);
-    return true;
+  // One aggregator a part of the walk (Store::ReportWalk: the parts' id
+  // ranges read at once), merged in id order; a filter's Query uses the
+  // first.
+  std::vector<ReportAggregator> aggregators(
+      std::max(1u, std::thread::hardware_concurrency()));
+  for (ReportAggregator& a : aggregators) {
+    if (!args.planned.empty()) a.SetPlannedProblems({}, args.planned);
+  }
+  ReportAggregator& aggregator = aggregators.front();
+  std::atomic<bool> stopped = false;
+  // Asks `cancelled` (from any part's thread) every few thousand records.
+  auto go_on = [&](int64_t& seen) {
+    if (seen++ % kRecordsPerCancelCheck == 0 && cancelled()) stopped = true;
+    return !stopped;
   };
-  auto unreadable = [&](const BadRow& bad) {
-    aggregator.AddUnreadable({bad.id, bad.key_text, bad.reason});
-    return true;
+  auto part = [&](ReportAggregator& into) {
+    return Store::ReportPart{
+        [&into, &go_on, seen = int64_t{0}](const ReportRecord& r) mutable {
+          if (!go_on(seen)) return false;
+          into.Add(r);
+          return true;
+        },
+        [&into](const BadRow& bad) {
+          into.AddUnreadable({bad.id, bad.key_text, bad.reason});
+          return true;
+        }};
   };
   if (args.filter.empty()) {
-    // The whole store: the read made for the report.
-    RETURN_IF_ERROR(store.ReportWalk(
-        [&](const ReportRecord& r) { return add(r); }, unreadable));
+    // The whole store: the read made for the report, its parts at once.
+    std::vector<Store::ReportPart> parts;
+    for (ReportAggregator& a : aggregators) parts.push_back(part(a));
+    RETURN_IF_ERROR(store.ReportWalk(parts));
+    for (size_t i = 1; i < aggregators.size(); ++i) {
+      aggregator.Merge(aggregators[i]);
+    }
   } else {
     RecordFilter filter = args.filter;
     filter.without_plans = true;
+    int64_t seen = 0;
     RETURN_IF_ERROR(store.Query(
-        filter, 0, 0, [&](const Record& r) { return add(r); }, unreadable));
+        filter, 0, 0,
+        [&](const Record& r) {
+          if (!go_on(seen)) return false;
+          aggregator.Add(r);
+          return true;
+        },
+        part(aggregator).bad_row));
   }
   if (stopped) return absl::CancelledError("the report was cancelled");
   const ReportData data = aggregator.Finish();

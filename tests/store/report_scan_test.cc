@@ -1,10 +1,13 @@
 // Store::ReportWalk, the read made for the report: the aggregate of its
 // rows is the aggregate of the same store's records read by Query, byte for
-// byte as JSON, across batches; a row whose read parts are damaged is
+// byte as JSON, across batches; split into parts (id ranges read at once),
+// merged, it is the one-part walk's; a row whose read parts are damaged is
 // listed with the reason Query gives, and the rest are aggregated.
 #include <cstdint>
 #include <memory>
+#include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -48,33 +51,47 @@ class ReportScanTest : public ::testing::Test {
     ASSERT_TRUE((*db)->Execute(sql).ok()) << sql;
   }
 
-  ReportData Walked() {
-    ReportAggregator aggregator;
-    absl::Status status = store_->ReportWalk(
-        [&](const ReportRecord& r) {
-          aggregator.Add(r);
-          return true;
-        },
-        [&](const BadRow& bad) {
-          aggregator.AddUnreadable({bad.id, bad.key_text, bad.reason});
-          return true;
-        });
+  // Where one part's records and unreadable rows go: `into`, counting the
+  // rows in *rows.
+  static Store::ReportPart Into(ReportAggregator& into, int64_t* rows) {
+    return {[&into, rows](const ReportRecord& r) {
+              ++*rows;
+              into.Add(r);
+              return true;
+            },
+            [&into, rows](const BadRow& bad) {
+              ++*rows;
+              into.AddUnreadable({bad.id, bad.key_text, bad.reason});
+              return true;
+            }};
+  }
+
+  // The store walked in `parts` parts, their aggregates merged in order;
+  // *rows: the rows each part was handed.
+  ReportData Walked(size_t parts = 1, std::vector<int64_t>* rows = nullptr) {
+    std::vector<ReportAggregator> aggregators(parts);
+    std::vector<int64_t> counts(parts);
+    std::vector<Store::ReportPart> into;
+    for (size_t i = 0; i < parts; ++i) {
+      into.push_back(Into(aggregators[i], &counts[i]));
+    }
+    absl::Status status = store_->ReportWalk(into);
     EXPECT_TRUE(status.ok()) << status;
-    return aggregator.Finish();
+    for (size_t i = 1; i < parts; ++i) aggregators[0].Merge(aggregators[i]);
+    if (rows != nullptr) *rows = counts;
+    return aggregators[0].Finish();
   }
 
   ReportData Queried() {
     ReportAggregator aggregator;
+    int64_t rows = 0;
     absl::Status status = store_->Query(
         {}, 0, 0,
         [&](const Record& r) {
           aggregator.Add(r);
           return true;
         },
-        [&](const BadRow& bad) {
-          aggregator.AddUnreadable({bad.id, bad.key_text, bad.reason});
-          return true;
-        });
+        Into(aggregator, &rows).bad_row);
     EXPECT_TRUE(status.ok()) << status;
     return aggregator.Finish();
   }
@@ -102,6 +119,41 @@ TEST_F(ReportScanTest, TheWalksAggregateIsQuerysAggregateAcrossBatches) {
   EXPECT_EQ(read->workspaces.size(), 20u);
   ASSERT_EQ(read->revalidations.size(), 1u);
   EXPECT_EQ(read->revalidations[0].compared, 1);
+}
+
+TEST_F(ReportScanTest, ASplitWalksAggregateIsTheOneThreadWalksExactly) {
+  // Over two batches a part; revalidations whose sources lie in the other
+  // half; more than 100 damaged rows in both halves; and the largest
+  // workspace (2^30 bytes) shared by hundreds of records.
+  PutSynthetic(12000);
+  std::vector<Record> revalidated;
+  for (int64_t i : {5, 6005, 11005}) {
+    Record r = tuner::SyntheticRecord(i);  // i % 5 == 0: cuDNN 9.14.0
+    r.key.device.cudnn_version = 91900;
+    r.revalidated_from_cudnn = 91400;
+    r.results[0].launch.median_ms *= 2;
+    revalidated.push_back(r);
+  }
+  ASSERT_TRUE(store_->PutAll(revalidated).ok());
+  Damage("UPDATE records SET key_hash = key_hash + 1 WHERE id % 53 = 7");
+  const std::string one = ReportDataToJson(Walked(1));
+  std::vector<int64_t> rows;
+  const std::string split = ReportDataToJson(Walked(4, &rows));
+  EXPECT_EQ(split, one);
+  // Every row went to one part; where the machine has two hardware threads
+  // the walk was split (the store's four read connections allow four).
+  EXPECT_EQ(std::accumulate(rows.begin(), rows.end(), int64_t{0}), 12003);
+  if (std::thread::hardware_concurrency() >= 2) {
+    EXPECT_GT(rows[0], 0);
+    EXPECT_GT(rows[1], 0);
+  }
+  absl::StatusOr<ReportData> read = ReportDataFromJson(split);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->unreadable, 227);
+  EXPECT_EQ(read->unreadable_rows.back().id, 7 + 53 * 99);
+  ASSERT_EQ(read->revalidations.size(), 1u);
+  EXPECT_EQ(read->revalidations[0].compared, 3);
+  EXPECT_EQ(read->workspaces.back().workspace_bytes, int64_t{1} << 30);
 }
 
 TEST_F(ReportScanTest, ADamagedRowIsListedWithQuerysReasonAndTheRestCount) {
