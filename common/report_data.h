@@ -99,6 +99,12 @@ struct UnreadableRow {
   std::string reason;
 };
 
+// One host of a fleet's report and the records it holds there.
+struct HostRecords {
+  std::string host;
+  int64_t records = 0;
+};
+
 // Unreadable rows a report lists at most (it counts them all).
 inline constexpr size_t kUnreadableRowsListed = 100;
 
@@ -117,6 +123,11 @@ struct ReportData {
   int64_t planned = 0;              // their problems per device
   int64_t unreadable = 0;           // stored rows skipped: not readable
   std::vector<UnreadableRow> unreadable_rows;  // the first listed of them
+  // A fleet's report (every host's records in its database; set by the
+  // reader of the fleet, not the aggregator): the database without its
+  // password, and each host's records by host name. "": one store's.
+  std::string fleet;
+  std::vector<HostRecords> hosts;
 };
 
 // What the aggregator reads of one record: a Record's parts as views, so

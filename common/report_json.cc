@@ -18,6 +18,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RevalidationChange, gpu_model, from, to,
                                    records, latest_us, compared, changed,
                                    slower)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UnreadableRow, id, key_text, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HostRecords, host, records)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ReportData, records, saved_ms, served,
                                    groups, days, ranks, gains, gains_unknown,
                                    revalidations, workspaces, models, planned,
@@ -30,6 +31,11 @@ using json = nlohmann::json;
 std::string ReportDataToJson(const ReportData& data) {
   json j = data;
   j["version"] = kReportJsonVersion;
+  // A fleet's report only: one store's JSON stays what older readers read.
+  if (!data.fleet.empty()) {
+    j["fleet"] = data.fleet;
+    j["hosts"] = data.hosts;
+  }
   // Text that is not UTF-8 (a damaged row's key) is replaced, never thrown.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -47,7 +53,12 @@ absl::StatusOr<ReportData> ReportDataFromJson(absl::string_view text) {
         ", this build reads version ", kReportJsonVersion));
   }
   try {
-    return j.get<ReportData>();
+    ReportData data = j.get<ReportData>();
+    if (j.contains("fleet")) {
+      data.fleet = j.at("fleet").get<std::string>();
+      data.hosts = j.at("hosts").get<std::vector<HostRecords>>();
+    }
+    return data;
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("report: ", e.what()));
   }

@@ -1,7 +1,9 @@
 // `tunedb report -o FILE`: one self-contained HTML page about the daemon's
 // database: the daemon aggregates its records (the Report rpc, ReportData)
 // and the page is rendered here (RenderReportHtml); from a daemon older than
-// that rpc, its records are streamed and aggregated here.
+// that rpc, its records are streamed and aggregated here. With --fleet the
+// daemon aggregates every host's records in its fleet database instead;
+// with --json the aggregate goes to stdout as the rpc's JSON.
 #include <fstream>
 #include <memory>
 
@@ -26,13 +28,16 @@ namespace {
 struct ReportFlags {
   std::string out;
   ProblemFlags problems;  // optional: the models coverage is measured on
+  bool fleet = false;     // every host's records in the fleet database
 };
 
 // The daemon's aggregate (the Report rpc); UNIMPLEMENTED from a daemon
 // older than it.
 absl::StatusOr<ReportData> AskReport(CliContext& ctx,
-                                     const std::vector<ConvProblem>& planned) {
+                                     const std::vector<ConvProblem>& planned,
+                                     bool fleet) {
   v1::ReportRequest request;
+  request.set_fleet(fleet);
   for (const ConvProblem& p : planned) request.add_planned_problems(p.ToText());
   if (request.ByteSizeLong() > static_cast<size_t>(kDaemonMaxReceiveBytes)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -73,10 +78,18 @@ absl::StatusOr<ReportData> AggregateStreamed(
 }
 
 // The aggregate: the daemon's, or, from a daemon that has no Report rpc,
-// its records aggregated here (saying so).
+// its records aggregated here (saying so). A fleet's is the daemon's only.
 absl::StatusOr<ReportData> Aggregate(CliContext& ctx,
-                                     const std::vector<ConvProblem>& planned) {
-  absl::StatusOr<ReportData> data = AskReport(ctx, planned);
+                                     const std::vector<ConvProblem>& planned,
+                                     bool fleet) {
+  absl::StatusOr<ReportData> data = AskReport(ctx, planned, fleet);
+  // An older daemon answers UNIMPLEMENTED, or its own store's report (it
+  // does not know the flag).
+  if (fleet && (absl::IsUnimplemented(data.status()) ||
+                (data.ok() && data->fleet.empty()))) {
+    return absl::FailedPreconditionError(
+        "the daemon is older than the fleet's report; ask a newer one");
+  }
   if (!absl::IsUnimplemented(data.status())) return data;
   ctx.err() << "tunedb: the daemon is older than the Report rpc: reading "
                "its records one by one here (slower)\n";
@@ -122,30 +135,47 @@ int PlannedProblems(CliContext& ctx, const ReportFlags& f,
   return kExitOk;
 }
 
+// The page written to f.out; its size.
+absl::StatusOr<size_t> WritePage(CliContext& ctx, const ReportFlags& f,
+                                 const ReportData& data) {
+  ReportPage page{ctx.options().address, absl::ToUnixMicros(absl::Now()),
+                  Counters(ctx)};
+  const std::string html = RenderReportHtml(data, page);
+  std::ofstream file(f.out, std::ios::binary | std::ios::trunc);
+  file << html;
+  file.close();
+  if (!file) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write '", f.out, "'"));
+  }
+  return html.size();
+}
+
 int RunReport(CliContext& ctx, const ReportFlags& f) {
+  if (f.out.empty() && !ctx.json()) {
+    return ctx.Fail(absl::InvalidArgumentError(
+        "report: name the page with -o FILE, or ask for --json"));
+  }
   std::vector<ConvProblem> planned;
   if (int code = PlannedProblems(ctx, f, &planned); code != kExitOk) {
     return code;
   }
   const absl::Time start = absl::Now();
-  absl::StatusOr<ReportData> data = Aggregate(ctx, planned);
+  absl::StatusOr<ReportData> data = Aggregate(ctx, planned, f.fleet);
   if (!data.ok()) return ctx.Fail(data.status());
   data->models = f.problems.models;
   ReportUnreadable(ctx, *data);
-  ReportPage page{ctx.options().address, absl::ToUnixMicros(absl::Now()),
-                  Counters(ctx)};
-  const std::string html = RenderReportHtml(*data, page);
-  std::ofstream file(f.out, std::ios::binary | std::ios::trunc);
-  file << html;
-  file.close();
-  if (!file) {
-    return ctx.Fail(absl::PermissionDeniedError(
-        absl::StrCat("cannot write '", f.out, "'")));
+  if (ctx.json()) ctx.out() << ReportDataToJson(*data) << "\n";
+  if (!f.out.empty()) {
+    absl::StatusOr<size_t> size = WritePage(ctx, f, *data);
+    if (!size.ok()) return ctx.Fail(size.status());
+    ctx.err() << "wrote " << f.out << ": " << data->records << " records"
+              << (f.fleet ? absl::StrCat(" of ", data->hosts.size(), " hosts")
+                          : "")
+              << ", " << FormatBytes(static_cast<int64_t>(*size))
+              << absl::StrFormat(", in %.2f s\n",
+                                 absl::ToDoubleSeconds(absl::Now() - start));
   }
-  ctx.err() << "wrote " << f.out << ": " << data->records << " records, "
-            << FormatBytes(static_cast<int64_t>(html.size()))
-            << absl::StrFormat(", in %.2f s\n",
-                               absl::ToDoubleSeconds(absl::Now() - start));
   return data->unreadable == 0 ? kExitOk : kExitPartial;
 }
 
@@ -157,9 +187,14 @@ void AddReportCommand(CLI::App& app, CliContext& ctx, int* exit_code) {
       "report",
       "Write one self-contained HTML page about the database: records and "
       "coverage per device, time saved, choices against cuDNN's heuristic, "
-      "revalidations, workspaces");
-  cmd->add_option("-o,--out", flags->out, "The HTML file to write")
-      ->required();
+      "revalidations, workspaces (--json: the aggregate on stdout)");
+  cmd->add_option("-o,--out", flags->out,
+                  "The HTML file to write (required without --json)");
+  cmd->add_flag("--fleet", flags->fleet,
+                "Every host's records in the daemon's fleet database "
+                "(PostgreSQL) instead of the daemon's own store; the page "
+                "names the fleet and its hosts. Answers served are counted "
+                "by each daemon in its own store, so they are 0 here");
   AddPlanFlags(cmd, &flags->problems);
   cmd->callback(
       [&ctx, flags, exit_code] { *exit_code = RunReport(ctx, *flags); });

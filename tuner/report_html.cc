@@ -96,8 +96,30 @@ std::string Card(const std::string& value, const std::string& label) {
                       HtmlEscape(label), "</span></div>");
 }
 
+// A fleet's report: its hosts and their records, and why its served counts
+// are zero; nothing for one store's.
+std::string FleetHosts(const ReportData& d) {
+  if (d.fleet.empty()) return "";
+  std::string out = absl::StrCat(
+      "<section id=hosts><h2>Hosts</h2><table>",
+      Header({"host", "records>"}), "<tbody>");
+  for (const HostRecords& h : d.hosts) {
+    absl::StrAppend(&out, "<tr>", Cell(h.host),
+                    NumCell(h.records, absl::StrCat(h.records)), "</tr>");
+  }
+  return absl::StrCat(
+      out, "</tbody></table><p class=note>Every host's records in the fleet "
+      "database ", HtmlEscape(d.fleet), ", one per key and host. Answers "
+      "served (and so the time saved) are counted by each daemon in its own "
+      "store, not in the fleet database: <code>tunedb report</code> against "
+      "a daemon gives its own.</p></section>");
+}
+
 std::string Summary(const ReportData& d, const ReportPage& page) {
   std::string out = "<section id=summary><h2>Summary</h2><div class=cards>";
+  if (!d.fleet.empty()) {
+    absl::StrAppend(&out, Card(absl::StrCat(d.hosts.size()), "hosts"));
+  }
   absl::StrAppend(&out, Card(absl::StrCat(d.records), "records"),
                   Card(absl::StrCat(d.groups.size()),
                        "GPU model and cuDNN version pairs"),
@@ -278,8 +300,12 @@ std::string SavedPlot(const ReportData& d) {
       "the day it was stored.</p></section>");
 }
 
-std::string Predictions(const ReportPage& page) {
+std::string Predictions(const ReportData& d, const ReportPage& page) {
   std::string out = "<section id=predictions><h2>Predictions</h2>";
+  if (!d.fleet.empty()) {
+    absl::StrAppend(&out, "<p class=note>The daemon asked for the report "
+                          "only: the fleet keeps no counters.</p>");
+  }
   if (!page.counters) {
     return out + "<p>The daemon's counters could not be read.</p></section>";
   }
@@ -372,17 +398,23 @@ std::string HtmlEscape(const std::string& text) {
 }
 
 std::string RenderReportHtml(const ReportData& data, const ReportPage& page) {
+  const bool fleet = !data.fleet.empty();
+  const std::string source =
+      fleet ? absl::StrCat("fleet ", data.fleet, ": ", data.hosts.size(),
+                           " hosts, ", data.records, " records, through ",
+                           page.source)
+            : page.source;
   std::string out = absl::StrCat(
       "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
       "<meta name=viewport content=\"width=device-width,initial-scale=1\">"
-      "<title>tunedb report: ",
-      HtmlEscape(page.source), "</title>", kStyle, "</head><body><main>",
-      "<h1>tunedb report</h1><p class=sub>", HtmlEscape(page.source),
-      " &middot; generated ", HtmlEscape(FormatTime(page.generated_us)),
-      "</p>");
-  absl::StrAppend(&out, Summary(data, page), Devices(data), SavedPlot(data),
-                  Heuristic(data), Predictions(page), Revalidation(data),
-                  Workspaces(data));
+      "<title>tunedb ", fleet ? "fleet report" : "report", ": ",
+      HtmlEscape(source), "</title>", kStyle, "</head><body><main>",
+      "<h1>tunedb ", fleet ? "fleet report" : "report", "</h1><p class=sub>",
+      HtmlEscape(source), " &middot; generated ",
+      HtmlEscape(FormatTime(page.generated_us)), "</p>");
+  absl::StrAppend(&out, Summary(data, page), FleetHosts(data), Devices(data),
+                  SavedPlot(data), Heuristic(data), Predictions(data, page),
+                  Revalidation(data), Workspaces(data));
   return absl::StrCat(out, "</main>", kScript, "</body></html>\n");
 }
 

@@ -6,11 +6,12 @@
 // and the largest workspaces. Its size depends on the number of device
 // groups, days and revalidations, not on the number of records.
 //
-// Each section carries an id (summary, devices, saved, heuristic,
-// predictions, revalidation, workspaces) and each plot a data-figure
-// attribute, for tests that read the page; the script sets each plot's
-// data-drawn to the number of its elements drawn with a size, and marks
-// <body data-script="ok"> once it ran.
+// A fleet's report (ReportData::fleet) is titled so, names the fleet and
+// its hosts, and adds a hosts section. Each section carries an id (summary,
+// hosts, devices, saved, heuristic, predictions, revalidation, workspaces)
+// and each plot a data-figure attribute, for tests that read the page; the
+// script sets each plot's data-drawn to the number of its elements drawn
+// with a size, and marks <body data-script="ok"> once it ran.
 //
 // Thread safety: pure function.
 #ifndef TUNEDB_TUNER_REPORT_HTML_H_

@@ -151,6 +151,11 @@ absl::StatusOr<RecordFilter> ValidateExport(const v1::ExportRequest& request) {
 absl::StatusOr<ReportArgs> ValidateReport(const v1::ReportRequest& request) {
   ReportArgs args;
   ASSIGN_OR_RETURN(args.filter, ValidateFilter(request.filter()));
+  args.fleet = request.fleet();
+  if (args.fleet && !args.filter.empty()) {
+    return absl::InvalidArgumentError(
+        "filter: a fleet report reads every record; it takes no filter");
+  }
   const int count = request.planned_problems_size();
   if (count > kMaxReportPlannedProblems) {
     return absl::InvalidArgumentError(

@@ -82,10 +82,12 @@ absl::StatusOr<RecordFilter> ValidateExport(const v1::ExportRequest& request);
 // A Report: its filter (as Query's), and at most kMaxReportPlannedProblems
 // planned problems, each a problem's key text without its device of at most
 // kMaxPlannedProblemBytes (INVALID_ARGUMENT naming the entry, e.g.
-// "planned_problems[3]: ...").
+// "planned_problems[3]: ..."). A fleet report takes no filter
+// (INVALID_ARGUMENT naming both).
 struct ReportArgs {
   RecordFilter filter;
   std::vector<ConvProblem> planned;
+  bool fleet = false;  // every host's records in the fleet database
 };
 absl::StatusOr<ReportArgs> ValidateReport(const v1::ReportRequest& request);
 

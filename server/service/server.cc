@@ -236,6 +236,7 @@ absl::Status Server::StartCore() {
   TuneDbService::Options service_options;
   service_options.version = kVersion;
   service_options.job_answers = options_.job_answers;
+  service_options.fleet_store = fleet_store_.get();
   service_ = std::make_unique<TuneDbService>(core_.get(), service_options);
   if (metrics_) {
     absl::Status serving = metrics_->Serve(

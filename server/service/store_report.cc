@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "common/report_data.h"
 #include "common/report_json.h"
 #include "common/status_macros.h"
+#include "store/fleet/fleet_store.h"
 
 namespace tunedb {
 namespace {
@@ -17,6 +19,25 @@ namespace {
 // Records between two asks of `cancelled`: gRPC's ServerContext::IsCancelled
 // is a futex wait of tens of microseconds, longer than a record's read.
 constexpr int64_t kRecordsPerCancelCheck = 4096;
+
+// The aggregate as JSON; FAILED_PRECONDITION over `max_bytes`, naming its
+// size and parts, and how to narrow it.
+absl::StatusOr<std::string> ReportJson(const ReportData& data,
+                                       size_t max_bytes,
+                                       absl::string_view narrow) {
+  std::string json = ReportDataToJson(data);
+  if (json.size() > max_bytes) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the report's aggregate is ", json.size(), " bytes, over the limit of ",
+        max_bytes, ": ", data.groups.size(), " GPU model and cuDNN version "
+        "pairs, ", data.days.size(), " days, ", data.revalidations.size(),
+        " revalidations",
+        data.fleet.empty() ? ""
+                           : absl::StrCat(", ", data.hosts.size(), " hosts"),
+        "; ", narrow));
+  }
+  return json;
+}
 
 }  // namespace
 
@@ -72,16 +93,45 @@ absl::StatusOr<std::string> StoreReport(
         part(aggregator).bad_row));
   }
   if (stopped) return absl::CancelledError("the report was cancelled");
-  const ReportData data = aggregator.Finish();
-  std::string json = ReportDataToJson(data);
-  if (json.size() > max_bytes) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the report's aggregate is ", json.size(), " bytes, over the limit of ",
-        max_bytes, ": ", data.groups.size(), " GPU model and cuDNN version "
-        "pairs, ", data.days.size(), " days, ", data.revalidations.size(),
-        " revalidations; narrow it with a filter"));
+  return ReportJson(aggregator.Finish(), max_bytes, "narrow it with a filter");
+}
+
+absl::StatusOr<std::string> FleetReport(FleetStore* fleet,
+                                        const ReportArgs& args,
+                                        const std::function<bool()>& cancelled,
+                                        size_t max_bytes) {
+  if (fleet == nullptr) {
+    return absl::FailedPreconditionError(
+        "this daemon has no fleet database; start it with --fleet URL "
+        "(docs/fleet.md), or ask without --fleet for its own store's report");
   }
-  return json;
+  ReportAggregator aggregator;
+  if (!args.planned.empty()) aggregator.SetPlannedProblems({}, args.planned);
+  std::map<std::string, int64_t> hosts;
+  bool stopped = false;
+  int64_t seen = 0;
+  RETURN_IF_ERROR(fleet->ReportWalk(
+      [&](const std::string& host, const Record& r) {
+        if (seen++ % kRecordsPerCancelCheck == 0 && cancelled()) {
+          stopped = true;
+          return false;
+        }
+        ++hosts[host];
+        aggregator.Add(r);
+        return true;
+      },
+      [&](const BadRow& bad) {
+        aggregator.AddUnreadable({bad.id, bad.key_text, bad.reason});
+        return true;
+      }));
+  if (stopped) return absl::CancelledError("the report was cancelled");
+  ReportData data = aggregator.Finish();
+  data.fleet = fleet->display();
+  for (const auto& [host, records] : hosts) {
+    data.hosts.push_back({host, records});
+  }
+  return ReportJson(data, max_bytes,
+                    "ask each daemon for its own store's report instead");
 }
 
 }  // namespace tunedb

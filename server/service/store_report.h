@@ -4,10 +4,11 @@
 // Lookups, Tunes and imports go on meanwhile), read without their plans
 // (the report reads none), into a ReportAggregator (common/report_data.h);
 // the answer is the aggregate's JSON (common/report_json.h). No record is
-// converted to a wire message.
+// converted to a wire message. FleetReport is its fleet branch: every
+// host's records in the fleet's PostgreSQL, into the same aggregator.
 //
-// Thread safety: a function; safe to call from several threads at once
-// (the store is thread-safe).
+// Thread safety: functions; safe to call from several threads at once
+// (the store and the fleet store are thread-safe).
 #ifndef TUNEDB_SERVER_SERVICE_STORE_REPORT_H_
 #define TUNEDB_SERVER_SERVICE_STORE_REPORT_H_
 
@@ -22,6 +23,8 @@
 
 namespace tunedb {
 
+class FleetStore;
+
 // The aggregate of the records `args` selects, as JSON. An unreadable row
 // is skipped and listed in the aggregate (ReportData::unreadable), never a
 // failure. CANCELLED once `cancelled` returns true (asked before the first
@@ -30,6 +33,18 @@ namespace tunedb {
 // otherwise.
 absl::StatusOr<std::string> StoreReport(
     Store& store, const ReportArgs& args,
+    const std::function<bool()>& cancelled,
+    size_t max_bytes = kMaxReportJsonBytes);
+
+// The fleet's report (ReportArgs::fleet): every host's records in the
+// fleet database, read in batches (FleetStore::ReportWalk) into the same
+// aggregator, with the database (without its password) and each host's
+// record count (ReportData::fleet, hosts). FAILED_PRECONDITION where
+// `fleet` is null (a daemon without a fleet database); the fleet's error
+// otherwise (UNAVAILABLE naming it where unreachable: this request fails,
+// nothing else); CANCELLED and the size limit as StoreReport.
+absl::StatusOr<std::string> FleetReport(
+    FleetStore* fleet, const ReportArgs& args,
     const std::function<bool()>& cancelled,
     size_t max_bytes = kMaxReportJsonBytes);
 

@@ -630,11 +630,15 @@ absl::Status TuneDbService::Report(grpc::ServerContext* context,
                                    v1::ReportResponse* response) {
   RETURN_IF_ERROR(Accepting());
   ASSIGN_OR_RETURN(ReportArgs args, ValidateReport(request));
+  auto cancelled = [context] { return context->IsCancelled(); };
+  if (args.fleet) {
+    ASSIGN_OR_RETURN(*response->mutable_report_json(),
+                     FleetReport(options_.fleet_store, args, cancelled));
+    return absl::OkStatus();
+  }
   LogIfItScans(args.filter);
   ASSIGN_OR_RETURN(*response->mutable_report_json(),
-                   StoreReport(core_->store(), args, [context] {
-                     return context->IsCancelled();
-                   }));
+                   StoreReport(core_->store(), args, cancelled));
   return absl::OkStatus();
 }
 

@@ -41,6 +41,9 @@ class TuneDbService final : public v1::TuneDb::StreamedService {
     std::string version;
     // The bounds of the jobs' first answers. Default: JobAnswers::Options.
     JobAnswers::Options job_answers;
+    // The fleet database, for a fleet's Report; null: none (such a Report
+    // is FAILED_PRECONDITION). Must outlive the service.
+    FleetStore* fleet_store = nullptr;
   };
 
   TuneDbService(TuningCore* core, Options options);

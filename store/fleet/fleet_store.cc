@@ -1,5 +1,6 @@
 #include "store/fleet/fleet_store.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -40,6 +41,13 @@ constexpr const char kHolder[] =
 constexpr const char kRenew[] =
     "UPDATE fleet_leases SET expires_at = now() + $3 * interval "
     "'1 millisecond' WHERE key_text = $1 AND holder = $2";
+// The report's read: a batch after the last row read, in primary-key order.
+constexpr const char kReportFirst[] =
+    "SELECT key_text, host, body FROM fleet_records ORDER BY key_text, host "
+    "LIMIT $1";
+constexpr const char kReportNext[] =
+    "SELECT key_text, host, body FROM fleet_records "
+    "WHERE (key_text, host) > ($1, $2) ORDER BY key_text, host LIMIT $3";
 
 std::string MeasurementsSql(bool first_only) {
   return absl::StrCat(
@@ -67,6 +75,32 @@ absl::StatusOr<std::vector<Record>> ParseBodies(const pqxx::result& rows,
 }
 
 int64_t Millis(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+// One row of the report's read (key text, host, body) to `visit`, or to
+// `bad_row` where its body does not parse or is another key's or host's;
+// what the one called returns.
+bool VisitReportRow(
+    const pqxx::row& row,
+    const std::function<bool(const std::string&, const Record&)>& visit,
+    const std::function<bool(const BadRow&)>& bad_row) {
+  const std::string key_text = row[0].c_str();
+  const std::string host = row[1].c_str();
+  absl::StatusOr<Record> record = RecordFromJson(row[2].c_str());
+  std::string reason;
+  if (!record.ok()) {
+    reason = std::string(record.status().message());
+  } else if (record->key.ToText() != key_text) {
+    reason = "its body is the record of another key";
+  } else if (record->host != host) {
+    reason = absl::StrCat("its body is the record of host ", record->host);
+  }
+  if (!reason.empty()) {
+    return bad_row(BadRow{0, key_text, absl::StrCat("host ", host, ": ",
+                                                     reason)});
+  }
+  record->served_count = 0;
+  return visit(host, *record);
+}
 
 }  // namespace
 
@@ -190,6 +224,28 @@ absl::StatusOr<FleetSummary> FleetStore::Summary() {
     summary.leases = r[0][2].as<int64_t>();
   }));
   return summary;
+}
+
+absl::Status FleetStore::ReportWalk(
+    const std::function<bool(const std::string&, const Record&)>& visit,
+    const std::function<bool(const BadRow&)>& bad_row, int batch_rows) {
+  batch_rows = std::max(batch_rows, 1);
+  std::string after_key;
+  std::string after_host;
+  for (bool first = true;; first = false) {
+    pqxx::result rows;
+    RETURN_IF_ERROR(db_->Run([&](pqxx::work& txn) {
+      rows = first ? txn.exec_params(kReportFirst, batch_rows)
+                   : txn.exec_params(kReportNext, after_key, after_host,
+                                     batch_rows);
+    }));
+    for (const auto& row : rows) {
+      if (!VisitReportRow(row, visit, bad_row)) return absl::OkStatus();
+    }
+    if (static_cast<int>(rows.size()) < batch_rows) return absl::OkStatus();
+    after_key = rows.back()[0].c_str();
+    after_host = rows.back()[1].c_str();
+  }
 }
 
 }  // namespace tunedb

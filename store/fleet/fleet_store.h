@@ -19,6 +19,7 @@
 #define TUNEDB_STORE_FLEET_FLEET_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "store/store.h"
 #include "tunedb/record.h"
 
 namespace tunedb {
@@ -37,6 +39,9 @@ struct FleetOptions;
 inline constexpr const char kFleetConflictRule[] =
     "timing_version DESC, verified DESC, repeats DESC, measured_at_us DESC, "
     "host ASC";
+
+// Rows of fleet_records per transaction of FleetStore::ReportWalk.
+inline constexpr int kFleetReportBatchRows = 1000;
 
 // What TryClaim found.
 struct FleetClaim {
@@ -91,6 +96,22 @@ class FleetStore {
   absl::Status Release(const std::string& key_text, const std::string& holder);
 
   absl::StatusOr<FleetSummary> Summary();
+
+  // The read made for the fleet's report (`tunedb report --fleet`): every
+  // host's record (one row per key and host), in the order of the table's
+  // primary key (key text, then host), `batch_rows` rows per transaction
+  // (each batch its own snapshot: a record published during the walk may or
+  // may not be read). Only the key, the host and the body are read, and
+  // each body parsed (served_count 0: the fleet keeps none) and handed to
+  // `visit` with its host; a row whose body does not parse, or names
+  // another key or host than its row, goes to `bad_row` (id 0, its key
+  // text, the host and the reason). Stops where either returns false. The
+  // database's error otherwise (UNAVAILABLE naming it where unreachable).
+  absl::Status ReportWalk(
+      const std::function<bool(const std::string& host, const Record& record)>&
+          visit,
+      const std::function<bool(const BadRow&)>& bad_row,
+      int batch_rows = kFleetReportBatchRows);
 
   // The database without its password (FleetDatabase::display).
   const std::string& display() const;

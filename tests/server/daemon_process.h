@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -104,6 +105,21 @@ inline grpc::Status Tune(v1::TuneDb::Stub* stub, int64_t n,
   v1::TuneRequest req;
   *req.mutable_problem() = ProtoProblem(n);
   return stub->Tune(&ctx, req, resp);
+}
+
+// Runs a command line to its exit; its stdout (stderr too with
+// `with_stderr`) and exit code.
+inline std::string RunToExit(const std::string& command, int* exit_code,
+                             bool with_stderr = false) {
+  FILE* pipe =
+      popen((command + (with_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+  int status = pclose(pipe);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
 }
 
 }  // namespace tunedb::testing_util

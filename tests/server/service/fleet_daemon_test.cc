@@ -34,6 +34,7 @@ namespace {
 using testing_util::DaemonProcess;
 using testing_util::PostgresServer;
 using testing_util::ProtoProblem;
+using testing_util::RunToExit;
 using testing_util::TempDir;
 using testing_util::TestKey;
 
@@ -349,21 +350,6 @@ TEST_F(FleetDaemonTest, PostgresStoppedDuringAWriteStormLosesNoAcknowledgedRecor
     EXPECT_EQ(in_fleet.count(n), 1u) << "acknowledged n=" << n << " missing";
   }
   EXPECT_TRUE(Stats(stubs[0].get()).fleet().connected());
-}
-
-// Runs a command line to its exit; its stdout (stderr too with
-// `with_stderr`) and exit code.
-std::string RunToExit(const std::string& command, int* exit_code,
-                      bool with_stderr = false) {
-  FILE* pipe =
-      popen((command + (with_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
-  int status = pclose(pipe);
-  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
 }
 
 TEST_F(FleetDaemonTest, TheCliPrewarmsThroughTheFleetShowsProgressAndResumes) {
