@@ -2,18 +2,37 @@
 
 namespace tunedb {
 
-std::shared_ptr<const Record> RecordCache::Get(const std::string& key_text) {
+RecordCache::Entry RecordCache::Find(const std::string& key_text) {
   absl::MutexLock lock(&mu_);
   auto it = index_.find(key_text);
-  if (it == index_.end()) return nullptr;
+  if (it == index_.end()) return {};
   lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->second;
+  return {true, it->second->second};
+}
+
+uint64_t RecordCache::generation() const {
+  absl::MutexLock lock(&mu_);
+  return generation_;
 }
 
 void RecordCache::Put(const std::string& key_text,
                       std::shared_ptr<const Record> record) {
-  if (capacity_ == 0) return;
   absl::MutexLock lock(&mu_);
+  ++generation_;
+  Insert(key_text, std::move(record));
+}
+
+void RecordCache::PutRead(const std::string& key_text,
+                          std::shared_ptr<const Record> record,
+                          uint64_t read_at) {
+  absl::MutexLock lock(&mu_);
+  if (generation_ != read_at) return;  // written since: the read may be old
+  Insert(key_text, std::move(record));
+}
+
+void RecordCache::Insert(const std::string& key_text,
+                         std::shared_ptr<const Record> record) {
+  if (capacity_ == 0) return;
   auto it = index_.find(key_text);
   if (it != index_.end()) {
     it->second->second = std::move(record);
@@ -30,6 +49,7 @@ void RecordCache::Put(const std::string& key_text,
 
 void RecordCache::Clear() {
   absl::MutexLock lock(&mu_);
+  ++generation_;
   index_.clear();
   lru_.clear();
 }

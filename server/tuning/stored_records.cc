@@ -22,8 +22,9 @@ void StoredRecords::NoteWrite() {
 
 absl::StatusOr<std::shared_ptr<const Record>> StoredRecords::Get(
     const ValidKey& key) {
-  std::shared_ptr<const Record> cached = cache_.Get(key.text());
-  if (cached) return cached;
+  RecordCache::Entry cached = cache_.Find(key.text());
+  if (cached.known) return cached.record;  // the record, or known absent
+  const uint64_t read_at = cache_.generation();
   absl::StatusOr<std::optional<Record>> record = store_->Get(key.key());
   if (absl::IsDataLoss(record.status())) {
     // A damaged row is a miss: Tune searches again and its Put replaces the
@@ -33,9 +34,9 @@ absl::StatusOr<std::shared_ptr<const Record>> StoredRecords::Get(
     return nullptr;
   }
   RETURN_IF_ERROR(record.status());
-  if (!*record) return nullptr;
-  auto shared = std::make_shared<const Record>(std::move(**record));
-  cache_.Put(key.text(), shared);
+  std::shared_ptr<const Record> shared;
+  if (*record) shared = std::make_shared<const Record>(std::move(**record));
+  cache_.PutRead(key.text(), shared, read_at);
   return shared;
 }
 

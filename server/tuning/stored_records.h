@@ -34,6 +34,7 @@ class StoredRecords {
   FamilyCache& families() { return families_; }
 
   // The stored record for `key` (memory first, then the store), or nullptr;
+  // that none is stored is kept in memory too, until the next write;
   // also nullptr (logged) when its row cannot be read.
   absl::StatusOr<std::shared_ptr<const Record>> Get(const ValidKey& key);
 

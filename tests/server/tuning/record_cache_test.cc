@@ -135,5 +135,45 @@ TEST(RecordCacheTest, ConcurrentPutsGetsAndClearsKeepItWithinCapacity) {
   EXPECT_LE(cache.size(), kCapacity);
 }
 
+TEST(RecordCacheTest, AReadThatFoundNothingIsKnownAbsent) {
+  RecordCache cache(4);
+  EXPECT_FALSE(cache.Find("a").known);
+  cache.PutRead("a", nullptr, cache.generation());
+  RecordCache::Entry entry = cache.Find("a");
+  EXPECT_TRUE(entry.known);
+  EXPECT_EQ(entry.record, nullptr);
+  EXPECT_EQ(cache.Get("a"), nullptr);
+}
+
+TEST(RecordCacheTest, APutReplacesAKnownAbsence) {
+  RecordCache cache(4);
+  cache.PutRead("a", nullptr, cache.generation());
+  auto record = MakeRecord(1);
+  cache.Put("a", record);
+  EXPECT_EQ(cache.Find("a").record, record);
+}
+
+TEST(RecordCacheTest, AReadBegunBeforeAWriteIsNotKept) {
+  RecordCache cache(4);
+  const uint64_t read_at = cache.generation();
+  cache.Put("b", MakeRecord(2));  // a write while "a" was being read
+  cache.PutRead("a", nullptr, read_at);
+  EXPECT_FALSE(cache.Find("a").known);
+  const uint64_t again = cache.generation();
+  cache.Clear();
+  cache.PutRead("a", MakeRecord(1), again);
+  EXPECT_FALSE(cache.Find("a").known);
+}
+
+TEST(RecordCacheTest, KnownAbsencesCountTowardTheCapacity) {
+  RecordCache cache(2);
+  for (const char* key : {"a", "b", "c"}) {
+    cache.PutRead(key, nullptr, cache.generation());
+  }
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_FALSE(cache.Find("a").known);
+  EXPECT_TRUE(cache.Find("c").known);
+}
+
 }  // namespace
 }  // namespace tunedb
