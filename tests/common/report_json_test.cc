@@ -46,6 +46,25 @@ TEST(ReportJsonTest, AnAggregateReadsBackAsItWasWritten) {
   EXPECT_EQ(read->unreadable_rows[0].key_text, "kv=1 gpu=\\xff");
 }
 
+TEST(ReportJsonTest, AFleetsAggregateReadsBackWithItsHostsAndOneStoresHasNone) {
+  ReportData fleet = AnAggregate();
+  fleet.fleet = "postgresql://tunedb@db:5432/tunedb";
+  fleet.hosts = {{"host-a", 1}, {"host-b", 2}};
+  absl::StatusOr<ReportData> read =
+      ReportDataFromJson(ReportDataToJson(fleet));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->fleet, fleet.fleet);
+  ASSERT_EQ(read->hosts.size(), 2u);
+  EXPECT_EQ(read->hosts[1].host, "host-b");
+  EXPECT_EQ(read->hosts[1].records, 2);
+  // One store's JSON is what readers before the fleet's report read.
+  const nlohmann::json one = nlohmann::json::parse(ReportDataToJson(
+      AnAggregate()));
+  EXPECT_FALSE(one.contains("fleet"));
+  EXPECT_FALSE(one.contains("hosts"));
+  EXPECT_TRUE(ReportDataFromJson(one.dump())->fleet.empty());
+}
+
 TEST(ReportJsonTest, AFieldItDoesNotKnowIsIgnored) {
   nlohmann::json j = nlohmann::json::parse(ReportDataToJson(AnAggregate()));
   j["added_later"] = {1, 2};
