@@ -22,19 +22,28 @@
 // same layer at batch 32 is 0.69 away), answered with one: what a
 // predicted answer costs (its family read from the store once, then kept
 // a few seconds).
+//
+// The NOT_FOUND path's breakdown: the daemon's own Lookup decision timed
+// without gRPC (TuningCore::Lookup of a stored key and of one not stored),
+// the error status built and converted for gRPC, and the empty call again
+// answered with an error status (Check of a service the daemon does not
+// know: NOT_FOUND with a message): what gRPC's error path costs by itself.
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <vector>
 
 #include "absl/time/clock.h"
 #include "bench_util.h"
 #include "client/answer_cache.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "common/valid_key.h"
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
 #include "tunedb/client.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
 
@@ -54,15 +63,30 @@ struct World {
   std::vector<v1::LookupRequest> not_stored;
   // The same, asking for a prediction from nearby shapes.
   std::vector<v1::LookupRequest> predicted;
+  // Requests the daemon refuses before any store read (a batch of -1).
+  std::vector<v1::LookupRequest> invalid;
+  // The stored keys and the same keys never stored, for the core itself.
+  std::vector<ValidKey> stored_keys;
+  std::vector<ValidKey> not_stored_keys;
 };
 World* world = nullptr;
 
 using Clock = std::chrono::steady_clock;
 
-// Records per-iteration latency; sets p50/p90 counters in microseconds.
+// The CPU time this process has used (client, daemon and gRPC's threads
+// together), in microseconds: what a call costs, whatever else the host runs.
+double ProcessCpuMicros() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+// Records per-iteration latency; sets p50/p90 counters in microseconds, and
+// cpu_us: the process's CPU time per iteration.
 class Latencies {
  public:
-  explicit Latencies(benchmark::State& state) : state_(state) {
+  explicit Latencies(benchmark::State& state)
+      : state_(state), cpu_start_(ProcessCpuMicros()) {
     samples_.reserve(1 << 16);
   }
   void Add(Clock::duration d) {
@@ -70,6 +94,8 @@ class Latencies {
   }
   ~Latencies() {
     if (samples_.empty()) return;
+    state_.counters["cpu_us"] =
+        (ProcessCpuMicros() - cpu_start_) / samples_.size();
     std::sort(samples_.begin(), samples_.end());
     state_.counters["p50_us"] = samples_[samples_.size() / 2];
     state_.counters["p90_us"] = samples_[samples_.size() * 9 / 10];
@@ -77,6 +103,7 @@ class Latencies {
 
  private:
   benchmark::State& state_;
+  const double cpu_start_;
   std::vector<double> samples_;
 };
 
@@ -162,6 +189,92 @@ void BM_RawLookupPredicted(benchmark::State& state) {
   RawLookups(state, world->predicted, /*found=*/true);
 }
 
+// A Lookup refused at once (INVALID_ARGUMENT): the daemon's error path
+// without the core.
+void BM_RawLookupInvalid(benchmark::State& state) {
+  size_t i = 0;
+  int64_t wrong = 0;
+  {
+    Latencies lat(state);
+    for (auto _ : state) {
+      const auto start = Clock::now();
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() +
+                           std::chrono::seconds(1));
+      v1::LookupResponse response;
+      grpc::Status s = world->stub->Lookup(
+          &context, world->invalid[i++ % world->invalid.size()], &response);
+      lat.Add(Clock::now() - start);
+      wrong += s.error_code() != grpc::StatusCode::INVALID_ARGUMENT;
+    }
+  }
+  if (wrong != 0) state.SkipWithError("a Lookup was not INVALID_ARGUMENT");
+}
+
+// The empty call answered NOT_FOUND (a service name the daemon's health
+// service does not know): gRPC's error path against its OK path.
+void BM_HealthCheckNotFound(benchmark::State& state) {
+  int64_t wrong = 0;
+  {
+    Latencies lat(state);
+    for (auto _ : state) {
+      const auto start = Clock::now();
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() +
+                           std::chrono::seconds(1));
+      grpc::health::v1::HealthCheckRequest request;
+      request.set_service("no.such.Service");
+      grpc::health::v1::HealthCheckResponse response;
+      grpc::Status s = world->health->Check(&context, request, &response);
+      lat.Add(Clock::now() - start);
+      wrong += s.error_code() != grpc::StatusCode::NOT_FOUND;
+    }
+  }
+  if (wrong != 0) state.SkipWithError("a Check was not NOT_FOUND");
+}
+
+// The daemon's Lookup decision alone, no gRPC: `keys` in turn, each found
+// or not as `found` says.
+void CoreLookups(benchmark::State& state, const std::vector<ValidKey>& keys,
+                 bool found) {
+  TuningCore& core = world->server->core();
+  const Constraints constraints;
+  size_t i = 0;
+  int64_t wrong = 0;
+  {
+    Latencies lat(state);
+    for (auto _ : state) {
+      const auto start = Clock::now();
+      absl::StatusOr<LookupAnswer> answer =
+          core.Lookup(keys[i++ % keys.size()], constraints, std::nullopt);
+      lat.Add(Clock::now() - start);
+      wrong += found ? !answer.ok() : !absl::IsNotFound(answer.status());
+    }
+  }
+  if (wrong != 0) state.SkipWithError("a core Lookup answered otherwise");
+}
+
+void BM_CoreLookupStored(benchmark::State& state) {
+  CoreLookups(state, world->stored_keys, /*found=*/true);
+}
+
+void BM_CoreLookupNotStored(benchmark::State& state) {
+  CoreLookups(state, world->not_stored_keys, /*found=*/false);
+}
+
+// The miss's status as the service answers it: made, then converted.
+void BM_NotFoundStatusToGrpc(benchmark::State& state) {
+  const ValidKey& key = world->not_stored_keys.front();
+  Latencies lat(state);
+  for (auto _ : state) {
+    const auto start = Clock::now();
+    grpc::Status s = ToGrpcStatus(
+        absl::NotFoundError(absl::StrCat("no record for key ", key.HashText())));
+    benchmark::DoNotOptimize(s);
+    lat.Add(Clock::now() - start);
+  }
+}
+
 // Five repetitions each, randomly interleaved (see main) so that drift
 // affects both alike.
 BENCHMARK(BM_ClientGetMiss)->Repetitions(5)->UseRealTime()->MinTime(0.5);
@@ -173,6 +286,11 @@ BENCHMARK(BM_RawLookupNotStoredAskingOtherVersions)
     ->MinTime(0.5);
 BENCHMARK(BM_RawLookupNotStored)->Repetitions(5)->UseRealTime()->MinTime(0.5);
 BENCHMARK(BM_RawLookupPredicted)->Repetitions(5)->UseRealTime()->MinTime(0.5);
+BENCHMARK(BM_RawLookupInvalid)->Repetitions(5)->UseRealTime()->MinTime(0.5);
+BENCHMARK(BM_HealthCheckNotFound)->Repetitions(5)->UseRealTime()->MinTime(0.5);
+BENCHMARK(BM_CoreLookupStored)->Repetitions(5)->UseRealTime()->MinTime(0.2);
+BENCHMARK(BM_CoreLookupNotStored)->Repetitions(5)->UseRealTime()->MinTime(0.2);
+BENCHMARK(BM_NotFoundStatusToGrpc)->Repetitions(5)->UseRealTime()->MinTime(0.2);
 
 void SetUp() {
   world = new World();
@@ -220,6 +338,13 @@ void SetUp() {
     request.set_predict_from_other_versions(false);
     request.set_predict(true);
     world->predicted.push_back(request);
+    request.set_predict(false);
+    request.mutable_problem()->set_n(-1);
+    world->invalid.push_back(request);
+    ProblemKey not_stored = key;
+    not_stored.problem.n = 16;
+    world->stored_keys.push_back(ValidKey::Make(key).value());
+    world->not_stored_keys.push_back(ValidKey::Make(not_stored).value());
   }
 }
 
@@ -252,6 +377,31 @@ void PrintClockReads() {
       "  clock reads on this host: absl::Now %.0f ns, system_clock %.0f ns, "
       "steady_clock %.0f ns, CoarseNowMs %.0f ns\n",
       absl_now, system, steady, coarse);
+}
+
+// Median over repetitions of `name`'s per-repetition p50, in us.
+double MedianP50(const KeepingReporter& reporter, const std::string& name) {
+  return reporter.Counter(reporter.NameLike(name, "_median"), "p50_us");
+}
+
+// Where a NOT_FOUND Lookup's time goes, each part against the Check.
+void PrintNotFoundBreakdown(const KeepingReporter& reporter) {
+  const double check = MedianP50(reporter, "BM_HealthCheck/");
+  const double check_nf = MedianP50(reporter, "BM_HealthCheckNotFound");
+  const double stored = MedianP50(reporter, "BM_RawLookupStub");
+  const double not_stored = MedianP50(reporter, "BM_RawLookupNotStored/");
+  const double core_hit = MedianP50(reporter, "BM_CoreLookupStored");
+  const double core_miss = MedianP50(reporter, "BM_CoreLookupNotStored");
+  const double status = MedianP50(reporter, "BM_NotFoundStatusToGrpc");
+  if (check <= 0 || check_nf <= 0 || stored <= 0 || not_stored <= 0) return;
+  printf(
+      "  NOT_FOUND breakdown: a key not stored %.1f us (%.2fx Check), a "
+      "stored key %.1f us (%.2fx); the empty call answered NOT_FOUND %.1f "
+      "us (%.2fx Check: gRPC's error path); the core's decision alone: "
+      "stored %.2f us, not stored %.2f us; the status made and converted "
+      "%.2f us\n",
+      not_stored, not_stored / check, stored, stored / check, check_nf,
+      check_nf / check, core_hit, core_miss, status);
 }
 
 }  // namespace
@@ -314,6 +464,7 @@ int main(int argc, char** argv) {
         "%.2fx\n",
         predicted_p50, predicted_p50 / plain_p50, predicted_p50 / check_p50);
   }
+  tunedb::bench::PrintNotFoundBreakdown(reporter);
   tunedb::bench::PrintClockReads();
   tunedb::bench::world->client.reset();
   tunedb::bench::world->server->Shutdown(absl::Seconds(1));
