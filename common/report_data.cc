@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <string_view>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "common/record_labels.h"
@@ -178,7 +179,8 @@ void ReportAggregator::AddChoice(const ReportRecord& r,
   }
   if (best == nullptr) return;
   const uint64_t self = ChoiceKey(gpu, cudnn, problem);
-  choices_[self] = {ConfigKey(*best), best->cost(LaunchMode::kDirect).median_ms};
+  choices_.push_back(
+      {self, ConfigKey(*best), best->cost(LaunchMode::kDirect).median_ms});
   ++data_.ranks[RankBucket(best->heuristic_rank)];
   if (const AlgoResult* first = HeuristicFirst(*r.results);
       first != nullptr && best->cost(LaunchMode::kDirect).median_ms > 0) {
@@ -293,18 +295,12 @@ void ReportAggregator::Merge(ReportAggregator& later) {
   }
 }
 
-// The later walk's choice of a key replaces ours, as a walk's later record
-// replaces an earlier one's; its revalidations follow ours, their changes
-// in the order they were first seen.
+// The later walk's choices and revalidations follow ours (a later choice
+// of a key replaces an earlier one at Finish), their changes in the order
+// they were first seen.
 void ReportAggregator::MergeRevalidations(ReportAggregator& later) {
-  if (choices_.size() < later.choices_.size()) {
-    choices_.swap(later.choices_);
-    for (const auto& [key, choice] : later.choices_) {
-      choices_.try_emplace(key, choice);
-    }
-  } else {
-    for (const auto& [key, choice] : later.choices_) choices_[key] = choice;
-  }
+  choices_.insert(choices_.end(), later.choices_.begin(),
+                  later.choices_.end());
   std::vector<size_t> index(later.changes_.size());
   for (size_t i = 0; i < later.changes_.size(); ++i) {
     const RevalidationChange& theirs = later.changes_[i];
@@ -323,15 +319,27 @@ void ReportAggregator::MergeRevalidations(ReportAggregator& later) {
 }
 
 void ReportAggregator::CompareRevalidations() {
+  if (revalidated_.empty()) return;
+  // The keys asked about, then each one's latest choice.
+  std::unordered_map<uint64_t, const ChoiceSeen*> latest;
   for (const Revalidated& r : revalidated_) {
     if (r.source == 0) continue;
-    auto source = choices_.find(r.source);
-    if (source == choices_.end()) continue;
-    const ChoiceSeen& now = choices_[r.self];
+    latest.emplace(r.self, nullptr);
+    latest.emplace(r.source, nullptr);
+  }
+  for (const ChoiceSeen& choice : choices_) {
+    auto it = latest.find(choice.key);
+    if (it != latest.end()) it->second = &choice;
+  }
+  for (const Revalidated& r : revalidated_) {
+    if (r.source == 0) continue;
+    const ChoiceSeen* source = latest[r.source];
+    const ChoiceSeen* now = latest[r.self];
+    if (source == nullptr || now == nullptr) continue;
     RevalidationChange& change = changes_[r.change];
     ++change.compared;
-    if (now.config != source->second.config) ++change.changed;
-    if (now.ms > 1.05 * source->second.ms) ++change.slower;
+    if (now->config != source->config) ++change.changed;
+    if (now->ms > 1.05 * source->ms) ++change.slower;
   }
 }
 

@@ -201,6 +201,7 @@ class ReportAggregator {
   void MergeRevalidations(ReportAggregator& later);
   // A record's choice, for the revalidation comparison.
   struct ChoiceSeen {
+    uint64_t key = 0;     // ChoiceKey of its GPU model, cuDNN and problem
     uint64_t config = 0;  // its algorithm and math type (ConfigKey)
     double ms = 0;
   };
@@ -222,8 +223,10 @@ class ReportAggregator {
   };
   std::vector<GroupSeen> groups_seen_;  // at most kGroupsSeen
   std::map<int64_t, DaySums> days_;
-  // Choice per (GPU model, cuDNN version, driver, problem) hash.
-  std::unordered_map<uint64_t, ChoiceSeen> choices_;
+  // Each record's choice, in record order (a later one of a key replaces
+  // an earlier): looked up by key only at Finish, and only where a
+  // revalidation asks (no map of a million entries kept while walking).
+  std::vector<ChoiceSeen> choices_;
   // Revalidated records: their group key and the key of their source.
   struct Revalidated {
     size_t change = 0;  // index into changes_

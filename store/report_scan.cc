@@ -18,19 +18,22 @@
 namespace tunedb {
 namespace {
 
-// A record row and the report's columns of each of its results (NULL
-// without results), in id and rank order.
-constexpr const char kScanReport[] =
-    "SELECT r.id, r.key_text, r.key_hash, r.gpu_model, r.cudnn_version,"
-    " r.measured_at_us, r.driver_version, r.search_ms, r.served_count,"
-    " r.revalidated_from, r.revalidated_from_driver,"
-    " s.rank, s.algo, s.math_type, s.status, s.workspace_bytes,"
-    " s.launch_median_ms, s.launch_samples, s.gpu_median_ms, s.gpu_samples,"
-    " s.behavior_notes, s.build_ms, s.heuristic_rank"
-    " FROM records AS r LEFT JOIN results AS s ON s.record_id = r.id"
-    " WHERE r.key_version = ?1 AND r.id > ?2 AND r.id <= ?3"
-    " ORDER BY r.id, s.rank";
-constexpr int kFirstResultColumn = 11;
+// The record rows, and the report's columns of their results, in id and
+// rank order: two scans read side by side (a merge join: no lookup of a
+// record's results by its id).
+constexpr const char kScanRecords[] =
+    "SELECT id, key_text, key_hash, gpu_model, cudnn_version,"
+    " measured_at_us, driver_version, search_ms, served_count,"
+    " revalidated_from, revalidated_from_driver"
+    " FROM records WHERE key_version = ?1 AND id > ?2 AND id <= ?3"
+    " ORDER BY id";
+constexpr const char kScanResults[] =
+    "SELECT record_id, rank, algo, math_type, status, workspace_bytes,"
+    " launch_median_ms, launch_samples, gpu_median_ms, gpu_samples,"
+    " behavior_notes, build_ms, heuristic_rank"
+    " FROM results WHERE record_id > ?1 AND record_id <= ?2"
+    " ORDER BY record_id, rank";
+constexpr int kFirstResultColumn = 1;  // rank, in kScanResults
 // Records per read transaction of a ReportWalk.
 constexpr size_t kReportBatch = 4096;
 constexpr const char kIdBounds[] = "SELECT MIN(id), MAX(id) FROM records";
@@ -189,38 +192,40 @@ absl::Status ScanReportRecords(
     const std::function<bool(const ReportRecord&)>& visit,
     const std::function<bool(const BadRow&)>& bad_row, int64_t* cursor,
     bool* exhausted, bool* stopped) {
-  ASSIGN_OR_RETURN(sql::Statement scan, db.GetCachedStatement(kScanReport));
+  ASSIGN_OR_RETURN(sql::Statement scan, db.GetCachedStatement(kScanRecords));
   scan.BindInt(1, kKeyFormatVersion);
   scan.BindInt64(2, *cursor);
   scan.BindInt64(3, up_to);
+  ASSIGN_OR_RETURN(sql::Statement results,
+                   db.GetCachedStatement(kScanResults));
+  results.BindInt64(1, *cursor);
+  results.BindInt64(2, up_to);
+  ASSIGN_OR_RETURN(bool result, results.Step());
   *exhausted = false;
   *stopped = false;
   PendingRecord p;
-  bool open = false;  // p holds a record not yet handed over
-  size_t found = 0;
-  while (true) {
+  for (size_t found = 0; found < want; ++found) {
     ASSIGN_OR_RETURN(bool row, scan.Step());
-    if (row && open && scan.ColumnInt64(0) == p.id) {
-      ReadResult(scan, p);
-      continue;
-    }
-    if (open) {
-      *cursor = p.id;
-      ++found;
-      if (!Finish(p, visit, bad_row)) {
-        *stopped = true;
-        return absl::OkStatus();
-      }
-    }
     if (!row) {
       *exhausted = true;
       return absl::OkStatus();
     }
-    if (found == want) return absl::OkStatus();
     ReadHead(scan, p);
-    open = true;
-    if (!scan.ColumnIsNull(kFirstResultColumn)) ReadResult(scan, p);
+    // Results of rows left out (another key version) are passed over.
+    while (result && results.ColumnInt64(0) < p.id) {
+      ASSIGN_OR_RETURN(result, results.Step());
+    }
+    while (result && results.ColumnInt64(0) == p.id) {
+      ReadResult(results, p);
+      ASSIGN_OR_RETURN(result, results.Step());
+    }
+    *cursor = p.id;
+    if (!Finish(p, visit, bad_row)) {
+      *stopped = true;
+      return absl::OkStatus();
+    }
   }
+  return absl::OkStatus();
 }
 
 std::vector<std::pair<int64_t, int64_t>> ReportRanges(int64_t min_id,

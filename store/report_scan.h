@@ -1,7 +1,7 @@
-// The store's read made for the report (Store::ReportWalk): one statement
-// joins each record row with the columns of its results that the report's
-// figures use (common/report_data.h), in id order, a batch of records per
-// read transaction. The key text is checked against its stored hash and
+// The store's read made for the report (Store::ReportWalk): the record
+// rows and the columns of their results that the report's figures use
+// (common/report_data.h), read by two scans side by side in id order (a
+// merge join), a batch of records per read transaction. The key text is checked against its stored hash and
 // only its device part is parsed (the GPU model and cuDNN version, checked
 // against their columns); the problem part goes to the aggregator as text.
 // A row whose read parts are damaged is a BadRow with the reason Query

@@ -283,8 +283,8 @@ class Store {
 
   // Every current-version record's parts that the report reads
   // (common/report_data.h): a read made for the report
-  // (store/report_scan.h): one statement, no parse of the key's problem
-  // part; a batch of records per snapshot, never the write lock. The ids are
+  // (store/report_scan.h): two scans side by side, no parse of the key's
+  // problem part; a batch of records per snapshot, never the write lock. The ids are
   // split into consecutive ranges, at most one a part, a read connection
   // and a hardware thread each (fewer where the store has fewer): range i
   // goes to parts[i], in id order, on a thread of its own (parts[0] on the

@@ -4,8 +4,8 @@
 // by side with the other ways to the same page:
 //
 //   file      the store walked in this process (no daemon, no gRPC) with
-//             the read the daemon uses (Store::ReportWalk), aggregated and
-//             rendered: the floor;
+//             the read the daemon uses (Store::ReportWalk, in parts on as
+//             many threads), aggregated and rendered: the floor;
 //   query     the same with the daemon's former read, the store's Query of
 //             whole records (the daemon's way before ReportWalk);
 //   daemon    `tunedb report -o FILE` against a real tunedbd: the daemon
@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +43,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "bench/bench_daemon.h"
 #include "common/report_data.h"
 #include "store/store.h"
 #include "tests/tuner/report_records.h"
@@ -49,26 +51,17 @@
 #include "tuner/record_stream.h"
 #include "tuner/report_html.h"
 
-extern char** environ;
-
 namespace tunedb {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::FileSize;
+using bench::Seconds;
 
 constexpr double kTargetS = 5;
 constexpr double kTargetMb = 5;
 
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
 double Mb(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
-
-int64_t FileSize(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
-}
 
 struct Flags {
   int64_t records = 1000000;
@@ -119,48 +112,6 @@ absl::Status MakeDatabase(const std::string& path, int64_t records) {
   return added.ok() ? absl::OkStatus() : added.status();
 }
 
-pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> argv;
-  for (const std::string& a : args) {
-    argv.push_back(const_cast<char*>(a.c_str()));
-  }
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) !=
-      0) {
-    pid = -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
-}
-
-int Wait(pid_t pid) {
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-double PeakRssMb(pid_t pid) {
-  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(status, line)) {
-    int64_t kib = 0;
-    if (line.rfind("VmHWM:", 0) == 0 &&
-        absl::SimpleAtoi(absl::StripAsciiWhitespace(
-                             line.substr(6, line.find(" kB") - 6)),
-                         &kib)) {
-      return kib / 1024.0;
-    }
-  }
-  return -1;
-}
-
 // CPU seconds (user and system) a process has used.
 double CpuSeconds(pid_t pid) {
   std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
@@ -209,6 +160,25 @@ bool StreamedReport(const std::string& address, int64_t* records,
   return true;
 }
 
+// The store's ReportWalk in as many parts as the daemon's (one a hardware
+// thread), their aggregates merged in id order, into `into`.
+absl::Status WalkInParts(Store& store, ReportAggregator& into) {
+  std::vector<ReportAggregator> more(
+      std::max(1u, std::thread::hardware_concurrency()) - 1);
+  std::vector<Store::ReportPart> parts;
+  for (size_t i = 0; i <= more.size(); ++i) {
+    ReportAggregator& a = i == 0 ? into : more[i - 1];
+    parts.push_back({[&a](const ReportRecord& r) {
+                       a.Add(r);
+                       return true;
+                     },
+                     [](const BadRow&) { return false; }});
+  }
+  if (absl::Status s = store.ReportWalk(parts); !s.ok()) return s;
+  for (ReportAggregator& a : more) into.Merge(a);
+  return absl::OkStatus();
+}
+
 // The store walked here: no daemon; with ReportWalk, or with Query.
 bool FileReport(const std::string& db, bool walk, int64_t* records,
                 int64_t* page_bytes) {
@@ -221,12 +191,7 @@ bool FileReport(const std::string& db, bool walk, int64_t* records,
   RecordFilter all;
   all.without_plans = true;
   const absl::Status read =
-      walk ? (*store)->ReportWalk(
-                 [&](const ReportRecord& r) {
-                   aggregator.Add(r);
-                   return true;
-                 },
-                 [](const BadRow&) { return false; })
+      walk ? WalkInParts(**store, aggregator)
            : (*store)->Query(all, 0, 0, [&](const Record& r) {
                aggregator.Add(r);
                return true;
@@ -238,34 +203,6 @@ bool FileReport(const std::string& db, bool walk, int64_t* records,
   *records = data.records;
   *page_bytes = static_cast<int64_t>(html.size());
   return true;
-}
-
-struct Daemon {
-  pid_t pid = -1;
-  std::string address;
-};
-
-// tunedbd on `db`, once `tunedb devices` answers.
-Daemon StartDaemon(const Flags& f, const std::string& db) {
-  Daemon d;
-  const std::string socket = f.work + "/tunedb.sock";
-  unlink(socket.c_str());
-  d.address = "unix:" + socket;
-  d.pid = Spawn({f.bin + "/tunedbd", "--finder", "simulated", "--db", db,
-                 "--socket", socket, "--log-level", "warn"},
-                f.work + "/tunedbd.log");
-  const Clock::time_point start = Clock::now();
-  while (d.pid > 0 && Seconds(start) < 300) {
-    if (access(socket.c_str(), F_OK) == 0 &&
-        Wait(Spawn({f.bin + "/tunedb", "--address", d.address, "--timeout",
-                    "1", "devices"},
-                   "/dev/null")) == 0) {
-      return d;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  d.pid = -1;
-  return d;
 }
 
 // One way's figures: wall time, and the CPU time of the processes that
@@ -293,23 +230,24 @@ void PrintLine(const char* name, const Figures& f, const Figures& daemon) {
 // report.
 bool DaemonReports(const Flags& f, const std::string& db, Figures* daemon,
                    Figures* streamed, double* rss_before, double* rss_after) {
-  Daemon d = StartDaemon(f, db);
+  bench::Daemon d =
+      bench::StartDaemon(f.bin, db, f.work, {"--log-level", "warn"});
   if (d.pid < 0) {
     std::fprintf(stderr, "tunedbd did not start (%s/tunedbd.log)\n",
                  f.work.c_str());
     return false;
   }
-  *rss_before = PeakRssMb(d.pid);
+  *rss_before = bench::PeakRssMib(d.pid);
   const double cpu_before = CpuSeconds(d.pid);
   const std::string page = f.work + "/report.html";
   Clock::time_point t = Clock::now();
-  const int code = Wait(Spawn(
+  const int code = bench::Wait(bench::Spawn(
       {f.bin + "/tunedb", "--address", d.address, "report", "-o", page},
-      f.work + "/tunedb.log"));
+      f.work + "/tunedb.out", f.work + "/tunedb.log"));
   daemon->seconds = Seconds(t);
   daemon->page_bytes = FileSize(page);
   daemon->cpu_seconds = CpuSeconds(d.pid) - cpu_before;
-  *rss_after = PeakRssMb(d.pid);
+  *rss_after = bench::PeakRssMib(d.pid);
   bool ok = code == 0;
   if (!ok) {
     std::fprintf(stderr, "tunedb report exited %d (%s/tunedb.log)\n", code,
@@ -321,8 +259,7 @@ bool DaemonReports(const Flags& f, const std::string& db, Figures* daemon,
     streamed->seconds = Seconds(t);
     streamed->cpu_seconds = CpuSeconds(getpid()) + CpuSeconds(d.pid) - cpu;
   }
-  kill(d.pid, SIGTERM);
-  Wait(d.pid);
+  bench::StopDaemon(d);
   return ok;
 }
 

@@ -37,16 +37,26 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/bench_daemon.h"
 #include "store/record_json.h"
 #include "tunedb/problem.h"
 #include "tunedb/record.h"
 
-extern char** environ;
-
 namespace tunedb {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::Daemon;
+using bench::FileSize;
+using bench::PeakRssMib;
+using bench::Seconds;
+using bench::Spawn;
+using bench::StopDaemon;
+
+// tunedbd on `work`'s database.
+Daemon StartDaemon(const std::string& bin, const std::string& work) {
+  return bench::StartDaemon(bin, work + "/tunedb.db", work);
+}
 
 constexpr double kRssLimitMib = 256;
 // Issue #15, before the fix: 1,000,000 records.
@@ -56,15 +66,6 @@ constexpr double kStartupBeforeWarmS = 3;
 constexpr double kWalBeforeBytes = 1.06e9;
 constexpr double kFilterBeforeS = 11.5;
 constexpr int kRareRecords = 10;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-int64_t FileSize(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
-}
 
 Record MakeRecord(int64_t i, int64_t count) {
   Record r;
@@ -116,28 +117,6 @@ Record MakeRecord(int64_t i, int64_t count) {
   return r;
 }
 
-pid_t Spawn(const std::vector<std::string>& args, const std::string& out,
-            const std::string& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> argv;
-  for (const std::string& a : args)
-    argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) !=
-      0) {
-    pid = -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
-}
-
 // Runs to the end; returns its exit status and peak RSS (MiB).
 int Run(const std::vector<std::string>& args, const std::string& out,
         const std::string& err, double* rss_mib, double* seconds) {
@@ -150,63 +129,6 @@ int Run(const std::vector<std::string>& args, const std::string& out,
   if (rss_mib != nullptr) *rss_mib = usage.ru_maxrss / 1024.0;
   if (seconds != nullptr) *seconds = Seconds(start);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-double PeakRssMib(pid_t pid) {
-  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      int64_t kib = 0;
-      std::string digits;
-      for (char c : line) {
-        if (c >= '0' && c <= '9') digits += c;
-      }
-      if (absl::SimpleAtoi(digits, &kib)) return kib / 1024.0;
-    }
-  }
-  return -1;
-}
-
-struct Daemon {
-  pid_t pid = -1;
-  double startup_s = 0;
-};
-
-// Starts tunedbd and waits until its socket is there and `tunedb devices`
-// answers.
-Daemon StartDaemon(const std::string& bin, const std::string& work) {
-  Daemon d;
-  const std::string socket = work + "/tunedb.sock";
-  unlink(socket.c_str());  // a previous daemon's
-  const auto start = Clock::now();
-  d.pid = Spawn({bin + "/tunedbd", "--finder", "simulated", "--db",
-                 work + "/tunedb.db", "--socket", socket},
-                work + "/tunedbd.out", work + "/tunedbd.log");
-  while (d.pid > 0 && Seconds(start) < 600) {
-    // The socket first (a client that finds none backs off for a second).
-    if (access(socket.c_str(), F_OK) != 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      continue;
-    }
-    if (Run({bin + "/tunedb", "--address", "unix:" + socket, "--timeout", "1",
-             "devices"},
-            "/dev/null", "/dev/null", nullptr, nullptr) == 0) {
-      d.startup_s = Seconds(start);
-      return d;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  d.pid = -1;
-  return d;
-}
-
-void StopDaemon(Daemon& d) {
-  if (d.pid <= 0) return;
-  kill(d.pid, SIGTERM);
-  int status = 0;
-  waitpid(d.pid, &status, 0);
-  d.pid = -1;
 }
 
 int Main(int argc, char** argv) {
