@@ -4,10 +4,12 @@
 // merged, it is the one-part walk's; a row whose read parts are damaged is
 // listed with the reason Query gives, and the rest are aggregated.
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +17,7 @@
 #include "common/report_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "store/report_scan.h"
 #include "store/sql/database.h"
 #include "store/store.h"
 #include "tests/store/store_test_util.h"
@@ -82,6 +85,14 @@ class ReportScanTest : public ::testing::Test {
     return aggregators[0].Finish();
   }
 
+  // The one-part walk's aggregate, checked to be Query's of the same store
+  // byte for byte as JSON.
+  ReportData WalkedAsQueried() {
+    ReportData walked = Walked();
+    EXPECT_EQ(ReportDataToJson(walked), ReportDataToJson(Queried()));
+    return walked;
+  }
+
   ReportData Queried() {
     ReportAggregator aggregator;
     int64_t rows = 0;
@@ -111,8 +122,7 @@ TEST_F(ReportScanTest, TheWalksAggregateIsQuerysAggregateAcrossBatches) {
   Record empty = tuner::SyntheticRecord(9001);
   empty.results.clear();
   ASSERT_TRUE(store_->PutAll({revalidated, empty}).ok());
-  const std::string walked = ReportDataToJson(Walked());
-  EXPECT_EQ(walked, ReportDataToJson(Queried()));
+  const std::string walked = ReportDataToJson(WalkedAsQueried());
   absl::StatusOr<ReportData> read = ReportDataFromJson(walked);
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->records, 9002);
@@ -136,7 +146,7 @@ TEST_F(ReportScanTest, ASplitWalksAggregateIsTheOneThreadWalksExactly) {
   }
   ASSERT_TRUE(store_->PutAll(revalidated).ok());
   Damage("UPDATE records SET key_hash = key_hash + 1 WHERE id % 53 = 7");
-  const std::string one = ReportDataToJson(Walked(1));
+  const std::string one = ReportDataToJson(WalkedAsQueried());
   std::vector<int64_t> rows;
   const std::string split = ReportDataToJson(Walked(4, &rows));
   EXPECT_EQ(split, one);
@@ -156,13 +166,41 @@ TEST_F(ReportScanTest, ASplitWalksAggregateIsTheOneThreadWalksExactly) {
   EXPECT_EQ(read->workspaces.back().workspace_bytes, int64_t{1} << 30);
 }
 
+TEST_F(ReportScanTest, APartsFalseStopsTheWalkWithoutAnError) {
+  PutSynthetic(3000);
+  ReportAggregator first, second;
+  int64_t first_rows = 0, second_rows = 0;
+  Store::ReportPart stops = Into(second, &second_rows);
+  stops.visit = [&](const ReportRecord&) {
+    ++second_rows;
+    return false;
+  };
+  EXPECT_TRUE(store_->ReportWalk({Into(first, &first_rows), stops}).ok());
+  if (std::thread::hardware_concurrency() >= 2) {
+    EXPECT_EQ(second_rows, 1);
+  }
+  EXPECT_LE(first_rows + second_rows, 3000);
+}
+
+TEST(ReportRangesTest, TheIdsSplitIntoConsecutiveRangesTheLastOpenAbove) {
+  constexpr int64_t kAbove = std::numeric_limits<int64_t>::max();
+  using Ranges = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(ReportRanges(1, 10, 3), (Ranges{{0, 3}, {3, 6}, {6, kAbove}}));
+  EXPECT_EQ(ReportRanges(1, 10, 1), (Ranges{{0, kAbove}}));
+  // An empty table: one range.
+  EXPECT_EQ(ReportRanges(1, 0, 2), (Ranges{{0, kAbove}}));
+  // More parts than ids: some ranges hold none, none overlap.
+  EXPECT_EQ(ReportRanges(5, 6, 4),
+            (Ranges{{0, 4}, {4, 5}, {5, 5}, {5, kAbove}}));
+}
+
 TEST_F(ReportScanTest, ADamagedRowIsListedWithQuerysReasonAndTheRestCount) {
   PutSynthetic(6);
   Damage("UPDATE records SET key_hash = key_hash + 1 WHERE id = 2");
   Damage(
       "UPDATE results SET math_type = 'tensor_oq' WHERE record_id = 4"
       " AND rank = 1");
-  const ReportData walked = Walked();
+  const ReportData walked = WalkedAsQueried();
   EXPECT_EQ(walked.records, 4);
   std::vector<std::string> rows;
   for (const UnreadableRow& row : walked.unreadable_rows) {
@@ -172,7 +210,6 @@ TEST_F(ReportScanTest, ADamagedRowIsListedWithQuerysReasonAndTheRestCount) {
               ElementsAre("2: key_hash does not match key_text (one of them "
                           "is damaged)",
                           "4: results[1].math_type \"tensor_oq\" is unknown"));
-  EXPECT_EQ(ReportDataToJson(walked), ReportDataToJson(Queried()));
 }
 
 TEST_F(ReportScanTest, AGpuModelColumnThatDisagreesWithTheKeyIsUnreadable) {
