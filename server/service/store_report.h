@@ -3,6 +3,8 @@
 // connection of its pool, a batch at a time: never the write lock, so
 // Lookups, Tunes and imports go on meanwhile), read without their plans
 // (the report reads none), into a ReportAggregator (common/report_data.h);
+// the whole store with its ReportWalk, in parts read at once (a read
+// connection and a thread each), their aggregators merged in id order;
 // the answer is the aggregate's JSON (common/report_json.h). No record is
 // converted to a wire message. FleetReport is its fleet branch: every
 // host's records in the fleet's PostgreSQL, into the same aggregator.
