@@ -46,6 +46,10 @@ DaemonLink::Reply ReplyFrom(const grpc::Status& status,
 // choice is a prediction.
 DaemonLink::Reply LookupReply(const grpc::Status& status,
                               const v1::LookupResponse& response) {
+  if (status.ok() && response.not_stored()) {  // miss_as_ok's miss
+    return DaemonLink::Reply{absl::NotFoundError("nothing stored"),
+                             std::nullopt, 0};
+  }
   DaemonLink::Reply reply = ReplyFrom(status, response);
   reply.measured_at_us = response.measured_at_us();
   reply.predicted = reply.status.ok() && response.has_prediction();
@@ -158,6 +162,7 @@ DaemonLink::Reply DaemonLink::Lookup(const ProblemKey& key,
   request.set_predict_from_other_versions(predict == Predict::kOtherVersions);
   request.set_job(options_.job_id);
   request.set_program(options_.program);
+  request.set_miss_as_ok(true);  // an older daemon's NOT_FOUND reads the same
   v1::LookupResponse response;
   grpc::ClientContext context;
   SetDeadline(&context, deadline);

@@ -295,7 +295,13 @@ absl::Status TuneDbService::Lookup(const v1::LookupRequest& request,
   RETURN_IF_ERROR(Accepting());
   ASSIGN_OR_RETURN(LookupArgs args, ValidateLookup(request));
   if (!args.program.empty()) RememberLookup(args, request);
-  return AnswerForJob(args, request, response);
+  absl::Status answered = AnswerForJob(args, request, response);
+  if (request.miss_as_ok() && absl::IsNotFound(answered)) {
+    response->Clear();
+    response->set_not_stored(true);
+    return absl::OkStatus();
+  }
+  return answered;
 }
 
 absl::Status TuneDbService::AnswerForJob(const LookupArgs& args,

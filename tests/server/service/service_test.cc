@@ -151,6 +151,39 @@ TEST_F(ServiceTest, LookupMissIsNotFoundAndDoesNotSearch) {
   EXPECT_EQ(stats.finder(), "simulated");
 }
 
+TEST_F(ServiceTest, AMissAskedAsOkIsOkWithNotStoredAndNothingElse) {
+  v1::LookupRequest req;
+  *req.mutable_problem() = ProtoProblem(9);
+  *req.mutable_device() = Device();
+  req.set_miss_as_ok(true);
+  {
+    grpc::ClientContext ctx;
+    v1::LookupResponse resp;
+    ASSERT_TRUE(stub_->Lookup(&ctx, req, &resp).ok());
+    EXPECT_TRUE(resp.not_stored());
+    EXPECT_FALSE(resp.has_choice());
+    EXPECT_FALSE(resp.has_record());
+    EXPECT_EQ(resp.record_id(), 0);
+    grpc::ClientContext sctx;
+    v1::StatsResponse stats;
+    ASSERT_TRUE(stub_->Stats(&sctx, v1::StatsRequest(), &stats).ok());
+    EXPECT_EQ(stats.misses(), 1);  // a miss all the same
+  }
+  // Once stored, the same request gets the answer, not_stored unset.
+  v1::TuneResponse tuned;
+  ASSERT_TRUE(Tune(9, &tuned).ok());
+  grpc::ClientContext ctx;
+  v1::LookupResponse resp;
+  ASSERT_TRUE(stub_->Lookup(&ctx, req, &resp).ok());
+  EXPECT_FALSE(resp.not_stored());
+  EXPECT_EQ(resp.choice().algo().algo(), tuned.choice().algo().algo());
+  // An error other than a miss stays an error.
+  req.mutable_problem()->set_n(-1);
+  grpc::ClientContext bad;
+  EXPECT_EQ(stub_->Lookup(&bad, req, &resp).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST_F(ServiceTest, AJobsLookupsGetItsFirstAnswerAfterTheRecordChanged) {
   v1::LookupRequest req;
   *req.mutable_problem() = ProtoProblem(9);
