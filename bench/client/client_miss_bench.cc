@@ -126,8 +126,10 @@ void BM_ClientGetMiss(benchmark::State& state) {
   if (wrong != 0) state.SkipWithError("a Get was not answered by the daemon");
 }
 
-void BM_HealthCheck(benchmark::State& state) {
-  int64_t failed = 0;
+// Health checks of `service`, each answered `code`.
+void HealthChecks(benchmark::State& state, const std::string& service,
+                  grpc::StatusCode code) {
+  int64_t wrong = 0;
   {
     Latencies lat(state);
     for (auto _ : state) {
@@ -136,13 +138,18 @@ void BM_HealthCheck(benchmark::State& state) {
       context.set_deadline(std::chrono::system_clock::now() +
                            std::chrono::seconds(1));
       grpc::health::v1::HealthCheckRequest request;
+      request.set_service(service);
       grpc::health::v1::HealthCheckResponse response;
       grpc::Status s = world->health->Check(&context, request, &response);
       lat.Add(Clock::now() - start);
-      failed += !s.ok();
+      wrong += s.error_code() != code;
     }
   }
-  if (failed != 0) state.SkipWithError("a health check failed");
+  if (wrong != 0) state.SkipWithError("a health check was not answered so");
+}
+
+void BM_HealthCheck(benchmark::State& state) {
+  HealthChecks(state, "", grpc::StatusCode::OK);
 }
 
 // A Lookup's miss: NOT_FOUND, or OK with not_stored (miss_as_ok).
@@ -228,23 +235,7 @@ void BM_RawLookupInvalid(benchmark::State& state) {
 // The empty call answered NOT_FOUND (a service name the daemon's health
 // service does not know): gRPC's error path against its OK path.
 void BM_HealthCheckNotFound(benchmark::State& state) {
-  int64_t wrong = 0;
-  {
-    Latencies lat(state);
-    for (auto _ : state) {
-      const auto start = Clock::now();
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() +
-                           std::chrono::seconds(1));
-      grpc::health::v1::HealthCheckRequest request;
-      request.set_service("no.such.Service");
-      grpc::health::v1::HealthCheckResponse response;
-      grpc::Status s = world->health->Check(&context, request, &response);
-      lat.Add(Clock::now() - start);
-      wrong += s.error_code() != grpc::StatusCode::NOT_FOUND;
-    }
-  }
-  if (wrong != 0) state.SkipWithError("a Check was not NOT_FOUND");
+  HealthChecks(state, "no.such.Service", grpc::StatusCode::NOT_FOUND);
 }
 
 // The daemon's Lookup decision alone, no gRPC: `keys` in turn, each found

@@ -124,11 +124,6 @@ double LookupMicros(Server& server, int lookups) {
 }
 
 int Main(const Flags& flags) {
-  std::string why;
-  if (testing_util::PostgresServer::BinDir(&why).empty()) {
-    fprintf(stderr, "%s\n", why.c_str());
-    return 1;
-  }
   testing_util::TempDir dir;
   testing_util::PostgresServer pg(dir.path());
   std::string error;

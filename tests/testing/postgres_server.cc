@@ -131,7 +131,7 @@ bool PostgresServer::Template(std::string* data, std::string* error) const {
 
 bool PostgresServer::Start(std::string* error) {
   if (bin_.empty()) {
-    *error = "no PostgreSQL server programs installed";
+    BinDir(error);  // says what it looked for
     return false;
   }
   if (!initialized_) {

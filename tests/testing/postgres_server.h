@@ -28,7 +28,8 @@ class PostgresServer {
   ~PostgresServer();  // stops the server (immediate mode)
 
   // initdb (the first time) and pg_ctl start, waiting until it accepts
-  // connections. False with `error` set on failure.
+  // connections. False with `error` set on failure (where no server is
+  // installed, it says what BinDir looked for).
   bool Start(std::string* error);
   // pg_ctl stop: "fast" (clean) or "immediate" (as a crash).
   bool Stop(const std::string& mode = "fast");
