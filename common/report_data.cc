@@ -373,4 +373,53 @@ ReportData ReportAggregator::Finish() {
   return std::move(data_);
 }
 
+int64_t WeekOfDay(int64_t day) {
+  // Day 0, 1970-01-01, was a Thursday: day 4 a Monday.
+  const int64_t since_monday = ((day - 4) % 7 + 7) % 7;
+  return day - since_monday;
+}
+
+void SetServedDays(const std::vector<ServedDayProgram>& rows,
+                   ReportData* data) {
+  data->served_days.clear();
+  data->week_programs.clear();
+  if (rows.empty()) return;
+  std::map<int64_t, ServedDay> days;
+  int64_t newest = rows.front().day;
+  for (const ServedDayProgram& row : rows) newest = std::max(newest, row.day);
+  const int64_t first_week = WeekOfDay(newest) - 7 * (kWeeksListed - 1);
+  // week -> program -> sums
+  std::map<int64_t, std::map<std::string, WeekProgram>> weeks;
+  for (const ServedDayProgram& row : rows) {
+    ServedDay& day = days[row.day];
+    day.day = row.day;
+    day.served += row.served;
+    day.saved_ms += row.saved_ms;
+    const int64_t week = WeekOfDay(row.day);
+    if (week < first_week) continue;
+    WeekProgram& p = weeks[week][row.program];
+    p.week = week;
+    p.program = row.program;
+    p.served += row.served;
+    p.saved_ms += row.saved_ms;
+  }
+  for (const auto& [day, sums] : days) data->served_days.push_back(sums);
+  for (auto w = weeks.rbegin(); w != weeks.rend(); ++w) {
+    std::vector<WeekProgram> programs;
+    for (auto& [name, p] : w->second) programs.push_back(std::move(p));
+    // Most saved first; ties by name, so the order is the same every time.
+    std::sort(programs.begin(), programs.end(),
+              [](const WeekProgram& a, const WeekProgram& b) {
+                if (a.saved_ms != b.saved_ms) return a.saved_ms > b.saved_ms;
+                return a.program < b.program;
+              });
+    if (programs.size() > kWeekProgramsListed) {
+      programs.resize(kWeekProgramsListed);
+    }
+    for (WeekProgram& p : programs) {
+      data->week_programs.push_back(std::move(p));
+    }
+  }
+}
+
 }  // namespace tunedb

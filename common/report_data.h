@@ -1,7 +1,9 @@
 // ReportData: what `tunedb report` shows, aggregated from a stream of
 // records so that a database of millions of records makes a page of a fixed
 // size: per device and cuDNN version the records, served counts and search
-// time saved; the saving by the day the records were stored; where the
+// time saved; the saving by the day the records were stored, and (from the
+// store's served days, SetServedDays) by the day answers were served and
+// by week and program; where the
 // stored choice sits in cuDNN's heuristic ranking and how much faster it is
 // than the heuristic's first choice; what the latest revalidation changed;
 // the largest workspaces. ReportAggregator builds it one record at a time:
@@ -64,6 +66,37 @@ struct DaySaving {
   double saved_ms = 0;
 };
 
+// Answers served on one UTC day, as the daemon's flushes counted them
+// (served_days), and the search time they saved.
+struct ServedDay {
+  int64_t day = 0;  // days since the epoch
+  int64_t served = 0;
+  double saved_ms = 0;
+};
+
+// A program's answers in one week (Monday to Sunday, UTC): one of the
+// week's programs with the most time saved. "" is the Lookups that named
+// no program.
+struct WeekProgram {
+  int64_t week = 0;  // the week's Monday, days since the epoch
+  std::string program;
+  int64_t served = 0;
+  double saved_ms = 0;
+};
+
+// Programs listed a week, and weeks listed (the newest served day's week
+// and those before it).
+inline constexpr size_t kWeekProgramsListed = 10;
+inline constexpr int64_t kWeeksListed = 12;
+
+// A row of the store's served days: one day's answers to one program.
+struct ServedDayProgram {
+  int64_t day = 0;
+  std::string program;
+  int64_t served = 0;
+  double saved_ms = 0;
+};
+
 // A stored choice with a large workspace, and the cheapest choice without
 // any workspace.
 struct WorkspaceUse {
@@ -114,6 +147,11 @@ struct ReportData {
   int64_t served = 0;
   std::vector<DeviceGroup> groups;  // by GPU model, then cuDNN version
   std::vector<DaySaving> days;      // in day order
+  // Answers served by day and by week and program (the store's served
+  // days: set by the daemon's report, not the aggregator; empty for a
+  // fleet, an older daemon or a database that has counted none yet).
+  std::vector<ServedDay> served_days;       // in day order
+  std::vector<WeekProgram> week_programs;   // newest week first
   std::array<int64_t, kRankBuckets> ranks{};
   std::array<int64_t, kGainBuckets> gains{};
   int64_t gains_unknown = 0;  // no heuristic first choice measured
@@ -129,6 +167,16 @@ struct ReportData {
   std::string fleet;
   std::vector<HostRecords> hosts;
 };
+
+// The Monday (days since the epoch) of the week of `day`.
+int64_t WeekOfDay(int64_t day);
+
+// Sets data->served_days (each day's sums, in day order) and
+// data->week_programs (of the kWeeksListed weeks up to the newest row's,
+// newest week first, each week's kWeekProgramsListed programs with the
+// most time saved, most first) from `rows`.
+void SetServedDays(const std::vector<ServedDayProgram>& rows,
+                   ReportData* data);
 
 // What the aggregator reads of one record: a Record's parts as views, so
 // that a store's read made for the report (Store::ReportWalk) hands its rows

@@ -11,6 +11,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DeviceGroup, gpu_model, cudnn_version,
                                    records, unsupported, served, saved_ms,
                                    search_ms, revalidated, planned_stored)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DaySaving, day, records, saved_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ServedDay, day, served, saved_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WeekProgram, week, program, served,
+                                   saved_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkspaceUse, gpu_model, cudnn_version,
                                    problem, config, workspace_bytes, ms,
                                    no_workspace_ms, served)
@@ -31,6 +34,12 @@ using json = nlohmann::json;
 std::string ReportDataToJson(const ReportData& data) {
   json j = data;
   j["version"] = kReportJsonVersion;
+  // Where the store has counted answers by day: a report without them
+  // (a fleet's, a database just migrated) stays what older readers read.
+  if (!data.served_days.empty()) {
+    j["served_days"] = data.served_days;
+    j["week_programs"] = data.week_programs;
+  }
   // A fleet's report only: one store's JSON stays what older readers read.
   if (!data.fleet.empty()) {
     j["fleet"] = data.fleet;
@@ -54,6 +63,11 @@ absl::StatusOr<ReportData> ReportDataFromJson(absl::string_view text) {
   }
   try {
     ReportData data = j.get<ReportData>();
+    if (j.contains("served_days")) {
+      data.served_days = j.at("served_days").get<std::vector<ServedDay>>();
+      data.week_programs =
+          j.at("week_programs").get<std::vector<WeekProgram>>();
+    }
     if (j.contains("fleet")) {
       data.fleet = j.at("fleet").get<std::string>();
       data.hosts = j.at("hosts").get<std::vector<HostRecords>>();

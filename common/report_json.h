@@ -4,7 +4,8 @@
 // per ReportData field of the same name (docs/report.md lists them); a
 // reader ignores fields it does not know. Its size depends on the number of
 // device groups, days, revalidations and listed rows, not on the number of
-// records.
+// records. "served_days" and "week_programs" are written only where the
+// store counted answers by day, and read where present.
 //
 // Thread safety: pure functions.
 #ifndef TUNEDB_COMMON_REPORT_JSON_H_

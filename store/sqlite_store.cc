@@ -18,6 +18,7 @@
 #include "store/record_rows.h"
 #include "store/record_scan.h"
 #include "store/repair.h"
+#include "store/served_days_sql.h"
 #include "store/shape_scan.h"
 #include "store/sql/statement.h"
 #include "store/sql/transaction.h"
@@ -398,21 +399,30 @@ absl::StatusOr<std::vector<BadRow>> SqliteStore::QuarantineBadRows() {
   return moved;
 }
 
-absl::Status SqliteStore::AddServed(
-    const std::vector<std::pair<int64_t, int64_t>>& id_counts) {
-  if (id_counts.empty()) return absl::OkStatus();
+absl::Status SqliteStore::AddServed(const std::vector<ServedCount>& counts) {
+  if (counts.empty()) return absl::OkStatus();
   const int64_t now_us = absl::ToUnixMicros(absl::Now());
   return Write([&](sql::Database& db) -> absl::Status {
     ASSIGN_OR_RETURN(sql::Statement update, db.GetCachedStatement(kAddServed));
-    for (const auto& [id, count] : id_counts) {
+    for (const ServedCount& c : counts) {
       update.Reset();
-      update.BindInt64(1, id);
-      update.BindInt64(2, count);
+      update.BindInt64(1, c.id);
+      update.BindInt64(2, c.count);
       update.BindInt64(3, now_us);
       RETURN_IF_ERROR(update.Run());
     }
-    return absl::OkStatus();
+    return AddServedDayRows(db, counts, UtcDayOfMicros(now_us));
   });
+}
+
+absl::StatusOr<std::vector<ServedDayProgram>> SqliteStore::ServedDays(
+    int64_t since_day) {
+  std::vector<ServedDayProgram> rows;
+  RETURN_IF_ERROR(Read([&](sql::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(rows, ReadServedDayRows(db, since_day));
+    return absl::OkStatus();
+  }));
+  return rows;
 }
 
 absl::StatusOr<int64_t> SqliteStore::Count() {

@@ -97,8 +97,9 @@ class SqliteStore : public Store {
                                                  bool* more) override;
   absl::StatusOr<std::vector<BadRow>> QuarantineBadRows() override;
   absl::StatusOr<int64_t> Delete(const RecordFilter& filter) override;
-  absl::Status AddServed(
-      const std::vector<std::pair<int64_t, int64_t>>& id_counts) override;
+  absl::Status AddServed(const std::vector<ServedCount>& counts) override;
+  absl::StatusOr<std::vector<ServedDayProgram>> ServedDays(
+      int64_t since_day) override;
   absl::StatusOr<int64_t> Count() override;
   absl::StatusOr<std::vector<int>> CudnnVersions() override;
   int64_t SizeBytes() const override;

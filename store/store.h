@@ -139,6 +139,16 @@ absl::Status ImportAlreadyCommitted(const std::string& id,
 // The key fields a filter finds through an index, besides "hash".
 const std::vector<std::string>& IndexedFilterFields();
 
+// A record's answers not yet added to the store: `count` answers of record
+// `id` to `program` ("" where the Lookup named none).
+struct ServedCount {
+  ServedCount(int64_t id, int64_t count, std::string program = "")
+      : id(id), count(count), program(std::move(program)) {}
+  int64_t id = 0;
+  int64_t count = 0;
+  std::string program;
+};
+
 class Store {
  public:
   // An import in progress (Store::BeginImport). Add() writes the records to a
@@ -319,9 +329,16 @@ class Store {
   // Returns the rows moved.
   virtual absl::StatusOr<std::vector<BadRow>> QuarantineBadRows() = 0;
 
-  // Adds to served_count of the given record ids (batched by the caller).
-  virtual absl::Status AddServed(
-      const std::vector<std::pair<int64_t, int64_t>>& id_counts) = 0;
+  // Adds to served_count of the given record ids (batched by the caller),
+  // and, in the same transaction, to the answers served on this UTC day by
+  // program (served_days: store/served_days_sql.h), whose rows older than
+  // 400 days it drops. An unknown id is left out.
+  virtual absl::Status AddServed(const std::vector<ServedCount>& counts) = 0;
+  // The answers served from UTC day `since_day` (days since the epoch) on,
+  // by day and program, summed over GPU models and cuDNN versions; in day,
+  // then program order.
+  virtual absl::StatusOr<std::vector<ServedDayProgram>> ServedDays(
+      int64_t since_day) = 0;
 
   // Number of records of the current key-format version.
   virtual absl::StatusOr<int64_t> Count() = 0;

@@ -241,27 +241,39 @@ std::string Heuristic(const ReportData& d) {
 }
 
 
-// The saving of the records stored each day, summed over the days: a line
-// of the running total over bars of each day's.
-std::string SavedPlot(const ReportData& d) {
+// A UTC day (days since the epoch) as 2026-12-06.
+std::string DayText(int64_t day) {
+  return absl::FormatTime("%Y-%m-%d", absl::FromUnixSeconds(day * 86400),
+                          absl::UTCTimeZone());
+}
+
+// One day's saving, a point of the saved plot.
+struct DayMs {
+  int64_t day = 0;
+  double saved_ms = 0;
+};
+
+// The days' saving summed over the days: a line of the running total over
+// bars of each day's, in one figure.
+std::string SavedSvg(const std::vector<DayMs>& days) {
   std::string out =
-      "<section id=saved><h2>Start-up time saved</h2>"
       "<svg data-figure=\"saved\" viewBox=\"0 0 1000 260\" width=\"100%\" "
       "role=img aria-label=\"Search time saved over time\">";
   const int left = 70, right = 20, top = 20, bottom = 40, w = 1000, h = 260;
-  const double total = std::max(d.saved_ms, 1e-9);
-  const size_t n = d.days.size();
+  double sum = 0;
+  for (const DayMs& d : days) sum += d.saved_ms;
+  const double total = std::max(sum, 1e-9);
+  const size_t n = days.size();
   const double step = n > 1 ? static_cast<double>(w - left - right) / (n - 1)
                             : 0;
   std::string line;
   double running = 0;
   for (size_t i = 0; i < n; ++i) {
-    running += d.days[i].saved_ms;
+    running += days[i].saved_ms;
     const double x = left + step * i + (n > 1 ? 0 : (w - left - right) / 2.0);
     const double y = h - bottom - (h - top - bottom) * running / total;
-    const double bar = (h - top - bottom) * d.days[i].saved_ms / total;
-    const double bar_w =
-        std::clamp(n > 1 ? step * 0.6 : 40.0, 2.0, 40.0);
+    const double bar = (h - top - bottom) * days[i].saved_ms / total;
+    const double bar_w = std::clamp(n > 1 ? step * 0.6 : 40.0, 2.0, 40.0);
     absl::StrAppendFormat(&out,
                           "<rect x=%.1f y=%.1f width=%.1f height=%.1f "
                           "fill=\"#b9cbf2\"/>",
@@ -278,26 +290,70 @@ std::string SavedPlot(const ReportData& d) {
       "<text x=%d y=%d text-anchor=end>%s</text>"
       "<text x=%d y=%d text-anchor=end>0</text>",
       left, h - bottom, w - right, h - bottom, left - 6, top + 4,
-      HtmlEscape(Hours(d.saved_ms)), left - 6, h - bottom);
+      HtmlEscape(Hours(sum)), left - 6, h - bottom);
   if (n > 0) {
-    const auto day_text = [](int64_t day) {
-      return absl::FormatTime("%Y-%m-%d", absl::FromUnixSeconds(day * 86400),
-                              absl::UTCTimeZone());
-    };
     absl::StrAppendFormat(
         &out,
         "<text x=%d y=%d>%s</text><text x=%d y=%d text-anchor=end>%s</text>",
-        left, h - bottom + 18, day_text(d.days.front().day), w - right,
-        h - bottom + 18, day_text(d.days.back().day));
+        left, h - bottom + 18, DayText(days.front().day), w - right,
+        h - bottom + 18, DayText(days.back().day));
+  }
+  return out + "</svg>";
+}
+
+// The saving by the day answers were served where the store counts them
+// so; else by the day the records were stored (a database that has counted
+// none by day yet, a fleet's).
+std::string SavedPlot(const ReportData& d) {
+  std::vector<DayMs> days;
+  std::string note;
+  if (!d.served_days.empty()) {
+    for (const ServedDay& s : d.served_days) days.push_back({s.day, s.saved_ms});
+    note =
+        "The bars: the search time saved by the answers served each day "
+        "(UTC), each answer its record's search time when it was served; "
+        "the line adds them up. The database keeps the days of the last "
+        "400.";
+  } else {
+    for (const DaySaving& s : d.days) days.push_back({s.day, s.saved_ms});
+    note =
+        "The line adds up the saving of the records by the day they were "
+        "stored, the bars each day's own; this database has counted no "
+        "answers by day yet (a database made before the served days, or a "
+        "fleet's), so a record's answers count on the day it was stored.";
   }
   return absl::StrCat(
-      out,
-      "</svg><p class=note>Saved: each record's search time times the "
-      "answers it served (a process that finds the answer stored does not "
-      "search). The line adds up the saving of the records by the day they "
-      "were stored, the bars each day's own; the database keeps served "
-      "counts as totals, not by day, so a record's later answers count on "
-      "the day it was stored.</p></section>");
+      "<section id=saved><h2>Start-up time saved</h2>", SavedSvg(days),
+      "<p class=note>Saved: each record's search time times the answers it "
+      "served (a process that finds the answer stored does not search). ",
+      note, "</p></section>");
+}
+
+// The programs with the most time saved each week (a store's report only).
+std::string WeekPrograms(const ReportData& d) {
+  if (!d.fleet.empty()) return "";
+  std::string out = absl::StrCat(
+      "<section id=weeks><h2>Time saved by week and program</h2><table>",
+      Header({"week (from Monday)", "program", "served>", "saved>"}),
+      "<tbody>");
+  for (const WeekProgram& p : d.week_programs) {
+    absl::StrAppend(
+        &out, "<tr>", NumCell(p.week, DayText(p.week)),
+        Cell(p.program.empty() ? "(none named)" : p.program),
+        NumCell(p.served, absl::StrCat(p.served)),
+        NumCell(p.saved_ms, Hours(p.saved_ms)), "</tr>");
+  }
+  return absl::StrCat(
+      out, "</tbody></table><p class=note>",
+      d.week_programs.empty()
+          ? "No answers counted by day and program yet. "
+          : "",
+      "Per week (Monday to Sunday, UTC), the last ", kWeeksListed,
+      " up to the newest day with answers, the ", kWeekProgramsListed,
+      " programs whose answers saved the most search time. A program is "
+      "what its Lookups name (<code>TUNEDB_PROGRAM</code>, or "
+      "<code>cmd-</code> and a digest of its command line); \"(none "
+      "named)\" is the Lookups that name none.</p></section>");
 }
 
 std::string Predictions(const ReportData& d, const ReportPage& page) {
@@ -413,7 +469,8 @@ std::string RenderReportHtml(const ReportData& data, const ReportPage& page) {
       HtmlEscape(source), " &middot; generated ",
       HtmlEscape(FormatTime(page.generated_us)), "</p>");
   absl::StrAppend(&out, Summary(data, page), FleetHosts(data), Devices(data),
-                  SavedPlot(data), Heuristic(data), Predictions(data, page),
+                  SavedPlot(data), WeekPrograms(data), Heuristic(data),
+                  Predictions(data, page),
                   Revalidation(data), Workspaces(data));
   return absl::StrCat(out, "</main>", kScript, "</body></html>\n");
 }

@@ -1,15 +1,18 @@
 // RenderReportHtml: `tunedb report`'s page, one self-contained HTML file
 // (inline CSS, SVG and a few lines of script; nothing fetched from the
 // network) from a ReportData: the summary, records and coverage per device
-// and cuDNN version, the search time saved with a plot by day, the stored
+// and cuDNN version, the search time saved with a plot by day (the day
+// answers were served where the store counted them so, else the day the
+// records were stored), the time saved by week and program, the stored
 // choice against cuDNN's heuristic, predictions, the latest revalidations
 // and the largest workspaces. Its size depends on the number of device
 // groups, days and revalidations, not on the number of records.
 //
 // A fleet's report (ReportData::fleet) is titled so, names the fleet and
-// its hosts, and adds a hosts section. Each section carries an id (summary,
-// hosts, devices, saved, heuristic, predictions, revalidation, workspaces)
-// and each plot a data-figure attribute, for tests that read the page; the
+// its hosts, and adds a hosts section (and has no weeks section). Each
+// section carries an id (summary, hosts, devices, saved, weeks, heuristic,
+// predictions, revalidation, workspaces) and each plot a data-figure
+// attribute, for tests that read the page; the
 // script sets each plot's data-drawn to the number of its elements drawn
 // with a size, and marks <body data-script="ok"> once it ran.
 //

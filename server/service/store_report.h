@@ -5,7 +5,9 @@
 // (the report reads none), into a ReportAggregator (common/report_data.h);
 // the whole store with its ReportWalk, in parts read at once (a read
 // connection and a thread each), their aggregators merged in id order;
-// the answer is the aggregate's JSON (common/report_json.h). No record is
+// an unfiltered report adds the store's answers served by day and by week
+// and program (Store::ServedDays, SetServedDays); the answer is the
+// aggregate's JSON (common/report_json.h). No record is
 // converted to a wire message. FleetReport is its fleet branch: every
 // host's records in the fleet's PostgreSQL, into the same aggregator.
 //

@@ -336,7 +336,8 @@ absl::Status TuneDbService::AnswerLookup(const LookupArgs& args,
     predict = Predictors::kOtherVersions;
   }
   ASSIGN_OR_RETURN(LookupAnswer answer,
-                   core_->Lookup(args.key, args.constraints, predict));
+                   core_->Lookup(args.key, args.constraints, predict,
+                                 args.program));
   if (answer.choice) {
     ToProto(*answer.choice, response->mutable_choice()->mutable_algo());
   }
@@ -613,6 +614,8 @@ bool TuneDbService::AnswerRemembered(const v1::WarmRequest& warm,
   v1::LookupRequest* request = entry->mutable_request();
   if (!request->ParseFromString(asked)) return false;
   request->set_job(warm.job());
+  // Its answer counts as served to the program, as its Lookup's would.
+  request->set_program(warm.program());
   request->set_predict(warm.predict());
   request->set_predict_from_other_versions(warm.predict_from_other_versions());
   request->set_choice_only(warm.choice_only());
@@ -621,6 +624,7 @@ bool TuneDbService::AnswerRemembered(const v1::WarmRequest& warm,
   absl::Status answered =
       AnswerForJob(*args, *request, entry->mutable_response());
   request->clear_job();
+  request->clear_program();
   if (answered.ok()) {
     entry->set_code(static_cast<int>(absl::StatusCode::kOk));
     return true;

@@ -13,21 +13,25 @@ ServedCounts::ServedCounts(Store* store, absl::Duration flush_interval)
 
 ServedCounts::~ServedCounts() { Stop(); }
 
-void ServedCounts::Count(int64_t id) {
+void ServedCounts::Count(int64_t id, absl::string_view program) {
   absl::MutexLock lock(&mu_);
-  ++counts_[id];
+  ++counts_[{id, std::string(program)}];
 }
 
 void ServedCounts::Stop() { flusher_.Stop(); }
 
 void ServedCounts::Flush() {
-  std::map<int64_t, int64_t> batch;
+  std::map<std::pair<int64_t, std::string>, int64_t> batch;
   {
     absl::MutexLock lock(&mu_);
     batch.swap(counts_);
   }
   if (batch.empty()) return;
-  std::vector<std::pair<int64_t, int64_t>> counts(batch.begin(), batch.end());
+  std::vector<ServedCount> counts;
+  counts.reserve(batch.size());
+  for (auto& [id_program, count] : batch) {
+    counts.emplace_back(id_program.first, count, id_program.second);
+  }
   absl::Status s = store_->AddServed(counts);
   if (!s.ok()) spdlog::warn("flushing served counts failed: {}", s.ToString());
 }

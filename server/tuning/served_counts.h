@@ -1,6 +1,7 @@
-// ServedCounts: how many times each record was served, added to the store
-// in batches (Store::AddServed) by a PeriodicFlusher every interval, and
-// once more when stopped.
+// ServedCounts: how many times each record was served, and to which program
+// (LookupRequest.program, "" for none), added to the store in batches
+// (Store::AddServed: the totals and the answers by day and program) by a
+// PeriodicFlusher every interval, and once more when stopped.
 //
 // Thread safety: thread-safe.
 #ifndef TUNEDB_SERVER_TUNING_SERVED_COUNTS_H_
@@ -8,8 +9,11 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/tuning/periodic_flusher.h"
@@ -23,8 +27,8 @@ class ServedCounts {
   ServedCounts(Store* store, absl::Duration flush_interval);
   ~ServedCounts();  // Stop()
 
-  // Record `id` was served once more.
-  void Count(int64_t id) ABSL_LOCKS_EXCLUDED(mu_);
+  // Record `id` was served once more, to `program` ("" for none).
+  void Count(int64_t id, absl::string_view program) ABSL_LOCKS_EXCLUDED(mu_);
   // Stops the flush thread and flushes what is left; idempotent.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -33,8 +37,9 @@ class ServedCounts {
 
   Store* const store_;
   absl::Mutex mu_;
-  // record id -> count not yet flushed
-  std::map<int64_t, int64_t> counts_ ABSL_GUARDED_BY(mu_);
+  // (record id, program) -> count not yet flushed
+  std::map<std::pair<int64_t, std::string>, int64_t> counts_
+      ABSL_GUARDED_BY(mu_);
   PeriodicFlusher flusher_;  // last: it calls Flush()
 };
 

@@ -117,9 +117,10 @@ int TuningCore::QueueDepth(int index) const {
 }
 
 TuneAnswer TuningCore::Serve(std::shared_ptr<const Record> record,
-                             const Constraints& constraints) {
+                             const Constraints& constraints,
+                             absl::string_view program) {
   hits_.fetch_add(1, std::memory_order_relaxed);
-  served_->Count(record->id);
+  served_->Count(record->id, program);
   TuneAnswer answer;
   answer.choice = Choose(*record, constraints);
   answer.record = std::move(record);
@@ -128,7 +129,7 @@ TuneAnswer TuningCore::Serve(std::shared_ptr<const Record> record,
 
 absl::StatusOr<LookupAnswer> TuningCore::Lookup(
     const ValidKey& key, const Constraints& constraints,
-    std::optional<Predictors> predict) {
+    std::optional<Predictors> predict, absl::string_view program) {
   ASSIGN_OR_RETURN(std::shared_ptr<const Record> record, records_->Get(key));
   if (!record && fleet_ != nullptr) {
     std::optional<Record> found = fleet_->Fetch(key);
@@ -137,7 +138,7 @@ absl::StatusOr<LookupAnswer> TuningCore::Lookup(
   LookupAnswer answer;
   if (record) {
     lookup_hits_.fetch_add(1, std::memory_order_relaxed);
-    TuneAnswer served = Serve(std::move(record), constraints);
+    TuneAnswer served = Serve(std::move(record), constraints, program);
     answer.record = std::move(served.record);
     answer.choice = std::move(served.choice);
     return answer;

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/device_info.h"
 #include "common/prediction.h"
@@ -195,10 +196,12 @@ class TuningCore {
   // with Predictors::kAll, from the nearest tuned problems of its family
   // (shape_predictor.h). NOT_FOUND when none answers. A stale record
   // (measured before launch timing) is still served. Counted as a Lookup
-  // hit or miss, and a prediction in Stats().predictions.
+  // hit or miss, and a prediction in Stats().predictions. A stored answer
+  // is counted as served to `program` (LookupRequest.program; "": none).
   absl::StatusOr<LookupAnswer> Lookup(
       const ValidKey& key, const Constraints& constraints,
-      std::optional<Predictors> predict = std::nullopt);
+      std::optional<Predictors> predict = std::nullopt,
+      absl::string_view program = "");
 
   // Store, else search as `mode` says; a stale record is searched again, as
   // with mode.force. `problem` and `device` have passed Validate(). `device`
@@ -256,9 +259,11 @@ class TuningCore {
  private:
   TuningCore(const Options& options, Store* store, Finder* finder,
              FleetSync* fleet, std::vector<DeviceInfo> devices);
-  // An answer from a stored record, counted as a hit.
+  // An answer from a stored record, counted as a hit and as served to
+  // `program` ("": none named).
   TuneAnswer Serve(std::shared_ptr<const Record> record,
-                   const Constraints& constraints);
+                   const Constraints& constraints,
+                   absl::string_view program = "");
   // Whether `record` (null: none) answers a Tune as `mode` asks, on a device
   // running driver `driver`: not stale, and not an older driver's that the
   // Tune re-times.

@@ -138,6 +138,20 @@ CREATE TABLE IF NOT EXISTS program_keys(
   PRIMARY KEY(program, device, request)) WITHOUT ROWID;
 )sql";
 
+// The answers served by UTC day, GPU model, cuDNN version and program
+// ('' for none) with the time they saved (version 13), added to by the
+// served counts' flush (store/served_days_sql.h).
+constexpr const char* kServedDaysSchema = R"sql(
+CREATE TABLE IF NOT EXISTS served_days(
+  day INTEGER NOT NULL,
+  gpu_model TEXT NOT NULL,
+  cudnn_version INTEGER NOT NULL,
+  program TEXT NOT NULL,
+  served INTEGER NOT NULL,
+  saved_ms REAL NOT NULL,
+  PRIMARY KEY(day, gpu_model, cudnn_version, program)) WITHOUT ROWID;
+)sql";
+
 // kMigrations[v] takes a database from version v to v + 1 (index 0 unused).
 constexpr const char* kMigrations[] = {
     nullptr,
@@ -232,6 +246,8 @@ ALTER TABLE results ADD COLUMN heuristic_rank INTEGER NOT NULL DEFAULT 0;
     // 11 -> 12: the index of stored shapes; its rows are written by
     // FillRecordShapes after the SQL.
     kRecordShapesSchema,
+    // 12 -> 13: the answers served by day and program (none counted yet).
+    kServedDaysSchema,
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) ==
                   kStoreSchemaVersion,
@@ -312,6 +328,7 @@ absl::Status CreateOrMigrateInTransaction(sql::Database& db) {
     RETURN_IF_ERROR(db.Execute(kSupersededSchema));
     RETURN_IF_ERROR(db.Execute(kProgramKeysSchema));
     RETURN_IF_ERROR(db.Execute(kRecordShapesSchema));
+    RETURN_IF_ERROR(db.Execute(kServedDaysSchema));
   } else {
     for (int v = version; v < kStoreSchemaVersion; ++v) {
       RETURN_IF_ERROR(db.Execute(kMigrations[v]));

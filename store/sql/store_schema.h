@@ -27,6 +27,9 @@
 //      with the record's writes, so a prediction reads the nearest shapes
 //      of a family, not the family (record_shapes.h). The migration fills
 //      it from each record's key text.
+//  13  served_days: the answers served by UTC day, GPU model, cuDNN version
+//      and program, with the time they saved, written by the served
+//      counts' flush (store/served_days_sql.h). Starts empty.
 //
 // Thread safety: free functions on a Database the caller holds exclusively.
 #ifndef TUNEDB_STORE_SQL_STORE_SCHEMA_H_
@@ -43,7 +46,7 @@ namespace tunedb {
 // PRAGMA application_id of every tunedb database: "tund" in ASCII.
 inline constexpr int32_t kStoreApplicationId = 0x74756e64;
 // PRAGMA user_version this build writes and reads.
-inline constexpr int kStoreSchemaVersion = 12;
+inline constexpr int kStoreSchemaVersion = 13;
 
 // Reads the file's identity and returns its schema version, 0 for a new,
 // empty database. FAILED_PRECONDITION (naming the file) if it belongs to

@@ -65,6 +65,33 @@ TEST(ReportJsonTest, AFleetsAggregateReadsBackWithItsHostsAndOneStoresHasNone) {
   EXPECT_TRUE(ReportDataFromJson(one.dump())->fleet.empty());
 }
 
+TEST(ReportJsonTest, TheServedDaysReadBackAndAReportWithoutThemHasNone) {
+  ReportData served = AnAggregate();
+  served.served_days = {{20454, 5, 12.5}, {20455, 2, 0.1234567890123}};
+  served.week_programs = {{20452, "train-resnet", 4, 10.25},
+                          {20452, "", 3, 2.3654567890123}};
+  const std::string json = ReportDataToJson(served);
+  absl::StatusOr<ReportData> read = ReportDataFromJson(json);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(ReportDataToJson(*read), json);
+  ASSERT_EQ(read->served_days.size(), 2u);
+  EXPECT_EQ(read->served_days[1].day, 20455);
+  EXPECT_EQ(read->served_days[1].served, 2);
+  EXPECT_EQ(read->served_days[1].saved_ms, 0.1234567890123);
+  ASSERT_EQ(read->week_programs.size(), 2u);
+  EXPECT_EQ(read->week_programs[0].program, "train-resnet");
+  EXPECT_EQ(read->week_programs[0].week, 20452);
+  EXPECT_EQ(read->week_programs[1].program, "");
+  EXPECT_EQ(read->week_programs[1].served, 3);
+  // Without served days (a fleet's, a database just migrated) the JSON is
+  // what readers before them read.
+  const nlohmann::json none =
+      nlohmann::json::parse(ReportDataToJson(AnAggregate()));
+  EXPECT_FALSE(none.contains("served_days"));
+  EXPECT_FALSE(none.contains("week_programs"));
+  EXPECT_TRUE(ReportDataFromJson(none.dump())->served_days.empty());
+}
+
 TEST(ReportJsonTest, AFieldItDoesNotKnowIsIgnored) {
   nlohmann::json j = nlohmann::json::parse(ReportDataToJson(AnAggregate()));
   j["added_later"] = {1, 2};

@@ -6,6 +6,7 @@
 // UNIMPLEMENTED) has its records streamed and aggregated by the CLI, into
 // the same page.
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -18,6 +19,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "proto/convert.h"
 #include "store/store.h"
 #include "tests/tuner/cli_test_fixture.h"
 #include "tunedb/v1/tunedb.grpc.pb.h"
@@ -182,7 +184,11 @@ TEST_F(ReportTest, TheDaemonsAggregateIsTheDatabaseFilesAggregatedHere) {
   v1::ReportResponse response;
   const grpc::Status status = stub->Report(&context, request, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
-  const ReportData expected = here.Finish();
+  ReportData expected = here.Finish();
+  absl::StatusOr<std::vector<ServedDayProgram>> served =
+      file->ServedDays(std::numeric_limits<int64_t>::min());
+  ASSERT_TRUE(served.ok()) << served.status();
+  SetServedDays(*served, &expected);
   EXPECT_EQ(response.report_json(), ReportDataToJson(expected));
   absl::StatusOr<ReportData> read = ReportDataFromJson(response.report_json());
   ASSERT_TRUE(read.ok()) << read.status();
@@ -217,6 +223,45 @@ TEST_F(ReportTest, AnOlderDaemonsRecordsAreAggregatedHereIntoTheSamePage) {
                         "wrote "));
   EXPECT_EQ(AggregateSections(ReadFile(dir_ + "/old.html")),
             AggregateSections(ReadFile(dir_ + "/new.html")));
+}
+
+TEST_F(ReportTest, ThePageShowsTheTimeEachProgramSavedByWeek) {
+  StoreARevalidatedModel();
+  Record stored;
+  {
+    Store::Options options;
+    options.path = db_path_;
+    options.read_only = true;
+    absl::StatusOr<std::unique_ptr<Store>> file = Store::Open(options);
+    ASSERT_TRUE(file.ok()) << file.status();
+    ASSERT_TRUE((*file)->Query({}, 0, 1, [&](const Record& r) {
+                          stored = r;
+                          return true;
+                        }).ok());
+  }
+  auto stub = v1::TuneDb::NewStub(grpc::CreateChannel(
+      server_->address(), grpc::InsecureChannelCredentials()));
+  for (const char* program : {"nightly-train", "nightly-train", ""}) {
+    v1::LookupRequest lookup;
+    ToProto(stored.key.problem, lookup.mutable_problem());
+    ToProto(stored.key.device, lookup.mutable_device());
+    lookup.set_program(program);
+    grpc::ClientContext context;
+    v1::LookupResponse answer;
+    ASSERT_TRUE(stub->Lookup(&context, lookup, &answer).ok());
+  }
+  StartServer();  // a restart flushes the served counts
+  const std::string out = dir_ + "/weeks.html";
+  CliResult report = Run({"report", "-o", out});
+  ASSERT_EQ(report.code, kExitOk) << report.err;
+  const std::string html = ReadFile(out);
+  EXPECT_THAT(html, HasSubstr("<section id=weeks><h2>Time saved by week and "
+                              "program</h2>"));
+  EXPECT_THAT(html, HasSubstr("<td>nightly-train</td><td class=n "
+                              "data-v=\"2\">2</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>(none named)</td><td class=n "
+                              "data-v=\"1\">1</td>"));
+  EXPECT_THAT(html, HasSubstr("the answers served each day"));
 }
 
 TEST_F(ReportTest, AnEmptyDatabaseStillMakesAPage) {

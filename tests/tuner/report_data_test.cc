@@ -1,6 +1,7 @@
 // ReportAggregator and RenderReportHtml on made-up records: the groups and
 // their sums, the heuristic buckets, the largest workspaces, what a
-// revalidation changed, coverage of planned problems, and the page.
+// revalidation changed, coverage of planned problems, and the page (with
+// and without the answers served by day and program).
 #include "common/report_data.h"
 
 #include <algorithm>
@@ -161,6 +162,59 @@ TEST(ReportHtmlTest, HasEverySectionAndFigureAndEscapesText) {
   EXPECT_THAT(html, Not(HasSubstr("https://")));
   EXPECT_THAT(html, Not(HasSubstr(" src=")));
   EXPECT_THAT(html, HasSubstr("misses answered by prediction"));
+}
+
+// An aggregate of 3 records with answers served on two days of the week of
+// Monday 2026-12-07, to two programs and to Lookups that named none.
+ReportData WithServedDays() {
+  ReportAggregator aggregator;
+  for (int64_t i = 0; i < 3; ++i) aggregator.Add(SyntheticRecord(i));
+  ReportData data = aggregator.Finish();
+  SetServedDays({{20794, "train <b>", 3, 4000},
+                 {20795, "", 1, 250},
+                 {20795, "eval", 2, 500}},
+                &data);
+  return data;
+}
+
+TEST(ReportHtmlTest, ThePageShowsTheTimeSavedByWeekAndProgram) {
+  const std::string html = RenderReportHtml(WithServedDays(), ReportPage{});
+  EXPECT_THAT(html, HasSubstr("<section id=weeks><h2>Time saved by week and "
+                              "program</h2>"));
+  EXPECT_THAT(html, HasSubstr("<th>week (from Monday)</th><th>program</th>"
+                              "<th class=n>served</th><th class=n>saved</th>"));
+  EXPECT_THAT(html, HasSubstr("<td class=n data-v=\"20794\">2026-12-07</td>"
+                              "<td>train &lt;b&gt;</td><td class=n "
+                              "data-v=\"3\">3</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>eval</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>(none named)</td>"));
+  // The plot is of the days answers were served: two bars.
+  EXPECT_THAT(html, HasSubstr("the search time saved by the answers served "
+                              "each day"));
+  EXPECT_THAT(html, Not(HasSubstr("has counted no answers by day yet")));
+  EXPECT_THAT(html, HasSubstr(">2026-12-07</text>"));
+  EXPECT_THAT(html, HasSubstr(">2026-12-08</text>"));
+}
+
+TEST(ReportHtmlTest, WithoutServedDaysThePlotIsByTheDayRecordsWereStored) {
+  ReportAggregator aggregator;
+  for (int64_t i = 0; i < 3; ++i) aggregator.Add(SyntheticRecord(i));
+  const std::string html =
+      RenderReportHtml(aggregator.Finish(), ReportPage{});
+  EXPECT_THAT(html, HasSubstr("has counted no answers by day yet"));
+  EXPECT_THAT(html, HasSubstr("<section id=weeks>"));
+  EXPECT_THAT(html, HasSubstr("No answers counted by day and program yet."));
+}
+
+TEST(ReportHtmlTest, AFleetsPageHasNoWeeksSection) {
+  ReportData fleet = WithServedDays();
+  fleet.served_days.clear();
+  fleet.week_programs.clear();
+  fleet.fleet = "postgresql://tunedb@db/tunedb";
+  fleet.hosts = {{"host-a", 3}};
+  const std::string html = RenderReportHtml(fleet, ReportPage{});
+  EXPECT_THAT(html, Not(HasSubstr("<section id=weeks>")));
+  EXPECT_THAT(html, HasSubstr("has counted no answers by day yet"));
 }
 
 TEST(ReportHtmlTest, EscapesEveryHtmlSpecialCharacter) {

@@ -1,7 +1,8 @@
 // The Report rpc through a real gRPC channel on a Unix socket, against an
 // in-process daemon on a database file: the aggregate of the records a
 // filter selects, its input refused naming the field, its bound, its
-// cancellation, and the store written while a report walks it.
+// cancellation, the store written while a report walks it, and the
+// answers served by day and program that a flushed daemon reports.
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,8 +31,17 @@ using testing_util::TestRecord;
 class ReportRpcTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    Start("tunedb.sock");
+    for (int64_t n = 1; n <= 4; ++n) {
+      ASSERT_TRUE(store().Put(TestRecord(n)).ok());
+    }
+  }
+  void TearDown() override { server_->Shutdown(absl::Seconds(5)); }
+
+  // A daemon on the test's database, listening on `socket`.
+  void Start(const std::string& socket) {
     ServerOptions options;
-    options.unix_socket = dir_.File("tunedb.sock");
+    options.unix_socket = dir_.File(socket);
     options.store.path = dir_.File("tunedb.db");
     options.finder = "simulated";
     auto server = Server::BuildAndStart(options);
@@ -39,11 +49,18 @@ class ReportRpcTest : public ::testing::Test {
     server_ = std::move(*server);
     stub_ = v1::TuneDb::NewStub(grpc::CreateChannel(
         server_->address(), grpc::InsecureChannelCredentials()));
-    for (int64_t n = 1; n <= 4; ++n) {
-      ASSERT_TRUE(store().Put(TestRecord(n)).ok());
-    }
   }
-  void TearDown() override { server_->Shutdown(absl::Seconds(5)); }
+
+  // A Lookup of TestRecord(n)'s key naming `program` ("": none).
+  grpc::Status LookupAs(int64_t n, const std::string& program) {
+    v1::LookupRequest lookup;
+    ToProto(TestRecord(n).key.problem, lookup.mutable_problem());
+    ToProto(TestRecord(n).key.device, lookup.mutable_device());
+    lookup.set_program(program);
+    grpc::ClientContext context;
+    v1::LookupResponse answer;
+    return stub_->Lookup(&context, lookup, &answer);
+  }
 
   Store& store() { return server_->core().store(); }
 
@@ -83,6 +100,67 @@ TEST_F(ReportRpcTest, AnswersTheAggregateOfTheRecordsTheFilterSelects) {
   EXPECT_EQ(one->records, 1);
   EXPECT_EQ(one->planned, 2);
   EXPECT_EQ(one->groups[0].planned_stored, 1);
+}
+
+TEST_F(ReportRpcTest, AFlushedDaemonReportsEachProgramsAnswersAndTimeSaved) {
+  ASSERT_TRUE(LookupAs(1, "train").ok());
+  ASSERT_TRUE(LookupAs(1, "train").ok());
+  ASSERT_TRUE(LookupAs(2, "train").ok());
+  ASSERT_TRUE(LookupAs(3, "eval").ok());
+  ASSERT_TRUE(LookupAs(4, "").ok());
+  // The served counts are flushed as the daemon stops; the next daemon on
+  // the file reports them.
+  server_->Shutdown(absl::Seconds(5));
+  Start("second.sock");
+  v1::ReportResponse response;
+  ASSERT_TRUE(Report(v1::ReportRequest(), &response).ok());
+  absl::StatusOr<ReportData> data = ReportDataFromJson(response.report_json());
+  ASSERT_TRUE(data.ok()) << data.status();
+  const double search_ms = TestRecord(1).search_ms;
+  EXPECT_EQ(data->served, 5);
+  ASSERT_EQ(data->served_days.size(), 1u);
+  EXPECT_EQ(data->served_days[0].served, 5);
+  EXPECT_EQ(data->served_days[0].saved_ms, 5 * search_ms);
+  ASSERT_EQ(data->week_programs.size(), 3u);
+  EXPECT_EQ(data->week_programs[0].program, "train");
+  EXPECT_EQ(data->week_programs[0].served, 3);
+  EXPECT_EQ(data->week_programs[0].saved_ms, 3 * search_ms);
+  EXPECT_EQ(data->week_programs[0].week,
+            WeekOfDay(data->served_days[0].day));
+  EXPECT_EQ(data->week_programs[1].program, "");  // ties: by name
+  EXPECT_EQ(data->week_programs[1].served, 1);
+  EXPECT_EQ(data->week_programs[2].program, "eval");
+  EXPECT_EQ(data->week_programs[2].saved_ms, search_ms);
+  // A filtered report selects records, which the served days do not name.
+  v1::ReportRequest filtered;
+  (*filtered.mutable_filter()->mutable_fields())["n"] = "2";
+  ASSERT_TRUE(Report(filtered, &response).ok());
+  data = ReportDataFromJson(response.report_json());
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_TRUE(data->served_days.empty());
+}
+
+TEST_F(ReportRpcTest, AWarmsAnswersCountAsServedToItsProgram) {
+  ASSERT_TRUE(LookupAs(1, "train").ok());
+  server_->Shutdown(absl::Seconds(5));
+  Start("second.sock");
+  v1::WarmRequest warm;
+  warm.set_program("train");
+  ToProto(TestRecord(1).key.device, warm.mutable_device());
+  grpc::ClientContext context;
+  v1::WarmResponse warmed;
+  ASSERT_TRUE(stub_->Warm(&context, warm, &warmed).ok());
+  ASSERT_EQ(warmed.entries_size(), 1);
+  EXPECT_EQ(warmed.entries(0).request().program(), "");  // as before
+  server_->Shutdown(absl::Seconds(5));
+  Start("third.sock");
+  v1::ReportResponse response;
+  ASSERT_TRUE(Report(v1::ReportRequest(), &response).ok());
+  absl::StatusOr<ReportData> data = ReportDataFromJson(response.report_json());
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_EQ(data->week_programs.size(), 1u);
+  EXPECT_EQ(data->week_programs[0].program, "train");
+  EXPECT_EQ(data->week_programs[0].served, 2);
 }
 
 TEST_F(ReportRpcTest, AFilterThatQueryRefusesIsRefusedNamingIt) {
