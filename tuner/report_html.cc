@@ -338,7 +338,7 @@ std::string WeekPrograms(const ReportData& d) {
       "<tbody>");
   for (const WeekProgram& p : d.week_programs) {
     absl::StrAppend(
-        &out, "<tr>", NumCell(p.week, DayText(p.week)),
+        &out, "<tr>", Cell(DayText(p.week)),  // sorts as text
         Cell(p.program.empty() ? "(none named)" : p.program),
         NumCell(p.served, absl::StrCat(p.served)),
         NumCell(p.saved_ms, Hours(p.saved_ms)), "</tr>");

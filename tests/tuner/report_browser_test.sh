@@ -61,7 +61,7 @@ if grep -E 'CONSOLE|Uncaught' "$T/console.log"; then
 fi
 grep -q 'data-script="ok"' "$T/dom.html" ||
   fail "the page's script did not run to its end"
-for id in summary devices saved heuristic predictions revalidation workspaces
+for id in summary devices saved weeks heuristic predictions revalidation workspaces
 do
   grep -q "<section id=\"$id\"" "$T/dom.html" || fail "no section '$id'"
 done

@@ -183,7 +183,7 @@ TEST(ReportHtmlTest, ThePageShowsTheTimeSavedByWeekAndProgram) {
                               "program</h2>"));
   EXPECT_THAT(html, HasSubstr("<th>week (from Monday)</th><th>program</th>"
                               "<th class=n>served</th><th class=n>saved</th>"));
-  EXPECT_THAT(html, HasSubstr("<td class=n data-v=\"20794\">2026-12-07</td>"
+  EXPECT_THAT(html, HasSubstr("<td>2026-12-07</td>"
                               "<td>train &lt;b&gt;</td><td class=n "
                               "data-v=\"3\">3</td>"));
   EXPECT_THAT(html, HasSubstr("<td>eval</td>"));
