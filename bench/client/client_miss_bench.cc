@@ -158,10 +158,27 @@ bool IsMiss(const grpc::Status& s, const v1::LookupResponse& response) {
          (s.ok() && response.not_stored());
 }
 
-// Lookups through the generated stub, `requests` in turn: each must be
-// answered with a choice (`found`) or as a miss.
+// How a Lookup of a benchmark must be answered.
+enum class Expect { kChoice, kMiss, kInvalid };
+
+bool Answered(Expect expect, const grpc::Status& s,
+              const v1::LookupResponse& response) {
+  switch (expect) {
+    case Expect::kChoice:
+      return s.ok() && response.has_choice();
+    case Expect::kMiss:
+      return IsMiss(s, response);
+    case Expect::kInvalid:
+      return s.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
+  }
+  return false;
+}
+
+// Lookups through the generated stub, `requests` in turn, each answered as
+// `expect` says.
 void RawLookups(benchmark::State& state,
-                const std::vector<v1::LookupRequest>& requests, bool found) {
+                const std::vector<v1::LookupRequest>& requests,
+                Expect expect) {
   size_t i = 0;
   int64_t wrong = 0;
   {
@@ -175,61 +192,41 @@ void RawLookups(benchmark::State& state,
       grpc::Status s = world->stub->Lookup(
           &context, requests[i++ % requests.size()], &response);
       lat.Add(Clock::now() - start);
-      wrong += found ? !s.ok() || !response.has_choice()
-                     : !IsMiss(s, response);
+      wrong += !Answered(expect, s, response);
     }
   }
-  if (wrong != 0) {
-    state.SkipWithError(found ? "a Lookup failed"
-                              : "a Lookup was not NOT_FOUND");
-  }
+  if (wrong != 0) state.SkipWithError("a Lookup was not answered as expected");
 }
 
 void BM_RawLookupStub(benchmark::State& state) {
-  RawLookups(state, world->requests, /*found=*/true);
+  RawLookups(state, world->requests, Expect::kChoice);
 }
 
 // A Lookup of a key the daemon has not stored, answered NOT_FOUND: with
 // predict_from_other_versions (the client's default on a miss) the daemon
 // also reads the store for the problem under other cuDNN versions.
 void BM_RawLookupNotStoredAskingOtherVersions(benchmark::State& state) {
-  RawLookups(state, world->not_stored_other_versions, /*found=*/false);
+  RawLookups(state, world->not_stored_other_versions, Expect::kMiss);
 }
 
 void BM_RawLookupNotStored(benchmark::State& state) {
-  RawLookups(state, world->not_stored, /*found=*/false);
+  RawLookups(state, world->not_stored, Expect::kMiss);
 }
 
 // The same keys, the miss answered OK (LookupRequest.miss_as_ok), as the
 // client asks since: no error status on either end.
 void BM_RawLookupNotStoredAsOk(benchmark::State& state) {
-  RawLookups(state, world->not_stored_as_ok, /*found=*/false);
+  RawLookups(state, world->not_stored_as_ok, Expect::kMiss);
 }
 
 void BM_RawLookupPredicted(benchmark::State& state) {
-  RawLookups(state, world->predicted, /*found=*/true);
+  RawLookups(state, world->predicted, Expect::kChoice);
 }
 
 // A Lookup refused at once (INVALID_ARGUMENT): the daemon's error path
 // without the core.
 void BM_RawLookupInvalid(benchmark::State& state) {
-  size_t i = 0;
-  int64_t wrong = 0;
-  {
-    Latencies lat(state);
-    for (auto _ : state) {
-      const auto start = Clock::now();
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() +
-                           std::chrono::seconds(1));
-      v1::LookupResponse response;
-      grpc::Status s = world->stub->Lookup(
-          &context, world->invalid[i++ % world->invalid.size()], &response);
-      lat.Add(Clock::now() - start);
-      wrong += s.error_code() != grpc::StatusCode::INVALID_ARGUMENT;
-    }
-  }
-  if (wrong != 0) state.SkipWithError("a Lookup was not INVALID_ARGUMENT");
+  RawLookups(state, world->invalid, Expect::kInvalid);
 }
 
 // The empty call answered NOT_FOUND (a service name the daemon's health
