@@ -15,22 +15,23 @@ ServedCounts::~ServedCounts() { Stop(); }
 
 void ServedCounts::Count(int64_t id, absl::string_view program) {
   absl::MutexLock lock(&mu_);
-  ++counts_[{id, std::string(program)}];
+  auto it = counts_.find(program);  // no copy of a program already counted
+  if (it == counts_.end()) it = counts_.try_emplace(std::string(program)).first;
+  ++it->second[id];
 }
 
 void ServedCounts::Stop() { flusher_.Stop(); }
 
 void ServedCounts::Flush() {
-  std::map<std::pair<int64_t, std::string>, int64_t> batch;
+  decltype(counts_) batch;
   {
     absl::MutexLock lock(&mu_);
     batch.swap(counts_);
   }
   if (batch.empty()) return;
   std::vector<ServedCount> counts;
-  counts.reserve(batch.size());
-  for (auto& [id_program, count] : batch) {
-    counts.emplace_back(id_program.first, count, id_program.second);
+  for (const auto& [program, ids] : batch) {
+    for (const auto& [id, count] : ids) counts.emplace_back(id, count, program);
   }
   absl::Status s = store_->AddServed(counts);
   if (!s.ok()) spdlog::warn("flushing served counts failed: {}", s.ToString());

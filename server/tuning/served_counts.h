@@ -8,6 +8,7 @@
 #define TUNEDB_SERVER_TUNING_SERVED_COUNTS_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -37,8 +38,9 @@ class ServedCounts {
 
   Store* const store_;
   absl::Mutex mu_;
-  // (record id, program) -> count not yet flushed
-  std::map<std::pair<int64_t, std::string>, int64_t> counts_
+  // program -> record id -> count not yet flushed (found by string_view:
+  // a Lookup copies its program only the first time in a flush interval)
+  std::map<std::string, std::map<int64_t, int64_t>, std::less<>> counts_
       ABSL_GUARDED_BY(mu_);
   PeriodicFlusher flusher_;  // last: it calls Flush()
 };
