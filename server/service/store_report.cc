@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <limits>
 #include <map>
 #include <thread>
@@ -51,6 +52,23 @@ absl::Status AddServedDays(Store& store, ReportData* data) {
   return absl::OkStatus();
 }
 
+// Whether a part of a walk goes on after its `seen` records: asks
+// `cancelled` every kRecordsPerCancelCheck of them; once it says so, every
+// part stops.
+bool GoOn(const std::function<bool()>& cancelled, int64_t& seen,
+          std::atomic<bool>& stopped) {
+  if (seen++ % kRecordsPerCancelCheck == 0 && cancelled()) stopped = true;
+  return !stopped;
+}
+
+// A walk's unreadable row, listed in `into`.
+std::function<bool(const BadRow&)> UnreadableInto(ReportAggregator& into) {
+  return [&into](const BadRow& bad) {
+    into.AddUnreadable({bad.id, bad.key_text, bad.reason});
+    return true;
+  };
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> StoreReport(
@@ -65,23 +83,16 @@ absl::StatusOr<std::string> StoreReport(
     if (!args.planned.empty()) a.SetPlannedProblems({}, args.planned);
   }
   ReportAggregator& aggregator = aggregators.front();
-  std::atomic<bool> stopped = false;
-  // Asks `cancelled` (from any part's thread) every few thousand records.
-  auto go_on = [&](int64_t& seen) {
-    if (seen++ % kRecordsPerCancelCheck == 0 && cancelled()) stopped = true;
-    return !stopped;
-  };
+  std::atomic<bool> stopped = false;  // asked from any part's thread
   auto part = [&](ReportAggregator& into) {
     return Store::ReportPart{
-        [&into, &go_on, seen = int64_t{0}](const ReportRecord& r) mutable {
-          if (!go_on(seen)) return false;
+        [&into, &cancelled, &stopped,
+         seen = int64_t{0}](const ReportRecord& r) mutable {
+          if (!GoOn(cancelled, seen, stopped)) return false;
           into.Add(r);
           return true;
         },
-        [&into](const BadRow& bad) {
-          into.AddUnreadable({bad.id, bad.key_text, bad.reason});
-          return true;
-        }};
+        UnreadableInto(into)};
   };
   if (args.filter.empty()) {
     // The whole store: the read made for the report, its parts at once.
@@ -98,11 +109,11 @@ absl::StatusOr<std::string> StoreReport(
     RETURN_IF_ERROR(store.Query(
         filter, 0, 0,
         [&](const Record& r) {
-          if (!go_on(seen)) return false;
+          if (!GoOn(cancelled, seen, stopped)) return false;
           aggregator.Add(r);
           return true;
         },
-        part(aggregator).bad_row));
+        UnreadableInto(aggregator)));
   }
   if (stopped) return absl::CancelledError("the report was cancelled");
   ReportData data = aggregator.Finish();
@@ -122,22 +133,16 @@ absl::StatusOr<std::string> FleetReport(FleetStore* fleet,
   ReportAggregator aggregator;
   if (!args.planned.empty()) aggregator.SetPlannedProblems({}, args.planned);
   std::map<std::string, int64_t> hosts;
-  bool stopped = false;
+  std::atomic<bool> stopped = false;
   int64_t seen = 0;
   RETURN_IF_ERROR(fleet->ReportWalk(
       [&](const std::string& host, const Record& r) {
-        if (seen++ % kRecordsPerCancelCheck == 0 && cancelled()) {
-          stopped = true;
-          return false;
-        }
+        if (!GoOn(cancelled, seen, stopped)) return false;
         ++hosts[host];
         aggregator.Add(r);
         return true;
       },
-      [&](const BadRow& bad) {
-        aggregator.AddUnreadable({bad.id, bad.key_text, bad.reason});
-        return true;
-      }));
+      UnreadableInto(aggregator)));
   if (stopped) return absl::CancelledError("the report was cancelled");
   ReportData data = aggregator.Finish();
   data.fleet = fleet->display();
