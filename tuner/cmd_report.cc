@@ -83,8 +83,8 @@ absl::StatusOr<ReportData> Aggregate(CliContext& ctx,
                                      const std::vector<ConvProblem>& planned,
                                      bool fleet) {
   absl::StatusOr<ReportData> data = AskReport(ctx, planned, fleet);
-  // An older daemon answers UNIMPLEMENTED, or its own store's report (it
-  // does not know the flag).
+  // A daemon older than the Report rpc does not know it at all; one older
+  // than the fleet flag ignores it and sends its own store's report.
   if (fleet && (absl::IsUnimplemented(data.status()) ||
                 (data.ok() && data->fleet.empty()))) {
     return absl::FailedPreconditionError(
